@@ -1,0 +1,59 @@
+//! `serverbench`: glue between the command line and the libraries. Logic lives in the crates.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// A reproducible, polyglot benchmark suite for HTTP and TCP servers.
+#[derive(Parser)]
+#[command(name = "serverbench", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate load against an HTTP/1.1 URL or a TCP echo server.
+    Load(cmd::load::Args),
+    /// List the catalog's servers, what they implement and whether they can run here.
+    List(cmd::list::Args),
+    /// Install what the servers need and build them (idempotent, cached).
+    Setup(cmd::setup::Args),
+    /// Start servers and check them against the contract (spec/contract.md).
+    Verify(cmd::verify::Args),
+    /// Run one catalog server in the foreground.
+    Serve(cmd::serve::Args),
+    /// Run a suite (or an ad-hoc set of servers and a scenario) and record the results.
+    Run(cmd::run::Args),
+    /// Render a results folder as a terminal table, Markdown, JSON or CSV.
+    Report(cmd::report::Args),
+    /// Compare two results folders server by server.
+    Compare(cmd::compare::Args),
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("serverbench: error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Parses the command line and runs the subcommand; returns the process exit code.
+fn run() -> anyhow::Result<u8> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Load(args) => cmd::load::run(args),
+        Command::List(args) => cmd::list::run(args),
+        Command::Setup(args) => cmd::setup::run(args),
+        Command::Verify(args) => cmd::verify::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Run(args) => cmd::run::run(args),
+        Command::Report(args) => cmd::report::run(args),
+        Command::Compare(args) => cmd::compare::run(args),
+    }
+}

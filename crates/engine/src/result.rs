@@ -1,0 +1,95 @@
+//! The result of one load run, serialized as `spec/load-result.schema.json`.
+//!
+//! These JSON keys are relied on by the harness and by users' scripts: keep their names.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Latency percentiles and moments, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub p9999: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub stdev: f64,
+}
+
+/// Errors by kind. `status` counts non-2xx responses (unless `--expect-status` says otherwise),
+/// `body` counts `--verify` mismatches.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Errors {
+    pub connect: u64,
+    pub read: u64,
+    pub write: u64,
+    pub timeout: u64,
+    pub parse: u64,
+    pub status: u64,
+    pub body: u64,
+}
+
+impl Errors {
+    /// All errors of every kind.
+    pub fn total(&self) -> u64 {
+        self.connect + self.read + self.write + self.timeout + self.parse + self.status + self.body
+    }
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    /// Seconds since the start of measurement (0 for the first second).
+    pub second: u32,
+    pub requests: u64,
+    pub errors: u64,
+    pub latency_mean_us: f64,
+    pub latency_p99_us: f64,
+    /// Bytes read during this second (TCP modes use it for the Mbps curve).
+    pub bytes_read: u64,
+}
+
+/// The whole result of `serverbench load`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadResult {
+    /// `http`, `tcp-stream` or `tcp-pingpong`.
+    pub mode: String,
+    /// The URL(s) or `host:port` that were loaded.
+    pub target: Vec<String>,
+    pub connections: u32,
+    pub threads: u32,
+    /// Requests (HTTP) or echoed messages (TCP ping-pong) completed in the measured period.
+    pub requests: u64,
+    pub duration_s: f64,
+    pub rps: f64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub latency_us: Latency,
+    pub errors: Errors,
+    /// Responses per HTTP status code, e.g. `{"200": 1000, "404": 3}`.
+    pub status: BTreeMap<String, u64>,
+    pub client_cpu_s: f64,
+    pub client_cpu_us_per_request: Option<f64>,
+    pub client_saturated: bool,
+    pub timeline: Vec<TimelinePoint>,
+    /// `-R`: the requested and achieved rates (requests/s), the count of requests that could not
+    /// start on time, and latency measured from the actual send instead of the intended one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_target: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_achieved: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us_uncorrected: Option<Latency>,
+    /// `--tcp`: megabits per second received and sent, and bytes (both ways) per connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mbps_down: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mbps_up: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_connection: Option<f64>,
+}
