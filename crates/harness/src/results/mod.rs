@@ -1,0 +1,3 @@
+//! The results folder: `results.jsonl` (one flushed line per lap), `env.json`, server logs.
+
+pub mod record;
