@@ -1,0 +1,36 @@
+# serverbench — the two commands a newcomer runs are `make bench` and `make test`.
+CARGO ?= cargo
+BIN   := target/release/serverbench
+SUITE ?= suites/quick.toml
+
+.PHONY: all build bench test lint verify setup clean
+
+all: build
+
+build:
+	$(CARGO) build --release --locked -p serverbench
+
+## Set up every server that can be set up here, build, run the default suite, print the table.
+bench: build
+	-$(BIN) setup
+	$(BIN) run $(SUITE)
+
+## Unit, snapshot and integration tests (drive the real binary against servers on loopback).
+test:
+	$(CARGO) test --workspace --locked
+
+## Formatting and lints, as CI checks them.
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+## Install and build every catalog server, then check each against spec/contract.md.
+setup: build
+	$(BIN) setup
+
+verify: setup
+	$(BIN) verify
+
+clean:
+	$(CARGO) clean
+	rm -rf .cache

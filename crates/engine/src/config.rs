@@ -1,0 +1,374 @@
+//! What to load and how: protocol x schedule x stop, plus validation whose errors name the flag.
+
+use crate::http;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+/// A configuration problem, reported before any load is generated.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("malformed URL `{url}`: {why}")]
+    BadUrl { url: String, why: String },
+    #[error("`{url}`: https:// is not supported yet (TLS is not implemented); use http://")]
+    Tls { url: String },
+    #[error("cannot resolve host `{host}`")]
+    Unresolvable { host: String },
+    #[error("all URLs must share one host:port (`{first}` vs `{other}`)")]
+    MixedTargets { first: String, other: String },
+    #[error("give at least one URL, or --tcp HOST:PORT")]
+    NoTarget,
+    #[error("{flag}: {why}")]
+    Flag { flag: &'static str, why: String },
+}
+
+impl ConfigError {
+    /// A problem with one command-line flag.
+    pub fn flag(flag: &'static str, why: impl Into<String>) -> Self {
+        ConfigError::Flag {
+            flag,
+            why: why.into(),
+        }
+    }
+}
+
+/// What each connection sends and how responses are framed.
+#[derive(Debug, Clone)]
+pub enum Protocol {
+    /// HTTP/1.1: one serialized request per URL, rotated per request.
+    Http(HttpSpec),
+    /// TCP echo, writing `message` repeated as fast as the socket takes it.
+    TcpStream { message: Vec<u8> },
+    /// TCP echo, one `size`-byte message at a time, waiting for the whole echo.
+    TcpPingPong { size: usize },
+}
+
+/// The prepared HTTP requests.
+#[derive(Debug, Clone)]
+pub struct HttpSpec {
+    /// The full request bytes for each URL, serialized once.
+    pub requests: Vec<Vec<u8>>,
+    /// HEAD responses carry no body.
+    pub head: bool,
+    /// `--expect-status`: codes that are not errors (empty: any 2xx).
+    pub expect_status: Vec<u16>,
+    /// `--verify`: compare each body's length and checksum with the first one per URL.
+    pub verify: bool,
+}
+
+/// When requests are sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Schedule {
+    /// As fast as responses come back, `depth` requests in flight per connection.
+    ClosedLoop { depth: u32 },
+    /// Open loop at `per_second` requests/s in total, latency from the intended send time.
+    Rate { per_second: f64 },
+}
+
+/// When the run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Duration(Duration),
+    Requests(u64),
+}
+
+/// A validated load configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub addr: SocketAddr,
+    /// Printable names of the target(s), for the result.
+    pub target: Vec<String>,
+    pub protocol: Protocol,
+    pub schedule: Schedule,
+    pub stop: Stop,
+    pub connections: u32,
+    pub threads: u32,
+    pub warmup: Duration,
+    pub timeout: Duration,
+    /// Pin worker thread i to `cpus[i % len]`; empty: no pinning.
+    pub cpus: Vec<usize>,
+    /// `--connect-rate`: new connections per second during ramp-up (None: all at once).
+    pub connect_rate: Option<f64>,
+}
+
+/// A parsed `http://host[:port]/path` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Url {
+    pub host: String,
+    pub port: u16,
+    /// Path and query, starting with `/`.
+    pub path: String,
+}
+
+impl Url {
+    pub fn parse(url: &str) -> Result<Url, ConfigError> {
+        let bad = |why: &str| ConfigError::BadUrl {
+            url: url.to_string(),
+            why: why.to_string(),
+        };
+        if url.len() >= 8 && url[..8].eq_ignore_ascii_case("https://") {
+            return Err(ConfigError::Tls {
+                url: url.to_string(),
+            });
+        }
+        let rest = match url.get(..7) {
+            Some(s) if s.eq_ignore_ascii_case("http://") => &url[7..],
+            _ => return Err(bad("expected http://HOST[:PORT]/PATH")),
+        };
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
+            Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
+            None => (rest, "/".to_string()),
+        };
+        if authority.contains('@') {
+            return Err(bad("user info is not supported"));
+        }
+        let (host, port) = split_host_port(authority, 80).map_err(|why| bad(&why))?;
+        if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return Err(bad("the path contains spaces or control characters"));
+        }
+        Ok(Url { host, port, path })
+    }
+
+    /// `host:port` as sent in the Host header (port omitted when 80).
+    pub fn host_header(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == 80 {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+}
+
+/// Splits `host[:port]` or `[v6][:port]`.
+pub fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), String> {
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let end = rest.find(']').ok_or("unclosed `[` in the host")?;
+        let after = &rest[end + 1..];
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(p),
+            None if after.is_empty() => None,
+            None => return Err("junk after `]`".into()),
+        };
+        (rest[..end].to_string(), port)
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (s.to_string(), None),
+        }
+    };
+    if host.is_empty() {
+        return Err("the host is empty".into());
+    }
+    if host
+        .bytes()
+        .any(|b| !(b.is_ascii_alphanumeric() || b"-._:%".contains(&b)))
+    {
+        return Err(format!("invalid character in host `{host}`"));
+    }
+    let port = match port {
+        None => default_port,
+        Some(p) => match p.parse::<u16>() {
+            Ok(p) if p > 0 => p,
+            _ => return Err(format!("invalid port `{p}`")),
+        },
+    };
+    Ok((host, port))
+}
+
+/// Resolves `host:port`, preferring IPv4.
+pub fn resolve(host: &str, port: u16) -> Result<SocketAddr, ConfigError> {
+    let unresolvable = || ConfigError::Unresolvable {
+        host: host.to_string(),
+    };
+    let addrs: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .map_err(|_| unresolvable())?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(unresolvable)
+}
+
+/// The HTTP request options, before serialization.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    pub method: String,
+    pub headers: Vec<String>,
+    pub body: Option<Vec<u8>>,
+    pub expect_status: Vec<u16>,
+    pub verify: bool,
+}
+
+/// Parses URLs (same host:port), resolves the host and serializes one request per URL.
+pub fn http_target(
+    urls: &[String],
+    opts: &HttpOptions,
+) -> Result<(SocketAddr, Protocol), ConfigError> {
+    let first_raw = urls.first().ok_or(ConfigError::NoTarget)?;
+    let parsed = urls
+        .iter()
+        .map(|u| Url::parse(u))
+        .collect::<Result<Vec<_>, _>>()?;
+    let first = &parsed[0];
+    for (u, raw) in parsed.iter().zip(urls) {
+        if (&u.host, u.port) != (&first.host, first.port) {
+            return Err(ConfigError::MixedTargets {
+                first: first_raw.clone(),
+                other: raw.clone(),
+            });
+        }
+    }
+    let method = if opts.method.is_empty() {
+        "GET".to_string()
+    } else {
+        opts.method.clone()
+    };
+    if !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Err(ConfigError::flag(
+            "--method",
+            format!("`{method}` is not an HTTP method"),
+        ));
+    }
+    for h in &opts.headers {
+        if !h.contains(':') || h.contains(['\r', '\n']) {
+            return Err(ConfigError::flag(
+                "-H/--header",
+                format!("`{h}` is not `Name: value`"),
+            ));
+        }
+    }
+    let addr = resolve(&first.host, first.port)?;
+    let requests = parsed
+        .iter()
+        .map(|u| http::serialize_request(&method, u, &opts.headers, opts.body.as_deref()))
+        .collect();
+    let spec = HttpSpec {
+        requests,
+        head: method.eq_ignore_ascii_case("HEAD"),
+        expect_status: opts.expect_status.clone(),
+        verify: opts.verify,
+    };
+    Ok((addr, Protocol::Http(spec)))
+}
+
+impl Config {
+    /// Checks the combination of options; errors name the flag.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.connections == 0 {
+            return Err(ConfigError::flag("-c/--connections", "must be at least 1"));
+        }
+        if self.threads == 0 {
+            return Err(ConfigError::flag("-t/--threads", "must be at least 1"));
+        }
+        match self.stop {
+            Stop::Duration(d) if d.is_zero() => {
+                return Err(ConfigError::flag("-d/--duration", "must be more than 0"))
+            }
+            Stop::Requests(0) => {
+                return Err(ConfigError::flag("-n/--requests", "must be at least 1"))
+            }
+            _ => {}
+        }
+        if self.timeout.is_zero() {
+            return Err(ConfigError::flag("--timeout", "must be more than 0"));
+        }
+        match self.schedule {
+            Schedule::ClosedLoop { depth: 0 } => {
+                return Err(ConfigError::flag("-p/--pipeline", "must be at least 1"))
+            }
+            Schedule::Rate { per_second } if !(per_second > 0.0 && per_second.is_finite()) => {
+                return Err(ConfigError::flag("-R/--rate", "must be more than 0"))
+            }
+            _ => {}
+        }
+        if let Some(r) = self.connect_rate {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(ConfigError::flag("--connect-rate", "must be more than 0"));
+            }
+        }
+        match &self.protocol {
+            Protocol::TcpStream { message } if message.is_empty() => {
+                Err(ConfigError::flag("--message", "must not be empty"))
+            }
+            Protocol::TcpPingPong { size: 0 } => {
+                Err(ConfigError::flag("--size", "must be at least 1"))
+            }
+            Protocol::TcpStream { .. } if matches!(self.schedule, Schedule::Rate { .. }) => Err(
+                ConfigError::flag("-R/--rate", "does not apply to --mode stream"),
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Parses `500ms`, `10s`, `1m`, `2h`, `250us` (a bare number means seconds).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (try 500ms, 10s, 1m)"))?;
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("`{s}`: unknown unit `{unit}` (use us, ms, s, m, h)")),
+    };
+    Ok(Duration::from_secs_f64(value * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_with_port_and_query_parses() {
+        let u = Url::parse("http://127.0.0.1:8080/a/b?x=1").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("127.0.0.1", 8080, "/a/b?x=1"));
+    }
+
+    #[test]
+    fn url_without_path_gets_slash_and_port_80() {
+        let u = Url::parse("http://localhost").unwrap();
+        assert_eq!((u.port, u.path.as_str()), (80, "/"));
+    }
+
+    #[test]
+    fn https_url_says_tls_is_not_supported() {
+        let err = Url::parse("https://example.com/").unwrap_err();
+        assert!(err.to_string().contains("TLS"));
+    }
+
+    #[test]
+    fn url_without_scheme_is_malformed() {
+        assert!(matches!(Url::parse("localhost:80/"), Err(ConfigError::BadUrl { .. })));
+        assert!(matches!(Url::parse("http://:80/"), Err(ConfigError::BadUrl { .. })));
+        assert!(matches!(Url::parse("http://h:99999/"), Err(ConfigError::BadUrl { .. })));
+    }
+
+    #[test]
+    fn durations_accept_common_units() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
+        assert!(parse_duration("ten").is_err());
+    }
+
+    #[test]
+    fn ipv6_host_port_splits() {
+        assert_eq!(split_host_port("[::1]:9000", 80).unwrap(), ("::1".to_string(), 9000));
+    }
+}
