@@ -1,0 +1,95 @@
+// bun/serve: Bun's built-in HTTP server (Bun.serve) and TCP echo (Bun.listen), one process.
+import { Chan } from 'ts-chan';
+
+const HOST = process.env.HOST || '127.0.0.1';
+const PORT = Number(process.env.PORT || 8080);
+const ECHO_PORT = Number(process.env.ECHO_PORT || 9000);
+
+// 1 MiB, byte i = 'a' + i mod 26, built once at start.
+const PAYLOAD = new Uint8Array(1 << 20);
+for (let i = 0; i < PAYLOAD.length; i++) PAYLOAD[i] = 97 + (i % 26);
+
+// /pingpong: the handler sends a reply channel to a worker loop, which answers with the payload.
+const requests = new Chan();
+(async () => {
+  for await (const reply of requests) await reply.send(PAYLOAD);
+})();
+async function pingpong() {
+  const reply = new Chan(1);
+  await requests.send(reply);
+  return (await reply.recv()).value;
+}
+
+const TEXT = { 'Content-Type': 'text/plain' };
+const HTML = { 'Content-Type': 'text/html' };
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+const OCTETS = { 'Content-Type': 'application/octet-stream' };
+
+// Handlers are functions (not static Response objects) so that every request runs JS,
+// as it does in the other servers.
+const server = Bun.serve({
+  hostname: HOST,
+  port: PORT,
+  routes: {
+    '/hey': { GET: () => new Response('Hey!', { headers: TEXT }) },
+    '/hell': { GET: () => new Response('Hell!', { headers: TEXT }) },
+    '/hello': { GET: () => new Response('Hello World!', { headers: TEXT }) },
+    '/about': { GET: () => new Response('<html><body>About page</body></html>', { headers: HTML }) },
+    '/json': { GET: () => new Response(JSON.stringify({ message: 'Hello, World!' }), { headers: JSON_TYPE }) },
+    '/payload': { GET: () => new Response(PAYLOAD, { headers: OCTETS }) },
+    '/pingpong': { GET: async () => new Response(await pingpong(), { headers: OCTETS }) },
+  },
+  fetch() {
+    return new Response('Not Found', { status: 404, headers: TEXT });
+  },
+});
+console.log(`bun/serve listening on ${server.url}`);
+
+// TCP echo: write back what arrives; keep what the kernel did not take until `drain`.
+function flush(socket) {
+  const state = socket.data;
+  while (state.queue.length > 0) {
+    const chunk = state.queue[0];
+    const n = socket.write(chunk);
+    if (n < chunk.length) {
+      state.queue[0] = chunk.subarray(Math.max(n, 0));
+      return;
+    }
+    state.queue.shift();
+  }
+  if (state.ended) socket.end();
+}
+
+Bun.listen({
+  hostname: HOST,
+  port: ECHO_PORT,
+  // Keep our side open after the peer's FIN until everything queued has been echoed.
+  allowHalfOpen: true,
+  socket: {
+    open(socket) { socket.data = { queue: [], ended: false }; },
+    data(socket, data) {
+      const state = socket.data;
+      if (state.queue.length === 0) {
+        const n = socket.write(data);
+        if (n >= data.length) return;
+        data = data.subarray(Math.max(n, 0));
+      }
+      // `data` belongs to this call only: keep a copy of what the socket did not take.
+      state.queue.push(new Uint8Array(data));
+    },
+    drain(socket) { flush(socket); },
+    end(socket) {
+      socket.data.ended = true;
+      if (socket.data.queue.length === 0) socket.end();
+    },
+    error() {},
+  },
+});
+console.log(`bun/serve echo on ${HOST}:${ECHO_PORT}`);
+
+function stop() {
+  server.stop(true);
+  process.exit(0);
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,65 @@
+/* The event loop's connection and loop types, shared with the pingpong worker. */
+#ifndef C_EPOLL_SERVER_H
+#define C_EPOLL_SERVER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http.h"
+
+#define MAX_SEGS 64
+
+/* What an epoll event's data.ptr points to: every such struct starts with a handle. */
+enum kind { K_HTTP_LISTEN, K_ECHO_LISTEN, K_WAKE, K_HTTP, K_ECHO };
+
+struct handle {
+    enum kind kind;
+    int fd;
+};
+
+/* One piece of pending output: static memory (base != NULL) or a slice of the wbuf. */
+struct seg {
+    const char *base;
+    size_t off, len;
+};
+
+struct loop;
+
+struct conn {
+    struct handle h; /* first member */
+    struct loop *loop;
+    uint32_t events; /* current epoll interest */
+    char *rbuf;
+    size_t rcap, rpos, rlen;
+    char *wbuf;
+    size_t wcap, wlen;
+    struct seg segs[MAX_SEGS];
+    int nseg, seg_head;
+    size_t pending;
+    int waiting, close_after, eof, closed, dead;
+    /* The /pingpong request in flight and the worker's answer. */
+    enum conn_mode ping_mode;
+    int ping_head_only;
+    const char *ping_body;
+    size_t ping_len;
+    struct conn *next; /* link in the worker queue, then in the loop's done list */
+};
+
+/* One I/O thread: its epoll set, its own SO_REUSEPORT listeners and its wake-up eventfd. */
+struct loop {
+    int epfd;
+    struct handle http_listen, echo_listen, wake;
+    pthread_mutex_t lock; /* guards done */
+    struct conn *done;    /* /pingpong answers from the worker */
+    struct conn *grave;   /* closed connections, freed after the current batch */
+};
+
+/* Called by the worker thread: queues c's answer on its loop and wakes the loop. */
+void loop_complete(struct conn *c);
+
+/* Starts the /pingpong worker thread; pingpong_submit hands it a request. */
+void pingpong_start(void);
+void pingpong_submit(struct conn *c);
+
+#endif

@@ -1,0 +1,77 @@
+// deno/serve: Deno's built-in HTTP server (Deno.serve) and TCP echo (Deno.listen), one process.
+// ts-chan is resolved from node_modules through package.json.
+import { Chan } from 'ts-chan';
+
+const HOST = Deno.env.get('HOST') || '127.0.0.1';
+const PORT = Number(Deno.env.get('PORT') || 8080);
+const ECHO_PORT = Number(Deno.env.get('ECHO_PORT') || 9000);
+
+// 1 MiB, byte i = 'a' + i mod 26, built once at start.
+const PAYLOAD = new Uint8Array(1 << 20);
+for (let i = 0; i < PAYLOAD.length; i++) PAYLOAD[i] = 97 + (i % 26);
+
+// /pingpong: the handler sends a reply channel to a worker loop, which answers with the payload.
+const requests = new Chan();
+(async () => {
+  for await (const reply of requests) await reply.send(PAYLOAD);
+})();
+async function pingpong() {
+  const reply = new Chan(1);
+  await requests.send(reply);
+  return (await reply.recv()).value;
+}
+
+const TEXT = { 'Content-Type': 'text/plain' };
+const HTML = { 'Content-Type': 'text/html' };
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+const OCTETS = { 'Content-Type': 'application/octet-stream' };
+
+const ROUTES = {
+  '/hey': () => new Response('Hey!', { headers: TEXT }),
+  '/hell': () => new Response('Hell!', { headers: TEXT }),
+  '/hello': () => new Response('Hello World!', { headers: TEXT }),
+  '/about': () => new Response('<html><body>About page</body></html>', { headers: HTML }),
+  '/json': () => new Response(JSON.stringify({ message: 'Hello, World!' }), { headers: JSON_TYPE }),
+  '/payload': () => new Response(PAYLOAD, { headers: OCTETS }),
+  '/pingpong': async () => new Response(await pingpong(), { headers: OCTETS }),
+};
+
+function notFound() {
+  return new Response('Not Found', { status: 404, headers: TEXT });
+}
+
+// The path sits between the first '/' after "scheme://" and any '?'.
+function pathOf(url) {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  const q = url.indexOf('?', start);
+  return q === -1 ? url.slice(start) : url.slice(start, q);
+}
+
+const server = Deno.serve({
+  hostname: HOST,
+  port: PORT,
+  onListen: ({ hostname, port }) => console.log(`deno/serve listening on http://${hostname}:${port}`),
+}, (req) => {
+  const route = req.method === 'GET' ? ROUTES[pathOf(req.url)] : undefined;
+  return route ? route() : notFound();
+});
+
+// TCP echo: pipe each connection's readable into its writable; pipeTo closes our side at EOF.
+const listener = Deno.listen({ hostname: HOST, port: ECHO_PORT });
+console.log(`deno/serve echo on ${HOST}:${ECHO_PORT}`);
+(async () => {
+  for await (const conn of listener) {
+    conn.setNoDelay(true);
+    conn.readable.pipeTo(conn.writable).catch(() => {
+      try { conn.close(); } catch { /* already closed */ }
+    });
+  }
+})();
+
+function stop() {
+  listener.close();
+  server.shutdown();
+  Deno.exit(0);
+}
+Deno.addSignalListener('SIGTERM', stop);
+Deno.addSignalListener('SIGINT', stop);

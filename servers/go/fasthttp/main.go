@@ -1,0 +1,150 @@
+// Command go-fasthttp is serverbench's go/fasthttp server: valyala/fasthttp with a switch on
+// the path, a /pingpong handler that goes through a worker goroutine over channels, and a
+// TCP echo server written with net. GOMAXPROCS follows WORKERS.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"github.com/valyala/fasthttp"
+)
+
+const payloadLen = 1 << 20
+
+// pingRequest is what the /pingpong handler sends to the worker: where to send the reply.
+type pingRequest struct {
+	reply chan []byte
+}
+
+type message struct {
+	Message string `json:"message"`
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// buildPayload returns the contract's 1 MiB body: byte i is 'a' + i mod 26.
+func buildPayload() []byte {
+	b := make([]byte, payloadLen)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+// pingWorker answers every request it receives with the payload.
+func pingWorker(requests <-chan pingRequest, payload []byte) {
+	for req := range requests {
+		req.reply <- payload
+	}
+}
+
+func handler(payload []byte, pings chan<- pingRequest) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		switch string(ctx.Path()) {
+		case "/hello":
+			ctx.SetContentType("text/plain")
+			ctx.SetBodyString("Hello World!")
+		case "/hey":
+			ctx.SetContentType("text/plain")
+			ctx.SetBodyString("Hey!")
+		case "/hell":
+			ctx.SetContentType("text/plain")
+			ctx.SetBodyString("Hell!")
+		case "/about":
+			ctx.SetContentType("text/html")
+			ctx.SetBodyString("<html><body>About page</body></html>")
+		case "/json":
+			body, err := json.Marshal(message{Message: "Hello, World!"})
+			if err != nil {
+				ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
+				return
+			}
+			ctx.SetContentType("application/json")
+			ctx.SetBody(body)
+		case "/payload":
+			ctx.SetContentType("application/octet-stream")
+			// The payload is never modified, so the response may point at it.
+			ctx.Response.SetBodyRaw(payload)
+		case "/pingpong":
+			reply := make(chan []byte, 1)
+			pings <- pingRequest{reply: reply}
+			ctx.SetContentType("application/octet-stream")
+			ctx.Response.SetBodyRaw(<-reply)
+		default:
+			ctx.SetStatusCode(fasthttp.StatusNotFound)
+			ctx.SetContentType("text/plain")
+			ctx.SetBodyString("Not Found")
+		}
+	}
+}
+
+func serveEcho(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			log.Printf("echo accept: %v", err)
+			continue
+		}
+		go func() {
+			defer conn.Close()
+			buf := make([]byte, 64*1024)
+			io.CopyBuffer(conn, conn, buf)
+		}()
+	}
+}
+
+func main() {
+	workers, err := strconv.Atoi(envOr("WORKERS", "1"))
+	if err != nil || workers < 1 {
+		workers = 1
+	}
+	runtime.GOMAXPROCS(workers)
+	host := envOr("HOST", "127.0.0.1")
+	httpAddr := net.JoinHostPort(host, envOr("PORT", "8080"))
+	echoAddr := net.JoinHostPort(host, envOr("ECHO_PORT", "9000"))
+
+	payload := buildPayload()
+	pings := make(chan pingRequest, 1024)
+	go pingWorker(pings, payload)
+
+	echoLn, err := net.Listen("tcp", echoAddr)
+	if err != nil {
+		log.Fatalf("go/fasthttp: echo listen on %s: %v", echoAddr, err)
+	}
+	go serveEcho(echoLn)
+
+	httpLn, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		log.Fatalf("go/fasthttp: http listen on %s: %v", httpAddr, err)
+	}
+	server := &fasthttp.Server{
+		Handler: handler(payload, pings),
+		Name:    "go-fasthttp",
+	}
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+		<-sig
+		log.Print("go/fasthttp: SIGTERM, exiting")
+		os.Exit(0)
+	}()
+	log.Printf("go/fasthttp: http on %s, echo on %s, GOMAXPROCS=%d", httpAddr, echoAddr, workers)
+	log.Fatal(server.Serve(httpLn))
+}

@@ -1,0 +1,3 @@
+module serverbench/servers/go/net-http
+
+go 1.22

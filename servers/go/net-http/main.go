@@ -1,0 +1,153 @@
+// Command go-net-http is serverbench's go/net-http server: net/http with a ServeMux, a
+// /pingpong handler that goes through a worker goroutine over channels (as the original
+// experiment did), and a TCP echo server written with net. GOMAXPROCS follows WORKERS.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+)
+
+const payloadLen = 1 << 20
+
+// pingRequest is what the /pingpong handler sends to the worker: where to send the reply.
+type pingRequest struct {
+	reply chan []byte
+}
+
+type message struct {
+	Message string `json:"message"`
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// buildPayload returns the contract's 1 MiB body: byte i is 'a' + i mod 26.
+func buildPayload() []byte {
+	b := make([]byte, payloadLen)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+// pingWorker answers every request it receives with the payload.
+func pingWorker(requests <-chan pingRequest, payload []byte) {
+	for req := range requests {
+		req.reply <- payload
+	}
+}
+
+func text(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, body)
+	}
+}
+
+func octets(w http.ResponseWriter, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.Write(body)
+}
+
+func newMux(payload []byte, pings chan<- pingRequest) *http.ServeMux {
+	mux := http.NewServeMux()
+	// "/" matches every path no other pattern does: the contract's plain 404.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, "Not Found")
+	})
+	mux.Handle("/hello", text("Hello World!"))
+	mux.Handle("/hey", text("Hey!"))
+	mux.Handle("/hell", text("Hell!"))
+	mux.HandleFunc("/about", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>About page</body></html>")
+	})
+	mux.HandleFunc("/json", func(w http.ResponseWriter, r *http.Request) {
+		body, err := json.Marshal(message{Message: "Hello, World!"})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})
+	mux.HandleFunc("/payload", func(w http.ResponseWriter, r *http.Request) { octets(w, payload) })
+	mux.HandleFunc("/pingpong", func(w http.ResponseWriter, r *http.Request) {
+		reply := make(chan []byte, 1)
+		pings <- pingRequest{reply: reply}
+		octets(w, <-reply)
+	})
+	return mux
+}
+
+func serveEcho(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			log.Printf("echo accept: %v", err)
+			continue
+		}
+		go func() {
+			defer conn.Close()
+			buf := make([]byte, 64*1024)
+			io.CopyBuffer(conn, conn, buf)
+		}()
+	}
+}
+
+func main() {
+	workers, err := strconv.Atoi(envOr("WORKERS", "1"))
+	if err != nil || workers < 1 {
+		workers = 1
+	}
+	runtime.GOMAXPROCS(workers)
+	host := envOr("HOST", "127.0.0.1")
+	httpAddr := net.JoinHostPort(host, envOr("PORT", "8080"))
+	echoAddr := net.JoinHostPort(host, envOr("ECHO_PORT", "9000"))
+
+	payload := buildPayload()
+	pings := make(chan pingRequest, 1024)
+	go pingWorker(pings, payload)
+
+	echoLn, err := net.Listen("tcp", echoAddr)
+	if err != nil {
+		log.Fatalf("go/net-http: echo listen on %s: %v", echoAddr, err)
+	}
+	go serveEcho(echoLn)
+
+	httpLn, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		log.Fatalf("go/net-http: http listen on %s: %v", httpAddr, err)
+	}
+	server := &http.Server{Handler: newMux(payload, pings)}
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+		<-sig
+		log.Print("go/net-http: SIGTERM, exiting")
+		os.Exit(0)
+	}()
+	log.Printf("go/net-http: http on %s, echo on %s, GOMAXPROCS=%d", httpAddr, echoAddr, workers)
+	log.Fatal(server.Serve(httpLn))
+}

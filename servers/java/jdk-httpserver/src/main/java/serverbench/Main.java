@@ -1,0 +1,184 @@
+package serverbench;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/** The serverbench contract on the JDK's built-in com.sun.net.httpserver. */
+public final class Main {
+    private static final byte[] HELLO = bytes("Hello World!");
+    private static final byte[] HEY = bytes("Hey!");
+    private static final byte[] HELL = bytes("Hell!");
+    private static final byte[] ABOUT = bytes("<html><body>About page</body></html>");
+    private static final byte[] NOT_FOUND = bytes("Not Found");
+    private static final byte[] PAYLOAD = payload();
+
+    /** A ping-pong request: the worker completes the future with the body to send. */
+    private record Ping(CompletableFuture<byte[]> reply) {}
+
+    private static final BlockingQueue<Ping> PINGS = new ArrayBlockingQueue<>(1024);
+
+    /** The JSON message; serialized on every request. */
+    private record Message(String message) {
+        String toJson() {
+            return "{\"message\":\"" + escape(message) + "\"}";
+        }
+    }
+
+    public static void main(String[] args) throws IOException {
+        String host = env("HOST", "127.0.0.1");
+        int port = Integer.parseInt(env("PORT", "8080"));
+        int echoPort = Integer.parseInt(env("ECHO_PORT", "9000"));
+        int workers = Math.max(1, Integer.parseInt(env("WORKERS", "1")));
+
+        startPingPongWorker();
+        startEcho(host, echoPort);
+
+        HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 1024);
+        server.createContext("/", Main::handle);
+        server.setExecutor(Executors.newFixedThreadPool(workers));
+        server.start();
+        System.out.printf("jdk-httpserver: http on %s:%d, echo on %d, %d worker threads%n",
+                host, port, echoPort, workers);
+    }
+
+    private static void handle(HttpExchange ex) throws IOException {
+        try (ex) {
+            ex.getRequestBody().readAllBytes();
+            switch (ex.getRequestURI().getPath()) {
+                case "/hello" -> send(ex, 200, "text/plain", HELLO);
+                case "/hey" -> send(ex, 200, "text/plain", HEY);
+                case "/hell" -> send(ex, 200, "text/plain", HELL);
+                case "/about" -> send(ex, 200, "text/html", ABOUT);
+                case "/json" -> send(ex, 200, "application/json",
+                        bytes(new Message("Hello, World!").toJson()));
+                case "/payload" -> send(ex, 200, "application/octet-stream", PAYLOAD);
+                case "/pingpong" -> send(ex, 200, "application/octet-stream", pingPong());
+                default -> send(ex, 404, "text/plain", NOT_FOUND);
+            }
+        }
+    }
+
+    private static void send(HttpExchange ex, int status, String type, byte[] body)
+            throws IOException {
+        ex.getResponseHeaders().set("Content-Type", type);
+        ex.sendResponseHeaders(status, body.length);
+        try (OutputStream out = ex.getResponseBody()) {
+            out.write(body);
+        }
+    }
+
+    /** Hands the request to the worker thread through a queue and waits for its answer. */
+    private static byte[] pingPong() throws IOException {
+        Ping ping = new Ping(new CompletableFuture<>());
+        try {
+            PINGS.put(ping);
+            return ping.reply().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for the ping-pong worker", e);
+        } catch (ExecutionException e) {
+            throw new IOException("ping-pong worker failed", e);
+        }
+    }
+
+    private static void startPingPongWorker() {
+        Thread worker = new Thread(() -> {
+            try {
+                while (true) {
+                    PINGS.take().reply().complete(PAYLOAD);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "pingpong-worker");
+        worker.setDaemon(true);
+        worker.start();
+    }
+
+    /** TCP echo on plain blocking sockets, one thread per connection. */
+    private static void startEcho(String host, int port) throws IOException {
+        ServerSocket listener = new ServerSocket();
+        listener.setReuseAddress(true);
+        listener.bind(new InetSocketAddress(host, port), 1024);
+        ExecutorService pool = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "echo");
+            t.setDaemon(true);
+            return t;
+        });
+        Thread acceptor = new Thread(() -> {
+            while (true) {
+                try {
+                    Socket socket = listener.accept();
+                    pool.execute(() -> echo(socket));
+                } catch (IOException e) {
+                    System.err.println("echo accept failed: " + e.getMessage());
+                }
+            }
+        }, "echo-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    private static void echo(Socket socket) {
+        try (socket; InputStream in = socket.getInputStream();
+                OutputStream out = socket.getOutputStream()) {
+            socket.setTcpNoDelay(true);
+            byte[] buf = new byte[64 * 1024];
+            for (int n; (n = in.read(buf)) != -1; ) {
+                out.write(buf, 0, n);
+            }
+        } catch (IOException e) {
+            // peer reset: nothing to do, the socket is closed by try-with-resources
+        }
+    }
+
+    private static byte[] payload() {
+        byte[] body = new byte[1 << 20];
+        for (int i = 0; i < body.length; i++) {
+            body[i] = (byte) ('a' + i % 26);
+        }
+        return body;
+    }
+
+    private static String escape(String s) {
+        StringBuilder sb = new StringBuilder(s.length() + 8);
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                default -> {
+                    if (c < 0x20) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
+        }
+        return sb.toString();
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String env(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null || value.isEmpty() ? fallback : value;
+    }
+
+    private Main() {}
+}

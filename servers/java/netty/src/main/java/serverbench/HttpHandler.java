@@ -1,0 +1,131 @@
+package serverbench;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.util.AsciiString;
+import io.netty.util.CharsetUtil;
+import io.netty.util.ReferenceCountUtil;
+import java.util.ArrayDeque;
+
+/**
+ * Routes requests on the exact path. Answers are written in request order: while a /pingpong
+ * answer is with the worker, later pipelined requests wait in {@code backlog} and reading pauses.
+ * One instance per channel; every method runs on the channel's event loop.
+ */
+final class HttpHandler extends ChannelInboundHandlerAdapter {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final AsciiString TEXT = AsciiString.cached("text/plain");
+    private static final AsciiString HTML = AsciiString.cached("text/html");
+    private static final AsciiString OCTETS = AsciiString.cached("application/octet-stream");
+    private static final ByteBuf HELLO = constant("Hello World!");
+    private static final ByteBuf HEY = constant("Hey!");
+    private static final ByteBuf HELL = constant("Hell!");
+    private static final ByteBuf ABOUT = constant("<html><body>About page</body></html>");
+    private static final ByteBuf NOT_FOUND = constant("Not Found");
+
+    /** The JSON message; serialized by Jackson on every request. */
+    record Message(String message) {}
+
+    private final PingPongWorker pingPong;
+    private final ArrayDeque<HttpRequest> backlog = new ArrayDeque<>();
+    private boolean waiting;
+
+    HttpHandler(PingPongWorker pingPong) {
+        this.pingPong = pingPong;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof HttpRequest request)) {
+            ReferenceCountUtil.release(msg); // request bodies are ignored
+            return;
+        }
+        if (waiting) {
+            backlog.add(request);
+        } else {
+            serve(ctx, request);
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        ctx.flush();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+
+    private void serve(ChannelHandlerContext ctx, HttpRequest req) {
+        String path = new QueryStringDecoder(req.uri()).path();
+                HttpResponseStatus ok = HttpResponseStatus.OK;
+        switch (path) {
+            case "/hello" -> ctx.write(response(req, ok, TEXT, HELLO.duplicate()));
+            case "/hey" -> ctx.write(response(req, ok, TEXT, HEY.duplicate()));
+            case "/hell" -> ctx.write(response(req, ok, TEXT, HELL.duplicate()));
+            case "/about" -> ctx.write(response(req, ok, HTML, ABOUT.duplicate()));
+            case "/json" -> ctx.write(response(req, ok, HttpHeaderValues.APPLICATION_JSON, json()));
+            case "/payload" -> ctx.write(response(req, ok, OCTETS, Payload.buffer()));
+            case "/pingpong" -> askWorker(ctx, req);
+            default -> ctx.write(response(req, HttpResponseStatus.NOT_FOUND, TEXT,
+                    NOT_FOUND.duplicate()));
+        }
+    }
+
+    private void askWorker(ChannelHandlerContext ctx, HttpRequest req) {
+        waiting = true;
+        ctx.channel().config().setAutoRead(false);
+        pingPong.send(ctx.executor(), body -> {
+            ctx.writeAndFlush(response(req, HttpResponseStatus.OK, OCTETS, body));
+            waiting = false;
+            while (!waiting && !backlog.isEmpty()) {
+                serve(ctx, backlog.poll());
+            }
+            if (!waiting) {
+                ctx.flush();
+                ctx.channel().config().setAutoRead(true);
+            }
+        });
+    }
+
+    /**
+     * A response in the request's protocol version. Keep-alive follows the request, so that
+     * HttpServerKeepAliveHandler closes HTTP/1.0 connections unless they asked to stay open.
+     */
+    private static FullHttpResponse response(
+            HttpRequest req, HttpResponseStatus status, CharSequence type, ByteBuf body) {
+        FullHttpResponse res =
+                new DefaultFullHttpResponse(req.protocolVersion(), status, body, false);
+        res.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, type)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+        HttpUtil.setKeepAlive(res, HttpUtil.isKeepAlive(req));
+        return res;
+    }
+
+    private static ByteBuf json() {
+        try {
+            return Unpooled.wrappedBuffer(JSON.writeValueAsBytes(new Message("Hello, World!")));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialize the JSON message", e);
+        }
+    }
+
+    private static ByteBuf constant(String text) {
+        return Unpooled.unreleasableBuffer(
+                Unpooled.directBuffer().writeBytes(text.getBytes(CharsetUtil.UTF_8))).asReadOnly();
+    }
+}

@@ -1,0 +1,65 @@
+package serverbench;
+
+import io.vertx.core.AbstractVerticle;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.json.JsonObject;
+
+/** The contract's routes on Vert.x core's HTTP server (one instance per event loop). */
+final class HttpVerticle extends AbstractVerticle {
+    private static final CharSequence CONTENT_TYPE = HttpHeaders.CONTENT_TYPE;
+    private static final CharSequence TEXT = HttpHeaders.createOptimized("text/plain");
+    private static final CharSequence HTML = HttpHeaders.createOptimized("text/html");
+    private static final CharSequence JSON = HttpHeaders.createOptimized("application/json");
+    private static final CharSequence OCTETS =
+            HttpHeaders.createOptimized("application/octet-stream");
+    private static final Buffer HELLO = Buffer.buffer("Hello World!");
+    private static final Buffer HEY = Buffer.buffer("Hey!");
+    private static final Buffer HELL = Buffer.buffer("Hell!");
+    private static final Buffer ABOUT = Buffer.buffer("<html><body>About page</body></html>");
+    private static final Buffer NOT_FOUND = Buffer.buffer("Not Found");
+
+    private final String host;
+    private final int port;
+
+    HttpVerticle(String host, int port) {
+        this.host = host;
+        this.port = port;
+    }
+
+    @Override
+    public void start(Promise<Void> started) {
+        HttpServerOptions options = new HttpServerOptions()
+                .setTcpNoDelay(true)
+                .setAcceptBacklog(1024)
+                .setCompressionSupported(false);
+        vertx.createHttpServer(options)
+                .requestHandler(this::handle)
+                .listen(port, host)
+                .<Void>mapEmpty()
+                .onComplete(started);
+    }
+
+    private void handle(HttpServerRequest req) {
+        switch (req.path()) {
+            case "/hello" -> send(req, 200, TEXT, HELLO);
+            case "/hey" -> send(req, 200, TEXT, HEY);
+            case "/hell" -> send(req, 200, TEXT, HELL);
+            case "/about" -> send(req, 200, HTML, ABOUT);
+            case "/json" -> send(req, 200, JSON,
+                    new JsonObject().put("message", "Hello, World!").toBuffer());
+            case "/payload" -> send(req, 200, OCTETS, Payload.SHARED.body());
+            case "/pingpong" -> vertx.eventBus().<Payload>request(PingPongVerticle.ADDRESS, null)
+                    .onSuccess(reply -> send(req, 200, OCTETS, reply.body().body()))
+                    .onFailure(err -> send(req, 500, TEXT, Buffer.buffer(err.toString())));
+            default -> send(req, 404, TEXT, NOT_FOUND);
+        }
+    }
+
+    private static void send(HttpServerRequest req, int status, CharSequence type, Buffer body) {
+        req.response().setStatusCode(status).putHeader(CONTENT_TYPE, type).end(body);
+    }
+}

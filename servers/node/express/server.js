@@ -1,0 +1,44 @@
+'use strict';
+// node/express: express 5 on node:http, one process.
+const express = require('express');
+const { Chan } = require('ts-chan');
+
+const HOST = process.env.HOST || '127.0.0.1';
+const PORT = Number(process.env.PORT || 8080);
+
+// 1 MiB, byte i = 'a' + i mod 26, built once at start.
+const PAYLOAD = Buffer.allocUnsafe(1 << 20);
+for (let i = 0; i < PAYLOAD.length; i++) PAYLOAD[i] = 97 + (i % 26);
+
+// /pingpong: the handler sends a reply channel to a worker loop, which answers with the payload.
+const requests = new Chan();
+(async () => {
+  for await (const reply of requests) await reply.send(PAYLOAD);
+})();
+async function pingpong() {
+  const reply = new Chan(1);
+  await requests.send(reply);
+  return (await reply.recv()).value;
+}
+
+const app = express();
+// No ETag hashing of every body (1 MiB payloads) and no X-Powered-By: common production settings.
+app.set('etag', false);
+app.disable('x-powered-by');
+
+app.get('/hey', (req, res) => res.type('text/plain').send('Hey!'));
+app.get('/hell', (req, res) => res.type('text/plain').send('Hell!'));
+app.get('/hello', (req, res) => res.type('text/plain').send('Hello World!'));
+app.get('/about', (req, res) => res.type('text/html').send('<html><body>About page</body></html>'));
+app.get('/json', (req, res) => res.json({ message: 'Hello, World!' }));
+app.get('/payload', (req, res) => res.type('application/octet-stream').send(PAYLOAD));
+// Express 5 forwards a rejected promise to the error handler.
+app.get('/pingpong', async (req, res) => {
+  res.type('application/octet-stream').send(await pingpong());
+});
+app.use((req, res) => res.status(404).type('text/plain').send('Not Found'));
+
+app.listen(PORT, HOST, () => console.log(`node/express listening on http://${HOST}:${PORT}`));
+
+process.on('SIGTERM', () => process.exit(0));
+process.on('SIGINT', () => process.exit(0));

@@ -1,0 +1,50 @@
+'use strict';
+// node/fastify: fastify 5 on node:http, one process.
+const fastify = require('fastify');
+const { Chan } = require('ts-chan');
+
+const HOST = process.env.HOST || '127.0.0.1';
+const PORT = Number(process.env.PORT || 8080);
+
+// 1 MiB, byte i = 'a' + i mod 26, built once at start.
+const PAYLOAD = Buffer.allocUnsafe(1 << 20);
+for (let i = 0; i < PAYLOAD.length; i++) PAYLOAD[i] = 97 + (i % 26);
+
+// /pingpong: the handler sends a reply channel to a worker loop, which answers with the payload.
+const requests = new Chan();
+(async () => {
+  for await (const reply of requests) await reply.send(PAYLOAD);
+})();
+async function pingpong() {
+  const reply = new Chan(1);
+  await requests.send(reply);
+  return (await reply.recv()).value;
+}
+
+const app = fastify({ logger: false });
+
+// A response schema lets fastify serialize /json with fast-json-stringify, as its docs advise.
+const jsonSchema = {
+  response: {
+    200: { type: 'object', properties: { message: { type: 'string' } } },
+  },
+};
+
+app.get('/hey', (req, reply) => { reply.type('text/plain').send('Hey!'); });
+app.get('/hell', (req, reply) => { reply.type('text/plain').send('Hell!'); });
+app.get('/hello', (req, reply) => { reply.type('text/plain').send('Hello World!'); });
+app.get('/about', (req, reply) => { reply.type('text/html').send('<html><body>About page</body></html>'); });
+app.get('/json', { schema: jsonSchema }, (req, reply) => { reply.send({ message: 'Hello, World!' }); });
+app.get('/payload', (req, reply) => { reply.type('application/octet-stream').send(PAYLOAD); });
+app.get('/pingpong', async (req, reply) => {
+  reply.type('application/octet-stream');
+  return pingpong();
+});
+app.setNotFoundHandler((req, reply) => { reply.code(404).type('text/plain').send('Not Found'); });
+
+app.listen({ port: PORT, host: HOST }).then(
+  () => console.log(`node/fastify listening on http://${HOST}:${PORT}`),
+  (err) => { console.error(err); process.exit(1); });
+
+process.on('SIGTERM', () => process.exit(0));
+process.on('SIGINT', () => process.exit(0));

@@ -1,0 +1,68 @@
+'use strict';
+// node/http: Node's built-in http module, one process, plus a node:net TCP echo.
+const http = require('node:http');
+const net = require('node:net');
+const { Chan } = require('ts-chan');
+
+const HOST = process.env.HOST || '127.0.0.1';
+const PORT = Number(process.env.PORT || 8080);
+const ECHO_PORT = Number(process.env.ECHO_PORT || 9000);
+
+// 1 MiB, byte i = 'a' + i mod 26, built once at start.
+const PAYLOAD = Buffer.allocUnsafe(1 << 20);
+for (let i = 0; i < PAYLOAD.length; i++) PAYLOAD[i] = 97 + (i % 26);
+
+// /pingpong: the handler sends a reply channel to a worker loop, which answers with the payload.
+const requests = new Chan();
+(async () => {
+  for await (const reply of requests) await reply.send(PAYLOAD);
+})();
+async function pingpong() {
+  const reply = new Chan(1);
+  await requests.send(reply);
+  return (await reply.recv()).value;
+}
+
+const HELLO = Buffer.from('Hello World!');
+const HEY = Buffer.from('Hey!');
+const HELL = Buffer.from('Hell!');
+const ABOUT = Buffer.from('<html><body>About page</body></html>');
+const NOT_FOUND = Buffer.from('Not Found');
+
+function send(res, status, type, body) {
+  res.writeHead(status, { 'Content-Type': type, 'Content-Length': body.length });
+  res.end(body);
+}
+
+function handle(req, res) {
+  const q = req.url.indexOf('?');
+  const path = q === -1 ? req.url : req.url.slice(0, q);
+  if (req.method !== 'GET') return send(res, 404, 'text/plain', NOT_FOUND);
+  switch (path) {
+    case '/hello': return send(res, 200, 'text/plain', HELLO);
+    case '/hey': return send(res, 200, 'text/plain', HEY);
+    case '/hell': return send(res, 200, 'text/plain', HELL);
+    case '/about': return send(res, 200, 'text/html', ABOUT);
+    case '/json':
+      return send(res, 200, 'application/json',
+        Buffer.from(JSON.stringify({ message: 'Hello, World!' })));
+    case '/payload': return send(res, 200, 'application/octet-stream', PAYLOAD);
+    case '/pingpong':
+      return pingpong().then(
+        (body) => send(res, 200, 'application/octet-stream', body),
+        () => send(res, 500, 'text/plain', Buffer.from('Internal Server Error')));
+    default: return send(res, 404, 'text/plain', NOT_FOUND);
+  }
+}
+
+const server = http.createServer(handle);
+server.listen(PORT, HOST, () => console.log(`node/http listening on http://${HOST}:${PORT}`));
+
+const echo = net.createServer((socket) => {
+  socket.on('error', () => socket.destroy());
+  socket.pipe(socket);
+});
+echo.listen(ECHO_PORT, HOST, () => console.log(`node/http echo on ${HOST}:${ECHO_PORT}`));
+
+process.on('SIGTERM', () => process.exit(0));
+process.on('SIGINT', () => process.exit(0));

@@ -1,0 +1,48 @@
+'use strict';
+// node/hyper-express: hyper-express 6 (an express-like API over uWebSockets.js), one process.
+// uWebSockets.js comes from the npm republish uwebsockets@3.0.6 through package.json overrides.
+const HyperExpress = require('hyper-express');
+const { Chan } = require('ts-chan');
+
+const HOST = process.env.HOST || '127.0.0.1';
+const PORT = Number(process.env.PORT || 8080);
+
+// 1 MiB, byte i = 'a' + i mod 26, built once at start.
+const PAYLOAD = Buffer.allocUnsafe(1 << 20);
+for (let i = 0; i < PAYLOAD.length; i++) PAYLOAD[i] = 97 + (i % 26);
+
+// /pingpong: the handler sends a reply channel to a worker loop, which answers with the payload.
+const requests = new Chan();
+(async () => {
+  for await (const reply of requests) await reply.send(PAYLOAD);
+})();
+async function pingpong() {
+  const reply = new Chan(1);
+  await requests.send(reply);
+  return (await reply.recv()).value;
+}
+
+const server = new HyperExpress.Server();
+
+server.get('/hey', (req, res) => res.type('text/plain').send('Hey!'));
+server.get('/hell', (req, res) => res.type('text/plain').send('Hell!'));
+server.get('/hello', (req, res) => res.type('text/plain').send('Hello World!'));
+server.get('/about', (req, res) => res.type('text/html').send('<html><body>About page</body></html>'));
+server.get('/json', (req, res) => res.json({ message: 'Hello, World!' }));
+server.get('/payload', (req, res) => res.type('application/octet-stream').send(PAYLOAD));
+server.get('/pingpong', async (req, res) => {
+  const body = await pingpong();
+  res.type('application/octet-stream').send(body);
+});
+server.set_not_found_handler((req, res) => res.status(404).type('text/plain').send('Not Found'));
+
+server.listen(PORT, HOST).then(
+  () => console.log(`node/hyper-express listening on http://${HOST}:${PORT}`),
+  (err) => { console.error(`node/hyper-express: cannot listen on ${HOST}:${PORT}:`, err); process.exit(1); });
+
+function stop() {
+  server.close();
+  process.exit(0);
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
