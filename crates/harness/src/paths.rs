@@ -130,7 +130,10 @@ fn explicit(p: &Path, origin: &str) -> Result<Paths, PathsError> {
 }
 
 fn find_root_above(start: &Path) -> Option<PathBuf> {
-    start.ancestors().find(|d| is_root(d)).map(Path::to_path_buf)
+    start
+        .ancestors()
+        .find(|d| is_root(d))
+        .map(Path::to_path_buf)
 }
 
 fn absolute(p: PathBuf) -> PathBuf {
@@ -171,7 +174,10 @@ mod tests {
     #[test]
     fn stamp_and_log_files_use_the_slug() {
         let paths = Paths::new("/r", "/c");
-        assert_eq!(paths.stamp_file("node/http"), Path::new("/c/stamps/node__http"));
+        assert_eq!(
+            paths.stamp_file("node/http"),
+            Path::new("/c/stamps/node__http")
+        );
         assert_eq!(
             paths.setup_log("rust/hyper"),
             Path::new("/c/logs/rust__hyper.setup.log")

@@ -1,1 +1,600 @@
-//! (being written)
+//! Starting a catalog server in its own process group, pinned to CPUs, waiting until its ports
+//! accept connections, and stopping the whole group (SIGTERM, 5 s, SIGKILL). Every live group is
+//! registered so that [`stop_all_registered`] can clean up on Ctrl-C.
+
+use crate::catalog::Server;
+use crate::paths::{Paths, CACHE_ENV};
+use std::io::{Read, Seek, SeekFrom};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long [`ServerProcess::stop`] waits after SIGTERM before SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+const POLL: Duration = Duration::from_millis(25);
+
+/// How to start a server.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// `HOST`.
+    pub host: String,
+    /// `PORT` (HTTP).
+    pub port: u16,
+    /// `ECHO_PORT`, exported and waited for when set and the server implements `echo`.
+    pub echo_port: Option<u16>,
+    /// `WORKERS`.
+    pub workers: usize,
+    /// CPUs to pin the group to; empty = no pinning.
+    pub cpus: Vec<usize>,
+    /// stdout and stderr go here (created, truncated).
+    pub log_path: PathBuf,
+    /// How long to wait for the ports.
+    pub ready_timeout: Duration,
+    /// More environment variables.
+    pub extra_env: Vec<(String, String)>,
+}
+
+impl StartOptions {
+    /// Defaults for a server: 127.0.0.1, the given ports, 1 worker, no pinning, the manifest's
+    /// ready timeout.
+    pub fn new(server: &Server, port: u16, echo_port: Option<u16>, log_path: PathBuf) -> Self {
+        StartOptions {
+            host: "127.0.0.1".into(),
+            port,
+            echo_port,
+            workers: 1,
+            cpus: Vec::new(),
+            log_path,
+            ready_timeout: Duration::from_secs(server.manifest.ready_timeout_s),
+            extra_env: Vec::new(),
+        }
+    }
+}
+
+/// Errors while starting a server.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    /// The log file could not be created.
+    #[error("{server}: cannot create the log {}: {source}", path.display())]
+    Log {
+        /// Server id.
+        server: String,
+        /// The log file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// `sh` could not be spawned.
+    #[error("{server}: cannot start `{command}`: {source}")]
+    Spawn {
+        /// Server id.
+        server: String,
+        /// The run command.
+        command: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The server exited before its ports accepted connections.
+    #[error("{server} exited during start-up ({status}); last log lines:\n{log_tail}")]
+    Exited {
+        /// Server id.
+        server: String,
+        /// Its exit status.
+        status: ExitStatus,
+        /// The last 20 lines of its log.
+        log_tail: String,
+    },
+    /// The ports did not accept connections in time.
+    #[error("{server} not ready after {waited:?} (waiting for {waiting_for}); last log lines:\n{log_tail}")]
+    Timeout {
+        /// Server id.
+        server: String,
+        /// How long we waited.
+        waited: Duration,
+        /// The addresses not yet accepting.
+        waiting_for: String,
+        /// The last 20 lines of its log.
+        log_tail: String,
+    },
+    /// HOST/port do not form an address.
+    #[error("{server}: bad address {addr}: {source}")]
+    Address {
+        /// Server id.
+        server: String,
+        /// The host:port.
+        addr: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// A running server: the leader of its own process group.
+#[derive(Debug)]
+pub struct ServerProcess {
+    server_id: String,
+    child: Child,
+    pgid: u32,
+    log_path: PathBuf,
+    status: Option<ExitStatus>,
+    stopped: bool,
+}
+
+static REGISTRY: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn register(pgid: u32) {
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(pgid);
+}
+
+fn unregister(pgid: u32) {
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&g| g != pgid);
+}
+
+/// Starts `server` per `opts` and waits until every port it serves accepts a TCP connection.
+pub fn start(
+    server: &Server,
+    paths: &Paths,
+    opts: &StartOptions,
+) -> Result<ServerProcess, ProcessError> {
+    let log = open_log(&server.id, &opts.log_path)?;
+    let log_err = log.try_clone().map_err(|source| ProcessError::Log {
+        server: server.id.clone(),
+        path: opts.log_path.clone(),
+        source,
+    })?;
+    let run = server.manifest.commands.run.clone();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(&run)
+        .current_dir(&server.dir)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .env("HOST", &opts.host)
+        .env("PORT", opts.port.to_string())
+        .env("WORKERS", opts.workers.max(1).to_string())
+        .env(CACHE_ENV, &paths.cache);
+    if let Some(echo) = opts.echo_port {
+        cmd.env("ECHO_PORT", echo.to_string());
+    }
+    cmd.envs(opts.extra_env.iter().map(|(k, v)| (k, v)));
+    new_group_pinned(&mut cmd, &opts.cpus);
+    let child = cmd.spawn().map_err(|source| ProcessError::Spawn {
+        server: server.id.clone(),
+        command: run.clone(),
+        source,
+    })?;
+    let pgid = child.id();
+    register(pgid);
+    let mut proc = ServerProcess {
+        server_id: server.id.clone(),
+        child,
+        pgid,
+        log_path: opts.log_path.clone(),
+        status: None,
+        stopped: false,
+    };
+    let addrs = ready_addrs(server, opts)?;
+    proc.wait_ready(&addrs, opts.ready_timeout)?;
+    Ok(proc)
+}
+
+/// The addresses the server should accept connections on.
+fn ready_addrs(server: &Server, opts: &StartOptions) -> Result<Vec<SocketAddr>, ProcessError> {
+    let mut ports = Vec::new();
+    if server.serves_http() {
+        ports.push(opts.port);
+    }
+    if let (true, Some(p)) = (
+        server.implements(crate::catalog::Feature::Echo),
+        opts.echo_port,
+    ) {
+        ports.push(p);
+    }
+    ports
+        .into_iter()
+        .map(|p| {
+            resolve(&opts.host, p).map_err(|source| ProcessError::Address {
+                server: server.id.clone(),
+                addr: format!("{}:{p}", opts.host),
+                source,
+            })
+        })
+        .collect()
+}
+
+/// Resolves `host` (an IP literal or a name) and `port` to one socket address.
+pub fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    (host, port).to_socket_addrs()?.next().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{host} resolves to nothing"),
+        )
+    })
+}
+
+fn open_log(server: &str, path: &Path) -> Result<std::fs::File, ProcessError> {
+    let err = |source| ProcessError::Log {
+        server: server.to_string(),
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    std::fs::File::create(path).map_err(err)
+}
+
+/// Makes the child the leader of a new process group and pins it (and so its children) to
+/// `cpus` (none = no pinning).
+pub fn new_group_pinned(cmd: &mut Command, cpus: &[usize]) {
+    let set = cpu_set(cpus);
+    // SAFETY: setpgid and sched_setaffinity are async-signal-safe; the set is built before fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some(set) = &set {
+                let size = std::mem::size_of::<libc::cpu_set_t>();
+                if libc::sched_setaffinity(0, size, set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
+    if cpus.is_empty() {
+        return None;
+    }
+    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        Some(set)
+    }
+}
+
+/// Pins the calling thread (and the processes it spawns later) to `cpus`; empty = no-op.
+pub fn pin_current_thread(cpus: &[usize]) -> std::io::Result<()> {
+    let Some(set) = cpu_set(cpus) else {
+        return Ok(());
+    };
+    // SAFETY: a valid cpu_set_t of the right size for the calling thread (tid 0).
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+impl ServerProcess {
+    /// The leader's pid (`sh`, or the server itself when `run` starts with `exec`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The process group id (equal to the leader's pid).
+    pub fn pgid(&self) -> u32 {
+        self.pgid
+    }
+
+    /// The server id.
+    pub fn server_id(&self) -> &str {
+        &self.server_id
+    }
+
+    /// The log file.
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    /// The leader's exit status if it has exited (non-blocking).
+    pub fn try_exit(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status
+    }
+
+    /// The last `lines` lines of the log.
+    pub fn log_tail(&self, lines: usize) -> String {
+        log_tail(&self.log_path, lines)
+    }
+
+    /// SIGTERM to the group, wait up to 5 s for the whole group to exit, then SIGKILL it.
+    /// Returns the leader's exit status. Idempotent.
+    pub fn stop(&mut self) -> Option<ExitStatus> {
+        if !self.stopped {
+            self.stopped = true;
+            signal_group(self.pgid, libc::SIGTERM);
+            let deadline = Instant::now() + STOP_GRACE;
+            while Instant::now() < deadline {
+                self.try_exit();
+                if self.status.is_some() && !group_alive(self.pgid) {
+                    break;
+                }
+                std::thread::sleep(POLL);
+            }
+            if group_alive(self.pgid) || self.try_exit().is_none() {
+                signal_group(self.pgid, libc::SIGKILL);
+            }
+            self.status = self.child.wait().ok().or(self.status);
+            wait_group_gone(self.pgid, Duration::from_secs(1));
+            unregister(self.pgid);
+        }
+        self.status
+    }
+
+    fn wait_ready(&mut self, addrs: &[SocketAddr], timeout: Duration) -> Result<(), ProcessError> {
+        let start = Instant::now();
+        let mut pending: Vec<SocketAddr> = addrs.to_vec();
+        loop {
+            pending.retain(|a| TcpStream::connect_timeout(a, Duration::from_millis(200)).is_err());
+            if pending.is_empty() {
+                return Ok(());
+            }
+            if let Some(status) = self.try_exit() {
+                self.stop();
+                return Err(ProcessError::Exited {
+                    server: self.server_id.clone(),
+                    status,
+                    log_tail: self.log_tail(20),
+                });
+            }
+            if start.elapsed() >= timeout {
+                self.stop();
+                let waiting: Vec<String> = pending.iter().map(ToString::to_string).collect();
+                return Err(ProcessError::Timeout {
+                    server: self.server_id.clone(),
+                    waited: start.elapsed(),
+                    waiting_for: waiting.join(", "),
+                    log_tail: self.log_tail(20),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn signal_group(pgid: u32, sig: libc::c_int) {
+    if pgid > 1 {
+        // SAFETY: kill with a negative pid signals that process group only.
+        unsafe {
+            libc::kill(-(pgid as libc::pid_t), sig);
+        }
+    }
+}
+
+/// True while a process (not a zombie) of group `pgid` exists, per /proc.
+pub fn group_alive(pgid: u32) -> bool {
+    !group_members(pgid).is_empty()
+}
+
+/// Pids of live (non-zombie) processes whose process group is `pgid`, per /proc.
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // Fields after the ")" of comm: state ppid pgrp ...
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                return false;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            f.len() > 2 && f[0] != "Z" && f[0] != "X" && f[2].parse::<u32>() == Ok(pgid)
+        })
+        .collect()
+}
+
+fn wait_group_gone(pgid: u32, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    while group_alive(pgid) && Instant::now() < deadline {
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Stops every group started by [`start`] and not yet stopped: SIGTERM to all, wait up to 5 s,
+/// SIGKILL the rest. For Ctrl-C handlers.
+pub fn stop_all_registered() {
+    let groups: Vec<u32> = std::mem::take(&mut *REGISTRY.lock().unwrap_or_else(|e| e.into_inner()));
+    for &g in &groups {
+        signal_group(g, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + STOP_GRACE;
+    while groups.iter().any(|&g| group_alive(g)) && Instant::now() < deadline {
+        std::thread::sleep(POLL);
+    }
+    for &g in &groups {
+        if group_alive(g) {
+            signal_group(g, libc::SIGKILL);
+        }
+    }
+}
+
+static INTERRUPT_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    let fd = INTERRUPT_PIPE.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let b = sig as u8;
+        // SAFETY: write(2) is async-signal-safe; one byte from a live stack variable.
+        unsafe {
+            libc::write(fd, (&b as *const u8).cast(), 1);
+        }
+    }
+}
+
+/// On SIGINT or SIGTERM: [`stop_all_registered`], then `exit(exit_code)` (130 by convention).
+/// The handler only writes to a pipe; a thread does the cleanup. Idempotent; `notice` runs
+/// (e.g. prints) before the cleanup.
+pub fn install_interrupt_cleanup(exit_code: i32, notice: fn(libc::c_int)) -> std::io::Result<()> {
+    static INSTALLED: Mutex<bool> = Mutex::new(false);
+    let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
+    if *installed {
+        return Ok(());
+    }
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    INTERRUPT_PIPE.store(fds[1], Ordering::Relaxed);
+    let reader = fds[0];
+    std::thread::Builder::new()
+        .name("interrupt-cleanup".into())
+        .spawn(move || {
+            let mut b = 0u8;
+            loop {
+                // SAFETY: reading one byte into a live stack variable.
+                let n = unsafe { libc::read(reader, (&mut b as *mut u8).cast(), 1) };
+                if n == 1 {
+                    break;
+                }
+                if n == 0
+                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    return;
+                }
+            }
+            notice(libc::c_int::from(b));
+            stop_all_registered();
+            std::process::exit(exit_code);
+        })?;
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction with a plain handler and SA_RESTART is valid.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    *installed = true;
+    Ok(())
+}
+
+/// Parses a CPU list like `0`, `0,2` or `0-3,6` (as in `taskset -c`).
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut cpus = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let num = |x: &str| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("bad CPU {x:?} in the list {s:?} (use e.g. 0,2 or 0-3)"))
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(format!("bad CPU range {part:?} in {s:?}"));
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(num(part)?),
+        }
+    }
+    if cpus.is_empty() {
+        return Err(format!("empty CPU list {s:?}"));
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// A TCP port that was free on `host` a moment ago (bind to port 0 and release it).
+pub fn free_port(host: &str) -> std::io::Result<u16> {
+    let addr = resolve(host, 0)?;
+    Ok(TcpListener::bind(addr)?.local_addr()?.port())
+}
+
+/// The last `lines` lines of a file (reads at most its last 256 KiB); empty if unreadable.
+pub fn log_tail(path: &Path, lines: usize) -> String {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let from = len.saturating_sub(256 * 1024);
+    if f.seek(SeekFrom::Start(from)).is_err() {
+        return String::new();
+    }
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_tail_keeps_the_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log");
+        let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&p, text).unwrap();
+        let tail = log_tail(&p, 3);
+        assert_eq!(tail, "line 28\nline 29\nline 30");
+    }
+
+    #[test]
+    fn free_port_is_bindable() {
+        let port = free_port("127.0.0.1").unwrap();
+        assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
+    }
+
+    #[test]
+    fn ipv6_literals_resolve_with_or_without_brackets() {
+        assert!(resolve("::1", 80).unwrap().is_ipv6());
+        assert!(resolve("[::1]", 80).unwrap().is_ipv6());
+    }
+
+    #[test]
+    fn cpu_lists_accept_singles_commas_and_ranges() {
+        assert_eq!(parse_cpu_list("1"), Ok(vec![1]));
+        assert_eq!(parse_cpu_list("0-2,5,1"), Ok(vec![0, 1, 2, 5]));
+        assert!(parse_cpu_list("a").is_err());
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("").is_err());
+    }
+
+    #[test]
+    fn our_own_group_is_alive() {
+        // SAFETY: getpgrp has no preconditions.
+        let pgrp = unsafe { libc::getpgrp() } as u32;
+        assert!(group_alive(pgrp));
+    }
+}

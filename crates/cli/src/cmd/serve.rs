@@ -1,10 +1,133 @@
-//! `serverbench serve` (not written yet).
+//! `serverbench serve SERVER`: run one catalog server in the foreground with its log streamed.
+
+use anyhow::Context;
+use serverbench_harness::catalog::{Catalog, Feature, Server};
+use serverbench_harness::paths::{slug, Paths};
+use serverbench_harness::process::{self, parse_cpu_list, StartOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Arguments of `serverbench serve`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The server (`language/name`).
+    #[arg(value_name = "SERVER")]
+    pub server: String,
+    /// HTTP port (default: a free one).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// TCP echo port (default: a free one, when the server implements echo).
+    #[arg(long)]
+    pub echo_port: Option<u16>,
+    /// WORKERS (default: 1, or the number of --cpus).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Pin the server to these CPUs (e.g. `0` or `0-1`).
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    pub cpus: Option<Vec<usize>>,
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
 
-/// Runs `serverbench serve`.
-pub fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`serverbench serve` is not implemented yet")
+/// Stops started servers on Ctrl-C/SIGTERM and exits 130 (idempotent; main may also install it).
+pub fn install_interrupt_cleanup() {
+    let notice = |_sig: libc::c_int| eprintln!("\nserverbench: stopping the server(s)");
+    if let Err(e) = process::install_interrupt_cleanup(130, notice) {
+        eprintln!("serverbench: warning: cannot install the Ctrl-C handler: {e}");
+    }
+}
+
+/// Runs `serverbench serve` until Ctrl-C (exit 130) or the server exits (exit 1).
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    install_interrupt_cleanup();
+    let paths = Paths::discover(args.root.as_deref())?;
+    let catalog = Catalog::load(&paths.root)
+        .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
+    let server = catalog.get(&args.server)?;
+    let opts = options(&args, server, &paths)?;
+    eprintln!("starting {} (log: {})", server.id, opts.log_path.display());
+    let mut proc = match process::start(server, &paths, &opts) {
+        Ok(p) => p,
+        Err(e) => {
+            print_new(&opts.log_path, &mut 0);
+            return Err(e).context(format!("starting {}", server.id));
+        }
+    };
+    let mut offset = 0u64;
+    print_new(&opts.log_path, &mut offset);
+    println!(
+        "{} started (pid {}, process group {})",
+        server.id,
+        proc.pid(),
+        proc.pgid()
+    );
+    print_urls(server, &opts);
+    loop {
+        print_new(&opts.log_path, &mut offset);
+        if let Some(status) = proc.try_exit() {
+            print_new(&opts.log_path, &mut offset);
+            eprintln!("{} exited ({status})", server.id);
+            proc.stop();
+            return Ok(1);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn options(args: &Args, server: &Server, paths: &Paths) -> anyhow::Result<StartOptions> {
+    let port = match args.port {
+        Some(p) => p,
+        None => process::free_port(&args.host).context("finding a free port")?,
+    };
+    let echo_port = match (args.echo_port, server.implements(Feature::Echo)) {
+        (Some(p), _) => Some(p),
+        (None, true) => Some(process::free_port(&args.host).context("finding a free port")?),
+        (None, false) => None,
+    };
+    let log = paths
+        .logs_dir()
+        .join(format!("{}.serve.log", slug(&server.id)));
+    let mut opts = StartOptions::new(server, port, echo_port, log);
+    opts.host = args.host.clone();
+    opts.cpus = args.cpus.clone().unwrap_or_default();
+    opts.workers = args.workers.unwrap_or(opts.cpus.len().max(1));
+    Ok(opts)
+}
+
+fn print_urls(server: &Server, opts: &StartOptions) {
+    let host = if opts.host.contains(':') {
+        format!("[{}]", opts.host)
+    } else {
+        opts.host.clone()
+    };
+    println!("{} is ready (Ctrl-C to stop). Try:", server.id);
+    for e in serverbench_harness::verify::checks::declared(&server.manifest.implements) {
+        println!("  curl -i http://{host}:{}{}", opts.port, e.path);
+    }
+    if let (true, Some(p)) = (server.implements(Feature::Echo), opts.echo_port) {
+        println!("  echo hello | nc -q1 {} {p}", opts.host);
+    }
+    let _ = std::io::stdout().flush();
+}
+
+/// Prints what the log gained since `offset`.
+fn print_new(path: &Path, offset: &mut u64) {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return;
+    };
+    if f.seek(SeekFrom::Start(*offset)).is_err() {
+        return;
+    }
+    let mut buf = Vec::new();
+    if let Ok(n) = f.read_to_end(&mut buf) {
+        *offset += n as u64;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&buf);
+        let _ = out.flush();
+    }
 }

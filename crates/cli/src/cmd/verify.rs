@@ -1,10 +1,147 @@
-//! `serverbench verify` (not written yet).
+//! `serverbench verify [SERVER...]`: start servers and check them against spec/contract.md.
+
+use anyhow::Context;
+use serverbench_harness::catalog::{availability, Availability, Catalog, Server};
+use serverbench_harness::paths::Paths;
+use serverbench_harness::process::parse_cpu_list;
+use serverbench_harness::verify::{verify_server, Check, Diff, VerifyOptions, VerifyReport};
+use std::io::Write;
+use std::path::PathBuf;
 
 /// Arguments of `serverbench verify`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Servers to verify (`language/name`); every ready server when none is given.
+    #[arg(value_name = "SERVER")]
+    pub servers: Vec<String>,
+    /// Pin the server to these CPUs (e.g. `0` or `0-1`); no pinning by default.
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
+    pub cpus: Option<Vec<usize>>,
+    /// WORKERS for the server (default: 1, or the number of --cpus).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Address to bind and test.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Print the reports as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
 
-/// Runs `serverbench verify`.
-pub fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`serverbench verify` is not implemented yet")
+/// Runs `serverbench verify`; exit 1 when any server fails.
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    crate::cmd::serve::install_interrupt_cleanup();
+    let paths = Paths::discover(args.root.as_deref())?;
+    let catalog = Catalog::load(&paths.root)
+        .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
+    let servers = pick(&catalog, &paths, &args.servers, args.json)?;
+    let cpus = args.cpus.clone().unwrap_or_default();
+    let mut opts = VerifyOptions::new(&paths);
+    opts.host = args.host.clone();
+    opts.workers = args.workers.unwrap_or(cpus.len().max(1));
+    opts.cpus = cpus;
+    let mut reports = Vec::new();
+    for (server, not_ready) in servers {
+        if !args.json {
+            print!("{} ... ", server.id);
+            let _ = std::io::stdout().flush();
+        }
+        let report = match not_ready {
+            Some(why) => not_ready_report(server, &why),
+            None => verify_server(server, &paths, &opts),
+        };
+        if !args.json {
+            print_report(&report);
+        }
+        reports.push(report);
+    }
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    } else if reports.is_empty() {
+        println!("no ready server to verify (see `serverbench list`)");
+    } else {
+        println!("verify: {} passed, {failed} failed", reports.len() - failed);
+    }
+    Ok(u8::from(failed > 0))
+}
+
+/// Named servers (with why they are not ready), or every ready server.
+fn pick<'a>(
+    catalog: &'a Catalog,
+    paths: &Paths,
+    names: &[String],
+    quiet: bool,
+) -> anyhow::Result<Vec<(&'a Server, Option<String>)>> {
+    if names.is_empty() {
+        let mut out = Vec::new();
+        for s in &catalog.servers {
+            let a = availability(s, paths);
+            if a.is_ready() {
+                out.push((s, None));
+            } else if !quiet {
+                println!("{}: skipped ({a})", s.id);
+            }
+        }
+        return Ok(out);
+    }
+    names
+        .iter()
+        .map(|n| {
+            let s = catalog.get(n)?;
+            let a = availability(s, paths);
+            let why = match a {
+                Availability::Ready => None,
+                Availability::Unavailable { .. } => Some(a.to_string()),
+                _ => Some(format!("{a} (try `serverbench setup {n}`)")),
+            };
+            Ok((s, why))
+        })
+        .collect()
+}
+
+fn not_ready_report(server: &Server, why: &str) -> VerifyReport {
+    VerifyReport {
+        server: server.id.clone(),
+        checks: vec![Check::new("ready", vec![Diff::new("status", "ready", why)])],
+        log_path: None,
+    }
+}
+
+fn print_report(r: &VerifyReport) {
+    let failures = r.failures();
+    if failures.is_empty() {
+        println!("PASS ({} checks)", r.checks.len());
+        for c in r.checks.iter().filter(|c| c.is_known_deviation()) {
+            let why = c.known_deviation.as_deref().unwrap_or_default();
+            println!(
+                "  ~ {}: known deviation, declared in server.toml: {why}",
+                c.name
+            );
+            for d in &c.diffs {
+                println!("      {}: expected {}, got {}", d.what, d.expected, d.got);
+            }
+        }
+        return;
+    }
+    println!("FAIL ({} of {} checks)", failures.len(), r.checks.len());
+    for c in failures {
+        println!("  ✗ {}", c.name);
+        for d in &c.diffs {
+            println!("      {}", d.what);
+            for (label, text) in [("expected", &d.expected), ("got     ", &d.got)] {
+                let mut lines = text.lines();
+                println!("        {label} {}", lines.next().unwrap_or(""));
+                for more in lines {
+                    println!("                 {more}");
+                }
+            }
+        }
+    }
+    if let Some(log) = &r.log_path {
+        println!("  server log: {}", log.display());
+    }
 }

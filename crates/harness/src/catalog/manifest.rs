@@ -28,10 +28,32 @@ pub struct Manifest {
     /// How long the harness waits for the ports, in seconds.
     #[serde(default = "default_ready_timeout")]
     pub ready_timeout_s: u64,
+    /// Known deviations from the contract, each with the reason it cannot be fixed in the
+    /// server (e.g. `http10 = "uWebSockets answers 505 to HTTP/1.0 in its C++ parser"`).
+    /// `verify` still runs those checks and shows what differs, but does not fail on them.
+    #[serde(default)]
+    pub deviations: std::collections::BTreeMap<Deviation, String>,
     /// Tools and dependencies needed.
     pub requires: Requires,
     /// Shell commands.
     pub commands: Commands,
+}
+
+/// A part of the contract a server is known not to honour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Deviation {
+    /// HTTP/1.0 requests are not answered as the contract says.
+    Http10,
+}
+
+impl Deviation {
+    /// True when the verify check named `check` is about this deviation.
+    pub fn covers(self, check: &str) -> bool {
+        match self {
+            Deviation::Http10 => check.starts_with("HTTP/1.0"),
+        }
+    }
 }
 
 /// `[requires]`.
@@ -138,7 +160,12 @@ fn qualify(text: &str, offset: usize, field: &str, message: &str) -> String {
     let line_text = text[offset.min(text.len())..].lines().next().unwrap_or("");
     let header = line_text.trim_start().starts_with('[');
     let table = if message.starts_with("missing field") && header {
-        Some(line_text.trim().trim_matches(|c| c == '[' || c == ']').to_string())
+        Some(
+            line_text
+                .trim()
+                .trim_matches(|c| c == '[' || c == ']')
+                .to_string(),
+        )
     } else if message.starts_with("missing field") && offset == 0 {
         None
     } else {
@@ -220,7 +247,10 @@ version = "node --version"
     fn a_complete_manifest_parses_with_defaults() {
         let m = Manifest::parse(GOOD, Path::new("x")).unwrap();
         assert_eq!(m.ready_timeout_s, 30);
-        assert_eq!(m.implements, vec![Feature::Hello, Feature::Routes, Feature::Json]);
+        assert_eq!(
+            m.implements,
+            vec![Feature::Hello, Feature::Routes, Feature::Json]
+        );
         assert!(m.requires.lockfiles.is_empty());
         assert_eq!(m.commands.setup, "");
     }

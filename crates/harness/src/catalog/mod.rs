@@ -7,7 +7,7 @@ mod availability;
 pub mod manifest;
 
 pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};
-pub use manifest::{Commands, Manifest, Requires};
+pub use manifest::{Commands, Deviation, Manifest, Requires};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -320,7 +320,11 @@ pub fn closest_ids(id: &str, ids: Vec<&str>) -> Vec<String> {
         .filter(|(d, c)| *d <= c.len().max(id.len()) / 2 + 1)
         .collect();
     scored.sort();
-    scored.into_iter().take(3).map(|(_, c)| c.to_string()).collect()
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {

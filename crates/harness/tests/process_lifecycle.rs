@@ -1,0 +1,84 @@
+//! Starting and stopping fixture servers: readiness, start-up failures, no orphans.
+
+mod common;
+
+use common::{fixture_paths, server};
+use serverbench_harness::process::{self, group_members, ProcessError, StartOptions};
+use std::time::Duration;
+
+fn options(srv: &serverbench_harness::catalog::Server, dir: &std::path::Path) -> StartOptions {
+    let port = process::free_port("127.0.0.1").unwrap();
+    let mut o = StartOptions::new(srv, port, None, dir.join("server.log"));
+    o.ready_timeout = Duration::from_secs(10);
+    o
+}
+
+#[test]
+fn a_started_server_accepts_connections_and_stop_leaves_no_process_of_its_group() {
+    let (paths, cache) = fixture_paths();
+    let srv = server("python/good");
+    let mut opts = options(&srv, cache.path());
+    opts.echo_port = Some(process::free_port("127.0.0.1").unwrap());
+    let mut p = process::start(&srv, &paths, &opts).unwrap();
+    assert_eq!(p.pid(), p.pgid());
+    assert!(!group_members(p.pgid()).is_empty());
+    assert!(std::net::TcpStream::connect(("127.0.0.1", opts.port)).is_ok());
+    assert!(p.try_exit().is_none());
+    let pgid = p.pgid();
+    p.stop();
+    assert_eq!(group_members(pgid), Vec::<u32>::new());
+    assert!(p.log_tail(5).contains("fixture listening"));
+}
+
+#[test]
+fn a_server_exiting_at_start_gives_its_status_and_log_tail() {
+    let (paths, cache) = fixture_paths();
+    let srv = server("python/crash");
+    let err = process::start(&srv, &paths, &options(&srv, cache.path())).unwrap_err();
+    match &err {
+        ProcessError::Exited {
+            status, log_tail, ..
+        } => {
+            assert_eq!(status.code(), Some(3));
+            assert!(log_tail.contains("fatal: cannot bind"), "{log_tail}");
+        }
+        other => panic!("expected Exited, got {other}"),
+    }
+    assert!(err.to_string().contains("python/crash"));
+}
+
+#[test]
+fn a_group_ignoring_sigterm_is_killed_with_its_children() {
+    let (paths, cache) = fixture_paths();
+    let srv = server("python/slow-stop");
+    let mut p = process::start(&srv, &paths, &options(&srv, cache.path())).unwrap();
+    let pgid = p.pgid();
+    assert!(group_members(pgid).len() >= 3, "sh, sleep and python");
+    p.stop();
+    assert_eq!(group_members(pgid), Vec::<u32>::new());
+}
+
+#[test]
+fn dropping_a_server_process_stops_it() {
+    let (paths, cache) = fixture_paths();
+    let srv = server("python/good");
+    let p = process::start(&srv, &paths, &options(&srv, cache.path())).unwrap();
+    let pgid = p.pgid();
+    drop(p);
+    assert!(group_members(pgid).is_empty());
+}
+
+#[test]
+fn pinning_to_one_cpu_is_inherited_by_the_server() {
+    let (paths, cache) = fixture_paths();
+    let srv = server("python/good");
+    let mut opts = options(&srv, cache.path());
+    opts.cpus = vec![0];
+    let p = process::start(&srv, &paths, &opts).unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", p.pid())).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("Cpus_allowed_list"))
+        .unwrap();
+    assert!(line.ends_with("\t0"), "{line}");
+}

@@ -1,0 +1,156 @@
+//! End-to-end runs of small suites against the fixture catalog in `fixtures/run-catalog`
+//! (Python stdlib servers) with `fakeload.py` standing in for `serverbench load --json`.
+
+use serverbench_harness::catalog::Catalog;
+use serverbench_harness::paths::Paths;
+use serverbench_harness::results::record::LapStatus;
+use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
+use serverbench_harness::suite::Suite;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-catalog")
+}
+
+fn suite(servers: &[&str], laps: u32, warmup: &str) -> Suite {
+    let list: Vec<String> = servers.iter().map(|s| format!("{s:?}")).collect();
+    let text = format!(
+        "name = \"t\"\ndescription = \"d\"\nreproduces = \"none\"\nservers = [{}]\nlaps = {laps}\n\
+         warmup = \"{warmup}\"\n[[scenario]]\nname = \"hello\"\npaths = [\"/hello\"]\nrequires = \"hello\"\n\
+         [[profile]]\nname = \"c2\"\nconnections = 2\nduration = \"500ms\"\n",
+        list.join(", ")
+    );
+    Suite::parse(&text, Path::new("t.toml")).unwrap()
+}
+
+fn options(suite: Suite, results: &Path) -> RunOptions {
+    RunOptions {
+        suite,
+        results_parent: results.to_path_buf(),
+        resume: None,
+        pinning: run::pinning(None, None, &run::affinity_cpus()),
+        host: "127.0.0.1".into(),
+        serverbench_exe: fixtures().join("fakeload.py"),
+        cancel: Arc::new(AtomicBool::new(false)),
+        quick_verify: true,
+    }
+}
+
+fn go(opts: &RunOptions, cache: &Path, on_event: &mut dyn FnMut(Event)) -> RunOutcome {
+    let catalog = Catalog::load(&fixtures()).unwrap();
+    let paths = Paths::new(fixtures(), cache);
+    run::run(&catalog, &paths, opts, on_event).unwrap()
+}
+
+fn order(out: &RunOutcome) -> Vec<(String, u32)> {
+    out.records
+        .iter()
+        .map(|r| (r.server.clone(), r.lap))
+        .collect()
+}
+
+#[test]
+fn two_servers_run_interleaved_laps_and_an_unknown_server_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(
+        suite(
+            &["python/fast", "python/nowhere", "python/second"],
+            2,
+            "200ms",
+        ),
+        tmp.path(),
+    );
+    let mut events = Vec::new();
+    let out = go(&opts, &tmp.path().join("cache"), &mut |e| events.push(e));
+    let want: Vec<(String, u32)> = [
+        ("python/fast", 1),
+        ("python/second", 1),
+        ("python/fast", 2),
+        ("python/second", 2),
+    ]
+    .iter()
+    .map(|(s, l)| (s.to_string(), *l))
+    .collect();
+    assert_eq!(order(&out), want);
+    for r in &out.records {
+        assert_eq!(r.status, LapStatus::Ok, "{:?}", r.failure);
+        let stats = r.server_stats.as_ref().unwrap();
+        assert!(stats.samples >= 2 && stats.rss_peak_mb > 1.0, "{stats:?}");
+        assert!(r.load.as_ref().unwrap().requests.unwrap() > 0);
+    }
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::ServerSkipped { server, why }
+        if server == "python/nowhere" && why.contains("not in the catalog"))));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::WarmupStarted { .. })));
+    let env: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.dir.join("env.json")).unwrap()).unwrap();
+    assert_eq!(env["suite"]["laps"], 2);
+    assert!(env["pinning"]["workers"].as_u64().unwrap() >= 1);
+    assert_eq!(env["skipped"][0]["server"], "python/nowhere");
+    assert!(out.dir.join("logs/python__fast.lap2.log").is_file());
+}
+
+#[test]
+fn a_server_killed_mid_lap_is_recorded_failed_and_the_next_server_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(suite(&["python/dies", "python/fast"], 1, "0s"), tmp.path());
+    let out = go(&opts, &tmp.path().join("cache"), &mut |_| {});
+    assert_eq!(
+        order(&out),
+        vec![("python/dies".into(), 1), ("python/fast".into(), 1)]
+    );
+    let dead = &out.records[0];
+    assert_eq!(dead.status, LapStatus::Failed);
+    let why = dead.failure.as_deref().unwrap();
+    assert!(why.contains("exited") && why.contains('9'), "{why}");
+    assert_eq!(
+        out.records[1].status,
+        LapStatus::Ok,
+        "{:?}",
+        out.records[1].failure
+    );
+}
+
+#[test]
+fn an_interrupted_run_resumed_records_the_same_set_of_laps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = options(
+        suite(&["python/fast", "python/second"], 2, "0s"),
+        tmp.path(),
+    );
+    let cancel = Arc::clone(&opts.cancel);
+    let mut interrupted = false;
+    let first = go(&opts, &tmp.path().join("cache"), &mut |e| match e {
+        Event::LapFinished { index: 2, .. } => cancel.store(true, Ordering::Relaxed),
+        Event::Interrupted => interrupted = true,
+        _ => {}
+    });
+    assert!(interrupted && first.interrupted);
+    assert_eq!(first.records.len(), 2);
+    opts.cancel = Arc::new(AtomicBool::new(false));
+    opts.resume = Some(first.dir.clone());
+    let mut started = Vec::new();
+    let second = go(&opts, &tmp.path().join("cache"), &mut |e| {
+        if let Event::LapStarted { server, lap, .. } = e {
+            started.push((server, lap));
+        }
+    });
+    assert_eq!(second.dir, first.dir);
+    assert_eq!(
+        started,
+        vec![
+            ("python/fast".to_string(), 2),
+            ("python/second".to_string(), 2)
+        ]
+    );
+    let mut keys: Vec<_> = second.records.iter().map(|r| r.key()).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 4);
+    assert_eq!(second.records.len(), 4);
+}
