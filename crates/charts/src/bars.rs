@@ -2,6 +2,9 @@
 
 use crate::scale::{format_number, nice_ticks, Linear, TARGET_TICKS};
 use crate::svg::{self, px, CHAR_WIDTH, PALETTE, TITLE_HEIGHT, WIDTH};
+
+/// The narrowest chart drawn, in px.
+const MIN_WIDTH: f64 = 320.0;
 use std::fmt::Write;
 
 const BAR_HEIGHT: f64 = 18.0;
@@ -43,23 +46,42 @@ pub struct BarChart {
     /// Unit shown after each value and under the axis, e.g. `req/s`.
     pub unit: String,
     pub bars: Vec<Bar>,
+    /// Width of the SVG in px (at least 320); [`BarChart::new`] uses 760.
+    pub width: f64,
 }
 
 impl BarChart {
+    /// A chart of the default width.
+    pub fn new(title: impl Into<String>, unit: impl Into<String>, bars: Vec<Bar>) -> Self {
+        BarChart {
+            title: title.into(),
+            unit: unit.into(),
+            bars,
+            width: WIDTH,
+        }
+    }
+
+    /// The same chart drawn `width` px wide.
+    pub fn with_width(mut self, width: f64) -> Self {
+        self.width = width;
+        self
+    }
+
     /// Renders the chart as a standalone SVG document.
     pub fn to_svg(&self) -> String {
+        let width = self.width.max(MIN_WIDTH);
         let bars: Vec<&Bar> = self.bars.iter().filter(|b| b.value.is_finite()).collect();
         let label_w = bars
             .iter()
             .map(|b| b.label.chars().count() as f64 * CHAR_WIDTH + 12.0)
             .fold(60.0, f64::max)
-            .min(MAX_LABEL_WIDTH);
+            .min(MAX_LABEL_WIDTH.min(width / 3.0));
         let plot_h = bars.len().max(1) as f64 * (BAR_HEIGHT + BAR_GAP);
         let height = TITLE_HEIGHT + plot_h + AXIS_HEIGHT;
         let mut out = String::new();
-        svg::open(&mut out, WIDTH, height, &self.title);
+        svg::open(&mut out, width, height, &self.title);
         if bars.is_empty() {
-            svg::empty_note(&mut out, WIDTH, height);
+            svg::empty_note(&mut out, width, height);
             out.push_str("</svg>");
             return out;
         }
@@ -72,7 +94,7 @@ impl BarChart {
             d0: 0.0,
             d1: *ticks.last().unwrap(),
             p0: label_w,
-            p1: WIDTH - RIGHT_MARGIN,
+            p1: width - RIGHT_MARGIN,
         };
         let axis_y = TITLE_HEIGHT + plot_h;
         for t in &ticks {
@@ -90,11 +112,11 @@ impl BarChart {
         svg::line(
             &mut out,
             (label_w, axis_y),
-            (WIDTH - RIGHT_MARGIN, axis_y),
+            (width - RIGHT_MARGIN, axis_y),
             "#999999",
             1.0,
         );
-        let unit_x = (label_w + WIDTH - RIGHT_MARGIN) / 2.0;
+        let unit_x = (label_w + width - RIGHT_MARGIN) / 2.0;
         svg::text(
             &mut out,
             unit_x,
@@ -147,7 +169,7 @@ impl BarChart {
     }
 }
 
-fn truncate(s: &str, max_chars: usize) -> String {
+pub(crate) fn truncate(s: &str, max_chars: usize) -> String {
     if s.chars().count() <= max_chars || max_chars < 2 {
         return s.to_string();
     }
@@ -161,14 +183,14 @@ mod tests {
     use super::*;
 
     fn chart() -> BarChart {
-        BarChart {
-            title: "Requests/s".into(),
-            unit: "req/s".into(),
-            bars: vec![
+        BarChart::new(
+            "Requests/s",
+            "req/s",
+            vec![
                 Bar::new("c/epoll", 120_000.0).with_interval(110_000.0, 125_000.0),
                 Bar::new("node/<http>", 30_000.0),
             ],
-        }
+        )
     }
 
     #[test]
@@ -182,18 +204,20 @@ mod tests {
 
     #[test]
     fn bar_chart_without_data_says_so() {
-        let svg = BarChart {
-            title: "t".into(),
-            unit: "u".into(),
-            bars: vec![],
-        }
-        .to_svg();
+        let svg = BarChart::new("t", "u", vec![]).to_svg();
         assert!(svg.contains("no data"));
     }
 
     #[test]
     fn bar_chart_output_is_deterministic() {
         assert_eq!(chart().to_svg(), chart().to_svg());
+    }
+
+    #[test]
+    fn bar_chart_takes_the_width_it_is_given() {
+        let svg = chart().with_width(500.0).to_svg();
+        assert!(svg.contains(r#"width="500""#), "{svg}");
+        assert!(chart().with_width(10.0).to_svg().contains(r#"width="320""#));
     }
 
     #[test]

@@ -1,10 +1,64 @@
-//! `serverbench compare` (not written yet).
+//! `serverbench compare OLD NEW`: the ratio NEW/OLD of each server's median req/s with its
+//! interval; `--fail-above 5%` exits 1 on a significant regression larger than 5%.
+
+use super::report::load_laps;
+use anyhow::bail;
+use serverbench_harness::compare::{compare, parse_threshold};
+use serverbench_report::{render_comparison, Format};
+use std::path::PathBuf;
 
 /// Arguments of `serverbench compare`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The results folder to compare against (the reference).
+    pub old: PathBuf,
+    /// The results folder to judge.
+    pub new: PathBuf,
+    /// Exit 1 when a server is significantly slower by more than this (e.g. `5%`): the upper
+    /// bound of its NEW/OLD interval is below 1 - PERCENT.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_threshold)]
+    pub fail_above: Option<f64>,
+    /// Output format: term, md, json or csv.
+    #[arg(long, short = 'f', default_value = "term")]
+    pub format: Format,
+}
 
 /// Runs `serverbench compare`.
-pub fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`serverbench compare` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let old = load_laps(&args.old)?;
+    let new = load_laps(&args.new)?;
+    let c = compare(&old, &new);
+    if c.rows.is_empty() {
+        bail!(
+            "{} and {} have no server x scenario x profile with successful laps in common",
+            args.old.display(),
+            args.new.display()
+        );
+    }
+    let (old_label, new_label) = (
+        args.old.display().to_string(),
+        args.new.display().to_string(),
+    );
+    print!(
+        "{}",
+        render_comparison(args.format, &c, &old_label, &new_label)
+    );
+    let Some(threshold) = args.fail_above else {
+        return Ok(0);
+    };
+    let regressions = c.regressions_above(threshold);
+    for r in &regressions {
+        let high = r.interval.map_or(r.ratio, |i| i.high);
+        eprintln!(
+            "serverbench: regression: {} ({}, {}) is {:.1}% slower (new/old {:.3}, at best {:.3}), more than --fail-above {:.1}%",
+            r.server,
+            r.scenario,
+            r.profile,
+            (1.0 - r.ratio) * 100.0,
+            r.ratio,
+            high,
+            threshold * 100.0
+        );
+    }
+    Ok(u8::from(!regressions.is_empty()))
 }

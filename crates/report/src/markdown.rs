@@ -1,0 +1,155 @@
+//! Markdown tables in the style of the Node frameworks experiment (seed 003): a configuration
+//! block, one table per scenario x profile, medals for the top three where not tied, warnings.
+
+use crate::env::{config_lines, server_version};
+use crate::text::{self, num, pad, rps_cell, speed_cell, Align};
+use crate::Exporter;
+use serde_json::Value;
+use serverbench_harness::summary::{ServerSummary, Summary, Table};
+
+/// Medals for ranks 1, 2 and 3.
+const MEDALS: [&str; 3] = ["🥇", "🥈", "🥉"];
+
+/// The Markdown exporter.
+pub struct MarkdownExporter;
+
+impl Exporter for MarkdownExporter {
+    fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
+        let mut out = String::new();
+        let config = config_lines(env);
+        if !config.is_empty() {
+            let w = config.iter().map(|(l, _)| l.len()).max().unwrap_or(0) + 2;
+            out.push_str("```\nConfiguration:\n");
+            for (label, value) in &config {
+                out.push_str(&format!(
+                    "  {}{value}\n",
+                    pad(&format!("{label}:"), w, Align::Left)
+                ));
+            }
+            out.push_str("```\n\n");
+        }
+        for table in &summary.tables {
+            out.push_str(&render_table(table, env));
+            out.push('\n');
+        }
+        if !summary.warnings.is_empty() {
+            out.push_str("**Warnings**\n\n");
+            for w in &summary.warnings {
+                out.push_str(&format!("- {}\n", escape(&w.message)));
+            }
+            out.push('\n');
+        }
+        out.push_str(
+            "Requests/s: median of the laps ± the larger half of its 95% bootstrap interval. \
+             Speed Factor: ratio of medians with its 95% interval. \
+             Medals go to the top three where the intervals do not overlap; `=` marks a shared rank.\n",
+        );
+        out
+    }
+}
+
+/// The medal of a row: only for ranks 1-3 held by this row alone.
+fn medal(t: &Table, s: &ServerSummary) -> Option<&'static str> {
+    let r = s.rank?;
+    if r > 3 || text::shared_rank(t, r) {
+        return None;
+    }
+    Some(MEDALS[r as usize - 1])
+}
+
+/// Escapes what would break a table cell or start Markdown formatting.
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|")
+        .replace('*', "\\*")
+        .replace('_', "\\_")
+}
+
+fn render_table(t: &Table, env: Option<&Value>) -> String {
+    let tcp = text::is_tcp(t);
+    let mut cols: Vec<(&str, Align)> = vec![
+        ("#", Align::Right),
+        ("Name", Align::Left),
+        ("Version", Align::Left),
+        ("Errors", Align::Right),
+        ("Speed Factor", Align::Right),
+        ("Requests/s", Align::Right),
+        ("Latency p50 (µs)", Align::Right),
+        ("Latency p99 (µs)", Align::Right),
+        ("Throughput (MB/s)", Align::Right),
+    ];
+    if tcp {
+        cols.extend([("Mbps down", Align::Right), ("Mbps up", Align::Right)]);
+    }
+    cols.extend([
+        ("Peak RSS (MB)", Align::Right),
+        ("CPU cores", Align::Right),
+        ("CPU µs/req", Align::Right),
+    ]);
+    let header: Vec<String> = cols.iter().map(|(h, _)| (*h).to_owned()).collect();
+    let rows: Vec<Vec<String>> = t.servers.iter().map(|s| row(t, s, tcp, env)).collect();
+    // At least 2 so that the separator (`:-` or `-:`) is as wide as its column.
+    let widths: Vec<usize> = text::widths(&header, &rows)
+        .into_iter()
+        .map(|w| w.max(2))
+        .collect();
+    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    let mut out = format!(
+        "### {} · {} ({}, {} connections)\n\n",
+        escape(&t.scenario),
+        escape(&t.profile),
+        t.mode,
+        t.connections
+    );
+    out.push_str(&line(
+        (0..cols.len())
+            .map(|c| pad(&header[c], widths[c], cols[c].1))
+            .collect(),
+    ));
+    out.push_str(&line(
+        (0..cols.len())
+            .map(|c| match cols[c].1 {
+                Align::Left => format!(":{}", "-".repeat(widths[c] - 1)),
+                Align::Right => format!("{}:", "-".repeat(widths[c] - 1)),
+            })
+            .collect(),
+    ));
+    for r in rows {
+        out.push_str(&line(
+            r.iter()
+                .enumerate()
+                .map(|(c, cell)| pad(cell, widths[c], cols[c].1))
+                .collect(),
+        ));
+    }
+    if let Some(b) = &t.baseline {
+        out.push_str(&format!("\nSpeed factor relative to {}.\n", escape(b)));
+    }
+    out
+}
+
+fn row(t: &Table, s: &ServerSummary, tcp: bool, env: Option<&Value>) -> Vec<String> {
+    let rps = match medal(t, s) {
+        Some(m) => format!("{m} {}", rps_cell(s, "±")),
+        None => rps_cell(s, "±"),
+    };
+    let mut cells = vec![
+        text::rank_cell(t, s),
+        escape(&s.server),
+        escape(&server_version(env, &s.server)),
+        s.errors.to_string(),
+        speed_cell(s, "–"),
+        rps,
+        num(s.latency_p50_us),
+        num(s.latency_p99_us),
+        num(s.throughput_mb_s),
+    ];
+    if tcp {
+        cells.extend([num(s.mbps_down), num(s.mbps_up)]);
+    }
+    cells.extend([
+        num(s.rss_peak_mb),
+        num(s.cores_used),
+        num(s.cpu_us_per_request),
+    ]);
+    cells
+}
