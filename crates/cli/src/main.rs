@@ -43,9 +43,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// Exit code of bad input (a usage error); 2 is kept for `load`'s "refused every connection".
+const EXIT_USAGE: u8 = 1;
+
 /// Parses the command line and runs the subcommand; returns the process exit code.
 fn run() -> anyhow::Result<u8> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are "errors" printed to stdout with success.
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return Ok(code);
+        }
+    };
     match cli.command {
         Command::Load(args) => cmd::load::run(args),
         Command::List(args) => cmd::list::run(args),

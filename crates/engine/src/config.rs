@@ -325,7 +325,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "us" | "µs" => 1e-6,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        _ => return Err(format!("`{s}`: unknown unit `{unit}` (use us, ms, s, m, h)")),
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown unit `{unit}` (use us, ms, s, m, h)"
+            ))
+        }
     };
     Ok(Duration::from_secs_f64(value * scale))
 }
@@ -337,7 +341,10 @@ mod tests {
     #[test]
     fn url_with_port_and_query_parses() {
         let u = Url::parse("http://127.0.0.1:8080/a/b?x=1").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("127.0.0.1", 8080, "/a/b?x=1"));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("127.0.0.1", 8080, "/a/b?x=1")
+        );
     }
 
     #[test]
@@ -354,9 +361,18 @@ mod tests {
 
     #[test]
     fn url_without_scheme_is_malformed() {
-        assert!(matches!(Url::parse("localhost:80/"), Err(ConfigError::BadUrl { .. })));
-        assert!(matches!(Url::parse("http://:80/"), Err(ConfigError::BadUrl { .. })));
-        assert!(matches!(Url::parse("http://h:99999/"), Err(ConfigError::BadUrl { .. })));
+        assert!(matches!(
+            Url::parse("localhost:80/"),
+            Err(ConfigError::BadUrl { .. })
+        ));
+        assert!(matches!(
+            Url::parse("http://:80/"),
+            Err(ConfigError::BadUrl { .. })
+        ));
+        assert!(matches!(
+            Url::parse("http://h:99999/"),
+            Err(ConfigError::BadUrl { .. })
+        ));
     }
 
     #[test]
@@ -369,6 +385,9 @@ mod tests {
 
     #[test]
     fn ipv6_host_port_splits() {
-        assert_eq!(split_host_port("[::1]:9000", 80).unwrap(), ("::1".to_string(), 9000));
+        assert_eq!(
+            split_host_port("[::1]:9000", 80).unwrap(),
+            ("::1".to_string(), 9000)
+        );
     }
 }

@@ -1,1 +1,233 @@
+//! serverbench's load generator: share-nothing, edge-triggered event loops (one per thread) for
+//! HTTP/1.1 (closed loop, pipelined, or constant rate) and TCP echo (stream or ping-pong).
+//!
+//! The library never prints: progress goes to an observer callback, the outcome is a
+//! [`LoadResult`] or an [`EngineError`].
+
+pub mod config;
+mod conn;
+pub mod http;
 pub mod result;
+pub mod stats;
+pub mod sys;
+mod worker;
+
+pub use config::{Config, ConfigError, HttpOptions, HttpSpec, Protocol, Schedule, Stop};
+pub use result::LoadResult;
+
+use stats::{latency_of, Stats};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// Progress reported to the observer (from the calling thread, never from the workers).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Every connection was opened (or failed): `connected` of `total` are up.
+    Connected { connected: u64, total: u64 },
+    /// Warm-up is over; measurement starts.
+    Measuring,
+    /// About once a second while the load runs.
+    Tick { elapsed: Duration },
+}
+
+/// Why a run could not produce a result.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{target} refused every connection ({attempts} attempts): is the server running?")]
+    Refused { target: String, attempts: u64 },
+    #[error("worker thread failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("worker thread panicked")]
+    Panicked,
+}
+
+/// Validates `config`, runs the load and returns the merged result.
+pub fn run(config: &Config, observer: &dyn Fn(Event)) -> Result<LoadResult, EngineError> {
+    config.validate()?;
+    let threads = config.threads.min(config.connections) as usize;
+    let plans = plans(config, threads);
+    let shared = worker::Shared {
+        barrier: Barrier::new(threads + 1),
+        connected: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+    };
+    let outcomes = std::thread::scope(|scope| {
+        let handles: Vec<_> = plans
+            .into_iter()
+            .enumerate()
+            .map(|(i, plan)| {
+                let shared = &shared;
+                std::thread::Builder::new()
+                    .name(format!("serverbench-load-{i}"))
+                    .spawn_scoped(scope, move || worker::run(config, plan, shared))
+            })
+            .collect::<Result<_, _>>()?;
+        shared.barrier.wait();
+        let connected = shared.connected.load(Ordering::SeqCst);
+        if connected == 0 {
+            shared.abort.store(true, Ordering::SeqCst);
+        }
+        observer(Event::Connected {
+            connected,
+            total: config.connections as u64,
+        });
+        shared.barrier.wait();
+        let t0 = Instant::now();
+        let cpu0 = wait_measuring(config, t0, &handles, observer);
+        let outcomes: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        let cpu_s = sys::process_cpu_s() - cpu0;
+        Ok::<_, EngineError>((outcomes, cpu_s, connected))
+    });
+    let (outcomes, cpu_s, connected) = outcomes?;
+    let mut measured_ns = 0;
+    let mut merged: Option<Stats> = None;
+    let mut refused = 0;
+    for o in outcomes {
+        let o = o.map_err(|_| EngineError::Panicked)??;
+        refused += o.connect_failures_at_setup;
+        measured_ns = measured_ns.max(o.measured_ns);
+        match &mut merged {
+            None => merged = Some(o.stats),
+            Some(m) => m.merge(&o.stats),
+        }
+    }
+    if connected == 0 {
+        return Err(EngineError::Refused {
+            target: config.addr.to_string(),
+            attempts: refused.max(config.connections as u64),
+        });
+    }
+    let stats = merged.unwrap_or_else(|| Stats::new(false));
+    let duration = match config.stop {
+        Stop::Duration(d) => d,
+        Stop::Requests(_) => Duration::from_nanos(measured_ns),
+    };
+    Ok(build_result(config, threads, &stats, duration, cpu_s))
+}
+
+/// Sleeps through warm-up (reporting ticks); returns the process CPU time when measurement began.
+fn wait_measuring<T>(
+    config: &Config,
+    t0: Instant,
+    handles: &[std::thread::ScopedJoinHandle<'_, T>],
+    observer: &dyn Fn(Event),
+) -> f64 {
+    let mut cpu0 = None;
+    let mut next_tick = Duration::from_secs(1);
+    loop {
+        let elapsed = t0.elapsed();
+        if cpu0.is_none() && elapsed >= config.warmup {
+            cpu0 = Some(sys::process_cpu_s());
+            observer(Event::Measuring);
+        }
+        if handles.iter().all(|h| h.is_finished()) {
+            return cpu0.unwrap_or_else(sys::process_cpu_s);
+        }
+        if elapsed >= next_tick {
+            observer(Event::Tick { elapsed });
+            next_tick += Duration::from_secs(1);
+        }
+        let until = if cpu0.is_none() {
+            config.warmup
+        } else {
+            next_tick
+        };
+        let nap = until.saturating_sub(elapsed).min(Duration::from_millis(50));
+        std::thread::sleep(nap.max(Duration::from_micros(200)));
+    }
+}
+
+/// Splits connections, `-n` and `-R` statically across threads.
+fn plans(config: &Config, threads: usize) -> Vec<worker::Plan> {
+    let t = threads as u64;
+    let c = config.connections as u64;
+    (0..t)
+        .map(|i| {
+            let share = |total: u64| total / t + u64::from(i < total % t);
+            worker::Plan {
+                connections: share(c) as usize,
+                quota: match config.stop {
+                    Stop::Requests(n) => Some(share(n)),
+                    Stop::Duration(_) => None,
+                },
+                rate_interval_ns: match config.schedule {
+                    Schedule::Rate { per_second } => Some(1e9 * t as f64 / per_second),
+                    Schedule::ClosedLoop { .. } => None,
+                },
+                connect_interval_ns: config
+                    .connect_rate
+                    .map_or(0, |r| (1e9 * t as f64 / r) as u64),
+                cpu: (!config.cpus.is_empty()).then(|| config.cpus[i as usize % config.cpus.len()]),
+            }
+        })
+        .filter(|p| p.connections > 0)
+        .collect()
+}
+
+fn build_result(
+    config: &Config,
+    threads: usize,
+    s: &Stats,
+    duration: Duration,
+    cpu_s: f64,
+) -> result::LoadResult {
+    let secs = duration.as_secs_f64().max(1e-9);
+    let (mode, message_len) = match &config.protocol {
+        Protocol::Http(_) => ("http", 0),
+        Protocol::TcpStream { message } => ("tcp-stream", message.len() as u64),
+        Protocol::TcpPingPong { .. } => ("tcp-pingpong", 0),
+    };
+    let requests = s.bytes_read.checked_div(message_len).unwrap_or(s.requests);
+    let ran_on = if config.cpus.is_empty() {
+        threads.min(sys::affinity_cpus().len())
+    } else {
+        let mut used: Vec<usize> = (0..threads)
+            .map(|i| config.cpus[i % config.cpus.len()])
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        used.len()
+    }
+    .max(1);
+    let rate = matches!(config.schedule, Schedule::Rate { .. });
+    let tcp = mode != "http";
+    let mbps = |b: u64| b as f64 * 8.0 / secs / 1e6;
+    result::LoadResult {
+        mode: mode.to_string(),
+        target: config.target.clone(),
+        connections: config.connections,
+        threads: threads as u32,
+        requests,
+        duration_s: secs,
+        rps: requests as f64 / secs,
+        bytes_read: s.bytes_read,
+        bytes_written: s.bytes_written,
+        latency_us: latency_of(&s.latency),
+        errors: s.errors.clone(),
+        status: s
+            .status
+            .iter()
+            .enumerate()
+            .filter(|&(code, &n)| code > 0 && n > 0)
+            .map(|(code, &n)| (code.to_string(), n))
+            .collect(),
+        client_cpu_s: cpu_s,
+        client_cpu_us_per_request: (requests > 0).then(|| cpu_s * 1e6 / requests as f64),
+        client_saturated: cpu_s / (secs * ran_on as f64) >= 0.9,
+        timeline: s.timeline(duration.as_secs_f64().ceil() as usize),
+        rate_target: match config.schedule {
+            Schedule::Rate { per_second } => Some(per_second),
+            Schedule::ClosedLoop { .. } => None,
+        },
+        rate_achieved: rate.then(|| s.sent as f64 / secs),
+        late: rate.then_some(s.late),
+        latency_us_uncorrected: s.uncorrected.as_ref().map(latency_of),
+        mbps_down: tcp.then(|| mbps(s.bytes_read)),
+        mbps_up: tcp.then(|| mbps(s.bytes_written)),
+        bytes_per_connection: tcp
+            .then(|| (s.bytes_read + s.bytes_written) as f64 / config.connections as f64),
+    }
+}

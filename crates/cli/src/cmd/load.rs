@@ -1,10 +1,225 @@
-//! `serverbench load` (not written yet).
+//! `serverbench load`: HTTP/1.1 or TCP echo load from the engine, a human summary or JSON.
+
+mod summary;
+
+use anyhow::{bail, Context};
+use serverbench_engine::config::{self, parse_duration, split_host_port};
+use serverbench_engine::{Config, EngineError, Event, HttpOptions, Protocol, Schedule, Stop};
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
 
 /// Arguments of `serverbench load`.
-#[derive(clap::Args)]
-pub struct Args {}
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  serverbench load -c 50 -d 10s http://127.0.0.1:8080/hello\n  \
+    serverbench load -R 2000 -d 30s http://127.0.0.1:8080/hello\n  \
+    serverbench load --tcp 127.0.0.1:9000 --mode stream --message 'hello world' -d 10s"
+)]
+pub struct Args {
+    /// URL(s) to load, all on one host:port; several URLs are rotated per request.
+    #[arg(value_name = "URL")]
+    urls: Vec<String>,
+    /// TCP echo target instead of HTTP.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "urls")]
+    tcp: Option<String>,
+    /// TCP mode: `stream` (write continuously, count bytes) or `pingpong` (timed echoes).
+    #[arg(long, value_enum, default_value = "pingpong", requires = "tcp")]
+    mode: TcpMode,
+    /// TCP stream: the message written repeatedly.
+    #[arg(long, default_value = "hello world", requires = "tcp")]
+    message: String,
+    /// TCP ping-pong: message size in bytes.
+    #[arg(long, default_value_t = 64, requires = "tcp")]
+    size: usize,
+    /// Open connections.
+    #[arg(short, long, default_value_t = 50)]
+    connections: u32,
+    /// Worker threads (default: the CPUs this process may run on).
+    #[arg(short, long)]
+    threads: Option<u32>,
+    /// How long to measure, e.g. 500ms, 10s, 1m (default 10s unless -n is given).
+    #[arg(short, long)]
+    duration: Option<String>,
+    /// Stop after this many requests.
+    #[arg(short = 'n', long, conflicts_with = "duration")]
+    requests: Option<u64>,
+    /// Load without measuring for this long first.
+    #[arg(long, default_value = "0s")]
+    warmup: String,
+    /// Per-request timeout; a timed-out connection is counted and reopened.
+    #[arg(long, default_value = "2s")]
+    timeout: String,
+    /// Pin worker threads to these CPUs, e.g. 1,3.
+    #[arg(long, value_delimiter = ',')]
+    cpus: Vec<usize>,
+    /// Extra request header `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header")]
+    headers: Vec<String>,
+    /// HTTP method.
+    #[arg(short, long, default_value = "GET")]
+    method: String,
+    /// Request body.
+    #[arg(long, conflicts_with = "body_file")]
+    body: Option<String>,
+    /// Request body read from a file.
+    #[arg(long)]
+    body_file: Option<std::path::PathBuf>,
+    /// Requests in flight per connection (HTTP/1.1 pipelining).
+    #[arg(short, long, default_value_t = 1)]
+    pipeline: u32,
+    /// Open loop at this many requests/s in total (latency from the intended send time).
+    #[arg(short = 'R', long)]
+    rate: Option<f64>,
+    /// Status codes that are not errors (default: any 2xx), e.g. 200,404.
+    #[arg(long, value_delimiter = ',')]
+    expect_status: Vec<u16>,
+    /// Every body must match the first body of its URL in length and checksum.
+    #[arg(long)]
+    verify: bool,
+    /// New connections per second while ramping up (measurement starts when all are up).
+    #[arg(long)]
+    connect_rate: Option<f64>,
+    /// Print the result as JSON (spec/load-result.schema.json) instead of the summary.
+    #[arg(long)]
+    json: bool,
+    /// Write the JSON result to this file (the summary still goes to stdout).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum TcpMode {
+    Stream,
+    Pingpong,
+}
 
 /// Runs `serverbench load`.
-pub fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("`serverbench load` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<u8> {
+    let config = match build_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("serverbench load: {e:#}");
+            return Ok(1);
+        }
+    };
+    let quiet = args.quiet || args.json || !std::io::stderr().is_terminal();
+    let observer = |ev: Event| {
+        if quiet {
+            return;
+        }
+        match ev {
+            Event::Connected { connected, total } if connected < total => {
+                eprintln!("{connected} of {total} connections up")
+            }
+            Event::Tick { elapsed } => {
+                eprint!("\r{:>4}s", elapsed.as_secs());
+                let _ = std::io::stderr().flush();
+            }
+            _ => {}
+        }
+    };
+    let result = match serverbench_engine::run(&config, &observer) {
+        Ok(r) => r,
+        Err(e @ EngineError::Refused { .. }) => {
+            eprintln!("serverbench load: {e}");
+            return Ok(2);
+        }
+        Err(EngineError::Config(e)) => {
+            eprintln!("serverbench load: {e}");
+            return Ok(1);
+        }
+        Err(e) => return Err(e).context("serverbench load"),
+    };
+    if !quiet {
+        eprint!("\r");
+    }
+    let json = serde_json::to_string_pretty(&result).context("serializing the result")?;
+    if let Some(path) = &args.output {
+        std::fs::write(path, format!("{json}\n"))
+            .with_context(|| format!("writing --output {}", path.display()))?;
+    }
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{}", summary::render(&result));
+    }
+    Ok(0)
+}
+
+/// Turns the flags into an engine configuration; errors are one line naming the flag.
+fn build_config(a: &Args) -> anyhow::Result<Config> {
+    let (addr, target, protocol) = if let Some(tcp) = &a.tcp {
+        let (host, port) =
+            split_host_port(tcp, 0).map_err(|why| anyhow::anyhow!("--tcp `{tcp}`: {why}"))?;
+        if port == 0 {
+            bail!("--tcp `{tcp}`: give HOST:PORT");
+        }
+        let addr = config::resolve(&host, port)?;
+        let protocol = match a.mode {
+            TcpMode::Stream => Protocol::TcpStream {
+                message: a.message.clone().into_bytes(),
+            },
+            TcpMode::Pingpong => Protocol::TcpPingPong { size: a.size },
+        };
+        (addr, vec![tcp.clone()], protocol)
+    } else {
+        let body = match (&a.body, &a.body_file) {
+            (Some(b), _) => Some(b.clone().into_bytes()),
+            (None, Some(f)) => {
+                Some(std::fs::read(f).with_context(|| format!("--body-file {}", f.display()))?)
+            }
+            (None, None) => None,
+        };
+        let opts = HttpOptions {
+            method: a.method.to_ascii_uppercase(),
+            headers: a.headers.clone(),
+            body,
+            expect_status: a.expect_status.clone(),
+            verify: a.verify,
+        };
+        let (addr, protocol) = config::http_target(&a.urls, &opts)?;
+        (addr, a.urls.clone(), protocol)
+    };
+    let schedule = match a.rate {
+        Some(_) if a.pipeline > 1 => bail!("-R/--rate cannot be combined with -p/--pipeline > 1"),
+        Some(per_second) => Schedule::Rate { per_second },
+        None => Schedule::ClosedLoop { depth: a.pipeline },
+    };
+    let stop = match (&a.duration, a.requests) {
+        (_, Some(n)) => Stop::Requests(n),
+        (Some(d), None) => Stop::Duration(flag_duration("-d/--duration", d)?),
+        (None, None) => Stop::Duration(Duration::from_secs(10)),
+    };
+    let available = serverbench_engine::sys::affinity_cpus();
+    if let Some(bad) = a.cpus.iter().find(|c| !available.contains(c)) {
+        bail!("--cpus: CPU {bad} is not available (allowed: {available:?})");
+    }
+    let threads = a.threads.unwrap_or(if a.cpus.is_empty() {
+        available.len()
+    } else {
+        a.cpus.len()
+    } as u32);
+    let config = Config {
+        addr,
+        target,
+        protocol,
+        schedule,
+        stop,
+        connections: a.connections,
+        threads,
+        warmup: flag_duration("--warmup", &a.warmup)?,
+        timeout: flag_duration("--timeout", &a.timeout)?,
+        cpus: a.cpus.clone(),
+        connect_rate: a.connect_rate,
+    };
+    config.validate()?;
+    Ok(config)
+}
+
+/// Parses a duration flag; the error names the flag.
+fn flag_duration(flag: &str, value: &str) -> anyhow::Result<Duration> {
+    parse_duration(value).map_err(|why| anyhow::anyhow!("{flag}: {why}"))
 }

@@ -1,0 +1,243 @@
+//! `serverbench load` end to end: the real binary against in-process loopback servers.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::process::{Command, Output};
+
+fn serverbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .arg("load")
+        .args(args)
+        .output()
+        .expect("run serverbench")
+}
+
+/// A keep-alive HTTP server answering every request with `Hello World!`.
+fn hello_server() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                let mut pending = Vec::new();
+                loop {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => pending.extend_from_slice(&buf[..n]),
+                    }
+                    let mut out = Vec::new();
+                    while let Some(i) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        pending.drain(..i + 4);
+                        out.extend_from_slice(
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!",
+                        );
+                    }
+                    if s.write_all(&out).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// Bad input: exit 1 and exactly one line on stderr that mentions `needle`.
+fn assert_bad_input(args: &[&str], needle: &str) {
+    let out = serverbench(args);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected `{needle}` in {err}"
+    );
+}
+
+#[test]
+fn malformed_url_gives_one_clear_line() {
+    assert_bad_input(&["-d", "100ms", "localhost:8080/x"], "malformed URL");
+}
+
+#[test]
+fn https_url_says_tls_is_not_supported() {
+    assert_bad_input(&["-d", "100ms", "https://127.0.0.1/"], "TLS");
+}
+
+#[test]
+fn unresolvable_host_gives_one_clear_line() {
+    assert_bad_input(
+        &["-d", "100ms", "http://no-such-host.invalid/"],
+        "cannot resolve host",
+    );
+}
+
+#[test]
+fn zero_connections_names_the_flag() {
+    let url = format!("http://{}/", hello_server());
+    assert_bad_input(&["-c", "0", "-d", "100ms", &url], "--connections");
+}
+
+#[test]
+fn rate_with_pipelining_is_refused() {
+    let url = format!("http://{}/", hello_server());
+    assert_bad_input(&["-R", "100", "-p", "2", "-d", "100ms", &url], "--pipeline");
+}
+
+#[test]
+fn zero_duration_names_the_flag() {
+    let url = format!("http://{}/", hello_server());
+    assert_bad_input(&["-d", "0", &url], "--duration");
+}
+
+#[test]
+fn unparsable_duration_names_the_flag() {
+    assert_bad_input(&["-d", "ten", "http://127.0.0.1:1/"], "--duration");
+}
+
+#[test]
+fn refused_port_exits_2_and_says_so() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = serverbench(&[
+        "-c",
+        "3",
+        "-d",
+        "200ms",
+        &format!("http://127.0.0.1:{port}/"),
+    ]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("refused every connection (3 attempts)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_output_has_the_documented_keys() {
+    let url = format!("http://{}/hello", hello_server());
+    let out = serverbench(&["-c", "4", "-t", "2", "-d", "300ms", "--json", &url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "requests",
+        "duration_s",
+        "rps",
+        "bytes_read",
+        "bytes_written",
+        "latency_us",
+        "errors",
+        "status",
+        "client_cpu_s",
+        "client_cpu_us_per_request",
+        "client_saturated",
+        "timeline",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert!(v["requests"].as_u64().unwrap() > 0);
+    assert_eq!(v["status"]["200"], v["requests"]);
+}
+
+#[test]
+fn summary_shows_percentiles_and_output_file_gets_json() {
+    let url = format!("http://{}/hello", hello_server());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    let out = serverbench(&["-c", "2", "-d", "300ms", "-o", file.to_str().unwrap(), &url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("p99") && text.contains("200:") && text.contains("Errors"),
+        "{text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(v["rps"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn rate_mode_reports_corrected_and_uncorrected_latency() {
+    let url = format!("http://{}/hello", hello_server());
+    let out = serverbench(&["-c", "4", "-R", "500", "-d", "300ms", "--json", &url]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rate_target"], 500.0);
+    assert!(v["latency_us_uncorrected"]["p99"].is_number());
+    assert!(v["late"].is_u64());
+}
+
+/// A TCP echo server.
+fn echo_server() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 65536];
+                while let Ok(n @ 1..) = s.read(&mut buf) {
+                    if s.write_all(&buf[..n]).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn tcp_stream_reports_equal_bytes_both_ways_and_mbps() {
+    let addr = echo_server().to_string();
+    let args = [
+        "--tcp",
+        &addr,
+        "--mode",
+        "stream",
+        "--message",
+        "hello world",
+        "-c",
+        "2",
+    ];
+    let out = serverbench(&[&args[..], &["-d", "300ms", "--json"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["mode"], "tcp-stream");
+    assert_eq!(v["bytes_read"], v["bytes_written"]);
+    assert!(v["mbps_down"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn tcp_pingpong_times_each_echo() {
+    let addr = echo_server().to_string();
+    let out = serverbench(&[
+        "--tcp", &addr, "--mode", "pingpong", "--size", "64", "-n", "500", "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"], 500);
+    assert_eq!(v["bytes_read"], 32_000);
+}
+
+#[test]
+fn a_non_numeric_connection_count_is_bad_input_with_exit_1_not_2() {
+    let out = serverbench(&["load", "-c", "abc", "http://127.0.0.1:9/hello"]);
+    assert_eq!(out.status.code(), Some(1), "2 means refused connections");
+    assert!(stderr_of(&out).contains("--connections"));
+}
+
+#[test]
+fn help_exits_0() {
+    let out = serverbench(&["load", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--pipeline"));
+}

@@ -1,0 +1,173 @@
+//! One client connection: socket, framing state and the requests in flight on it.
+
+use crate::http::ResponseParser;
+use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+
+/// A request on the wire, waiting for its response.
+#[derive(Debug, Clone, Copy)]
+pub struct Inflight {
+    /// When it should have been sent (`-R`), or when it was sent (closed loop).
+    pub intended: u64,
+    pub sent: u64,
+    pub url: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Waiting to reconnect at this time (after a refused connect).
+    Backoff(u64),
+    /// Connect started at this time.
+    Connecting(u64),
+    Ready,
+}
+
+/// What a write attempt ended with.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flushed {
+    /// Everything pending was written.
+    All,
+    /// The socket is full: the edge-triggered writable event will call us back.
+    Blocked,
+    Failed,
+}
+
+pub struct Conn {
+    pub sock: Option<TcpStream>,
+    pub state: State,
+    pub parser: ResponseParser,
+    pub inflight: VecDeque<Inflight>,
+    pub out: Vec<u8>,
+    pub out_pos: usize,
+    /// TCP ping-pong: bytes of the current echo received so far.
+    pub got: usize,
+    /// TCP stream: bytes read and written on this connection.
+    pub rd: u64,
+    pub wr: u64,
+    /// In the `-R` idle list.
+    pub idle: bool,
+}
+
+impl Conn {
+    pub fn new(parser: ResponseParser, depth: usize) -> Self {
+        Conn {
+            sock: None,
+            state: State::Backoff(0),
+            parser,
+            inflight: VecDeque::with_capacity(depth),
+            out: Vec::new(),
+            out_pos: 0,
+            got: 0,
+            rd: 0,
+            wr: 0,
+            idle: false,
+        }
+    }
+
+    /// Starts a non-blocking connect, registered once for read and write (edge-triggered).
+    pub fn connect(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        addr: SocketAddr,
+        now: u64,
+    ) -> io::Result<()> {
+        let mut sock = TcpStream::connect(addr)?;
+        sock.set_nodelay(true)?;
+        registry.register(&mut sock, token, Interest::READABLE | Interest::WRITABLE)?;
+        self.sock = Some(sock);
+        self.state = State::Connecting(now);
+        Ok(())
+    }
+
+    /// Checks a connecting socket after an event: `Some(true)` connected, `Some(false)` failed,
+    /// `None` still in progress.
+    pub fn check_connected(&mut self) -> Option<bool> {
+        let sock = self.sock.as_ref()?;
+        match sock.take_error() {
+            Ok(Some(_)) | Err(_) => return Some(false),
+            Ok(None) => {}
+        }
+        match sock.peer_addr() {
+            Ok(_) => {
+                self.state = State::Ready;
+                Some(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => None,
+            Err(_) => Some(false),
+        }
+    }
+
+    /// Drops the socket and all per-connection state; returns how many requests were in flight.
+    pub fn close(&mut self, registry: &Registry, backoff_until: u64) -> usize {
+        if let Some(mut sock) = self.sock.take() {
+            let _ = registry.deregister(&mut sock);
+        }
+        let lost = self.inflight.len();
+        self.inflight.clear();
+        self.out.clear();
+        self.out_pos = 0;
+        self.got = 0;
+        self.rd = 0;
+        self.wr = 0;
+        self.parser.reset();
+        self.idle = false;
+        self.state = State::Backoff(backoff_until);
+        lost
+    }
+
+    /// Writes what is pending in `out`; returns the bytes written and how it ended.
+    pub fn flush(&mut self) -> (usize, Flushed) {
+        let Some(sock) = self.sock.as_mut() else {
+            return (0, Flushed::Failed);
+        };
+        let mut total = 0;
+        while self.out_pos < self.out.len() {
+            match sock.write(&self.out[self.out_pos..]) {
+                Ok(n) => {
+                    self.out_pos += n;
+                    total += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return (total, Flushed::Blocked)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return (total, Flushed::Failed),
+            }
+        }
+        self.out.clear();
+        self.out_pos = 0;
+        (total, Flushed::All)
+    }
+
+    /// TCP stream: writes `pattern` (the message repeated) from where this connection left off,
+    /// until the socket is full.
+    pub fn stream_write(
+        &mut self,
+        pattern: &[u8],
+        message_len: usize,
+        chunk: usize,
+    ) -> (usize, Flushed) {
+        let Some(sock) = self.sock.as_mut() else {
+            return (0, Flushed::Failed);
+        };
+        let mut total = 0;
+        loop {
+            let off = (self.wr % message_len as u64) as usize;
+            match sock.write(&pattern[off..off + chunk]) {
+                Ok(n) => {
+                    self.wr += n as u64;
+                    total += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return (total, Flushed::Blocked)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return (total, Flushed::Failed),
+            }
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! Per-thread statistics (no sharing on the hot path), merged into a `LoadResult` at the end.
+
+use crate::result::{Errors, Latency, TimelinePoint};
+use hdrhistogram::Histogram;
+
+/// The error kinds of `Errors`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Connect,
+    Read,
+    Write,
+    Timeout,
+    Parse,
+    Status,
+    Body,
+}
+
+/// 1 µs to 60 s, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Log-linear buckets (8 per power of two) for the per-second p99: fixed size, no samples kept.
+const SUB: u32 = 8;
+const BUCKETS: usize = 8 + 34 * SUB as usize;
+
+fn bucket_of(us: u64) -> usize {
+    let v = us.clamp(1, (1 << 36) - 1);
+    if v < 8 {
+        return v as usize;
+    }
+    let e = 63 - v.leading_zeros();
+    (8 + (e - 3) * SUB + ((v >> (e - 3)) as u32 - 8)) as usize
+}
+
+fn bucket_mid(b: usize) -> f64 {
+    if b < 8 {
+        return b as f64;
+    }
+    let e = (b - 8) as u32 / SUB + 3;
+    let sub = (b - 8) as u64 % SUB as u64 + 8;
+    let lo = sub << (e - 3);
+    lo as f64 + (1u64 << (e - 3)) as f64 / 2.0
+}
+
+/// One second of one thread.
+#[derive(Clone)]
+pub struct Second {
+    pub requests: u64,
+    pub errors: u64,
+    pub sum_us: u64,
+    pub bytes_read: u64,
+    pub buckets: [u32; BUCKETS],
+}
+
+impl Default for Second {
+    fn default() -> Self {
+        Second {
+            requests: 0,
+            errors: 0,
+            sum_us: 0,
+            bytes_read: 0,
+            buckets: [0; BUCKETS],
+        }
+    }
+}
+
+impl Second {
+    fn merge(&mut self, o: &Second) {
+        self.requests += o.requests;
+        self.errors += o.errors;
+        self.sum_us += o.sum_us;
+        self.bytes_read += o.bytes_read;
+        for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
+            *a += b;
+        }
+    }
+
+    fn point(&self, second: u32) -> TimelinePoint {
+        let count: u64 = self.buckets.iter().map(|&c| c as u64).sum();
+        let mut p99 = 0.0;
+        if count > 0 {
+            let want = (count as f64 * 0.99).ceil() as u64;
+            let mut acc = 0u64;
+            for (b, &c) in self.buckets.iter().enumerate() {
+                acc += c as u64;
+                if acc >= want {
+                    p99 = bucket_mid(b);
+                    break;
+                }
+            }
+        }
+        TimelinePoint {
+            second,
+            requests: self.requests,
+            errors: self.errors,
+            latency_mean_us: if count > 0 {
+                self.sum_us as f64 / count as f64
+            } else {
+                0.0
+            },
+            latency_p99_us: p99,
+            bytes_read: self.bytes_read,
+        }
+    }
+}
+
+/// Everything one worker thread measured.
+pub struct Stats {
+    pub latency: Histogram<u64>,
+    /// `-R` only: latency from the actual send.
+    pub uncorrected: Option<Histogram<u64>>,
+    pub errors: Errors,
+    pub status: Vec<u64>,
+    pub requests: u64,
+    /// Requests sent during measurement (`-R`: the achieved send rate).
+    pub sent: u64,
+    pub late: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub seconds: Vec<Second>,
+    start: u64,
+    end: u64,
+    cur_end: u64,
+}
+
+impl Stats {
+    pub fn new(rate: bool) -> Self {
+        Stats {
+            latency: new_histogram(),
+            uncorrected: rate.then(new_histogram),
+            errors: Errors::default(),
+            status: vec![0; 600],
+            requests: 0,
+            sent: 0,
+            late: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+            seconds: Vec::new(),
+            start: u64::MAX,
+            end: u64::MAX,
+            cur_end: 0,
+        }
+    }
+
+    /// Sets the measured window `[start, end)` in monotonic ns.
+    pub fn set_window(&mut self, start: u64, end: u64) {
+        self.start = start;
+        self.end = end;
+        self.cur_end = start;
+    }
+
+    #[inline]
+    pub fn measuring(&self, now: u64) -> bool {
+        now >= self.start && now < self.end
+    }
+
+    #[inline]
+    fn second(&mut self, now: u64) -> &mut Second {
+        if now >= self.cur_end {
+            let idx = ((now - self.start) / 1_000_000_000) as usize;
+            if self.seconds.len() <= idx {
+                self.seconds.resize(idx + 1, Second::default());
+            }
+            self.cur_end = self.start + (idx as u64 + 1) * 1_000_000_000;
+        }
+        self.seconds.last_mut().expect("at least one second")
+    }
+
+    /// A completed request: `lat_ns` from the intended send, `uncorrected_ns` from the actual one.
+    #[inline]
+    pub fn record(&mut self, now: u64, lat_ns: u64, uncorrected_ns: u64, status: u16) {
+        if !self.measuring(now) {
+            return;
+        }
+        let us = lat_ns.div_ceil(1000).max(1);
+        self.requests += 1;
+        self.latency.saturating_record(us);
+        if let Some(h) = &mut self.uncorrected {
+            h.saturating_record(uncorrected_ns.div_ceil(1000).max(1));
+        }
+        if let Some(s) = self.status.get_mut(status as usize) {
+            *s += 1;
+        }
+        let sec = self.second(now);
+        sec.requests += 1;
+        sec.sum_us += us;
+        sec.buckets[bucket_of(us)] += 1;
+    }
+
+    /// A response with a status but nothing else to time (e.g. counted as an error too).
+    #[inline]
+    pub fn error(&mut self, now: u64, kind: ErrorKind) {
+        if !self.measuring(now) {
+            return;
+        }
+        let e = &mut self.errors;
+        match kind {
+            ErrorKind::Connect => e.connect += 1,
+            ErrorKind::Read => e.read += 1,
+            ErrorKind::Write => e.write += 1,
+            ErrorKind::Timeout => e.timeout += 1,
+            ErrorKind::Parse => e.parse += 1,
+            ErrorKind::Status => e.status += 1,
+            ErrorKind::Body => e.body += 1,
+        }
+        self.second(now).errors += 1;
+    }
+
+    #[inline]
+    pub fn read(&mut self, now: u64, n: usize) {
+        if self.measuring(now) {
+            self.bytes_read += n as u64;
+            self.second(now).bytes_read += n as u64;
+        }
+    }
+
+    #[inline]
+    pub fn wrote(&mut self, now: u64, n: usize) {
+        if self.measuring(now) {
+            self.bytes_written += n as u64;
+        }
+    }
+
+    #[inline]
+    pub fn sent(&mut self, now: u64, late: bool) {
+        if self.measuring(now) {
+            self.sent += 1;
+            self.late += late as u64;
+        }
+    }
+
+    /// Adds another thread's statistics into this one.
+    pub fn merge(&mut self, o: &Stats) {
+        self.latency.add(&o.latency).expect("same histogram bounds");
+        if let (Some(a), Some(b)) = (&mut self.uncorrected, &o.uncorrected) {
+            a.add(b).expect("same histogram bounds");
+        }
+        let (a, b) = (&mut self.errors, &o.errors);
+        a.connect += b.connect;
+        a.read += b.read;
+        a.write += b.write;
+        a.timeout += b.timeout;
+        a.parse += b.parse;
+        a.status += b.status;
+        a.body += b.body;
+        for (x, y) in self.status.iter_mut().zip(&o.status) {
+            *x += y;
+        }
+        self.requests += o.requests;
+        self.sent += o.sent;
+        self.late += o.late;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        if self.seconds.len() < o.seconds.len() {
+            self.seconds.resize(o.seconds.len(), Second::default());
+        }
+        for (x, y) in self.seconds.iter_mut().zip(&o.seconds) {
+            x.merge(y);
+        }
+    }
+
+    /// The per-second timeline, cut to `seconds` points.
+    pub fn timeline(&self, seconds: usize) -> Vec<TimelinePoint> {
+        self.seconds
+            .iter()
+            .take(seconds)
+            .enumerate()
+            .map(|(i, s)| s.point(i as u32))
+            .collect()
+    }
+}
+
+/// Percentiles and moments of a histogram, in microseconds.
+pub fn latency_of(h: &Histogram<u64>) -> Latency {
+    if h.is_empty() {
+        return Latency::default();
+    }
+    let q = |x: f64| h.value_at_quantile(x) as f64;
+    Latency {
+        p50: q(0.5),
+        p75: q(0.75),
+        p90: q(0.9),
+        p99: q(0.99),
+        p999: q(0.999),
+        p9999: q(0.9999),
+        max: h.max() as f64,
+        mean: h.mean(),
+        stdev: h.stdev(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_monotonic_and_close_to_the_value() {
+        let mut last = 0;
+        for v in [1u64, 7, 8, 9, 15, 16, 100, 1000, 123_456, 60_000_000] {
+            let b = bucket_of(v);
+            assert!(b >= last);
+            last = b;
+            let mid = bucket_mid(b);
+            assert!(
+                (mid - v as f64).abs() <= v as f64 * 0.07 + 0.5,
+                "{v} -> {mid}"
+            );
+        }
+    }
+
+    #[test]
+    fn merged_threads_add_up_per_second() {
+        let mut a = Stats::new(false);
+        let mut b = Stats::new(false);
+        a.set_window(0, u64::MAX);
+        b.set_window(0, u64::MAX);
+        a.record(10, 1000, 1000, 200);
+        b.record(1_500_000_000, 2000, 2000, 404);
+        b.error(1_600_000_000, ErrorKind::Read);
+        a.merge(&b);
+        let t = a.timeline(10);
+        assert_eq!(t.len(), 2);
+        assert_eq!((t[0].requests, t[1].requests, t[1].errors), (1, 1, 1));
+        assert_eq!((a.status[200], a.status[404], a.errors.read), (1, 1, 1));
+    }
+
+    #[test]
+    fn nothing_is_recorded_outside_the_window() {
+        let mut s = Stats::new(false);
+        s.set_window(100, 200);
+        s.record(50, 1, 1, 200);
+        s.record(250, 1, 1, 200);
+        assert_eq!(s.requests, 0);
+    }
+}

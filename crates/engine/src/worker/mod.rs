@@ -1,0 +1,587 @@
+//! The one worker loop: an edge-triggered mio poll per thread over a static share of the
+//! connections, parameterised by protocol x schedule x stop.
+
+use crate::config::{Config, Protocol, Schedule, Stop};
+use crate::conn::{Conn, Flushed, Inflight, State};
+use crate::http::{Response, ResponseParser};
+use crate::stats::{ErrorKind, Stats};
+use crate::sys::{self, TimerFd};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Barrier;
+use std::time::Duration;
+
+mod phases;
+
+const TIMER: Token = Token(usize::MAX - 1);
+const READ_BUF: usize = 64 * 1024;
+const STREAM_CHUNK: usize = 64 * 1024;
+const TICK_NS: u64 = 10_000_000;
+const BACKOFF_NS: u64 = 10_000_000;
+const LATE_NS: u64 = 1_000_000;
+const DRAIN_NS: u64 = 1_000_000_000;
+
+/// This thread's share of the work.
+pub struct Plan {
+    pub connections: usize,
+    /// `-n`: requests this thread completes (None: run for the duration).
+    pub quota: Option<u64>,
+    /// `-R`: nanoseconds between this thread's sends.
+    pub rate_interval_ns: Option<f64>,
+    /// `--connect-rate`: nanoseconds between this thread's connects during ramp-up.
+    pub connect_interval_ns: u64,
+    pub cpu: Option<usize>,
+}
+
+/// The only state threads share, touched during setup only.
+pub struct Shared {
+    pub barrier: Barrier,
+    pub connected: AtomicU64,
+    pub abort: AtomicBool,
+}
+
+/// What one thread hands back.
+pub struct Outcome {
+    pub stats: Stats,
+    pub connect_failures_at_setup: u64,
+    /// Nanoseconds from the start of measurement to the end of this thread's loop.
+    pub measured_ns: u64,
+}
+
+/// What a poll event says about reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Readable {
+    No,
+    Data,
+    /// The peer closed or the socket has an error: read to EOF/EAGAIN.
+    Closed,
+}
+
+struct RateState {
+    interval: f64,
+    start: u64,
+    k: u64,
+    idle: Vec<usize>,
+    timer: TimerFd,
+}
+
+impl RateState {
+    fn next_due(&self) -> u64 {
+        self.start + (self.k as f64 * self.interval) as u64
+    }
+}
+
+struct Worker<'a> {
+    cfg: &'a Config,
+    poll: Poll,
+    conns: Vec<Conn>,
+    buf: Vec<u8>,
+    pattern: Vec<u8>,
+    stats: Stats,
+    depth: usize,
+    issued: u64,
+    done: u64,
+    quota: u64,
+    rate: Option<RateState>,
+    first_body: Vec<Option<(u64, u64)>>,
+    next_url: usize,
+    timeout_ns: u64,
+    end: u64,
+    stopping: bool,
+}
+
+/// Runs one worker thread from setup to the end of the run.
+pub fn run(cfg: &Config, plan: Plan, shared: &Shared) -> io::Result<Outcome> {
+    let built = match plan.cpu {
+        Some(cpu) => sys::pin_current_thread(cpu).and_then(|()| Worker::new(cfg, &plan)),
+        None => Worker::new(cfg, &plan),
+    };
+    let mut w = match built {
+        Ok(w) => w,
+        Err(e) => {
+            shared.barrier.wait();
+            shared.barrier.wait();
+            return Err(e);
+        }
+    };
+    let setup_failures = w.setup(&plan);
+    shared
+        .connected
+        .fetch_add(plan.connections as u64 - setup_failures, Ordering::SeqCst);
+    shared.barrier.wait();
+    shared.barrier.wait();
+    let mut measured_ns = 0;
+    if !shared.abort.load(Ordering::SeqCst) {
+        measured_ns = w.main_loop()?;
+    }
+    w.stats.errors.connect += setup_failures;
+    Ok(Outcome {
+        stats: w.stats,
+        connect_failures_at_setup: setup_failures,
+        measured_ns,
+    })
+}
+
+impl<'a> Worker<'a> {
+    fn new(cfg: &'a Config, plan: &Plan) -> io::Result<Self> {
+        let (head, verify, depth) = match (&cfg.protocol, cfg.schedule) {
+            (Protocol::Http(h), Schedule::ClosedLoop { depth }) => (h.head, h.verify, depth),
+            (Protocol::Http(h), Schedule::Rate { .. }) => (h.head, h.verify, 1),
+            (_, Schedule::ClosedLoop { depth }) => (false, false, depth),
+            (_, Schedule::Rate { .. }) => (false, false, 1),
+        };
+        let conns = (0..plan.connections)
+            .map(|_| Conn::new(ResponseParser::new(head, verify), depth as usize))
+            .collect();
+        let pattern = match &cfg.protocol {
+            Protocol::TcpStream { message } => {
+                let mut p = Vec::with_capacity(STREAM_CHUNK + message.len());
+                while p.len() < STREAM_CHUNK + message.len() {
+                    p.extend_from_slice(message);
+                }
+                p
+            }
+            Protocol::TcpPingPong { size } => vec![b'x'; *size],
+            Protocol::Http(_) => Vec::new(),
+        };
+        let urls = match &cfg.protocol {
+            Protocol::Http(h) => h.requests.len(),
+            _ => 1,
+        };
+        let poll = Poll::new()?;
+        let rate = match plan.rate_interval_ns {
+            Some(interval) => {
+                let timer = TimerFd::new()?;
+                let fd = timer.raw_fd();
+                poll.registry()
+                    .register(&mut SourceFd(&fd), TIMER, Interest::READABLE)?;
+                Some(RateState {
+                    interval,
+                    start: 0,
+                    k: 0,
+                    idle: Vec::new(),
+                    timer,
+                })
+            }
+            None => None,
+        };
+        Ok(Worker {
+            cfg,
+            poll,
+            conns,
+            buf: vec![0; READ_BUF],
+            pattern,
+            stats: Stats::new(rate.is_some()),
+            depth: depth as usize,
+            issued: 0,
+            done: 0,
+            quota: plan.quota.unwrap_or(u64::MAX),
+            rate,
+            first_body: vec![None; urls],
+            next_url: 0,
+            timeout_ns: cfg.timeout.as_nanos() as u64,
+            end: u64::MAX,
+            stopping: false,
+        })
+    }
+
+    /// Runs until the stop condition; returns the nanoseconds measured.
+    fn main_loop(&mut self) -> io::Result<u64> {
+        let start = sys::now_ns();
+        let measure = start + self.cfg.warmup.as_nanos() as u64;
+        self.end = match self.cfg.stop {
+            Stop::Duration(d) => measure + d.as_nanos() as u64,
+            Stop::Requests(_) => u64::MAX,
+        };
+        self.stats.set_window(measure, self.end);
+        if let Some(r) = &mut self.rate {
+            r.start = start;
+        }
+        for i in 0..self.conns.len() {
+            if self.conns[i].state == State::Ready {
+                self.on_ready(i, start);
+            }
+        }
+        let mut events = Events::with_capacity(1024);
+        let mut next_tick = start + TICK_NS;
+        loop {
+            let now = sys::now_ns();
+            if now >= self.end || self.done >= self.quota {
+                break;
+            }
+            let wait = (self.end - now).min(TICK_NS);
+            if let Err(e) = self
+                .poll
+                .poll(&mut events, Some(Duration::from_nanos(wait)))
+            {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            for ev in events.iter() {
+                let now = sys::now_ns();
+                if now >= self.end {
+                    break; // nothing after the end is sent or counted (TCP stream drains below)
+                }
+                if ev.token() == TIMER {
+                    if let Some(r) = &mut self.rate {
+                        r.timer.drain();
+                    }
+                    self.dispatch(now);
+                    continue;
+                }
+                let closed = ev.is_read_closed() || ev.is_error();
+                let readable = if closed {
+                    Readable::Closed
+                } else if ev.is_readable() {
+                    Readable::Data
+                } else {
+                    Readable::No
+                };
+                self.on_event(ev.token().0, readable, ev.is_writable(), now);
+            }
+            let now = sys::now_ns();
+            if now >= next_tick {
+                next_tick = now + TICK_NS;
+                self.housekeeping(now);
+            }
+        }
+        if matches!(self.cfg.protocol, Protocol::TcpStream { .. }) {
+            self.drain_stream(&mut events);
+        }
+        Ok(sys::now_ns().min(self.end).saturating_sub(measure))
+    }
+
+    fn on_event(&mut self, i: usize, readable: Readable, writable: bool, now: u64) {
+        match self.conns[i].state {
+            State::Connecting(_) => match self.conns[i].check_connected() {
+                Some(true) => self.on_ready(i, now),
+                Some(false) => self.fail(i, now, ErrorKind::Connect, BACKOFF_NS),
+                None => {}
+            },
+            State::Ready => {
+                if readable != Readable::No
+                    && !self.on_readable(i, readable == Readable::Closed, now)
+                {
+                    return;
+                }
+                if writable {
+                    self.flush(i, now);
+                }
+            }
+            State::Backoff(_) => {}
+        }
+    }
+
+    /// A connection just came up: start sending according to the schedule.
+    fn on_ready(&mut self, i: usize, now: u64) {
+        if self.rate.is_some() {
+            self.make_idle(i);
+            self.dispatch(now);
+        } else {
+            self.fill(i, now);
+            self.flush(i, now);
+        }
+    }
+
+    /// Closed loop: tops the connection up to the pipeline depth.
+    fn fill(&mut self, i: usize, now: u64) {
+        if matches!(self.cfg.protocol, Protocol::TcpStream { .. }) {
+            return; // the stream has no requests: `flush` keeps the socket full
+        }
+        // Pipelined: refill once the whole window came back (as wrk does), so that one write
+        // carries `depth` requests and the server reads them in one go.
+        if !self.conns[i].inflight.is_empty() {
+            return;
+        }
+        while self.conns[i].inflight.len() < self.depth && self.can_issue() {
+            self.issue(i, now, now);
+        }
+    }
+
+    fn can_issue(&self) -> bool {
+        !self.stopping && self.issued < self.quota
+    }
+
+    /// Appends one request to the connection's output (not written yet).
+    fn issue(&mut self, i: usize, intended: u64, now: u64) {
+        let c = &mut self.conns[i];
+        let url = match &self.cfg.protocol {
+            Protocol::Http(h) => {
+                let u = self.next_url;
+                self.next_url = if u + 1 == h.requests.len() { 0 } else { u + 1 };
+                c.out.extend_from_slice(&h.requests[u]);
+                u
+            }
+            Protocol::TcpPingPong { .. } => {
+                c.out.extend_from_slice(&self.pattern);
+                0
+            }
+            Protocol::TcpStream { .. } => return,
+        };
+        c.inflight.push_back(Inflight {
+            intended,
+            sent: now,
+            url: url as u32,
+        });
+        self.issued += 1;
+    }
+
+    /// Writes pending output; on failure the connection is reset. Returns false if it was.
+    fn flush(&mut self, i: usize, now: u64) -> bool {
+        let (n, how) = match &self.cfg.protocol {
+            Protocol::TcpStream { message } => {
+                if self.stopping {
+                    return true;
+                }
+                self.conns[i].stream_write(&self.pattern, message.len(), STREAM_CHUNK)
+            }
+            _ => self.conns[i].flush(),
+        };
+        self.stats.wrote(now, n);
+        if how == Flushed::Failed {
+            self.fail(i, now, ErrorKind::Write, 0);
+            return false;
+        }
+        true
+    }
+
+    /// Reads until the socket is drained; returns false if the connection was reset.
+    fn on_readable(&mut self, i: usize, closed: bool, now: u64) -> bool {
+        let mut buf = std::mem::take(&mut self.buf);
+        let alive = self.read_all(i, closed, now, &mut buf);
+        self.buf = buf;
+        let stream = matches!(self.cfg.protocol, Protocol::TcpStream { .. });
+        if alive && self.rate.is_none() && !stream {
+            return self.flush(i, now);
+        }
+        alive
+    }
+
+    fn read_all(&mut self, i: usize, closed: bool, now: u64, buf: &mut [u8]) -> bool {
+        loop {
+            let Some(sock) = self.conns[i].sock.as_mut() else {
+                return false;
+            };
+            match sock.read(buf) {
+                Ok(0) => {
+                    self.on_eof(i, now);
+                    return false;
+                }
+                Ok(n) => {
+                    self.stats.read(now, n);
+                    if !self.consume(i, &buf[..n], now) {
+                        return false;
+                    }
+                    // A short read drained the socket; with edge triggering new data raises a
+                    // new event, so there is no need for the extra read that returns EAGAIN.
+                    // A FIN or error already signalled is not signalled again: read on to see it.
+                    if n < buf.len() && !closed {
+                        return true;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.fail(i, now, ErrorKind::Read, 0);
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Feeds received bytes to the protocol; returns false if the connection was reset.
+    fn consume(&mut self, i: usize, mut data: &[u8], now: u64) -> bool {
+        match &self.cfg.protocol {
+            Protocol::TcpStream { .. } => {
+                self.conns[i].rd += data.len() as u64;
+                true
+            }
+            Protocol::TcpPingPong { size } => {
+                let size = *size;
+                self.conns[i].got += data.len();
+                while self.conns[i].got >= size && !self.conns[i].inflight.is_empty() {
+                    self.conns[i].got -= size;
+                    self.complete(
+                        i,
+                        Response {
+                            status: 0,
+                            close: false,
+                            body_len: 0,
+                            body_hash: 0,
+                        },
+                        now,
+                    );
+                }
+                true
+            }
+            Protocol::Http(_) => loop {
+                match self.conns[i].parser.feed(data) {
+                    Ok(Some((resp, used))) => {
+                        data = &data[used..];
+                        if !self.complete(i, resp, now) {
+                            return false;
+                        }
+                        if resp.close {
+                            self.reopen(i, now);
+                            return false;
+                        }
+                    }
+                    Ok(None) => return true,
+                    Err(_) => {
+                        self.fail(i, now, ErrorKind::Parse, 0);
+                        return false;
+                    }
+                }
+            },
+        }
+    }
+
+    /// One response arrived: record it and schedule the next request.
+    fn complete(&mut self, i: usize, resp: Response, now: u64) -> bool {
+        let Some(req) = self.conns[i].inflight.pop_front() else {
+            self.fail(i, now, ErrorKind::Parse, 0);
+            return false;
+        };
+        self.done += 1;
+        self.stats.record(
+            now,
+            now.saturating_sub(req.intended),
+            now.saturating_sub(req.sent),
+            resp.status,
+        );
+        if let Protocol::Http(h) = &self.cfg.protocol {
+            let bad_status = if h.expect_status.is_empty() {
+                !(200..300).contains(&resp.status)
+            } else {
+                !h.expect_status.contains(&resp.status)
+            };
+            if bad_status {
+                self.stats.error(now, ErrorKind::Status);
+            }
+            if h.verify {
+                let seen = &mut self.first_body[req.url as usize];
+                match seen {
+                    None => *seen = Some((resp.body_len, resp.body_hash)),
+                    Some(first) if *first != (resp.body_len, resp.body_hash) => {
+                        self.stats.error(now, ErrorKind::Body)
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        if self.rate.is_some() {
+            if self.conns[i].inflight.is_empty() && !resp.close {
+                self.make_idle(i);
+                self.dispatch(now);
+            }
+        } else if !resp.close {
+            self.fill(i, now);
+        }
+        true
+    }
+
+    fn on_eof(&mut self, i: usize, now: u64) {
+        if let Some(resp) = self.conns[i].parser.eof() {
+            self.complete(i, resp, now);
+            self.reopen(i, now);
+        } else if self.conns[i].inflight.is_empty() && self.conns[i].parser.idle() {
+            self.reopen(i, now); // the server closed an idle keep-alive connection
+        } else {
+            self.fail(i, now, ErrorKind::Read, 0);
+        }
+    }
+
+    /// Clean close (e.g. `Connection: close`): requests still in flight are sent again later.
+    fn reopen(&mut self, i: usize, now: u64) {
+        let lost = self.conns[i].close(self.poll.registry(), now) as u64;
+        self.issued -= lost;
+        self.connect(i, now);
+    }
+
+    /// Counts an error, drops the connection and reconnects (after `backoff` ns).
+    fn fail(&mut self, i: usize, now: u64, kind: ErrorKind, backoff: u64) {
+        self.stats.error(now, kind);
+        let lost = self.conns[i].close(self.poll.registry(), now + backoff) as u64;
+        if self.quota != u64::MAX {
+            // -n counts failed attempts so that a dead target still ends the run.
+            let attempts = lost.max(1);
+            self.done += attempts;
+            self.issued += attempts - lost;
+        }
+        if backoff == 0 {
+            self.connect(i, now);
+        }
+    }
+
+    fn connect(&mut self, i: usize, now: u64) {
+        if self.stopping {
+            return;
+        }
+        let reg = self.poll.registry();
+        if self.conns[i]
+            .connect(reg, Token(i), self.cfg.addr, now)
+            .is_err()
+        {
+            self.stats.error(now, ErrorKind::Connect);
+            self.conns[i].state = State::Backoff(now + BACKOFF_NS);
+        }
+    }
+
+    fn make_idle(&mut self, i: usize) {
+        if let Some(r) = &mut self.rate {
+            if !self.conns[i].idle {
+                self.conns[i].idle = true;
+                r.idle.push(i);
+            }
+        }
+    }
+
+    /// `-R`: sends every request that is due on idle connections, then arms the timer.
+    fn dispatch(&mut self, now: u64) {
+        loop {
+            let Some(r) = &mut self.rate else { return };
+            let due = r.next_due();
+            if due > now {
+                r.timer.arm(due);
+                return;
+            }
+            if self.issued >= self.quota || self.stopping {
+                return;
+            }
+            let Some(i) = r.idle.pop() else { return };
+            r.k += 1;
+            self.conns[i].idle = false;
+            if self.conns[i].state != State::Ready || !self.conns[i].inflight.is_empty() {
+                r.k -= 1;
+                continue;
+            }
+            self.issue(i, due, now);
+            self.stats.sent(now, now - due > LATE_NS);
+            self.flush(i, now);
+        }
+    }
+
+    /// Every ~10 ms: per-request timeouts, connect timeouts and reconnects after backoff.
+    fn housekeeping(&mut self, now: u64) {
+        for i in 0..self.conns.len() {
+            match self.conns[i].state {
+                State::Ready => {
+                    if let Some(front) = self.conns[i].inflight.front() {
+                        if now.saturating_sub(front.sent) > self.timeout_ns {
+                            self.fail(i, now, ErrorKind::Timeout, 0);
+                        }
+                    }
+                }
+                State::Connecting(t) if now.saturating_sub(t) > self.timeout_ns => {
+                    self.fail(i, now, ErrorKind::Connect, BACKOFF_NS)
+                }
+                State::Backoff(until) if now >= until => self.connect(i, now),
+                _ => {}
+            }
+        }
+        self.dispatch(now);
+    }
+}

@@ -1,0 +1,110 @@
+//! The phases around the main loop: opening connections before measurement, and draining
+//! echoes after a TCP stream ends.
+
+use super::{Plan, Worker, DRAIN_NS, TICK_NS};
+use crate::conn::State;
+use crate::sys;
+use mio::{Events, Token};
+use std::time::Duration;
+
+impl Worker<'_> {
+    /// Opens every connection (paced by `--connect-rate`) and waits until each is up or failed;
+    /// returns the number that failed.
+    pub(super) fn setup(&mut self, plan: &Plan) -> u64 {
+        let mut events = Events::with_capacity(1024);
+        let start = sys::now_ns();
+        let mut opened = 0;
+        let mut failed = 0u64;
+        let mut pending = 0usize;
+        loop {
+            let now = sys::now_ns();
+            while opened < self.conns.len()
+                && now >= start + opened as u64 * plan.connect_interval_ns
+            {
+                match self.conns[opened].connect(
+                    self.poll.registry(),
+                    Token(opened),
+                    self.cfg.addr,
+                    now,
+                ) {
+                    Ok(()) => pending += 1,
+                    Err(_) => failed += 1,
+                }
+                opened += 1;
+            }
+            for c in self.conns.iter_mut() {
+                if let State::Connecting(t) = c.state {
+                    if now.saturating_sub(t) > self.timeout_ns {
+                        c.close(self.poll.registry(), now);
+                        pending -= 1;
+                        failed += 1;
+                    }
+                }
+            }
+            if opened == self.conns.len() && pending == 0 {
+                return failed;
+            }
+            let wait = if opened < self.conns.len() {
+                plan.connect_interval_ns.min(TICK_NS)
+            } else {
+                TICK_NS
+            };
+            let _ = self
+                .poll
+                .poll(&mut events, Some(Duration::from_nanos(wait)));
+            for ev in events.iter() {
+                let c = &mut self.conns[ev.token().0];
+                if !matches!(c.state, State::Connecting(_)) {
+                    continue;
+                }
+                match c.check_connected() {
+                    Some(true) => pending -= 1,
+                    Some(false) => {
+                        c.close(self.poll.registry(), 0);
+                        pending -= 1;
+                        failed += 1;
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// TCP stream: stop writing and read until every connection got back what it sent.
+    pub(super) fn drain_stream(&mut self, events: &mut Events) {
+        self.stopping = true;
+        let deadline = sys::now_ns() + DRAIN_NS;
+        let mut buf = std::mem::take(&mut self.buf);
+        // Events of the last batch were not handled: read every connection once first.
+        for i in 0..self.conns.len() {
+            self.drain_one(i, &mut buf);
+        }
+        loop {
+            let pending = self
+                .conns
+                .iter()
+                .any(|c| c.state == State::Ready && c.rd < c.wr);
+            if !pending || sys::now_ns() >= deadline {
+                break;
+            }
+            let _ = self.poll.poll(events, Some(Duration::from_millis(10)));
+            for ev in events.iter() {
+                if ev.token().0 < self.conns.len() {
+                    self.drain_one(ev.token().0, &mut buf);
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// Reads one connection to EAGAIN; echoes that arrive after the end still answer measured
+    /// writes, so they are counted.
+    fn drain_one(&mut self, i: usize, buf: &mut [u8]) {
+        if self.conns[i].state != State::Ready {
+            return;
+        }
+        let before = self.conns[i].rd;
+        self.read_all(i, true, sys::now_ns(), buf);
+        self.stats.bytes_read += self.conns[i].rd.saturating_sub(before);
+    }
+}

@@ -1,0 +1,173 @@
+//! Small servers started in-process on loopback, and config helpers, for the engine's tests.
+#![allow(dead_code)]
+
+use serverbench_engine::config::{http_target, HttpOptions};
+use serverbench_engine::{Config, Protocol, Schedule, Stop};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the server does for one request.
+pub enum Reply {
+    /// Write these bytes and keep the connection.
+    Send(Vec<u8>),
+    /// Write these bytes, then close.
+    SendClose(Vec<u8>),
+    /// Sleep, then write.
+    After(Duration, Vec<u8>),
+    /// Close with a TCP reset.
+    Reset,
+}
+
+/// Starts an HTTP server; `handler(n, path)` answers the n-th request (counted over all
+/// connections). Requests are read pipelined: every complete one in a read is answered.
+pub fn http_server<F>(handler: F) -> SocketAddr
+where
+    F: Fn(u64, &str) -> Reply + Send + Sync + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handler = Arc::new(handler);
+    let counter = Arc::new(AtomicU64::new(0));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let (handler, counter) = (handler.clone(), counter.clone());
+            std::thread::spawn(move || serve_http(stream, &*handler, &counter));
+        }
+    });
+    addr
+}
+
+fn serve_http(mut s: TcpStream, handler: &dyn Fn(u64, &str) -> Reply, counter: &AtomicU64) {
+    s.set_nodelay(true).unwrap();
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 16384];
+    loop {
+        let n = match s.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        pending.extend_from_slice(&buf[..n]);
+        let mut out = Vec::new();
+        while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&pending[..end]).to_string();
+            pending.drain(..end + 4);
+            let path = head.split(' ').nth(1).unwrap_or("/").to_string();
+            match handler(counter.fetch_add(1, Ordering::SeqCst), &path) {
+                Reply::Send(b) => out.extend_from_slice(&b),
+                Reply::SendClose(b) => {
+                    out.extend_from_slice(&b);
+                    let _ = s.write_all(&out);
+                    return;
+                }
+                Reply::After(d, b) => {
+                    let _ = s.write_all(&out);
+                    out.clear();
+                    std::thread::sleep(d);
+                    out.extend_from_slice(&b);
+                }
+                Reply::Reset => {
+                    reset(&s);
+                    return;
+                }
+            }
+        }
+        if s.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
+
+/// Sets SO_LINGER 0 so that dropping the socket sends RST.
+fn reset(s: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: valid socket and option struct.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+/// Starts a TCP echo server.
+pub fn echo_server() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 65536];
+                loop {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => {
+                            if s.write_all(&buf[..n]).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// A port on which nothing listens.
+pub fn refused_addr() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap()
+}
+
+/// `HTTP/1.1 200` with a Content-Length body.
+pub fn ok(body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// An HTTP config for `paths` on `addr`: 1 thread, 2 connections, 300 ms, closed loop.
+pub fn http_config(addr: SocketAddr, paths: &[&str], verify: bool) -> Config {
+    let urls: Vec<String> = paths.iter().map(|p| format!("http://{addr}{p}")).collect();
+    let opts = HttpOptions {
+        method: "GET".into(),
+        verify,
+        ..Default::default()
+    };
+    let (addr, protocol) = http_target(&urls, &opts).unwrap();
+    base_config(addr, urls, protocol)
+}
+
+pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) -> Config {
+    Config {
+        addr,
+        target,
+        protocol,
+        schedule: Schedule::ClosedLoop { depth: 1 },
+        stop: Stop::Duration(Duration::from_millis(300)),
+        connections: 2,
+        threads: 1,
+        warmup: Duration::ZERO,
+        timeout: Duration::from_secs(2),
+        cpus: Vec::new(),
+        connect_rate: None,
+    }
+}
+
+pub fn run(config: &Config) -> serverbench_engine::LoadResult {
+    serverbench_engine::run(config, &|_| {}).unwrap()
+}
