@@ -237,7 +237,7 @@ fn setup_one(
         ctx.skip("nothing to set up (no setup or build command)".into());
         return Outcome::UpToDate;
     }
-    let hash = match content_hash(&server.dir) {
+    let hash = match stamp_of(&server.dir) {
         Ok(h) => h,
         Err(e) => return ctx.fail(Step::Lockfiles, format!("cannot hash the folder: {e}")),
     };
@@ -256,7 +256,7 @@ fn setup_one(
     }
     // Hash again: files that setup/build wrote into the folder (outside the ignored folders,
     // e.g. a generated go.sum) are part of the content the next run compares with.
-    let stamped = content_hash(&server.dir).and_then(|h| write_stamp(paths, &server.id, &h));
+    let stamped = stamp_of(&server.dir).and_then(|h| write_stamp(paths, &server.id, &h));
     match stamped {
         Ok(()) => Outcome::Built,
         Err(e) => ctx.fail(Step::Build, format!("cannot write the stamp: {e}")),
@@ -390,7 +390,7 @@ pub fn needs_setup(server: &Server, paths: &Paths) -> bool {
     if c.setup.trim().is_empty() && c.build.trim().is_empty() {
         return false;
     }
-    match content_hash(&server.dir) {
+    match stamp_of(&server.dir) {
         Ok(h) => read_stamp(paths, &server.id).as_deref() != Some(h.as_str()),
         Err(_) => true,
     }
@@ -411,6 +411,21 @@ pub fn write_stamp(paths: &Paths, server_id: &str, hash: &str) -> std::io::Resul
 
 /// A 64-bit FNV-1a hash (hex) of every file under `dir` (relative path, size and content, in
 /// sorted order), ignoring [`IGNORED_DIRS`]. Symlinks are hashed by their target path.
+/// What a stamp records: the content hash and the identity (device, inode) of the server
+/// folder. The identity makes a fresh checkout (e.g. CI's clone, which may share the build cache
+/// through `SERVERBENCH_CACHE`) set itself up even where the content is the same, because its
+/// `node_modules`, `.venv` or `_build` do not exist yet.
+pub fn stamp_of(dir: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir)?;
+    Ok(format!(
+        "{}@{}:{}",
+        content_hash(dir)?,
+        meta.dev(),
+        meta.ino()
+    ))
+}
+
 pub fn content_hash(dir: &Path) -> std::io::Result<String> {
     let mut files = Vec::new();
     collect_files(dir, dir, &mut files)?;
@@ -504,6 +519,21 @@ mod tests {
             std::fs::write(d.path().join(ignored).join("f"), "junk").unwrap();
         }
         assert_eq!(before, content_hash(d.path()).unwrap());
+    }
+
+    #[test]
+    fn a_copy_of_a_folder_has_the_same_content_but_not_the_same_stamp() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        for d in [&a, &b] {
+            std::fs::write(d.path().join("server.toml"), "x").unwrap();
+        }
+        assert_eq!(
+            content_hash(a.path()).unwrap(),
+            content_hash(b.path()).unwrap()
+        );
+        assert_ne!(stamp_of(a.path()).unwrap(), stamp_of(b.path()).unwrap());
+        assert_eq!(stamp_of(a.path()).unwrap(), stamp_of(a.path()).unwrap());
     }
 
     #[test]

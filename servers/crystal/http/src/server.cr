@@ -1,0 +1,72 @@
+# serverbench crystal/http: the standard library's HTTP::Server, built with -Dpreview_mt so the
+# connection fibers run on CRYSTAL_WORKERS threads; a TCP echo on ECHO_PORT.
+require "http/server"
+require "json"
+
+PAYLOAD_SIZE = 1_048_576
+PAYLOAD      = Bytes.new(PAYLOAD_SIZE) { |i| ('a'.ord + i % 26).to_u8 }
+
+def env(name : String, default : String) : String
+  value = ENV[name]?
+  value.nil? || value.empty? ? default : value
+end
+
+# /pingpong: a handler sends a reply channel to the worker fiber, which answers with the payload.
+PINGPONG = Channel(Channel(Bytes)).new(128)
+spawn(name: "pingpong-worker") do
+  loop { PINGPONG.receive.send(PAYLOAD) }
+end
+
+def reply(ctx : HTTP::Server::Context, type : String, body : String | Bytes, status = 200)
+  ctx.response.status_code = status
+  ctx.response.content_type = type
+  ctx.response.content_length = body.bytesize
+  ctx.response.write(body.is_a?(String) ? body.to_slice : body)
+end
+
+server = HTTP::Server.new do |ctx|
+  case ctx.request.path
+  when "/hello" then reply(ctx, "text/plain", "Hello World!")
+  when "/hey"   then reply(ctx, "text/plain", "Hey!")
+  when "/hell"  then reply(ctx, "text/plain", "Hell!")
+  when "/about" then reply(ctx, "text/html", "<html><body>About page</body></html>")
+  when "/json"  then reply(ctx, "application/json", {message: "Hello, World!"}.to_json)
+  when "/payload"
+    reply(ctx, "application/octet-stream", PAYLOAD)
+  when "/pingpong"
+    back = Channel(Bytes).new
+    PINGPONG.send(back)
+    reply(ctx, "application/octet-stream", back.receive)
+  else reply(ctx, "text/plain", "Not Found", 404)
+  end
+end
+
+def echo(client : TCPSocket)
+  buf = Bytes.new(65536)
+  while (n = client.read(buf)) > 0
+    client.write(buf[0, n])
+    client.flush
+  end
+rescue IO::Error
+ensure
+  client.close
+end
+
+host = env("HOST", "127.0.0.1")
+port = env("PORT", "8080").to_i
+echo_port = env("ECHO_PORT", "9000").to_i
+
+echo_server = TCPServer.new(host, echo_port, backlog: 1024)
+spawn(name: "echo-acceptor") do
+  while client = echo_server.accept?
+    client.sync = true
+    client.tcp_nodelay = true
+    spawn echo(client)
+  end
+end
+
+Signal::TERM.trap { exit 0 }
+server.bind_tcp(host, port)
+puts "crystal/http: http on #{host}:#{port}, echo on #{host}:#{echo_port}, " \
+     "CRYSTAL_WORKERS=#{ENV["CRYSTAL_WORKERS"]? || "default"}"
+server.listen

@@ -1,0 +1,77 @@
+# frozen_string_literal: true
+
+# serverbench ruby/puma: a plain Rack application served by Puma in cluster mode.
+require 'json'
+
+PAYLOAD = Array.new(1 << 20) { |i| (97 + i % 26).chr }.join.freeze
+
+# /pingpong: the request thread hands a reply queue to a worker thread through a
+# Thread::Queue and returns what the worker sends back. The worker thread is started lazily
+# in each forked Puma worker (threads do not survive fork, and the app is preloaded).
+class PingPong
+  def initialize(payload)
+    @payload = payload
+    @lock = Mutex.new
+    @pid = nil
+  end
+
+  def call
+    ensure_worker
+    reply = Thread::Queue.new
+    @requests << reply
+    reply.pop
+  end
+
+  private
+
+  def ensure_worker
+    return if @pid == Process.pid
+
+    @lock.synchronize do
+      next if @pid == Process.pid
+
+      requests = Thread::Queue.new
+      Thread.new { loop { requests.pop << @payload } }
+      @requests = requests
+      @pid = Process.pid
+    end
+  end
+end
+
+# The router: a Hash lookup on the exact path.
+class App
+  PLAIN = 'text/plain'
+  OCTETS = 'application/octet-stream'
+  STATIC = {
+    '/hello' => [PLAIN, 'Hello World!'],
+    '/hey' => [PLAIN, 'Hey!'],
+    '/hell' => [PLAIN, 'Hell!'],
+    '/about' => ['text/html', '<html><body>About page</body></html>'],
+    '/payload' => [OCTETS, PAYLOAD]
+  }.freeze
+
+  def initialize
+    @pingpong = PingPong.new(PAYLOAD)
+  end
+
+  def call(env)
+    path = env['PATH_INFO']
+    if (type, body = STATIC[path])
+      respond(200, type, body)
+    elsif path == '/json'
+      respond(200, 'application/json', JSON.generate({ message: 'Hello, World!' }))
+    elsif path == '/pingpong'
+      respond(200, OCTETS, @pingpong.call)
+    else
+      respond(404, PLAIN, 'Not Found')
+    end
+  end
+
+  private
+
+  def respond(status, type, body)
+    [status, { 'content-type' => type, 'content-length' => body.bytesize.to_s }, [body]]
+  end
+end
+
+run App.new
