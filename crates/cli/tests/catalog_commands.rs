@@ -1,0 +1,145 @@
+//! `serverbench list` and `serverbench setup` against the fixture catalog.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/catalog")
+}
+
+fn serverbench(root: &Path, cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .env("SERVERBENCH_CACHE", cache)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn line_of<'a>(text: &'a str, id: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(&format!("{id} ")))
+        .unwrap_or_else(|| panic!("{id} not listed in\n{text}"))
+}
+
+#[test]
+fn list_shows_why_servers_cannot_run() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = serverbench(&fixture_root(), cache.path(), &["list"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(line_of(&text, "python/unavailable").ends_with("unavailable: needs a GPU"));
+    assert!(line_of(&text, "python/missing-cmd")
+        .ends_with("missing serverbench-no-such-tool (apt: serverbench-no-such-package)"));
+    assert!(line_of(&text, "python/setup-counter").ends_with("needs setup"));
+    let good = line_of(&text, "python/good");
+    assert!(
+        good.contains("hello routes json payload pingpong echo"),
+        "{good}"
+    );
+    assert!(good.ends_with("ready"), "{good}");
+}
+
+#[test]
+fn list_json_is_an_array_with_a_status_per_server() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = serverbench(&fixture_root(), cache.path(), &["list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let good = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "python/good")
+        .unwrap();
+    assert_eq!(good["status"], "ready");
+    assert_eq!(good["implements"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn list_shows_a_broken_manifest_with_its_line_next_to_the_others() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("spec")).unwrap();
+    std::fs::write(root.path().join("spec/contract.md"), "x").unwrap();
+    let good = fixture_root().join("servers/python/crash/server.toml");
+    let text = std::fs::read_to_string(good).unwrap();
+    for (name, body) in [
+        ("ok", text.replace("python/crash", "python/ok")),
+        (
+            "bad",
+            text.replace("python/crash", "python/bad") + "colour = 1\n",
+        ),
+    ] {
+        let dir = root.path().join("servers/python").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("server.toml"), body).unwrap();
+    }
+    let out = serverbench(root.path(), root.path(), &["list"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(line_of(&text, "python/ok").ends_with("ready"));
+    let bad = line_of(&text, "python/bad");
+    assert!(bad.contains("server.toml:"), "{bad}");
+    assert!(bad.contains("key `commands.colour`"), "{bad}");
+}
+
+#[test]
+fn setup_runs_once_then_reports_up_to_date() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "setup",
+        "--no-apt",
+        "python/setup-counter",
+        "python/unavailable",
+    ];
+    let first = serverbench(&fixture_root(), cache.path(), &args);
+    assert!(first.status.success(), "{}", stdout(&first));
+    let text = stdout(&first);
+    assert!(
+        text.contains("[python/setup-counter] setup: echo ran"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[python/unavailable] skipped: unavailable: needs a GPU"),
+        "{text}"
+    );
+    let second = serverbench(&fixture_root(), cache.path(), &args);
+    assert!(stdout(&second).contains("[python/setup-counter] skipped: up to date"));
+    let count = std::fs::read_to_string(cache.path().join("setup-count")).unwrap();
+    assert_eq!(count.lines().count(), 1);
+}
+
+#[test]
+fn a_failing_setup_exits_non_zero_with_the_log_tail() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("spec")).unwrap();
+    std::fs::write(root.path().join("spec/contract.md"), "x").unwrap();
+    let text =
+        std::fs::read_to_string(fixture_root().join("servers/python/setup-counter/server.toml"))
+            .unwrap()
+            .replace("python/setup-counter", "python/failing")
+            .replace("echo ran >>", "echo compiler exploded; exit 2; echo >>");
+    let dir = root.path().join("servers/python/failing");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("server.toml"), text).unwrap();
+    let out = serverbench(root.path(), root.path(), &["setup", "--no-apt"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[python/failing] FAILED at setup"), "{err}");
+    assert!(err.contains("compiler exploded"), "{err}");
+    assert!(!root.path().join("stamps/python__failing").exists());
+}
+
+#[test]
+fn an_unknown_server_names_the_closest_ones() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = serverbench(&fixture_root(), cache.path(), &["setup", "python/god"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no server `python/god`"), "{err}");
+    assert!(err.contains("python/good"), "{err}");
+}

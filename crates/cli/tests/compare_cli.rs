@@ -1,0 +1,103 @@
+//! `serverbench compare` through the real binary: the regression exit code on two fixture
+//! folders (`regressed` has node/http 20% slower and rust/hyper 10% faster than `basic`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> String {
+    let p: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../report/tests/fixtures")
+        .join(name);
+    p.to_str().unwrap().to_owned()
+}
+
+fn serverbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn a_twenty_percent_regression_fails_a_five_percent_threshold() {
+    let out = serverbench(&[
+        "compare",
+        &fixture("basic"),
+        &fixture("regressed"),
+        "--fail-above",
+        "5%",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("regression: node/http (hello, c50) is 20.0% slower"),
+        "{err}"
+    );
+    assert!(!err.contains("rust/hyper"), "{err}");
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("slower") && table.contains("faster"),
+        "{table}"
+    );
+}
+
+#[test]
+fn the_same_regression_passes_a_twenty_five_percent_threshold() {
+    let out = serverbench(&[
+        "compare",
+        &fixture("basic"),
+        &fixture("regressed"),
+        "--fail-above",
+        "25%",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn without_a_threshold_compare_only_reports() {
+    let out = serverbench(&[
+        "compare",
+        &fixture("basic"),
+        &fixture("regressed"),
+        "-f",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["comparison"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 7);
+    let node = rows.iter().find(|r| r["server"] == "node/http").unwrap();
+    assert_eq!(node["verdict"], "slower");
+}
+
+#[test]
+fn a_folder_without_laps_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("results.jsonl"), "\n").unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let out = serverbench(&["compare", &fixture("basic"), dir]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains(dir) && err.contains("holds no laps"), "{err}");
+}
+
+#[test]
+fn a_bad_threshold_is_rejected_by_the_flag_parser() {
+    let out = serverbench(&[
+        "compare",
+        &fixture("basic"),
+        &fixture("regressed"),
+        "--fail-above",
+        "lots",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("not a percentage"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1,0 +1,63 @@
+//! `serverbench verify` against the fixture servers.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn verify(args: &[&str]) -> (Output, String) {
+    let cache = tempfile::tempdir().unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/catalog");
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .arg("verify")
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .env("SERVERBENCH_CACHE", cache.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out, text)
+}
+
+#[test]
+fn the_reference_fixture_passes() {
+    let (out, text) = verify(&["python/good"]);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("python/good ... PASS"), "{text}");
+}
+
+#[test]
+fn a_wrong_body_fails_with_a_diff_and_a_non_zero_exit() {
+    let (out, text) = verify(&["python/good", "python/wrong-hello"]);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("python/good ... PASS"), "{text}");
+    assert!(text.contains("python/wrong-hello ... FAIL"), "{text}");
+    assert!(text.contains("✗ GET /hello"), "{text}");
+    assert!(text.contains("expected \"Hello World!\""), "{text}");
+    assert!(text.contains("got      \"Hello World?\""), "{text}");
+    assert!(text.contains("verify: 1 passed, 1 failed"), "{text}");
+}
+
+#[test]
+fn json_reports_name_the_failed_check() {
+    let (out, text) = verify(&["--json", "python/no404"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let failed: Vec<&str> = v[0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["diffs"].as_array().unwrap().is_empty())
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        failed.contains(&"GET /serverbench-unknown (unknown path) -> 404"),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn an_unavailable_server_named_explicitly_fails_with_its_reason() {
+    let (out, text) = verify(&["python/unavailable"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text.contains("unavailable: needs a GPU"), "{text}");
+}
