@@ -1,4 +1,6 @@
 # serverbench — the two commands a newcomer runs are `make bench` and `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 BIN   := target/release/serverbench
 SUITE ?= suites/quick.toml
@@ -17,7 +19,9 @@ bench: build
 
 ## Unit, snapshot and integration tests (drive the real binary against servers on loopback).
 test:
-	$(CARGO) test --workspace --locked
+	@mkdir -p target
+	$(CARGO) test --workspace --locked 2>&1 | tee target/test.log
+	@awk '/^test result:/ { p += $$4; f += $$6; s += $$8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' target/test.log
 
 ## Formatting and lints, as CI checks them.
 lint:

@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod compare;
+pub mod diagnostics;
 pub mod paths;
 pub mod process;
 pub mod results;

@@ -1,1 +1,283 @@
-//! (being written)
+//! Sampling a server's whole process tree from `/proc` every 100 ms while a lap runs: RSS,
+//! CPU seconds, threads, processes and context switches of every descendant of the server's pid
+//! (cluster workers, gunicorn workers, BEAM schedulers...).
+//!
+//! CPU time is counted per process as the growth of `utime + stime` since it was first seen (or
+//! since the lap started), so a process that exits during the lap keeps what it used up to its
+//! last sample. Memory stays bounded: one small entry per process seen.
+
+use crate::results::record::ServerStats;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The default sampling period.
+pub const INTERVAL: Duration = Duration::from_millis(100);
+/// At most this many processes are tracked per lap (fork-per-request servers stay bounded).
+const MAX_TRACKED: usize = 65_536;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// One process as read from `/proc/<pid>/stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    ppid: i32,
+    cpu_ticks: u64,
+    threads: u32,
+    rss_pages: u64,
+}
+
+/// Parses `/proc/<pid>/stat` (the command name may contain spaces and parentheses).
+fn parse_stat(text: &str) -> Option<Stat> {
+    let rest = &text[text.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state(0) ppid(1) ... utime(11) stime(12) ... num_threads(17) ... rss(21)
+    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+    Some(Stat {
+        ppid: f.get(1)?.parse().ok()?,
+        cpu_ticks: n(11)? + n(12)?,
+        threads: n(17)? as u32,
+        rss_pages: n(21)?,
+    })
+}
+
+fn read_stat(pid: i32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Every live pid with its parent.
+fn all_parents() -> Vec<(i32, i32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| Some((pid, read_stat(pid)?.ppid)))
+        .collect()
+}
+
+/// `root` and all its descendants.
+pub fn process_tree(root: i32) -> Vec<i32> {
+    let pairs = all_parents();
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(
+            pairs
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    tree
+}
+
+/// Voluntary and involuntary context switches summed over every thread of `pid`.
+fn ctx_switches(pid: i32) -> (u64, u64) {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return (0, 0);
+    };
+    let mut sum = (0, 0);
+    for task in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(task.path().join("status")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let value = |l: &str| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<u64>().ok())
+            };
+            if line.starts_with("voluntary_ctxt_switches") {
+                sum.0 += value(line).unwrap_or(0);
+            } else if line.starts_with("nonvoluntary_ctxt_switches") {
+                sum.1 += value(line).unwrap_or(0);
+            }
+        }
+    }
+    sum
+}
+
+/// Per-process counters at first sight and last sight.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    first_cpu: u64,
+    last_cpu: u64,
+    first_ctx: (u64, u64),
+    last_ctx: (u64, u64),
+}
+
+/// What the sampler thread accumulates.
+#[derive(Debug, Default)]
+struct Acc {
+    samples: u32,
+    rss_sum_mb: f64,
+    rss_peak_mb: f64,
+    rss_first_mb: Option<f64>,
+    rss_last_mb: f64,
+    threads_peak: u32,
+    processes_peak: u32,
+    seen: HashMap<i32, Seen>,
+}
+
+impl Acc {
+    fn sample(&mut self, root: i32, page: f64, first: bool) {
+        let tree = process_tree(root);
+        let (mut rss, mut threads, mut procs) = (0u64, 0u32, 0u32);
+        for pid in tree {
+            let Some(st) = read_stat(pid) else { continue };
+            rss += st.rss_pages;
+            threads += st.threads;
+            procs += 1;
+            let ctx = ctx_switches(pid);
+            let room = self.seen.len() < MAX_TRACKED;
+            match self.seen.get_mut(&pid) {
+                Some(s) => {
+                    s.last_cpu = st.cpu_ticks.max(s.last_cpu);
+                    s.last_ctx = ctx;
+                }
+                None if room => {
+                    // A process born during the lap counts from zero; one present at the
+                    // start counts from its value then.
+                    let (cpu0, ctx0) = if first {
+                        (st.cpu_ticks, ctx)
+                    } else {
+                        (0, (0, 0))
+                    };
+                    self.seen.insert(
+                        pid,
+                        Seen {
+                            first_cpu: cpu0,
+                            last_cpu: st.cpu_ticks,
+                            first_ctx: ctx0,
+                            last_ctx: ctx,
+                        },
+                    );
+                }
+                None => {}
+            }
+        }
+        if procs == 0 {
+            return;
+        }
+        let mb = rss as f64 * page / MIB;
+        self.samples += 1;
+        self.rss_sum_mb += mb;
+        self.rss_peak_mb = self.rss_peak_mb.max(mb);
+        self.rss_first_mb.get_or_insert(mb);
+        self.rss_last_mb = mb;
+        self.threads_peak = self.threads_peak.max(threads);
+        self.processes_peak = self.processes_peak.max(procs);
+    }
+
+    fn finish(self, wall_s: f64, requests: Option<u64>, ticks_per_s: f64) -> ServerStats {
+        let ticks: u64 = self
+            .seen
+            .values()
+            .map(|s| s.last_cpu.saturating_sub(s.first_cpu))
+            .sum();
+        let cpu_s = ticks as f64 / ticks_per_s;
+        let sum = |f: fn(&Seen) -> u64| self.seen.values().map(f).sum::<u64>();
+        ServerStats {
+            samples: self.samples,
+            rss_peak_mb: self.rss_peak_mb,
+            rss_mean_mb: if self.samples > 0 {
+                self.rss_sum_mb / self.samples as f64
+            } else {
+                0.0
+            },
+            rss_first_mb: self.rss_first_mb.unwrap_or(0.0),
+            rss_last_mb: self.rss_last_mb,
+            cpu_s,
+            cores_used: if wall_s > 0.0 { cpu_s / wall_s } else { 0.0 },
+            cpu_us_per_request: requests.filter(|&n| n > 0).map(|n| cpu_s * 1e6 / n as f64),
+            threads_peak: self.threads_peak,
+            processes_peak: self.processes_peak,
+            ctx_switches_voluntary: sum(|s| s.last_ctx.0.saturating_sub(s.first_ctx.0)),
+            ctx_switches_involuntary: sum(|s| s.last_ctx.1.saturating_sub(s.first_ctx.1)),
+        }
+    }
+}
+
+/// A running sampler; [`Sampler::finish`] stops it and returns the lap's [`ServerStats`].
+#[derive(Debug)]
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    started: Instant,
+    handle: JoinHandle<Acc>,
+}
+
+impl Sampler {
+    /// Starts sampling the tree rooted at `root_pid` every `interval`, on a thread pinned to
+    /// `cpus` (empty = not pinned) so that it does not steal the server's CPU.
+    pub fn start(root_pid: u32, interval: Duration, cpus: Vec<usize>) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let root = root_pid as i32;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
+        let handle = std::thread::spawn(move || {
+            let _ = crate::process::pin_current_thread(&cpus);
+            let mut acc = Acc::default();
+            acc.sample(root, page, true);
+            let mut next = Instant::now() + interval;
+            while !flag.load(Ordering::Relaxed) {
+                let now = Instant::now();
+                if now < next {
+                    std::thread::sleep((next - now).min(Duration::from_millis(10)));
+                    continue;
+                }
+                acc.sample(root, page, false);
+                next += interval;
+            }
+            acc.sample(root, page, false);
+            acc
+        });
+        Sampler {
+            stop,
+            started: Instant::now(),
+            handle,
+        }
+    }
+
+    /// Stops sampling; `requests` (from the load tool) gives CPU µs per request.
+    pub fn finish(self, requests: Option<u64>) -> ServerStats {
+        self.stop.store(true, Ordering::Relaxed);
+        let wall = self.started.elapsed().as_secs_f64();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        match self.handle.join() {
+            Ok(acc) => acc.finish(wall, requests, hz),
+            Err(_) => ServerStats::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_with_spaces_in_the_name_parse() {
+        let line = "42 (my (weird) srv) S 7 42 42 0 -1 4194304 100 0 0 0 150 50 0 0 20 0 3 0 \
+                    1000 123456 789 18446744073709551615";
+        let st = parse_stat(line).unwrap();
+        assert_eq!(
+            st,
+            Stat {
+                ppid: 7,
+                cpu_ticks: 200,
+                threads: 3,
+                rss_pages: 789
+            }
+        );
+    }
+
+    #[test]
+    fn the_current_process_is_its_own_tree_root() {
+        let me = std::process::id() as i32;
+        assert_eq!(process_tree(me)[0], me);
+    }
+}

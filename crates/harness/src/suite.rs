@@ -1,1 +1,662 @@
-//! (being written)
+//! Suites: `suites/*.toml`, parsed strictly (unknown keys are errors naming file, line and key).
+//!
+//! A suite names the servers to run, the scenarios (what is requested) and the load profiles
+//! (how hard), the number of laps, the warm-up and the load tool.
+
+use crate::catalog::Feature;
+use crate::tools::Tool;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Default number of laps.
+pub const DEFAULT_LAPS: u32 = 3;
+/// Default warm-up in seconds.
+pub const DEFAULT_WARMUP_S: f64 = 2.0;
+
+/// A parse or validation error, naming the file, the line and the key.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// The file could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The suite file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Bad TOML, an unknown key, a wrong type, a missing key or an invalid value.
+    #[error("{}:{line}: {key}: {message}", file.display())]
+    Invalid {
+        /// The suite file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The offending key, e.g. `profile[2].duration`.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Which servers a suite runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ServerSelection {
+    /// `"all"`: every catalog server that can run here and implements a scenario.
+    All(AllServers),
+    /// Catalog ids.
+    List(Vec<String>),
+}
+
+/// The literal `"all"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AllServers {
+    /// Every server.
+    All,
+}
+
+/// How load is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// HTTP/1.1 requests on `PORT`.
+    Http,
+    /// TCP echo: a message repeated into large writes, bytes counted both ways.
+    TcpStream,
+    /// TCP echo: one message at a time, latency per round trip.
+    TcpPingpong,
+}
+
+impl Mode {
+    /// The spelling in suites and in `LoadParams::mode`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Http => "http",
+            Mode::TcpStream => "tcp-stream",
+            Mode::TcpPingpong => "tcp-pingpong",
+        }
+    }
+}
+
+/// One `[[scenario]]`: what is requested.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Label in results, e.g. `hello`, `routes`, `echo-stream`.
+    pub name: String,
+    /// `http` (default), `tcp-stream` or `tcp-pingpong`.
+    #[serde(default = "default_mode")]
+    pub mode: Mode,
+    /// HTTP paths requested in rotation.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// `tcp-stream`: the message written repeatedly.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// `tcp-pingpong`: the message size in bytes.
+    #[serde(default)]
+    pub size: Option<u32>,
+    /// Contract features a server must implement to run this scenario.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub requires: Vec<Feature>,
+}
+
+/// One `[[profile]]`: how hard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Label in results, e.g. `c100`; defaults to `<connections>conn/<duration or requests>`.
+    #[serde(default)]
+    pub name: String,
+    /// Concurrent connections.
+    pub connections: u32,
+    /// Client threads (default: the tool's default, i.e. the client CPUs for serverbench).
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// Duration of a lap, e.g. `"10s"` (exclusive with `requests`).
+    #[serde(default, with = "opt_duration")]
+    pub duration: Option<f64>,
+    /// Requests per lap (exclusive with `duration`).
+    #[serde(default)]
+    pub requests: Option<u64>,
+    /// Requests in flight per connection (HTTP pipelining).
+    #[serde(default = "one")]
+    pub pipeline: u32,
+    /// Open-loop rate, requests/s in total.
+    #[serde(default)]
+    pub rate: Option<f64>,
+}
+
+/// A whole suite.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// Short name, used in the results folder name.
+    pub name: String,
+    /// One line.
+    pub description: String,
+    /// Which seed experiment it reproduces (`/work/shared/seeds/…`), or `none`.
+    pub reproduces: String,
+    /// Server whose speed is 1.00x in reports.
+    #[serde(default)]
+    pub baseline: Option<String>,
+    /// Catalog ids or `"all"`.
+    pub servers: ServerSelection,
+    /// Laps per server x scenario x profile.
+    #[serde(default = "default_laps")]
+    pub laps: u32,
+    /// Warm-up before each measured lap, not recorded (e.g. `"2s"`).
+    #[serde(default = "default_warmup", with = "duration")]
+    pub warmup: f64,
+    /// The load tool.
+    #[serde(default)]
+    pub tool: Tool,
+    /// What is requested.
+    #[serde(rename = "scenario")]
+    pub scenarios: Vec<Scenario>,
+    /// How hard.
+    #[serde(rename = "profile")]
+    pub profiles: Vec<Profile>,
+}
+
+fn default_mode() -> Mode {
+    Mode::Http
+}
+fn one() -> u32 {
+    1
+}
+fn default_laps() -> u32 {
+    DEFAULT_LAPS
+}
+fn default_warmup() -> f64 {
+    DEFAULT_WARMUP_S
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Feature>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(Feature),
+        Many(Vec<Feature>),
+    }
+    Ok(
+        match OneOrMany::deserialize(d).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "expected a feature or a list of features ({})",
+                Feature::ALL.map(|f| f.as_str()).join(" ")
+            ))
+        })? {
+            OneOrMany::One(f) => vec![f],
+            OneOrMany::Many(v) => v,
+        },
+    )
+}
+
+/// Parses `500ms`, `2s`, `1.5s`, `1m`, `1h` (a bare number is seconds) into seconds.
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration like 500ms, 10s or 1m"))?;
+    let factor = match unit.trim() {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "unknown duration unit `{other}` in `{s}` (ms, s, m, h)"
+            ))
+        }
+    };
+    Ok(value * factor)
+}
+
+/// Formats seconds the way suites write them: `500ms`, `2s`, `1.5s`.
+pub fn format_duration(s: f64) -> String {
+    if s < 1.0 {
+        format!("{}ms", (s * 1000.0).round())
+    } else {
+        format!("{}s", (s * 1000.0).round() / 1000.0)
+    }
+}
+
+mod duration {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::format_duration(*v))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_duration(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+mod opt_duration {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => s.serialize_str(&super::format_duration(*v)),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_duration(&text)
+            .map(Some)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl Scenario {
+    /// The built-in scenarios of the ad-hoc form (`serverbench run --scenario NAME`).
+    pub fn builtin(name: &str) -> Option<Scenario> {
+        let http = |paths: &[&str], f: Feature| Scenario {
+            name: name.to_string(),
+            mode: Mode::Http,
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            message: None,
+            size: None,
+            requires: vec![f],
+        };
+        Some(match name {
+            "hello" => http(&["/hello"], Feature::Hello),
+            "routes" => http(&["/hey", "/hell", "/hello", "/about"], Feature::Routes),
+            "json" => http(&["/json"], Feature::Json),
+            "payload" => http(&["/payload"], Feature::Payload),
+            "pingpong" => http(&["/pingpong"], Feature::Pingpong),
+            "echo-stream" => Scenario {
+                name: name.to_string(),
+                mode: Mode::TcpStream,
+                paths: vec![],
+                message: Some("hello world".to_string()),
+                size: None,
+                requires: vec![Feature::Echo],
+            },
+            "echo-pingpong" => Scenario {
+                name: name.to_string(),
+                mode: Mode::TcpPingpong,
+                paths: vec![],
+                message: None,
+                size: Some(64),
+                requires: vec![Feature::Echo],
+            },
+            _ => return None,
+        })
+    }
+
+    /// Names accepted by [`Scenario::builtin`].
+    pub const BUILTIN: [&'static str; 7] = [
+        "hello",
+        "routes",
+        "json",
+        "payload",
+        "pingpong",
+        "echo-stream",
+        "echo-pingpong",
+    ];
+}
+
+impl Profile {
+    /// The default label: `100conn/10s` or `100conn/10000req`.
+    pub fn default_name(&self) -> String {
+        match (self.duration, self.requests) {
+            (Some(d), _) => format!("{}conn/{}", self.connections, format_duration(d)),
+            (None, Some(n)) => format!("{}conn/{}req", self.connections, n),
+            (None, None) => format!("{}conn", self.connections),
+        }
+    }
+}
+
+impl Suite {
+    /// Reads and validates a suite file.
+    pub fn load(path: &Path) -> Result<Suite, SuiteError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Suite::parse(&text, path)
+    }
+
+    /// Parses and validates suite text; `file` names the source in errors.
+    pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
+        let mut suite: Suite = toml::from_str(text).map_err(|e| toml_error(text, file, &e))?;
+        for p in &mut suite.profiles {
+            if p.name.is_empty() {
+                p.name = p.default_name();
+            }
+        }
+        suite
+            .validate()
+            .map_err(|(key, message)| SuiteError::Invalid {
+                file: file.to_path_buf(),
+                line: line_of_key(text, &key),
+                key,
+                message,
+            })?;
+        Ok(suite)
+    }
+
+    /// Checks values serde cannot: returns the key and the message.
+    fn validate(&self) -> Result<(), (String, String)> {
+        let bad = |k: &str, m: &str| Err((k.to_string(), m.to_string()));
+        if self.laps == 0 {
+            return bad("laps", "must be at least 1");
+        }
+        if let ServerSelection::List(l) = &self.servers {
+            if l.is_empty() {
+                return bad("servers", "names no server (use \"all\" or a list of ids)");
+            }
+        }
+        if self.scenarios.is_empty() {
+            return bad("scenario", "the suite needs at least one [[scenario]]");
+        }
+        if self.profiles.is_empty() {
+            return bad("profile", "the suite needs at least one [[profile]]");
+        }
+        for (i, s) in self.scenarios.iter().enumerate() {
+            let k = |f: &str| format!("scenario[{}].{f}", i + 1);
+            match s.mode {
+                Mode::Http if s.paths.is_empty() => return bad(&k("paths"), "http needs paths"),
+                Mode::Http if s.paths.iter().any(|p| !p.starts_with('/')) => {
+                    return bad(&k("paths"), "every path starts with /")
+                }
+                Mode::TcpStream if s.message.as_deref().unwrap_or("").is_empty() => {
+                    return bad(&k("message"), "tcp-stream needs a message")
+                }
+                Mode::TcpPingpong if s.size.unwrap_or(0) == 0 => {
+                    return bad(&k("size"), "tcp-pingpong needs a size > 0")
+                }
+                _ => {}
+            }
+            if s.mode != Mode::Http && !s.paths.is_empty() {
+                return bad(&k("paths"), "paths only apply to http");
+            }
+        }
+        for (i, p) in self.profiles.iter().enumerate() {
+            let k = |f: &str| format!("profile[{}].{f}", i + 1);
+            if p.connections == 0 {
+                return bad(&k("connections"), "must be at least 1");
+            }
+            if p.threads == Some(0) {
+                return bad(&k("threads"), "must be at least 1");
+            }
+            if p.pipeline == 0 {
+                return bad(&k("pipeline"), "must be at least 1");
+            }
+            match (p.duration, p.requests) {
+                (Some(_), Some(_)) => {
+                    return bad(&k("requests"), "give duration or requests, not both")
+                }
+                (None, None) => return bad(&k("duration"), "give duration or requests"),
+                (Some(d), None) if d <= 0.0 => return bad(&k("duration"), "must be > 0"),
+                (None, Some(0)) => return bad(&k("requests"), "must be > 0"),
+                _ => {}
+            }
+            if p.rate.is_some() && p.pipeline > 1 {
+                return bad(&k("rate"), "a rate cannot be combined with pipeline > 1");
+            }
+        }
+        Ok(())
+    }
+
+    /// Shortens the suite for a smoke run (`--quick`): at most 2 laps of at most 2 s after at
+    /// most 0.5 s of warm-up; request counts divided by 10.
+    pub fn quicken(&mut self) {
+        self.laps = self.laps.min(2);
+        self.warmup = self.warmup.min(0.5);
+        for p in &mut self.profiles {
+            let default = p.default_name() == p.name;
+            p.duration = p.duration.map(|d| d.min(2.0));
+            p.requests = p.requests.map(|n| (n / 10).max(1));
+            if default {
+                p.name = p.default_name();
+            }
+        }
+    }
+
+    /// Every feature some scenario requires.
+    pub fn required_features(&self) -> Vec<Feature> {
+        let mut v: Vec<Feature> = self
+            .scenarios
+            .iter()
+            .flat_map(|s| s.requires.iter().copied())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+/// Turns a toml error into `SuiteError::Invalid` with the line and the key.
+fn toml_error(text: &str, file: &Path, err: &toml::de::Error) -> SuiteError {
+    let message = err.message().trim().to_string();
+    let offset = err.span().map_or(0, |s| s.start).min(text.len());
+    let line = text[..offset].bytes().filter(|&b| b == b'\n').count() + 1;
+    let named = message
+        .find('`')
+        .and_then(|s| {
+            message[s + 1..]
+                .find('`')
+                .map(|l| &message[s + 1..s + 1 + l])
+        })
+        .filter(|_| message.starts_with("unknown field") || message.starts_with("missing field"));
+    let key = match named {
+        Some(k) => k.to_string(),
+        None => {
+            let line_text = text.lines().nth(line - 1).unwrap_or("");
+            line_text
+                .split('=')
+                .next()
+                .unwrap_or("?")
+                .trim()
+                .to_string()
+        }
+    };
+    SuiteError::Invalid {
+        file: file.to_path_buf(),
+        line,
+        key,
+        message,
+    }
+}
+
+/// The line of `key`, `scenario[2].paths` or `profile[1]` (1 when not found).
+fn line_of_key(text: &str, key: &str) -> usize {
+    let (table, index, field) = match key.split_once('[') {
+        Some((table, rest)) => {
+            let (n, field) = rest.split_once(']').unwrap_or((rest, ""));
+            (
+                Some(table),
+                n.parse::<usize>().unwrap_or(1),
+                field.trim_start_matches('.'),
+            )
+        }
+        None => (None, 0, key),
+    };
+    let mut seen = 0;
+    let mut in_target = table.is_none();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_target = match table {
+                Some(tb) if t == format!("[[{tb}]]") => {
+                    seen += 1;
+                    seen == index
+                }
+                _ => false,
+            };
+            if in_target && field.is_empty() {
+                return i + 1;
+            }
+            continue;
+        }
+        if in_target && t.split('=').next().unwrap_or("").trim() == field {
+            return i + 1;
+        }
+    }
+    1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"name = "t"
+description = "d"
+reproduces = "none"
+servers = ["python/fast", "python/slow"]
+warmup = "500ms"
+
+[[scenario]]
+name = "hello"
+paths = ["/hello"]
+requires = "hello"
+
+[[profile]]
+connections = 10
+duration = "1s"
+"#;
+
+    fn err(text: &str) -> (usize, String, String) {
+        match Suite::parse(text, Path::new("suites/t.toml")).unwrap_err() {
+            SuiteError::Invalid {
+                line, key, message, ..
+            } => (line, key, message),
+            other => panic!("unexpected {other}"),
+        }
+    }
+
+    #[test]
+    fn a_minimal_suite_gets_defaults_and_a_profile_name() {
+        let s = Suite::parse(GOOD, Path::new("t.toml")).unwrap();
+        assert_eq!((s.laps, s.warmup, s.tool), (3, 0.5, Tool::Serverbench));
+        assert_eq!(s.profiles[0].name, "10conn/1s");
+        assert_eq!(s.scenarios[0].requires, vec![Feature::Hello]);
+    }
+
+    #[test]
+    fn all_servers_is_accepted() {
+        let s = Suite::parse(
+            &GOOD.replace("[\"python/fast\", \"python/slow\"]", "\"all\""),
+            Path::new("t"),
+        )
+        .unwrap();
+        assert_eq!(s.servers, ServerSelection::All(AllServers::All));
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let (line, key, _) =
+            err(&GOOD.replace("connections = 10", "connections = 10\nconections = 5"));
+        assert_eq!((line, key.as_str()), (14, "conections"));
+        let e = Suite::parse(
+            &GOOD.replace("laps", "lapz").replace("warmup", "lapz"),
+            Path::new("suites/t.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("suites/t.toml:5: lapz:"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_and_bad_duration_name_their_key() {
+        assert_eq!(
+            err(&GOOD.replace("connections = 10", "connections = \"ten\"")).1,
+            "connections"
+        );
+        let (line, key, message) = err(&GOOD.replace("\"1s\"", "\"1 fortnight\""));
+        assert_eq!((line, key.as_str()), (14, "duration"), "{message}");
+    }
+
+    #[test]
+    fn missing_required_key_is_named() {
+        assert_eq!(
+            err(&GOOD.replace("reproduces = \"none\"\n", "")).1,
+            "reproduces"
+        );
+    }
+
+    #[test]
+    fn profile_without_duration_or_requests_is_invalid() {
+        let (line, key, _) = err(&GOOD.replace("duration = \"1s\"\n", ""));
+        assert_eq!((line, key.as_str()), (1, "profile[1].duration"));
+        let (line, key, _) =
+            err(&GOOD.replace("duration = \"1s\"", "duration = \"1s\"\nrequests = 5"));
+        assert_eq!((line, key.as_str()), (15, "profile[1].requests"));
+    }
+
+    #[test]
+    fn unknown_feature_is_refused() {
+        let (_, key, message) = err(&GOOD.replace("requires = \"hello\"", "requires = \"jsonp\""));
+        assert_eq!(key, "requires", "{message}");
+    }
+
+    #[test]
+    fn tcp_stream_without_a_message_is_invalid() {
+        let text = GOOD.replace("paths = [\"/hello\"]\n", "mode = \"tcp-stream\"\n");
+        assert_eq!(err(&text).1, "scenario[1].message");
+    }
+
+    #[test]
+    fn quick_shortens_laps_durations_warmup_and_requests() {
+        let mut s = Suite::parse(
+            &GOOD
+                .replace("duration = \"1s\"", "duration = \"30s\"")
+                .replace("warmup = \"500ms\"", "laps = 6"),
+            Path::new("t"),
+        )
+        .unwrap();
+        s.profiles.push(Profile {
+            name: "n".into(),
+            connections: 1,
+            threads: None,
+            duration: None,
+            requests: Some(10_000),
+            pipeline: 1,
+            rate: None,
+        });
+        s.quicken();
+        assert_eq!((s.laps, s.warmup), (2, 0.5));
+        assert_eq!(
+            (s.profiles[0].duration, s.profiles[0].name.as_str()),
+            (Some(2.0), "10conn/2s")
+        );
+        assert_eq!(
+            (s.profiles[1].requests, s.profiles[1].name.as_str()),
+            (Some(1000), "n")
+        );
+    }
+
+    #[test]
+    fn durations_parse_in_every_unit() {
+        assert_eq!(parse_duration("500ms"), Ok(0.5));
+        assert_eq!(parse_duration("2s"), Ok(2.0));
+        assert_eq!(parse_duration("1m"), Ok(60.0));
+        assert_eq!(parse_duration("3"), Ok(3.0));
+        assert!(parse_duration("s").is_err());
+        assert_eq!(format_duration(0.5), "500ms");
+        assert_eq!(format_duration(10.0), "10s");
+    }
+
+    #[test]
+    fn every_suite_in_the_repository_parses() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                Suite::load(&p).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 6, "{n} suites in {}", dir.display());
+    }
+}

@@ -1,1 +1,345 @@
-//! (being written)
+//! Running a suite: for lap in 1..=N, for each server (interleaved A B C A B C so drift spreads
+//! evenly): start it pinned, check it once with a quick verify, then for each scenario x profile
+//! a warm-up (not recorded) and the measured lap while `/proc` is sampled; stop it. One server
+//! runs at a time. Each lap is appended to `results.jsonl` as soon as it ends.
+//!
+//! The harness never prints: progress is reported as [`Event`]s to a callback.
+
+mod load;
+pub mod plan;
+mod server;
+
+pub use load::{run_load, LoadError, LoadOutcome};
+pub use plan::{affinity_cpus, pinning, Job, Plan};
+
+use crate::catalog::Catalog;
+use crate::paths::Paths;
+use crate::results::env::{self, Pinning, Skipped};
+use crate::results::record::LapRecord;
+use crate::results::{self, clock, read_records, ResultsError, ResultsWriter};
+use crate::suite::Suite;
+use crate::tools::{self, InstallStep, Prepared, Target, ToolError};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// What a run needs besides the catalog.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The suite (already shortened by `--quick`, filtered by `--servers`...).
+    pub suite: Suite,
+    /// Folder in which `<timestamp>-<suite>/` is created (ignored with `resume`).
+    pub results_parent: PathBuf,
+    /// Continue this results folder, skipping laps already recorded.
+    pub resume: Option<PathBuf>,
+    /// Where server and client run.
+    pub pinning: Pinning,
+    /// Address servers bind and the load goes to (loopback).
+    pub host: String,
+    /// The `serverbench` executable that has `load` (usually the current executable).
+    pub serverbench_exe: PathBuf,
+    /// Set by Ctrl-C: the run stops the load and the server and returns.
+    pub cancel: Arc<AtomicBool>,
+    /// Run `verify::quick` before the first lap of each server.
+    pub quick_verify: bool,
+}
+
+/// Progress of a run.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The results folder is ready; `total` laps are planned, `already` were recorded before.
+    Started {
+        /// Results folder.
+        dir: PathBuf,
+        /// Servers that will run.
+        servers: Vec<String>,
+        /// Laps planned, including those already recorded.
+        total: usize,
+        /// Laps found in `results.jsonl` (resume).
+        already: usize,
+    },
+    /// An external tool is being installed.
+    ToolInstall(InstallStep),
+    /// A server will not run (not in the catalog, not set up, broken, failed its check).
+    ServerSkipped {
+        /// Catalog id.
+        server: String,
+        /// Why.
+        why: String,
+    },
+    /// A server does not implement a scenario's features.
+    ScenarioSkipped {
+        /// Catalog id.
+        server: String,
+        /// Scenario.
+        scenario: String,
+        /// Why.
+        why: String,
+    },
+    /// A server is starting for a lap.
+    ServerStarting {
+        /// Catalog id.
+        server: String,
+        /// Lap.
+        lap: u32,
+    },
+    /// A server could not start, failed its check, or died.
+    ServerFailed {
+        /// Catalog id.
+        server: String,
+        /// Lap.
+        lap: u32,
+        /// Exit status, error and log tail.
+        why: String,
+    },
+    /// A warm-up (not recorded) starts.
+    WarmupStarted {
+        /// Catalog id.
+        server: String,
+        /// Scenario.
+        scenario: String,
+        /// Profile.
+        profile: String,
+        /// Seconds.
+        seconds: f64,
+    },
+    /// A measured lap starts.
+    LapStarted {
+        /// Catalog id.
+        server: String,
+        /// Scenario.
+        scenario: String,
+        /// Profile.
+        profile: String,
+        /// Lap.
+        lap: u32,
+        /// 1-based position among all planned laps.
+        index: usize,
+        /// Laps planned.
+        total: usize,
+        /// Estimated time left for the whole run.
+        eta: Option<Duration>,
+    },
+    /// A lap ended (ok or failed) and is in `results.jsonl`.
+    LapFinished {
+        /// The record written.
+        record: Box<LapRecord>,
+        /// 1-based position among all planned laps.
+        index: usize,
+        /// Laps planned.
+        total: usize,
+    },
+    /// Ctrl-C: the run stopped; `--resume` continues it.
+    Interrupted,
+}
+
+/// Errors that stop a run (a failing server does not: it is recorded and the run goes on).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The results folder could not be created or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// `results.jsonl` could not be read or written.
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    /// The load tool cannot be used.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+    /// Nothing to run.
+    #[error("no server of suite `{suite}` can run here: {why}")]
+    NothingToRun {
+        /// Suite name.
+        suite: String,
+        /// The skipped servers and why.
+        why: String,
+    },
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The results folder.
+    pub dir: PathBuf,
+    /// Every record in `results.jsonl` (including those of earlier, resumed runs).
+    pub records: Vec<LapRecord>,
+    /// Servers not measured, and why.
+    pub skipped: Vec<Skipped>,
+    /// True when Ctrl-C stopped the run.
+    pub interrupted: bool,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
+    move |source| RunError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Creates (or reuses, on resume) the results folder and writes `env.json`.
+fn prepare_dir(
+    opts: &RunOptions,
+    paths: &Paths,
+    catalog: &Catalog,
+    skipped: &[Skipped],
+) -> Result<PathBuf, RunError> {
+    let now = SystemTime::now();
+    let dir = match &opts.resume {
+        Some(d) => d.clone(),
+        None => results::new_run_dir(&opts.results_parent, &opts.suite.name, now),
+    };
+    std::fs::create_dir_all(dir.join(results::LOGS_DIR)).map_err(io_err(&dir))?;
+    let env_path = dir.join(results::ENV_FILE);
+    let started = clock::rfc3339(now);
+    let mut value = env::collect(
+        paths,
+        catalog,
+        &opts.suite,
+        &opts.pinning,
+        skipped,
+        &started,
+    );
+    if opts.resume.is_some() {
+        if let Some(mut old) = std::fs::read_to_string(&env_path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        {
+            let entry = serde_json::json!({ "started_at": started, "pinning": opts.pinning });
+            match old.get_mut("resumed").and_then(|r| r.as_array_mut()) {
+                Some(list) => list.push(entry),
+                None => old["resumed"] = serde_json::json!([entry]),
+            }
+            value = old;
+        }
+    }
+    env::write(&env_path, &value).map_err(io_err(&env_path))?;
+    Ok(dir)
+}
+
+/// Runs `opts.suite` against the servers of `catalog`, reporting progress to `on_event`.
+pub fn run(
+    catalog: &Catalog,
+    paths: &Paths,
+    opts: &RunOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<RunOutcome, RunError> {
+    let plan = plan::plan(&opts.suite, catalog, paths);
+    report_skips(&plan, on_event);
+    if plan.servers.is_empty() {
+        let why: Vec<String> = plan
+            .skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.server, s.why))
+            .collect();
+        return Err(RunError::NothingToRun {
+            suite: opts.suite.name.clone(),
+            why: if why.is_empty() {
+                "the catalog is empty".into()
+            } else {
+                why.join("; ")
+            },
+        });
+    }
+    let dir = prepare_dir(opts, paths, catalog, &plan.skipped)?;
+    let tool = tools::prepare(
+        opts.suite.tool,
+        &opts.serverbench_exe,
+        &paths.cache.join("tools"),
+        &dir.join("scripts"),
+        &mut |step| on_event(Event::ToolInstall(step)),
+    )?;
+    check_tool(&tool, &plan, &opts.suite)?;
+    let results_path = dir.join(results::RESULTS_FILE);
+    let mut writer = ResultsWriter::open(&results_path)?;
+    let done: HashSet<_> = read_records(&results_path)?
+        .iter()
+        .map(LapRecord::key)
+        .collect();
+    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done);
+    on_event(Event::Started {
+        dir: dir.clone(),
+        servers: plan.servers.iter().map(|s| s.id.clone()).collect(),
+        total: plan.jobs.len(),
+        already: state.already(),
+    });
+    let mut skipped = plan.skipped.clone();
+    for lap in 1..=opts.suite.laps {
+        for si in 0..plan.servers.len() {
+            if opts.cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            state.server_lap(paths, si, lap, &mut writer, on_event)?;
+        }
+    }
+    skipped.extend(state.excluded());
+    let interrupted = opts.cancel.load(Ordering::Relaxed);
+    if interrupted {
+        on_event(Event::Interrupted);
+    } else if skipped.len() > plan.skipped.len() {
+        record_skipped(&dir, &skipped)?;
+    }
+    Ok(RunOutcome {
+        records: read_records(&results_path)?,
+        dir,
+        skipped,
+        interrupted,
+    })
+}
+
+/// Refuses, before any server starts, a tool that cannot run one of the laps (wrk with a
+/// request count, ab with rotated paths, an external tool on a TCP scenario...).
+fn check_tool(tool: &Prepared, plan: &Plan, suite: &Suite) -> Result<(), RunError> {
+    let target = Target {
+        host: "127.0.0.1".into(),
+        port: 1,
+        echo_port: Some(2),
+    };
+    let mut state_jobs = plan.jobs.iter().filter(|j| j.lap == 1);
+    state_jobs.try_for_each(|j| {
+        let params = server::params(suite, j);
+        tool.command(&params, &target, &[]).map(|_| ())
+    })?;
+    Ok(())
+}
+
+fn report_skips(plan: &Plan, on_event: &mut dyn FnMut(Event)) {
+    for s in &plan.skipped {
+        on_event(Event::ServerSkipped {
+            server: s.server.clone(),
+            why: s.why.clone(),
+        });
+    }
+    for s in &plan.scenario_skips {
+        on_event(Event::ScenarioSkipped {
+            server: s.server.clone(),
+            scenario: s.scenario.clone(),
+            why: s.why.clone(),
+        });
+    }
+}
+
+/// Rewrites `skipped` in `env.json` (servers excluded during the run are added).
+fn record_skipped(dir: &Path, skipped: &[Skipped]) -> Result<(), RunError> {
+    let env_path = dir.join(results::ENV_FILE);
+    if let Some(mut v) = std::fs::read_to_string(&env_path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    {
+        v["skipped"] = serde_json::to_value(skipped).unwrap_or_default();
+        env::write(&env_path, &v).map_err(io_err(&env_path))?;
+    }
+    Ok(())
+}
+
+/// Reads the suite recorded in a results folder's `env.json` (for `--resume DIR` alone).
+pub fn suite_of(dir: &Path) -> Option<Suite> {
+    let text = std::fs::read_to_string(dir.join(results::ENV_FILE)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    serde_json::from_value(v.get("suite")?.clone()).ok()
+}

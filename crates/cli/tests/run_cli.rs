@@ -1,0 +1,161 @@
+//! `serverbench run` from the command line, against the harness's fixture catalog
+//! (`crates/harness/tests/fixtures/run-catalog`: Python stdlib servers).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/run-catalog")
+}
+
+fn serverbench(args: &[&str], results: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .arg("run")
+        .args(["--root", fixture_root().to_str().unwrap()])
+        .args(["--results", results.to_str().unwrap()])
+        .args(args)
+        .env("SERVERBENCH_CACHE", results.join("cache"))
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn only_results_dir(results: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("results.jsonl").is_file())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+#[test]
+fn adhoc_run_with_the_builtin_engine_prints_the_table_and_the_results_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--servers",
+        "python/fast",
+        "--scenario",
+        "hello",
+        "-c",
+        "2",
+        "-d",
+        "500ms",
+    ];
+    let out = serverbench(
+        &[&args[..], &["--laps", "1", "--warmup", "0s"]].concat(),
+        tmp.path(),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("python/fast"), "{stdout}");
+    let dir = only_results_dir(tmp.path());
+    assert!(
+        stdout.contains(&format!("results: {}", dir.display())),
+        "{stdout}"
+    );
+    assert!(dir
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .ends_with("Z-adhoc"));
+    let line = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (rec["status"].as_str(), rec["tool"].as_str()),
+        (Some("ok"), Some("serverbench"))
+    );
+    assert!(rec["load"]["requests"].as_u64().unwrap() > 0, "{rec}");
+    assert!(
+        rec["server_stats"]["rss_peak_mb"].as_f64().unwrap() > 1.0,
+        "{rec}"
+    );
+}
+
+#[test]
+fn wrk_runs_as_the_load_tool_when_asked() {
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("wrk").is_file()));
+    if !on_path {
+        eprintln!("wrk is not installed: `serverbench run --tool wrk` would install it with apt");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--servers",
+        "python/fast",
+        "-c",
+        "2",
+        "-d",
+        "1s",
+        "--laps",
+        "1",
+        "--warmup",
+        "0s",
+        "--tool",
+        "wrk",
+    ];
+    let out = serverbench(&args, tmp.path());
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let dir = only_results_dir(tmp.path());
+    let line = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["tool"], "wrk");
+    assert!(rec["load"]["rps"].as_f64().unwrap() > 0.0, "{rec}");
+    assert!(
+        rec["load"]["bytes_written"].is_null(),
+        "wrk does not report it: {rec}"
+    );
+}
+
+#[test]
+fn a_suite_with_an_unknown_key_fails_naming_file_line_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("bad.toml");
+    std::fs::write(
+        &suite,
+        "name = \"bad\"\ndescription = \"d\"\nreproduces = \"none\"\nservers = \"all\"\nlapz = 3\n",
+    )
+    .unwrap();
+    let out = serverbench(&[suite.to_str().unwrap()], tmp.path());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("bad.toml:5: lapz: unknown field `lapz`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_suite_naming_only_unknown_servers_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = serverbench(&["--servers", "go/nowhere", "-d", "500ms"], tmp.path());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("go/nowhere") && stderr.contains("not in the catalog"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_adhoc_form_without_servers_explains_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = serverbench(&["--scenario", "hello"], tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--servers"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -1,0 +1,219 @@
+//! Running the load tool as a subprocess pinned to the client CPUs, bounded in time and
+//! cancellable, and parsing what it printed. The client's CPU time comes from `wait4`'s rusage.
+
+use crate::results::record::{LoadParams, Measurement};
+use crate::tools::{Prepared, Target};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Why a load run produced no measurement.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Ctrl-C.
+    #[error("interrupted")]
+    Cancelled,
+    /// The tool could not build a command line or parse its output.
+    #[error(transparent)]
+    Tool(#[from] crate::tools::ToolError),
+    /// The tool could not start.
+    #[error("cannot start `{command}`: {source}")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The tool exited unsuccessfully.
+    #[error("`{command}` exited with {status}: {output}")]
+    Failed {
+        /// The command line.
+        command: String,
+        /// Exit status as text.
+        status: String,
+        /// The last lines it printed.
+        output: String,
+    },
+    /// The tool ran past its deadline and was killed.
+    #[error("`{command}` ran longer than {secs:.0} s and was killed")]
+    Timeout {
+        /// The command line.
+        command: String,
+        /// The deadline.
+        secs: f64,
+    },
+}
+
+/// A load run's result.
+#[derive(Debug, Clone)]
+pub struct LoadOutcome {
+    /// What the tool measured, plus the client CPU from rusage when it did not report it.
+    pub measurement: Measurement,
+    /// Wall time of the subprocess.
+    pub wall_s: f64,
+}
+
+/// How long a run may take before it is killed.
+fn deadline(params: &LoadParams) -> Duration {
+    let secs = match (params.duration_s, params.requests) {
+        (Some(d), _) => d * 1.5 + 30.0,
+        _ => 600.0,
+    };
+    Duration::from_secs_f64(secs)
+}
+
+fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
+    if cpus.is_empty() {
+        return None;
+    }
+    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        cpus.iter().for_each(|&c| libc::CPU_SET(c, &mut set));
+        Some(set)
+    }
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let v: Vec<&str> = text.lines().rev().take(lines).collect();
+    v.into_iter().rev().collect::<Vec<_>>().join("\n")
+}
+
+fn reader(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut p) = pipe {
+            let mut bytes = Vec::new();
+            let _ = p.read_to_end(&mut bytes);
+            text = String::from_utf8_lossy(&bytes).into_owned();
+        }
+        text
+    })
+}
+
+/// Waits for `pid` with `wait4`, killing it on cancel or deadline; returns (status, rusage).
+fn wait(pid: i32, cancel: &AtomicBool, limit: Duration) -> (Option<i32>, libc::rusage, bool, bool) {
+    let start = Instant::now();
+    // SAFETY: rusage is plain data.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let mut status = 0;
+    let (mut cancelled, mut timed_out) = (false, false);
+    loop {
+        let flags = if cancelled || timed_out {
+            0
+        } else {
+            libc::WNOHANG
+        };
+        // SAFETY: pid is our own child; status and usage are valid out-pointers.
+        let rc = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
+        if rc == pid {
+            return (Some(status), usage, cancelled, timed_out);
+        }
+        if rc < 0 {
+            return (None, usage, cancelled, timed_out);
+        }
+        if cancel.load(Ordering::Relaxed) || start.elapsed() > limit {
+            cancelled = cancel.load(Ordering::Relaxed);
+            timed_out = !cancelled;
+            // SAFETY: killing our own, not yet reaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            continue;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn describe(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exit code {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        format!("signal {}", libc::WTERMSIG(status))
+    } else {
+        format!("status {status}")
+    }
+}
+
+/// Runs one load: `tool` against `target` with `params`, pinned to `client_cpus`.
+pub fn run_load(
+    tool: &Prepared,
+    params: &LoadParams,
+    target: &Target,
+    client_cpus: &[usize],
+    cancel: &AtomicBool,
+) -> Result<LoadOutcome, LoadError> {
+    if cancel.load(Ordering::Relaxed) {
+        return Err(LoadError::Cancelled);
+    }
+    let line = tool.command(params, target, client_cpus)?;
+    let command = line.to_string();
+    let mut cmd = Command::new(&line.program);
+    cmd.args(&line.args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(set) = cpu_set(client_cpus) {
+        // SAFETY: sched_setaffinity is async-signal-safe; the set was built before fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|source| LoadError::Spawn {
+        command: command.clone(),
+        source,
+    })?;
+    let out = reader(child.stdout.take());
+    let err = reader(child.stderr.take());
+    let (status, usage, cancelled, timed_out) = wait(child.id() as i32, cancel, deadline(params));
+    let wall_s = started.elapsed().as_secs_f64();
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    if cancelled {
+        return Err(LoadError::Cancelled);
+    }
+    if timed_out {
+        return Err(LoadError::Timeout {
+            command,
+            secs: deadline(params).as_secs_f64(),
+        });
+    }
+    let ok = status.is_some_and(|s| libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0);
+    if !ok {
+        return Err(LoadError::Failed {
+            command,
+            status: status.map_or("an unknown status".into(), describe),
+            output: tail(&format!("{stdout}\n{stderr}"), 8),
+        });
+    }
+    let mut m = tool.parse(&stdout)?;
+    fill_client_cpu(&mut m, &usage, wall_s, client_cpus.len());
+    Ok(LoadOutcome {
+        measurement: m,
+        wall_s,
+    })
+}
+
+/// Client CPU from rusage for tools that do not report it, and the saturation flag (≥ 90% of
+/// the CPUs the client ran on).
+fn fill_client_cpu(m: &mut Measurement, usage: &libc::rusage, wall_s: f64, cpus: usize) {
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+    if m.client_cpu_s.is_none() {
+        m.client_cpu_s = Some(cpu);
+        m.client_cpu_us_per_request = m.requests.filter(|&n| n > 0).map(|n| cpu * 1e6 / n as f64);
+        let cpus = if cpus == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            cpus
+        };
+        m.client_saturated = (wall_s > 0.0).then_some(cpu >= 0.9 * wall_s * cpus as f64);
+    }
+}

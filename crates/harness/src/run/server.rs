@@ -1,0 +1,416 @@
+//! One server's share of one lap: start it, check it once, warm up and measure each scenario x
+//! profile, record failures, stop it.
+
+use super::plan::{Job, Plan};
+use super::{run_load, Event, LoadError, RunError, RunOptions};
+use crate::catalog::{Feature, Server};
+use crate::paths::{slug, Paths};
+use crate::process::{self, ServerProcess, StartOptions};
+use crate::results::env::Skipped;
+use crate::results::record::{LapRecord, LapStatus, LoadParams};
+use crate::results::{clock, ResultsWriter, LOGS_DIR};
+use crate::sampler::{Sampler, INTERVAL};
+use crate::tools::{Prepared, Target};
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Lines of server log kept in a failure.
+const LOG_TAIL: usize = 20;
+
+type Key = (String, String, String, u32);
+
+/// Progress across the whole run.
+pub(super) struct RunState<'a> {
+    plan: &'a Plan,
+    opts: &'a RunOptions,
+    tool: &'a Prepared,
+    dir: &'a Path,
+    done: &'a HashSet<Key>,
+    verified: HashSet<usize>,
+    excluded: Vec<(usize, String)>,
+    index: usize,
+    started: Instant,
+    expected_left: f64,
+    expected_done: f64,
+}
+
+impl<'a> RunState<'a> {
+    pub(super) fn new(
+        plan: &'a Plan,
+        opts: &'a RunOptions,
+        tool: &'a Prepared,
+        dir: &'a Path,
+        done: &'a HashSet<Key>,
+    ) -> Self {
+        let mut s = RunState {
+            plan,
+            opts,
+            tool,
+            dir,
+            done,
+            verified: HashSet::new(),
+            excluded: Vec::new(),
+            index: 0,
+            started: Instant::now(),
+            expected_left: 0.0,
+            expected_done: 0.0,
+        };
+        s.expected_left = plan
+            .jobs
+            .iter()
+            .filter(|j| !done.contains(&s.key(j)))
+            .map(|j| s.expected_s(j))
+            .sum();
+        s
+    }
+
+    /// Laps already recorded before this run.
+    pub(super) fn already(&self) -> usize {
+        self.plan
+            .jobs
+            .iter()
+            .filter(|j| self.done.contains(&self.key(j)))
+            .count()
+    }
+
+    /// Servers excluded during the run (failed their quick verify).
+    pub(super) fn excluded(&self) -> Vec<Skipped> {
+        self.excluded
+            .iter()
+            .map(|(si, why)| Skipped {
+                server: self.plan.servers[*si].id.clone(),
+                why: why.clone(),
+            })
+            .collect()
+    }
+
+    fn key(&self, j: &Job) -> Key {
+        let s = &self.opts.suite;
+        (
+            self.plan.servers[j.server].id.clone(),
+            s.scenarios[j.scenario].name.clone(),
+            s.profiles[j.profile].name.clone(),
+            j.lap,
+        )
+    }
+
+    /// Expected seconds for a lap: warm-up, load, and a little for start and stop.
+    fn expected_s(&self, j: &Job) -> f64 {
+        let s = &self.opts.suite;
+        s.warmup + s.profiles[j.profile].duration.unwrap_or(5.0) + 0.5
+    }
+
+    /// Time left, scaled by how the laps so far compared with their expectation.
+    fn eta(&self) -> Duration {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let factor = if self.expected_done > 0.0 {
+            (elapsed / self.expected_done).clamp(0.5, 4.0)
+        } else {
+            1.0
+        };
+        Duration::from_secs_f64((self.expected_left * factor).max(0.0))
+    }
+
+    fn params(&self, j: &Job) -> LoadParams {
+        params(&self.opts.suite, j)
+    }
+
+    fn record(&self, j: &Job, status: LapStatus, failure: Option<String>) -> LapRecord {
+        let (server, scenario, profile, lap) = self.key(j);
+        LapRecord {
+            suite: self.opts.suite.name.clone(),
+            server,
+            scenario,
+            profile,
+            lap,
+            status,
+            failure,
+            tool: self.tool.tool.as_str().to_string(),
+            started_at: clock::rfc3339(SystemTime::now()),
+            wall_s: 0.0,
+            params: self.params(j),
+            load: None,
+            server_stats: None,
+        }
+    }
+
+    fn finish(
+        &mut self,
+        j: &Job,
+        record: LapRecord,
+        writer: &mut ResultsWriter,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), RunError> {
+        writer.append(&record)?;
+        let e = self.expected_s(j);
+        self.expected_left -= e;
+        self.expected_done += e;
+        self.index += 1;
+        on_event(Event::LapFinished {
+            record: Box::new(record),
+            index: self.index,
+            total: self.plan.jobs.len(),
+        });
+        Ok(())
+    }
+
+    fn fail_all(
+        &mut self,
+        jobs: &[Job],
+        why: &str,
+        writer: &mut ResultsWriter,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), RunError> {
+        for j in jobs {
+            let r = self.record(j, LapStatus::Failed, Some(why.to_string()));
+            self.finish(j, r, writer, on_event)?;
+        }
+        Ok(())
+    }
+
+    /// Runs server `si`'s laps numbered `lap`.
+    pub(super) fn server_lap(
+        &mut self,
+        paths: &Paths,
+        si: usize,
+        lap: u32,
+        writer: &mut ResultsWriter,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), RunError> {
+        let jobs: Vec<Job> = self
+            .plan
+            .jobs
+            .iter()
+            .filter(|j| j.server == si && j.lap == lap)
+            .copied()
+            .collect();
+        let pending: Vec<Job> = jobs
+            .iter()
+            .filter(|j| !self.done.contains(&self.key(j)))
+            .copied()
+            .collect();
+        self.index += jobs.len() - pending.len();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let server = &self.plan.servers[si];
+        if let Some((_, why)) = self.excluded.iter().find(|(s, _)| *s == si) {
+            let why = format!("not run: {why}");
+            return self.fail_all(&pending, &why, writer, on_event);
+        }
+        on_event(Event::ServerStarting {
+            server: server.id.clone(),
+            lap,
+        });
+        let (mut proc, target) = match self.start(paths, server, lap) {
+            Ok(p) => p,
+            Err(why) => {
+                on_event(Event::ServerFailed {
+                    server: server.id.clone(),
+                    lap,
+                    why: why.clone(),
+                });
+                return self.fail_all(&pending, &why, writer, on_event);
+            }
+        };
+        if let Err(why) = self.verify_once(si, server, &target) {
+            proc.stop();
+            on_event(Event::ServerFailed {
+                server: server.id.clone(),
+                lap,
+                why: why.clone(),
+            });
+            on_event(Event::ServerSkipped {
+                server: server.id.clone(),
+                why: why.clone(),
+            });
+            return self.fail_all(&pending, &why, writer, on_event);
+        }
+        let mut dead: Option<String> = None;
+        for j in &pending {
+            if self.opts.cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(why) = &dead {
+                let why = format!("not run: the server had died earlier in this lap: {why}");
+                self.fail_all(&[*j], &why, writer, on_event)?;
+                continue;
+            }
+            let Some(record) = self.measure(&mut proc, &target, j, on_event) else {
+                break; // interrupted: nothing recorded, `--resume` redoes this lap
+            };
+            if record.status == LapStatus::Failed && proc.try_exit().is_some() {
+                dead = record.failure.clone();
+                on_event(Event::ServerFailed {
+                    server: server.id.clone(),
+                    lap,
+                    why: dead.clone().unwrap_or_default(),
+                });
+            }
+            self.finish(j, record, writer, on_event)?;
+        }
+        proc.stop();
+        Ok(())
+    }
+
+    /// The quick contract check, once per server; a failing server is excluded from the run.
+    fn verify_once(&mut self, si: usize, server: &Server, target: &Target) -> Result<(), String> {
+        if !self.opts.quick_verify || self.verified.contains(&si) {
+            return Ok(());
+        }
+        match quick_check(server, target) {
+            Ok(()) => {
+                self.verified.insert(si);
+                Ok(())
+            }
+            Err(why) => {
+                let why = format!("failed the quick contract check: {why}");
+                self.excluded.push((si, why.clone()));
+                Err(why)
+            }
+        }
+    }
+
+    fn start(
+        &self,
+        paths: &Paths,
+        server: &Server,
+        lap: u32,
+    ) -> Result<(ServerProcess, Target), String> {
+        let host = &self.opts.host;
+        let port = process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
+        let echo_port = if server.implements(Feature::Echo) {
+            Some(process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?)
+        } else {
+            None
+        };
+        let log = self
+            .dir
+            .join(LOGS_DIR)
+            .join(format!("{}.lap{lap}.log", slug(&server.id)));
+        let mut so = StartOptions::new(server, port, echo_port, log);
+        so.host = host.clone();
+        so.workers = self.opts.pinning.workers;
+        so.cpus = self.opts.pinning.server_cpus.clone();
+        let proc = process::start(server, paths, &so).map_err(|e| e.to_string())?;
+        let target = Target {
+            host: host.clone(),
+            port,
+            echo_port,
+        };
+        Ok((proc, target))
+    }
+
+    /// Warm-up and one measured lap; `None` when interrupted.
+    fn measure(
+        &mut self,
+        proc: &mut ServerProcess,
+        target: &Target,
+        j: &Job,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Option<LapRecord> {
+        let suite = &self.opts.suite;
+        let (server, scenario, profile, lap) = self.key(j);
+        let params = self.params(j);
+        let cpus = &self.opts.pinning.client_cpus;
+        let cancel = &self.opts.cancel;
+        if suite.warmup > 0.0 {
+            on_event(Event::WarmupStarted {
+                server: server.clone(),
+                scenario: scenario.clone(),
+                profile: profile.clone(),
+                seconds: suite.warmup,
+            });
+            let mut warm = params.clone();
+            warm.duration_s = Some(suite.warmup);
+            warm.requests = None;
+            match run_load(self.tool, &warm, target, cpus, cancel) {
+                Err(LoadError::Cancelled) => return None,
+                Err(e) => {
+                    let why = died(proc).unwrap_or_else(|| {
+                        format!("warm-up failed: {e}\n{}", proc.log_tail(LOG_TAIL))
+                    });
+                    return Some(self.record(j, LapStatus::Failed, Some(why)));
+                }
+                Ok(_) => {}
+            }
+        }
+        on_event(Event::LapStarted {
+            server,
+            scenario,
+            profile,
+            lap,
+            index: self.index + 1,
+            total: self.plan.jobs.len(),
+            eta: Some(self.eta()),
+        });
+        let mut record = self.record(j, LapStatus::Ok, None);
+        let t0 = Instant::now();
+        let sampler = Sampler::start(proc.pid(), INTERVAL, cpus.clone());
+        let result = run_load(self.tool, &params, target, cpus, cancel);
+        let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
+        let stats = sampler.finish(requests);
+        record.wall_s = t0.elapsed().as_secs_f64();
+        record.server_stats = Some(stats);
+        match result {
+            Err(LoadError::Cancelled) => return None,
+            Err(e) => {
+                record.status = LapStatus::Failed;
+                record.failure = Some(died(proc).unwrap_or_else(|| {
+                    format!("{e}\nserver log tail:\n{}", proc.log_tail(LOG_TAIL))
+                }));
+            }
+            Ok(out) => {
+                record.load = Some(out.measurement);
+                if let Some(why) = died(proc) {
+                    record.status = LapStatus::Failed;
+                    record.failure = Some(why);
+                }
+            }
+        }
+        Some(record)
+    }
+}
+
+/// The load parameters of a job, as recorded.
+pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
+    let (sc, p) = (&s.scenarios[j.scenario], &s.profiles[j.profile]);
+    LoadParams {
+        mode: sc.mode.as_str().to_string(),
+        paths: sc.paths.clone(),
+        connections: p.connections,
+        threads: p.threads.unwrap_or(0),
+        duration_s: p.duration,
+        requests: p.requests,
+        pipeline: p.pipeline,
+        rate: p.rate,
+        warmup_s: s.warmup,
+        message: sc.message.clone(),
+        size: sc.size,
+    }
+}
+
+/// If the server's leader has exited: its status and log tail.
+fn died(proc: &mut ServerProcess) -> Option<String> {
+    let status = proc.try_exit()?;
+    Some(format!(
+        "server exited during the lap ({status}); log tail:\n{}",
+        proc.log_tail(LOG_TAIL)
+    ))
+}
+
+/// A fast contract check before the first lap: `verify::quick` (one request per declared
+/// endpoint, one echo).
+fn quick_check(server: &Server, target: &Target) -> Result<(), String> {
+    let http = server.serves_http().then_some(target.port);
+    let targets = crate::verify::Targets::new(&target.host, http, target.echo_port)
+        .map_err(|e| format!("{}: {e}", target.host))?;
+    let report = crate::verify::quick(&targets, &server.manifest.implements);
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(report.failure_lines().join("; "))
+    }
+}

@@ -1,0 +1,161 @@
+//! Installing external tools the ordinary way: Debian packages, npm into the cache.
+
+use super::{Tool, ToolError};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// oha version installed with cargo.
+pub const OHA_VERSION: &str = "1.8.0";
+/// autocannon version installed with npm.
+pub const AUTOCANNON_VERSION: &str = "7.15.0";
+
+/// One install step, reported to the caller (the CLI prints it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallStep {
+    /// The tool.
+    pub tool: Tool,
+    /// The command being run.
+    pub command: String,
+}
+
+/// The executable on PATH, if any.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn run(
+    tool: Tool,
+    cmd: &mut Command,
+    on_step: &mut dyn FnMut(InstallStep),
+) -> Result<(), ToolError> {
+    on_step(InstallStep {
+        tool,
+        command: format!("{cmd:?}"),
+    });
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ToolError::NotInstalled {
+            tool,
+            why: e.to_string(),
+        })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+    Err(ToolError::NotInstalled {
+        tool,
+        why: format!(
+            "{cmd:?} failed ({}): {}",
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        ),
+    })
+}
+
+fn apt(tool: Tool, package: &str, on_step: &mut dyn FnMut(InstallStep)) -> Result<(), ToolError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(ToolError::NotInstalled {
+            tool,
+            why: format!("not root: install it with `sudo apt-get install {package}`"),
+        });
+    }
+    let install = |on_step: &mut dyn FnMut(InstallStep)| {
+        run(
+            tool,
+            Command::new("apt-get")
+                .args(["install", "-y", "--no-install-recommends", package])
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+            on_step,
+        )
+    };
+    if install(on_step).is_ok() {
+        return Ok(());
+    }
+    run(tool, Command::new("apt-get").arg("update"), on_step)?;
+    install(on_step)
+}
+
+/// Finds `tool`, installing it when missing; returns its executable.
+pub fn ensure_installed(
+    tool: Tool,
+    tools_dir: &Path,
+    on_step: &mut dyn FnMut(InstallStep),
+) -> Result<PathBuf, ToolError> {
+    let (name, apt_pkg) = match tool {
+        Tool::Wrk => ("wrk", "wrk"),
+        Tool::Ab => ("ab", "apache2-utils"),
+        Tool::H2load => ("h2load", "nghttp2-client"),
+        Tool::Hey => ("hey", "hey"),
+        Tool::Autocannon => return autocannon(tools_dir, on_step),
+        Tool::Oha => return oha(tools_dir, on_step),
+        other => {
+            return Err(ToolError::NotInstalled {
+                tool: other,
+                why: "installing it is not supported yet".into(),
+            })
+        }
+    };
+    if let Some(p) = which(name) {
+        return Ok(p);
+    }
+    apt(tool, apt_pkg, on_step)?;
+    which(name).ok_or_else(|| ToolError::NotInstalled {
+        tool,
+        why: format!("`{name}` is still not on PATH after installing {apt_pkg}"),
+    })
+}
+
+fn autocannon(
+    tools_dir: &Path,
+    on_step: &mut dyn FnMut(InstallStep),
+) -> Result<PathBuf, ToolError> {
+    let prefix = tools_dir.join("autocannon");
+    let exe = prefix.join("node_modules/.bin/autocannon");
+    if exe.is_file() {
+        return Ok(exe);
+    }
+    std::fs::create_dir_all(&prefix).map_err(|e| ToolError::NotInstalled {
+        tool: Tool::Autocannon,
+        why: format!("{}: {e}", prefix.display()),
+    })?;
+    run(
+        Tool::Autocannon,
+        Command::new("npm").args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+            &prefix.display().to_string(),
+            &format!("autocannon@{AUTOCANNON_VERSION}"),
+        ]),
+        on_step,
+    )?;
+    Ok(exe)
+}
+
+fn oha(tools_dir: &Path, on_step: &mut dyn FnMut(InstallStep)) -> Result<PathBuf, ToolError> {
+    let exe = tools_dir.join("bin/oha");
+    if exe.is_file() {
+        return Ok(exe);
+    }
+    run(
+        Tool::Oha,
+        Command::new("cargo").args([
+            "install",
+            "oha",
+            "--locked",
+            "--version",
+            OHA_VERSION,
+            "--root",
+            &tools_dir.display().to_string(),
+        ]),
+        on_step,
+    )?;
+    Ok(exe)
+}
