@@ -1,0 +1,151 @@
+//! Tests of suite parsing, kept apart so suite.rs stays about the format.
+use super::*;
+
+const GOOD: &str = r#"name = "t"
+description = "d"
+reproduces = "none"
+servers = ["python/fast", "python/slow"]
+warmup = "500ms"
+
+[[scenario]]
+name = "hello"
+paths = ["/hello"]
+requires = "hello"
+
+[[profile]]
+connections = 10
+duration = "1s"
+"#;
+
+fn err(text: &str) -> (usize, String, String) {
+    match Suite::parse(text, Path::new("suites/t.toml")).unwrap_err() {
+        SuiteError::Invalid {
+            line, key, message, ..
+        } => (line, key, message),
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn a_minimal_suite_gets_defaults_and_a_profile_name() {
+    let s = Suite::parse(GOOD, Path::new("t.toml")).unwrap();
+    assert_eq!((s.laps, s.warmup, s.tool), (3, 0.5, Tool::Serverbench));
+    assert_eq!(s.profiles[0].name, "10conn/1s");
+    assert_eq!(s.scenarios[0].requires, vec![Feature::Hello]);
+}
+
+#[test]
+fn all_servers_is_accepted() {
+    let s = Suite::parse(
+        &GOOD.replace("[\"python/fast\", \"python/slow\"]", "\"all\""),
+        Path::new("t"),
+    )
+    .unwrap();
+    assert_eq!(s.servers, ServerSelection::All(AllServers::All));
+}
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let (line, key, _) = err(&GOOD.replace("connections = 10", "connections = 10\nconections = 5"));
+    assert_eq!((line, key.as_str()), (14, "conections"));
+    let e = Suite::parse(
+        &GOOD.replace("laps", "lapz").replace("warmup", "lapz"),
+        Path::new("suites/t.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("suites/t.toml:5: lapz:"), "{e}");
+}
+
+#[test]
+fn wrong_type_and_bad_duration_name_their_key() {
+    assert_eq!(
+        err(&GOOD.replace("connections = 10", "connections = \"ten\"")).1,
+        "connections"
+    );
+    let (line, key, message) = err(&GOOD.replace("\"1s\"", "\"1 fortnight\""));
+    assert_eq!((line, key.as_str()), (14, "duration"), "{message}");
+}
+
+#[test]
+fn missing_required_key_is_named() {
+    assert_eq!(
+        err(&GOOD.replace("reproduces = \"none\"\n", "")).1,
+        "reproduces"
+    );
+}
+
+#[test]
+fn profile_without_duration_or_requests_is_invalid() {
+    let (line, key, _) = err(&GOOD.replace("duration = \"1s\"\n", ""));
+    assert_eq!((line, key.as_str()), (1, "profile[1].duration"));
+    let (line, key, _) = err(&GOOD.replace("duration = \"1s\"", "duration = \"1s\"\nrequests = 5"));
+    assert_eq!((line, key.as_str()), (15, "profile[1].requests"));
+}
+
+#[test]
+fn unknown_feature_is_refused() {
+    let (_, key, message) = err(&GOOD.replace("requires = \"hello\"", "requires = \"jsonp\""));
+    assert_eq!(key, "requires", "{message}");
+}
+
+#[test]
+fn tcp_stream_without_a_message_is_invalid() {
+    let text = GOOD.replace("paths = [\"/hello\"]\n", "mode = \"tcp-stream\"\n");
+    assert_eq!(err(&text).1, "scenario[1].message");
+}
+
+#[test]
+fn quick_shortens_laps_durations_warmup_and_requests() {
+    let mut s = Suite::parse(
+        &GOOD
+            .replace("duration = \"1s\"", "duration = \"30s\"")
+            .replace("warmup = \"500ms\"", "laps = 6"),
+        Path::new("t"),
+    )
+    .unwrap();
+    s.profiles.push(Profile {
+        name: "n".into(),
+        connections: 1,
+        threads: None,
+        duration: None,
+        requests: Some(10_000),
+        pipeline: 1,
+        rate: None,
+    });
+    s.quicken();
+    assert_eq!((s.laps, s.warmup), (2, 0.5));
+    assert_eq!(
+        (s.profiles[0].duration, s.profiles[0].name.as_str()),
+        (Some(2.0), "10conn/2s")
+    );
+    assert_eq!(
+        (s.profiles[1].requests, s.profiles[1].name.as_str()),
+        (Some(1000), "n")
+    );
+}
+
+#[test]
+fn durations_parse_in_every_unit() {
+    assert_eq!(parse_duration("500ms"), Ok(0.5));
+    assert_eq!(parse_duration("2s"), Ok(2.0));
+    assert_eq!(parse_duration("1m"), Ok(60.0));
+    assert_eq!(parse_duration("3"), Ok(3.0));
+    assert!(parse_duration("s").is_err());
+    assert_eq!(format_duration(0.5), "500ms");
+    assert_eq!(format_duration(10.0), "10s");
+}
+
+#[test]
+fn every_suite_in_the_repository_parses() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            Suite::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 6, "{n} suites in {}", dir.display());
+}
