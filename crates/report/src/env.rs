@@ -119,6 +119,20 @@ pub fn config_lines(env: Option<&Value>) -> Vec<(&'static str, String)> {
     lines
 }
 
+/// The configuration lines as aligned `label: value` text, each line starting with `indent`
+/// (empty when env.json has none of the keys). Shared by the terminal and Markdown exporters.
+pub fn config_block(env: Option<&Value>, indent: &str) -> String {
+    let config = config_lines(env);
+    let width = config.iter().map(|(l, _)| l.len()).max().unwrap_or(0) + 1;
+    config
+        .iter()
+        .map(|(label, value)| {
+            let label = format!("{label}:");
+            format!("{indent}{label:<width$} {value}\n")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

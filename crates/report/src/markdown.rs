@@ -1,7 +1,7 @@
 //! Markdown tables in the style of the Node frameworks experiment (seed 003): a configuration
 //! block, one table per scenario x profile, medals for the top three where not tied, warnings.
 
-use crate::env::{config_lines, server_version};
+use crate::env::{config_block, server_version};
 use crate::text::{self, num, pad, rps_cell, speed_cell, Align};
 use crate::Exporter;
 use serde_json::Value;
@@ -16,16 +16,10 @@ pub struct MarkdownExporter;
 impl Exporter for MarkdownExporter {
     fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
         let mut out = String::new();
-        let config = config_lines(env);
+        let config = config_block(env, "  ");
         if !config.is_empty() {
-            let w = config.iter().map(|(l, _)| l.len()).max().unwrap_or(0) + 2;
             out.push_str("```\nConfiguration:\n");
-            for (label, value) in &config {
-                out.push_str(&format!(
-                    "  {}{value}\n",
-                    pad(&format!("{label}:"), w, Align::Left)
-                ));
-            }
+            out.push_str(&config);
             out.push_str("```\n\n");
         }
         for table in &summary.tables {

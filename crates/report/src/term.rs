@@ -1,6 +1,6 @@
 //! Aligned ASCII tables for a terminal, one per scenario x profile, warnings below.
 
-use crate::env::{config_lines, server_version};
+use crate::env::{config_block, server_version};
 use crate::text::{self, int, num, pad, rps_cell, speed_cell, Align};
 use crate::Exporter;
 use serde_json::Value;
@@ -12,15 +12,9 @@ pub struct TermExporter;
 impl Exporter for TermExporter {
     fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
         let mut out = String::new();
-        let config = config_lines(env);
+        let config = config_block(env, "");
         if !config.is_empty() {
-            let w = config.iter().map(|(l, _)| l.len()).max().unwrap_or(0) + 1;
-            for (label, value) in &config {
-                out.push_str(&format!(
-                    "{} {value}\n",
-                    pad(&format!("{label}:"), w, Align::Left)
-                ));
-            }
+            out.push_str(&config);
             out.push('\n');
         }
         for table in &summary.tables {
