@@ -67,7 +67,7 @@ pub struct SpeedFactor {
 }
 
 /// One server in one table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ServerSummary {
     pub server: String,
     pub tool: String,
@@ -330,6 +330,8 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
     let rps = Stats::of(&values);
     let seed = stats::seed_for(&format!("{scenario}/{profile}/{}", laps[0].server));
     let tcp = laps[0].params.mode.starts_with("tcp");
+    // A stream has no requests: no latency and no CPU per request to show.
+    let per_request = laps[0].params.mode != "tcp-stream";
     let requests: u64 = ok.iter().filter_map(|(_, m)| m.requests).sum();
     let errors: u64 = ok.iter().map(|(_, m)| lap_errors(m)).sum();
     let ci = stats::bootstrap_median_ci(
@@ -355,8 +357,8 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
         noisy: rps.is_some_and(|s| s.is_noisy()),
         rps,
         lap_rps,
-        latency_p50_us: median_by(&ok, |_, m| m.latency_us.p50),
-        latency_p99_us: median_by(&ok, |_, m| m.latency_us.p99),
+        latency_p50_us: median_by(&ok, |_, m| m.latency_us.p50).filter(|_| per_request),
+        latency_p99_us: median_by(&ok, |_, m| m.latency_us.p99).filter(|_| per_request),
         throughput_mb_s: median_by(&ok, |_, m| {
             per_second(m.bytes_read? as f64 / BYTES_PER_MB, m.duration_s?)
         }),
@@ -371,7 +373,8 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
             .filter_map(|(r, _)| r.server_stats.as_ref().map(|s| s.rss_peak_mb))
             .reduce(f64::max),
         cores_used: median_by(&ok, server(|s| Some(s.cores_used))),
-        cpu_us_per_request: median_by(&ok, server(|s| s.cpu_us_per_request)),
+        cpu_us_per_request: median_by(&ok, server(|s| s.cpu_us_per_request))
+            .filter(|_| per_request),
         client_saturated: ok.iter().any(|(_, m)| m.client_saturated == Some(true)),
         speed_factor: None,
         rank: None,
@@ -398,6 +401,12 @@ fn lap_errors(m: &Measurement) -> u64 {
 /// The warnings about one row: each a plain sentence naming the server, table and figure.
 fn server_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
     let at = format!("{} ({}, {})", s.server, t.scenario, t.profile);
+    // A stream's laps count echoed messages, not requests.
+    let unit = if t.mode == "tcp-stream" {
+        "msg/s"
+    } else {
+        "req/s"
+    };
     let mut out: Vec<(WarningKind, String)> = Vec::new();
     if s.failed_laps > 0 {
         let why = s
@@ -421,27 +430,30 @@ fn server_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
             .collect::<Vec<_>>();
         if s.noisy {
             out.push((WarningKind::Noisy, format!(
-                "{at}: noisy, req/s varies {:.1}% between laps (CV above {:.0}%): {}; its rank is uncertain.",
+                "{at}: noisy, {unit} varies {:.1}% between laps (CV above {:.0}%): {}; its rank is uncertain.",
                 r.cv * 100.0, stats::NOISY_CV * 100.0, laps.join(", ")
             )));
         }
         if r.n < stats::MIN_LAPS_FOR_BOOTSTRAP {
             out.push((WarningKind::FewLaps, format!(
-                "{at}: only {} successful lap(s), so the req/s interval is the min..max range, not a bootstrap interval.",
+                "{at}: only {} successful lap(s), so the {unit} interval is the min..max range, not a bootstrap interval.",
                 r.n
             )));
         }
         let values: Vec<f64> = s.lap_rps.iter().map(|l| l.rps).collect();
         for i in stats::tukey_outliers(&values) {
             out.push((WarningKind::OutlierLap, format!(
-                "{at}: lap {} ({:.0} req/s) is an outlier (outside Tukey's 1.5 IQR fences); it is kept in the statistics.",
+                "{at}: lap {} ({:.0} {unit}) is an outlier (outside Tukey's 1.5 IQR fences); it is kept in the statistics.",
                 s.lap_rps[i].lap, s.lap_rps[i].rps
             )));
         }
         if s.client_saturated {
+            let figure = match s.mbps_down {
+                Some(mbps) if t.mode == "tcp-stream" => format!("{mbps:.0} Mbps down"),
+                _ => format!("{:.0} req/s", r.median),
+            };
             out.push((WarningKind::ClientSaturated, format!(
-                "{at}: the load generator's CPU was saturated, so {:.0} req/s is a lower bound for this server.",
-                r.median
+                "{at}: the load generator's CPU was saturated, so {figure} is a lower bound for this server."
             )));
         }
     }
@@ -516,6 +528,32 @@ mod tests {
             laps.push(lap("broken", n, (n != 2).then_some(50.0)));
         }
         laps
+    }
+
+    #[test]
+    fn a_tcp_stream_table_has_no_latency_or_cpu_per_request_and_speaks_of_messages() {
+        let laps: Vec<LapRecord> = (1..=3)
+            .map(|n| {
+                let mut r = lap("echo", n, Some([100.0, 200.0, 100.0][n as usize - 1]));
+                r.params.mode = "tcp-stream".into();
+                if let Some(m) = r.load.as_mut() {
+                    m.latency_us.p50 = Some(0.0);
+                    m.client_saturated = Some(true);
+                    m.mbps_down = Some(80.0);
+                }
+                r
+            })
+            .collect();
+        let s = summarize(&laps, None);
+        let row = &s.tables[0].servers[0];
+        assert_eq!((row.latency_p50_us, row.cpu_us_per_request), (None, None));
+        let text: Vec<&str> = s.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert!(text.iter().any(|w| w.contains("msg/s varies")), "{text:?}");
+        assert!(
+            text.iter()
+                .any(|w| w.contains("80 Mbps down is a lower bound")),
+            "{text:?}"
+        );
     }
 
     #[test]

@@ -83,35 +83,42 @@ pub fn for_table(table: &Table, records: &[LapRecord]) -> Vec<Figure> {
             .collect::<Vec<_>>();
         bars
     };
-    let rps_bars = table
-        .servers
-        .iter()
-        .filter_map(|s| {
-            let bar = Bar::new(&s.server, s.rps?.median);
-            Some(match s.rps_ci {
-                Some(ci) => bar.with_interval(ci.low, ci.high),
-                None => bar,
-            })
-        })
-        .collect();
-    let rps = BarChart::new(
-        format!("Requests/s: median, 95% interval ({label})"),
-        "requests/s",
-        rps_bars,
-    );
+    let stream = crate::text::is_stream(table);
+    let rps = if stream {
+        BarChart::new(
+            format!("Mbps down: median, 95% interval ({label})"),
+            "Mbps",
+            table.servers.iter().filter_map(stream_bar).collect(),
+        )
+    } else {
+        BarChart::new(
+            format!("Requests/s: median, 95% interval ({label})"),
+            "requests/s",
+            table.servers.iter().filter_map(rps_bar).collect(),
+        )
+    };
     let rss = BarChart::new(
         format!("Peak RSS of the server ({label})"),
         "MB (process tree, max over laps)",
         bars(|s| s.rss_peak_mb, 1),
     );
-    let cpu = BarChart::new(
-        format!("Server CPU per request ({label})"),
-        "µs of CPU per request",
-        bars(|s| s.cpu_us_per_request, 2),
-    );
+    let cpu = if stream {
+        BarChart::new(
+            format!("Server CPU ({label})"),
+            "CPU cores used (median of laps)",
+            bars(|s| s.cores_used, 2),
+        )
+    } else {
+        BarChart::new(
+            format!("Server CPU per request ({label})"),
+            "µs of CPU per request",
+            bars(|s| s.cpu_us_per_request, 2),
+        )
+    };
     let series: Vec<Series> = table
         .servers
         .iter()
+        .filter(|_| !stream)
         .map(|s| latency_series(&s.server, &laps_of(records, table, &s.server)))
         .filter(|s| !s.points.is_empty())
         .collect();
@@ -127,6 +134,28 @@ pub fn for_table(table: &Table, records: &[LapRecord]) -> Vec<Figure> {
     out.push(bar_figure(id("rss"), rss));
     out.push(bar_figure(id("cpu"), cpu));
     out
+}
+
+/// The median req/s with its interval.
+fn rps_bar(s: &ServerSummary) -> Option<Bar> {
+    let bar = Bar::new(&s.server, s.rps?.median);
+    Some(match s.rps_ci {
+        Some(ci) => bar.with_interval(ci.low, ci.high),
+        None => bar,
+    })
+}
+
+/// The median Mbps down with the req/s interval scaled to it (both count the bytes echoed).
+fn stream_bar(s: &ServerSummary) -> Option<Bar> {
+    let down = s.mbps_down?;
+    let bar = Bar::new(&s.server, down);
+    Some(match (s.rps, s.rps_ci) {
+        (Some(r), Some(ci)) if r.median > 0.0 => {
+            let scale = down / r.median;
+            bar.with_interval(ci.low * scale, ci.high * scale)
+        }
+        _ => bar,
+    })
 }
 
 /// A percentile curve chart, half width, with a log y axis when the values spread widely.

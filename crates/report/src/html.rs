@@ -217,16 +217,21 @@ fn section(
 
 fn summary_table(out: &mut String, table: &Table, env_json: Option<&serde_json::Value>) {
     let tcp = table.mode.starts_with("tcp");
+    let stream = table.mode == "tcp-stream";
     let throughput = if tcp { "Mbps down" } else { "MB/s" };
     let heads = [
         "#",
         "Server",
         "Version",
         "Speed factor",
-        "Req/s (median)",
+        if stream {
+            "Messages/s (median)"
+        } else {
+            "Req/s (median)"
+        },
         "95% interval",
-        "p50 µs",
-        "p99 µs",
+        if stream { "Mbps/conn ⇅" } else { "p50 µs" },
+        if stream { "Mbps up" } else { "p99 µs" },
         throughput,
         "Peak RSS MB",
         "CPU cores",
@@ -245,12 +250,13 @@ fn summary_table(out: &mut String, table: &Table, env_json: Option<&serde_json::
     }
     out.push_str("</tr></thead><tbody>\n");
     for s in &table.servers {
-        row(out, s, tcp, env_json);
+        row(out, table, s, env_json);
     }
     out.push_str("</tbody></table></div>\n");
 }
 
-fn row(out: &mut String, s: &ServerSummary, tcp: bool, env_json: Option<&serde_json::Value>) {
+fn row(out: &mut String, table: &Table, s: &ServerSummary, env_json: Option<&serde_json::Value>) {
+    let tcp = table.mode.starts_with("tcp");
     let median = s.rps.map(|r| r.median);
     let interval = s
         .rps_ci
@@ -292,8 +298,14 @@ fn row(out: &mut String, s: &ServerSummary, tcp: bool, env_json: Option<&serde_j
         s.rps_ci.map_or(String::new(), |c| format!("{:.1}", c.low)),
         esc(&interval.unwrap_or_else(|| "-".into()))
     );
-    out.push_str(&num_cell(s.latency_p50_us, |v| format!("{v:.0}")));
-    out.push_str(&num_cell(s.latency_p99_us, |v| format!("{v:.0}")));
+    if table.mode == "tcp-stream" {
+        let per_conn = crate::text::mbps_per_connection(table, s);
+        out.push_str(&num_cell(per_conn, |v| format!("{v:.1}")));
+        out.push_str(&num_cell(s.mbps_up, |v| format!("{v:.1}")));
+    } else {
+        out.push_str(&num_cell(s.latency_p50_us, |v| format!("{v:.0}")));
+        out.push_str(&num_cell(s.latency_p99_us, |v| format!("{v:.0}")));
+    }
     out.push_str(&num_cell(flow, |v| format!("{v:.1}")));
     out.push_str(&num_cell(s.rss_peak_mb, |v| format!("{v:.1}")));
     out.push_str(&num_cell(s.cores_used, |v| format!("{v:.2}")));

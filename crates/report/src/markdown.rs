@@ -38,6 +38,12 @@ impl Exporter for MarkdownExporter {
              Speed Factor: ratio of medians with its 95% interval. \
              Medals go to the top three where the intervals do not overlap; `=` marks a shared rank.\n",
         );
+        if summary.tables.iter().any(text::is_stream) {
+            out.push_str(
+                "Mbps per connection ⇅: Mbps down plus up, divided by the connections \
+                 (tcpkali's \"Bandwidth per channel\").\n",
+            );
+        }
         out
     }
 }
@@ -60,27 +66,38 @@ fn escape(s: &str) -> String {
 
 fn render_table(t: &Table, env: Option<&Value>) -> String {
     let tcp = text::is_tcp(t);
+    let stream = text::is_stream(t);
     let mut cols: Vec<(&str, Align)> = vec![
         ("#", Align::Right),
         ("Name", Align::Left),
         ("Version", Align::Left),
         ("Errors", Align::Right),
         ("Speed Factor", Align::Right),
-        ("Requests/s", Align::Right),
-        ("Latency p50 (µs)", Align::Right),
-        ("Latency p99 (µs)", Align::Right),
-        ("Throughput (MB/s)", Align::Right),
     ];
-    if tcp {
-        cols.extend([("Mbps down", Align::Right), ("Mbps up", Align::Right)]);
+    if stream {
+        cols.extend([
+            ("Mbps down", Align::Right),
+            ("Mbps up", Align::Right),
+            ("Mbps per connection ⇅", Align::Right),
+            ("Throughput (MB/s)", Align::Right),
+        ]);
+    } else {
+        cols.extend([
+            ("Requests/s", Align::Right),
+            ("Latency p50 (µs)", Align::Right),
+            ("Latency p99 (µs)", Align::Right),
+            ("Throughput (MB/s)", Align::Right),
+        ]);
+        if tcp {
+            cols.extend([("Mbps down", Align::Right), ("Mbps up", Align::Right)]);
+        }
     }
-    cols.extend([
-        ("Peak RSS (MB)", Align::Right),
-        ("CPU cores", Align::Right),
-        ("CPU µs/req", Align::Right),
-    ]);
+    cols.extend([("Peak RSS (MB)", Align::Right), ("CPU cores", Align::Right)]);
+    if !stream {
+        cols.push(("CPU µs/req", Align::Right));
+    }
     let header: Vec<String> = cols.iter().map(|(h, _)| (*h).to_owned()).collect();
-    let rows: Vec<Vec<String>> = t.servers.iter().map(|s| row(t, s, tcp, env)).collect();
+    let rows: Vec<Vec<String>> = t.servers.iter().map(|s| row(t, s, env)).collect();
     // At least 2 so that the separator (`:-` or `-:`) is as wide as its column.
     let widths: Vec<usize> = text::widths(&header, &rows)
         .into_iter()
@@ -121,23 +138,45 @@ fn render_table(t: &Table, env: Option<&Value>) -> String {
     out
 }
 
-fn row(t: &Table, s: &ServerSummary, tcp: bool, env: Option<&Value>) -> Vec<String> {
-    let rps = match medal(t, s) {
-        Some(m) => format!("{m} {}", rps_cell(s, "±")),
-        None => rps_cell(s, "±"),
-    };
+fn row(t: &Table, s: &ServerSummary, env: Option<&Value>) -> Vec<String> {
     let mut cells = vec![
         text::rank_cell(t, s),
         escape(&s.server),
         escape(&server_version(env, &s.server)),
         s.errors.to_string(),
         speed_cell(s, "–"),
+    ];
+    if text::is_stream(t) {
+        let down = match (s.mbps_down, text::mbps_half_width(s)) {
+            (None, _) if s.rps.is_none() => "failed".to_owned(),
+            (Some(d), Some(h)) => format!("{} ± {}", num(Some(d)), num(Some(h))),
+            (d, _) => num(d),
+        };
+        let down = match medal(t, s) {
+            Some(m) => format!("{m} {down}"),
+            None => down,
+        };
+        cells.extend([
+            down,
+            num(s.mbps_up),
+            num(text::mbps_per_connection(t, s)),
+            num(s.throughput_mb_s),
+            num(s.rss_peak_mb),
+            num(s.cores_used),
+        ]);
+        return cells;
+    }
+    let rps = match medal(t, s) {
+        Some(m) => format!("{m} {}", rps_cell(s, "±")),
+        None => rps_cell(s, "±"),
+    };
+    cells.extend([
         rps,
         num(s.latency_p50_us),
         num(s.latency_p99_us),
         num(s.throughput_mb_s),
-    ];
-    if tcp {
+    ]);
+    if text::is_tcp(t) {
         cells.extend([num(s.mbps_down), num(s.mbps_up)]);
     }
     cells.extend([

@@ -32,16 +32,45 @@ impl Exporter for TermExporter {
 }
 
 fn render_table(t: &Table, env: Option<&Value>) -> String {
+    let stream = text::is_stream(t);
     let tcp = text::is_tcp(t);
-    let mut header: Vec<&str> = vec![
-        "#", "server", "version", "req/s", "+-95%", "best", "cv%", "p50 us", "p99 us", "MB/s",
-    ];
-    if tcp {
-        header.extend(["Mbps down", "Mbps up"]);
+    let mut header: Vec<&str> = vec!["#", "server", "version"];
+    if stream {
+        header.extend(["Mbps down", "+-95%", "Mbps up", "Mbps/conn", "cv%", "MB/s"]);
+    } else {
+        header.extend(["req/s", "+-95%", "best", "cv%", "p50 us", "p99 us", "MB/s"]);
+        if tcp {
+            header.extend(["Mbps down", "Mbps up"]);
+        }
     }
-    header.extend(["RSS MB", "cores", "us/req", "errors", "laps", "speed"]);
+    header.extend(["RSS MB", "cores"]);
+    if !stream {
+        header.push("us/req");
+    }
+    header.extend(["errors", "laps", "speed"]);
     let header: Vec<String> = header.into_iter().map(str::to_owned).collect();
-    let rows: Vec<Vec<String>> = t.servers.iter().map(|s| row(t, s, tcp, env)).collect();
+    let rows: Vec<Vec<String>> = t
+        .servers
+        .iter()
+        .map(|s| {
+            let mut cells = vec![
+                text::rank_cell(t, s),
+                s.server.clone(),
+                server_version(env, &s.server),
+            ];
+            cells.extend(if stream {
+                stream_cells(t, s)
+            } else {
+                request_cells(s, tcp)
+            });
+            cells.extend([
+                s.errors.to_string(),
+                format!("{}/{}", s.laps - s.failed_laps, s.laps),
+                speed_cell(s, "-"),
+            ]);
+            cells
+        })
+        .collect();
     let widths = text::widths(&header, &rows);
     let align = |c: usize| {
         if c == 1 || c == 2 {
@@ -75,16 +104,14 @@ fn render_table(t: &Table, env: Option<&Value>) -> String {
     out
 }
 
-fn row(t: &Table, s: &ServerSummary, tcp: bool, env: Option<&Value>) -> Vec<String> {
+/// Requests and latency (HTTP, TCP ping-pong), then memory and CPU.
+fn request_cells(s: &ServerSummary, tcp: bool) -> Vec<String> {
     let median = s.rps.map(|r| r.median);
     let pm = match (median, s.rps_ci) {
         (Some(m), Some(ci)) => int(Some(text::half_width(m, &ci))),
         _ => text::MISSING.to_owned(),
     };
     let mut cells = vec![
-        text::rank_cell(t, s),
-        s.server.clone(),
-        server_version(env, &s.server),
         if s.rps.is_some() {
             int(median)
         } else {
@@ -92,8 +119,7 @@ fn row(t: &Table, s: &ServerSummary, tcp: bool, env: Option<&Value>) -> Vec<Stri
         },
         pm,
         int(s.rps_best),
-        s.rps
-            .map_or(text::MISSING.to_owned(), |r| format!("{:.1}", r.cv * 100.0)),
+        cv_cell(s),
         num(s.latency_p50_us),
         num(s.latency_p99_us),
         num(s.throughput_mb_s),
@@ -105,9 +131,29 @@ fn row(t: &Table, s: &ServerSummary, tcp: bool, env: Option<&Value>) -> Vec<Stri
         num(s.rss_peak_mb),
         num(s.cores_used),
         num(s.cpu_us_per_request),
-        s.errors.to_string(),
-        format!("{}/{}", s.laps - s.failed_laps, s.laps),
-        speed_cell(s, "-"),
     ]);
     cells
+}
+
+/// A TCP stream: Mbps both ways and per connection (tcpkali's figure), then memory and CPU.
+fn stream_cells(t: &Table, s: &ServerSummary) -> Vec<String> {
+    let down = match s.mbps_down {
+        None if s.rps.is_none() => "failed".to_owned(),
+        d => num(d),
+    };
+    vec![
+        down,
+        num(text::mbps_half_width(s)),
+        num(s.mbps_up),
+        num(text::mbps_per_connection(t, s)),
+        cv_cell(s),
+        num(s.throughput_mb_s),
+        num(s.rss_peak_mb),
+        num(s.cores_used),
+    ]
+}
+
+fn cv_cell(s: &ServerSummary) -> String {
+    s.rps
+        .map_or(text::MISSING.to_owned(), |r| format!("{:.1}", r.cv * 100.0))
 }

@@ -57,6 +57,23 @@ pub fn is_tcp(t: &Table) -> bool {
     t.mode.starts_with("tcp")
 }
 
+/// Whether the table is a TCP echo stream: Mbps instead of requests and latency.
+pub fn is_stream(t: &Table) -> bool {
+    t.mode == "tcp-stream"
+}
+
+/// Mbps per connection, both directions added, as tcpkali's "Bandwidth per channel" (⇅).
+pub fn mbps_per_connection(t: &Table, s: &ServerSummary) -> Option<f64> {
+    Some((s.mbps_down? + s.mbps_up?) / f64::from(t.connections.max(1)))
+}
+
+/// The half-width of the req/s interval carried over to Mbps down (both scale with the bytes
+/// echoed in a stream).
+pub fn mbps_half_width(s: &ServerSummary) -> Option<f64> {
+    let (rps, ci, down) = (s.rps?, s.rps_ci?, s.mbps_down?);
+    (rps.median > 0.0).then(|| half_width(rps.median, &ci) * down / rps.median)
+}
+
 /// The rank as printed: `1`, or `=1` when shared with another row of the table.
 pub fn rank_cell(t: &Table, s: &ServerSummary) -> String {
     match s.rank {
@@ -122,6 +139,24 @@ mod tests {
             method: IntervalMethod::Bootstrap,
         };
         assert_eq!(half_width(100.0, &ci), 30.0);
+    }
+
+    #[test]
+    fn mbps_per_connection_adds_both_directions_like_tcpkali() {
+        let t = Table {
+            scenario: "echo-stream".into(),
+            profile: "100conn".into(),
+            mode: "tcp-stream".into(),
+            connections: 100,
+            baseline: None,
+            servers: Vec::new(),
+        };
+        let s = ServerSummary {
+            mbps_down: Some(7907.0),
+            mbps_up: Some(7916.0),
+            ..ServerSummary::default()
+        };
+        assert!((mbps_per_connection(&t, &s).unwrap() - 158.23).abs() < 1e-9);
     }
 
     #[test]

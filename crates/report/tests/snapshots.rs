@@ -146,8 +146,8 @@ fn html_page_holds_every_table_row_and_chart_and_nothing_external() {
     assert_eq!(html.matches("<table class=\"sortable\">").count(), 2);
     assert_eq!(
         html.matches("<svg ").count(),
-        23,
-        "9 charts and 7 x 2 timelines"
+        22,
+        "8 charts (the echo stream has no latency chart) and 7 x 2 timelines"
     );
     assert_eq!(html.matches("<details>").count(), 7);
     let without_xmlns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");

@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serverbench_harness::catalog::Catalog;
 use serverbench_harness::paths::Paths;
 use serverbench_harness::process::{self, parse_cpu_list};
-use serverbench_harness::results::record::{LapRecord, LapStatus};
+use serverbench_harness::results::record::{LapRecord, LapStatus, Measurement};
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
 use serverbench_harness::suite::{parse_duration, Profile, Scenario, ServerSelection, Suite};
 use serverbench_harness::tools::Tool;
@@ -22,7 +22,8 @@ pub struct Args {
     /// or with `--resume`.
     #[arg(value_name = "SUITE.toml")]
     pub suite: Option<PathBuf>,
-    /// Shorten the suite for a smoke run: 2 laps of at most 2 s, 0.5 s warm-up, requests / 10.
+    /// Shorten the suite for a smoke run: 2 laps of at most 2 s, 0.5 s warm-up, requests / 10
+    /// (`--laps`, `-d` and `--warmup` given too still win).
     #[arg(long)]
     pub quick: bool,
     /// Laps per server x scenario x profile (overrides the suite).
@@ -52,7 +53,7 @@ pub struct Args {
     /// Ad hoc: connections (default 50).
     #[arg(short = 'c', long)]
     pub connections: Option<u32>,
-    /// Ad hoc: lap duration, e.g. `10s` (default 10s unless -n).
+    /// Lap duration, e.g. `10s` (ad hoc: default 10s unless -n; with a suite: every profile).
     #[arg(short = 'd', long)]
     pub duration: Option<String>,
     /// Ad hoc: requests per lap instead of a duration.
@@ -143,13 +144,10 @@ fn exit_code(outcome: &RunOutcome) -> u8 {
 
 /// The suite from the file, the resumed folder or the ad-hoc flags, with the overrides applied.
 fn build_suite(args: &Args) -> anyhow::Result<Suite> {
-    let adhoc = !args.scenario.is_empty()
-        || args.connections.is_some()
-        || args.duration.is_some()
-        || args.requests.is_some();
+    let adhoc = !args.scenario.is_empty() || args.connections.is_some() || args.requests.is_some();
     let mut suite = match (&args.suite, &args.resume) {
         (Some(_), _) if adhoc => {
-            bail!("-c/-d/-n/--scenario are for the ad-hoc form, without SUITE.toml")
+            bail!("-c/-n/--scenario are for the ad-hoc form, without SUITE.toml")
         }
         (Some(file), _) => Suite::load(file)?,
         (None, Some(dir)) if !adhoc => run::suite_of(dir).with_context(|| {
@@ -167,6 +165,9 @@ fn build_suite(args: &Args) -> anyhow::Result<Suite> {
             ServerSelection::List(list.clone())
         };
     }
+    if args.quick {
+        suite.quicken();
+    }
     if let Some(n) = args.laps {
         if n == 0 {
             bail!("--laps must be at least 1");
@@ -176,13 +177,31 @@ fn build_suite(args: &Args) -> anyhow::Result<Suite> {
     if let Some(w) = &args.warmup {
         suite.warmup = parse_duration(w).map_err(|e| anyhow::anyhow!("--warmup: {e}"))?;
     }
+    let from_file = args.suite.is_some() || (args.resume.is_some() && !adhoc);
+    if let (Some(d), true) = (&args.duration, from_file) {
+        suite.set_duration(lap_duration(d)?);
+    }
     if let Some(t) = args.tool {
         suite.tool = t;
     }
-    if args.quick {
-        suite.quicken();
-    }
     Ok(suite)
+}
+
+/// A lap's headline: Mbps both ways for a TCP stream, else req/s.
+fn lap_figure(m: &Measurement) -> Option<String> {
+    match (m.mbps_down, m.mbps_up, m.rps) {
+        (Some(down), Some(up), _) => Some(format!("{down:.0} Mbps down, {up:.0} Mbps up")),
+        (_, _, Some(rps)) => Some(format!("{rps:.0} req/s")),
+        _ => None,
+    }
+}
+
+/// `-d`, which must be a positive duration.
+fn lap_duration(text: &str) -> anyhow::Result<f64> {
+    match parse_duration(text).map_err(|e| anyhow::anyhow!("-d: {e}"))? {
+        d if d > 0.0 => Ok(d),
+        _ => bail!("-d: a lap must last more than 0 s"),
+    }
 }
 
 fn adhoc_suite(args: &Args) -> anyhow::Result<Suite> {
@@ -206,7 +225,7 @@ fn adhoc_suite(args: &Args) -> anyhow::Result<Suite> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let duration = match (&args.duration, args.requests) {
-        (Some(d), _) => Some(parse_duration(d).map_err(|e| anyhow::anyhow!("-d: {e}"))?),
+        (Some(d), _) => Some(lap_duration(d)?),
         (None, Some(_)) => None,
         (None, None) => Some(10.0),
     };
@@ -372,11 +391,11 @@ impl Progress {
             "{} · {} · {} · lap {}",
             r.server, r.scenario, r.profile, r.lap
         );
-        match (&r.status, r.load.as_ref().and_then(|m| m.rps)) {
-            (LapStatus::Ok, Some(rps)) => {
+        match (&r.status, r.load.as_ref().and_then(lap_figure)) {
+            (LapStatus::Ok, Some(figure)) => {
                 let hidden = self.bar.as_ref().is_none_or(|b| b.is_hidden());
                 if hidden {
-                    eprintln!("{what}: {rps:.0} req/s");
+                    eprintln!("{what}: {figure}");
                 }
             }
             (LapStatus::Ok, None) => {}

@@ -1,7 +1,7 @@
 //! What a run will do: which servers (and why others are skipped), which laps in which order,
 //! and where server and client are pinned.
 
-use crate::catalog::{availability, Catalog, CatalogError, Feature, Server};
+use crate::catalog::{availability, Availability, Catalog, CatalogError, Feature, Server};
 use crate::paths::Paths;
 use crate::results::env::{Pinning, Skipped};
 use crate::suite::{Scenario, ServerSelection, Suite};
@@ -97,7 +97,9 @@ pub fn plan(suite: &Suite, catalog: &Catalog, paths: &Paths) -> Plan {
             continue;
         }
         let avail = availability(server, paths);
-        if !avail.is_ready() {
+        if let Availability::Unavailable { .. } = avail {
+            skip(&server.id, avail.to_string());
+        } else if !avail.is_ready() {
             skip(
                 &server.id,
                 format!("{avail} (run `serverbench setup {}`)", server.id),

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_LAPS: u32 = 3;
 /// Default warm-up in seconds.
 pub const DEFAULT_WARMUP_S: f64 = 2.0;
+/// The longest lap `--quick` keeps, in seconds.
+pub const QUICK_MAX_DURATION_S: f64 = 2.0;
 
 /// A parse or validation error, naming the file, the line and the key.
 #[derive(Debug, thiserror::Error)]
@@ -305,12 +307,38 @@ impl Scenario {
 }
 
 impl Profile {
+    /// Changes how long the profile runs and keeps its label truthful: a default label is
+    /// recomputed, a custom one ending in the old length (`t4c100/30s`) gets the new one,
+    /// any other custom label gets the new length appended in brackets.
+    pub fn set_length(&mut self, duration: Option<f64>, requests: Option<u64>) {
+        if (duration, requests) == (self.duration, self.requests) {
+            return;
+        }
+        let old_length = self.length_label();
+        let was_default = self.name == self.default_name();
+        (self.duration, self.requests) = (duration, requests);
+        let new_length = self.length_label();
+        self.name = match self.name.strip_suffix(&old_length) {
+            _ if was_default => self.default_name(),
+            Some(stem) if stem.ends_with('/') => format!("{stem}{new_length}"),
+            _ => format!("{} ({new_length})", self.name),
+        };
+    }
+
+    /// `10s`, `10000req` or empty.
+    fn length_label(&self) -> String {
+        match (self.duration, self.requests) {
+            (Some(d), _) => format_duration(d),
+            (None, Some(n)) => format!("{n}req"),
+            (None, None) => String::new(),
+        }
+    }
+
     /// The default label: `100conn/10s` or `100conn/10000req`.
     pub fn default_name(&self) -> String {
-        match (self.duration, self.requests) {
-            (Some(d), _) => format!("{}conn/{}", self.connections, format_duration(d)),
-            (None, Some(n)) => format!("{}conn/{}req", self.connections, n),
-            (None, None) => format!("{}conn", self.connections),
+        match self.length_label() {
+            l if l.is_empty() => format!("{}conn", self.connections),
+            l => format!("{}conn/{l}", self.connections),
         }
     }
 }
@@ -408,17 +436,22 @@ impl Suite {
     }
 
     /// Shortens the suite for a smoke run (`--quick`): at most 2 laps of at most 2 s after at
-    /// most 0.5 s of warm-up; request counts divided by 10.
+    /// most 0.5 s of warm-up; request counts divided by 10. Explicit overrides (`--laps`,
+    /// `-d`) are applied after this, so they win.
     pub fn quicken(&mut self) {
         self.laps = self.laps.min(2);
         self.warmup = self.warmup.min(0.5);
         for p in &mut self.profiles {
-            let default = p.default_name() == p.name;
-            p.duration = p.duration.map(|d| d.min(2.0));
-            p.requests = p.requests.map(|n| (n / 10).max(1));
-            if default {
-                p.name = p.default_name();
-            }
+            let duration = p.duration.map(|d| d.min(QUICK_MAX_DURATION_S));
+            let requests = p.requests.map(|n| (n / 10).max(1));
+            p.set_length(duration, requests);
+        }
+    }
+
+    /// Every profile runs for `seconds` (`-d` with a suite), request-bounded ones included.
+    pub fn set_duration(&mut self, seconds: f64) {
+        for p in &mut self.profiles {
+            p.set_length(Some(seconds), None);
         }
     }
 

@@ -121,8 +121,52 @@ fn quick_shortens_laps_durations_warmup_and_requests() {
     );
     assert_eq!(
         (s.profiles[1].requests, s.profiles[1].name.as_str()),
-        (Some(1000), "n")
+        (Some(1000), "n (1000req)")
     );
+}
+
+fn profile(name: &str, duration: Option<f64>, requests: Option<u64>) -> Profile {
+    Profile {
+        name: name.into(),
+        connections: 100,
+        threads: None,
+        duration,
+        requests,
+        pipeline: 1,
+        rate: None,
+    }
+}
+
+#[test]
+fn a_custom_profile_label_ending_in_its_length_gets_the_new_length() {
+    let mut p = profile("t4c100/30s", Some(30.0), None);
+    p.set_length(Some(2.0), None);
+    assert_eq!(p.name, "t4c100/2s");
+    let mut p = profile("big/1000req", None, Some(1000));
+    p.set_length(None, Some(100));
+    assert_eq!(p.name, "big/100req");
+}
+
+#[test]
+fn a_default_label_is_recomputed_and_an_unchanged_length_keeps_the_label() {
+    let mut p = profile("100conn/10s", Some(10.0), None);
+    p.set_length(Some(5.0), None);
+    assert_eq!(p.name, "100conn/5s");
+    let mut p = profile("anything", Some(10.0), None);
+    p.set_length(Some(10.0), None);
+    assert_eq!(p.name, "anything");
+}
+
+#[test]
+fn set_duration_turns_request_bounded_profiles_into_timed_ones() {
+    let mut s = Suite::parse(GOOD, Path::new("t")).unwrap();
+    s.profiles.push(profile("n", None, Some(10_000)));
+    s.set_duration(5.0);
+    assert!(s
+        .profiles
+        .iter()
+        .all(|p| p.duration == Some(5.0) && p.requests.is_none()));
+    assert_eq!(s.profiles[1].name, "n (5s)");
 }
 
 #[test]
