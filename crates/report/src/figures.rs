@@ -268,7 +268,11 @@ pub fn timelines(table: &Table, records: &[LapRecord], server: &str) -> Vec<Figu
         "per second",
         XAxis::Linear,
         vec![
-            series("requests", |p| p.requests as f64),
+            if crate::text::is_stream(table) {
+                series("messages echoed", |p| p.requests as f64)
+            } else {
+                series("requests", |p| p.requests as f64)
+            },
             series("errors", |p| p.errors as f64),
         ],
     )
@@ -285,14 +289,15 @@ pub fn timelines(table: &Table, records: &[LapRecord], server: &str) -> Vec<Figu
     )
     .with_width(HALF_WIDTH);
     let id = |kind: &str| slug(&[&table.scenario, &table.profile, server, kind]);
-    vec![
-        figure(id("timeline"), flow.title.clone(), flow.to_svg()),
-        figure(
+    let mut out = vec![figure(id("timeline"), flow.title.clone(), flow.to_svg())];
+    if !crate::text::is_stream(table) {
+        out.push(figure(
             id("timeline-latency"),
             latency.title.clone(),
             latency.to_svg(),
-        ),
-    ]
+        ));
+    }
+    out
 }
 
 fn rps_of(r: &LapRecord) -> f64 {

@@ -146,8 +146,8 @@ fn html_page_holds_every_table_row_and_chart_and_nothing_external() {
     assert_eq!(html.matches("<table class=\"sortable\">").count(), 2);
     assert_eq!(
         html.matches("<svg ").count(),
-        22,
-        "8 charts (the echo stream has no latency chart) and 7 x 2 timelines"
+        20,
+        "8 charts and 5 x 2 + 2 x 1 timelines (an echo stream has no latency)"
     );
     assert_eq!(html.matches("<details>").count(), 7);
     let without_xmlns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
