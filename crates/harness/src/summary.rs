@@ -97,6 +97,9 @@ pub struct ServerSummary {
     pub rss_peak_mb: Option<f64>,
     pub cores_used: Option<f64>,
     pub cpu_us_per_request: Option<f64>,
+    /// Voluntary + involuntary context switches of the server's process tree per request
+    /// (median of laps; not for a TCP stream): hand-offs between threads show up here.
+    pub ctx_switches_per_request: Option<f64>,
     pub client_saturated: bool,
     pub speed_factor: Option<SpeedFactor>,
     pub rank: Option<u32>,
@@ -375,6 +378,12 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
         cores_used: median_by(&ok, server(|s| Some(s.cores_used))),
         cpu_us_per_request: median_by(&ok, server(|s| s.cpu_us_per_request))
             .filter(|_| per_request),
+        ctx_switches_per_request: median_by(&ok, |r, m| {
+            let s = r.server_stats.as_ref()?;
+            let switches = (s.ctx_switches_voluntary + s.ctx_switches_involuntary) as f64;
+            Some(switches / m.requests.filter(|&n| n > 0)? as f64)
+        })
+        .filter(|_| per_request),
         client_saturated: ok.iter().any(|(_, m)| m.client_saturated == Some(true)),
         speed_factor: None,
         rank: None,

@@ -90,6 +90,9 @@ fn two_servers_run_interleaved_laps_and_an_unknown_server_is_reported() {
     let env: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.dir.join("env.json")).unwrap()).unwrap();
     assert_eq!(env["suite"]["laps"], 2);
+    assert!(env["load_tool"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("serverbench ")));
     assert!(env["pinning"]["workers"].as_u64().unwrap() >= 1);
     assert_eq!(env["skipped"][0]["server"], "python/nowhere");
     assert!(out.dir.join("logs/python__fast.lap2.log").is_file());

@@ -6,7 +6,7 @@ use serde_json::Value;
 use serverbench_harness::summary::{ServerSummary, Summary, Table};
 
 /// The column names, in order. Scripts rely on them: only ever append.
-pub const COLUMNS: [&str; 39] = [
+pub const COLUMNS: [&str; 40] = [
     "suite",
     "scenario",
     "profile",
@@ -41,6 +41,7 @@ pub const COLUMNS: [&str; 39] = [
     "rss_peak_mb",
     "cores_used",
     "cpu_us_per_request",
+    "ctx_switches_per_request",
     "client_saturated",
     "speed_factor",
     "speed_factor_low",
@@ -122,6 +123,7 @@ fn cells(summary: &Summary, t: &Table, s: &ServerSummary, env: Option<&Value>) -
         f(s.rss_peak_mb),
         f(s.cores_used),
         f(s.cpu_us_per_request),
+        f(s.ctx_switches_per_request),
         s.client_saturated.to_string(),
         f(sf.map(|x| x.ratio)),
         f(sfi.map(|x| x.low)),

@@ -82,7 +82,7 @@ pub fn config_lines(env: Option<&Value>) -> Vec<(&'static str, String)> {
         ("OS", &[&["machine", "os"], &["os"]]),
         ("Governor", &[&["machine", "governor"], &["governor"]]),
         ("Pinning", &[&["pinning"], &["cpus"]]),
-        ("Tool", &[&["suite", "tool"], &["tool"]]),
+        ("Tool", &[&["load_tool"], &["suite", "tool"], &["tool"]]),
         (
             "Laps",
             &[&["suite", "laps"], &["params", "laps"], &["laps"]],

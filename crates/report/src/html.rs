@@ -236,6 +236,7 @@ fn summary_table(out: &mut String, table: &Table, env_json: Option<&serde_json::
         "Peak RSS MB",
         "CPU cores",
         "CPU µs/req",
+        "Ctx sw/req",
         "Errors",
         "Laps",
     ];
@@ -310,6 +311,7 @@ fn row(out: &mut String, table: &Table, s: &ServerSummary, env_json: Option<&ser
     out.push_str(&num_cell(s.rss_peak_mb, |v| format!("{v:.1}")));
     out.push_str(&num_cell(s.cores_used, |v| format!("{v:.2}")));
     out.push_str(&num_cell(s.cpu_us_per_request, |v| format!("{v:.1}")));
+    out.push_str(&num_cell(s.ctx_switches_per_request, |v| format!("{v:.2}")));
     let errors = (s.errors + s.non_2xx) as f64;
     out.push_str(&num_cell(Some(errors), |v| format!("{v:.0}")));
     let _ = writeln!(out, "<td data-v=\"{ok}\">{}</td></tr>", esc(&laps));

@@ -22,6 +22,7 @@
 #define RBUF_INIT ((size_t)16 * 1024)
 #define RBUF_MAX (MAX_HEAD + MAX_BODY + 4096)
 #define ECHO_BUF ((size_t)64 * 1024)
+#define ECHO_ROUNDS 8 /* buffers echoed per event before yielding to other connections */
 #define WBUF_INIT ((size_t)16 * 1024)
 #define MAX_PENDING ((size_t)8 << 20) /* stop parsing above this much queued output */
 #define BIG_BODY ((size_t)16 * 1024)  /* bodies at least this big are written from place */
@@ -310,22 +311,32 @@ static void echo_event(struct conn *c, uint32_t events)
         conn_close(c);
         return;
     }
-    if (c->rpos == c->rlen) {
-        ssize_t n = read(c->h.fd, c->rbuf, c->rcap);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-            conn_close(c);
-            return;
+    /* Echo until the socket has nothing more to read or takes nothing more, at most
+     * ECHO_ROUNDS buffers per event so that one busy connection cannot starve the others
+     * (level-triggered: what is left raises the event again). */
+    for (int round = 0; round < ECHO_ROUNDS; round++) {
+        if (c->rpos == c->rlen) {
+            ssize_t n = read(c->h.fd, c->rbuf, c->rcap);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                conn_close(c);
+                return;
+            }
+            if (n < 0)
+                break;
+            c->rpos = 0;
+            c->rlen = (size_t)n;
         }
-        c->rpos = 0;
-        c->rlen = n > 0 ? (size_t)n : 0;
-    }
-    if (c->rpos < c->rlen) {
         ssize_t n = write(c->h.fd, c->rbuf + c->rpos, c->rlen - c->rpos);
-        if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            conn_close(c);
-            return;
+        if (n < 0) {
+            if (errno != EAGAIN && errno != EINTR) {
+                conn_close(c);
+                return;
+            }
+            break;
         }
-        c->rpos += n > 0 ? (size_t)n : 0;
+        c->rpos += (size_t)n;
+        if (c->rpos < c->rlen)
+            break; /* the socket is full: wait for EPOLLOUT */
     }
     set_interest(c, c->rpos < c->rlen ? EPOLLOUT : EPOLLIN);
 }

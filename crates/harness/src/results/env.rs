@@ -139,6 +139,7 @@ pub fn collect(
         },
         "servers": server_versions(catalog, paths),
         "suite": suite,
+        "load_tool": crate::tools::describe(suite.tool),
         "pinning": pinning,
         "skipped": skipped,
     })

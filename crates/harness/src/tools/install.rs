@@ -81,6 +81,45 @@ fn apt(tool: Tool, package: &str, on_step: &mut dyn FnMut(InstallStep)) -> Resul
     install(on_step)
 }
 
+/// The executable and the Debian package of a tool installed with apt.
+fn apt_package(tool: Tool) -> Option<(&'static str, &'static str)> {
+    match tool {
+        Tool::Wrk => Some(("wrk", "wrk")),
+        Tool::Ab => Some(("ab", "apache2-utils")),
+        Tool::H2load => Some(("h2load", "nghttp2-client")),
+        Tool::Hey => Some(("hey", "hey")),
+        Tool::Serverbench | Tool::Autocannon | Tool::Oha => None,
+    }
+}
+
+/// The tool with its version, as `env.json` records it: `wrk 4.1.0-3+b1` (the Debian package's
+/// version), the pinned npm or cargo version, serverbench's own; the bare name when unknown.
+pub fn describe(tool: Tool) -> String {
+    let version = match tool {
+        Tool::Serverbench => Some(env!("CARGO_PKG_VERSION").to_owned()),
+        Tool::Autocannon => Some(AUTOCANNON_VERSION.to_owned()),
+        Tool::Oha => Some(OHA_VERSION.to_owned()),
+        apt_tool => apt_package(apt_tool).and_then(|(_, pkg)| debian_version(pkg)),
+    };
+    match version {
+        Some(v) => format!("{} {v}", tool.as_str()),
+        None => tool.as_str().to_owned(),
+    }
+}
+
+/// The installed version of a Debian package, if it is installed.
+fn debian_version(package: &str) -> Option<String> {
+    let out = Command::new("dpkg-query")
+        .args(["-W", "-f", "${Status}|${Version}", package])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (status, version) = text.split_once('|')?;
+    (status.ends_with(" installed") && !version.is_empty()).then(|| version.to_owned())
+}
+
 /// Finds `tool`, installing it when missing; returns its executable.
 pub fn ensure_installed(
     tool: Tool,
@@ -88,18 +127,12 @@ pub fn ensure_installed(
     on_step: &mut dyn FnMut(InstallStep),
 ) -> Result<PathBuf, ToolError> {
     let (name, apt_pkg) = match tool {
-        Tool::Wrk => ("wrk", "wrk"),
-        Tool::Ab => ("ab", "apache2-utils"),
-        Tool::H2load => ("h2load", "nghttp2-client"),
-        Tool::Hey => ("hey", "hey"),
         Tool::Autocannon => return autocannon(tools_dir, on_step),
         Tool::Oha => return oha(tools_dir, on_step),
-        other => {
-            return Err(ToolError::NotInstalled {
-                tool: other,
-                why: "installing it is not supported yet".into(),
-            })
-        }
+        other => apt_package(other).ok_or(ToolError::NotInstalled {
+            tool: other,
+            why: "installing it is not supported yet".into(),
+        })?,
     };
     if let Some(p) = which(name) {
         return Ok(p);
@@ -158,4 +191,27 @@ fn oha(tools_dir: &Path, on_step: &mut dyn FnMut(InstallStep)) -> Result<PathBuf
         on_step,
     )?;
     Ok(exe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_engine_and_pinned_tools_are_described_with_their_versions() {
+        assert_eq!(
+            describe(Tool::Serverbench),
+            format!("serverbench {}", env!("CARGO_PKG_VERSION"))
+        );
+        assert_eq!(describe(Tool::Oha), format!("oha {OHA_VERSION}"));
+        assert_eq!(
+            describe(Tool::Autocannon),
+            format!("autocannon {AUTOCANNON_VERSION}")
+        );
+    }
+
+    #[test]
+    fn a_package_that_is_not_installed_has_no_version() {
+        assert_eq!(debian_version("serverbench-no-such-package"), None);
+    }
 }

@@ -11,7 +11,7 @@ pub mod oha;
 pub mod serverbench;
 pub mod wrk;
 
-pub use install::{ensure_installed, InstallStep};
+pub use install::{describe, ensure_installed, InstallStep};
 
 use crate::results::record::{LoadParams, Measurement};
 use serde::{Deserialize, Serialize};
