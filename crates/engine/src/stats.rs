@@ -43,26 +43,18 @@ fn bucket_mid(b: usize) -> f64 {
     lo as f64 + (1u64 << (e - 3)) as f64 / 2.0
 }
 
-/// One second of one thread.
-#[derive(Clone)]
+/// One second of one thread (or of all threads once merged). Its latency buckets are kept
+/// sparse, sorted by bucket, because a second hits a few dozen of the [`BUCKETS`]: the timeline
+/// grows by tens of bytes per second instead of a kilobyte. The current second is counted in a
+/// dense array in [`Stats`] and packed when the next one starts.
+#[derive(Clone, Default)]
 pub struct Second {
     pub requests: u64,
     pub errors: u64,
     pub sum_us: u64,
     pub bytes_read: u64,
-    pub buckets: [u32; BUCKETS],
-}
-
-impl Default for Second {
-    fn default() -> Self {
-        Second {
-            requests: 0,
-            errors: 0,
-            sum_us: 0,
-            bytes_read: 0,
-            buckets: [0; BUCKETS],
-        }
-    }
+    /// (bucket, count) for every bucket hit, in bucket order.
+    pub buckets: Vec<(u16, u32)>,
 }
 
 impl Second {
@@ -71,21 +63,19 @@ impl Second {
         self.errors += o.errors;
         self.sum_us += o.sum_us;
         self.bytes_read += o.bytes_read;
-        for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
-            *a += b;
-        }
+        self.buckets = merge_sparse(&self.buckets, &o.buckets);
     }
 
     fn point(&self, second: u32) -> TimelinePoint {
-        let count: u64 = self.buckets.iter().map(|&c| c as u64).sum();
+        let count: u64 = self.buckets.iter().map(|&(_, c)| c as u64).sum();
         let mut p99 = 0.0;
         if count > 0 {
             let want = (count as f64 * 0.99).ceil() as u64;
             let mut acc = 0u64;
-            for (b, &c) in self.buckets.iter().enumerate() {
+            for &(b, c) in &self.buckets {
                 acc += c as u64;
                 if acc >= want {
-                    p99 = bucket_mid(b);
+                    p99 = bucket_mid(b as usize);
                     break;
                 }
             }
@@ -105,6 +95,35 @@ impl Second {
     }
 }
 
+/// The sum of two sparse bucket lists (both sorted by bucket).
+fn merge_sparse(a: &[(u16, u32)], b: &[(u16, u32)]) -> Vec<(u16, u32)> {
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        match (a.get(i), b.get(j)) {
+            (Some(&(x, c)), Some(&(y, d))) if x == y => {
+                out.push((x, c + d));
+                i += 1;
+                j += 1;
+            }
+            (Some(&(x, c)), Some(&(y, _))) if x < y => {
+                out.push((x, c));
+                i += 1;
+            }
+            (Some(&(x, c)), None) => {
+                out.push((x, c));
+                i += 1;
+            }
+            (_, Some(&(y, d))) => {
+                out.push((y, d));
+                j += 1;
+            }
+            (None, None) => unreachable!("the loop condition"),
+        }
+    }
+    out
+}
+
 /// Everything one worker thread measured.
 pub struct Stats {
     pub latency: Histogram<u64>,
@@ -119,6 +138,10 @@ pub struct Stats {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub seconds: Vec<Second>,
+    /// The current second's latency buckets, dense (fixed size), packed into `seconds` by
+    /// [`Stats::close`] or when the next second starts.
+    current: Box<[u32; BUCKETS]>,
+    current_dirty: bool,
     start: u64,
     end: u64,
     cur_end: u64,
@@ -137,6 +160,8 @@ impl Stats {
             bytes_read: 0,
             bytes_written: 0,
             seconds: Vec::new(),
+            current: Box::new([0; BUCKETS]),
+            current_dirty: false,
             start: u64::MAX,
             end: u64::MAX,
             cur_end: 0,
@@ -155,9 +180,29 @@ impl Stats {
         now >= self.start && now < self.end
     }
 
+    /// Packs the current second's buckets into the timeline; call it when the thread is done
+    /// (idempotent), before [`Stats::merge`] and [`Stats::timeline`].
+    pub fn close(&mut self) {
+        if !self.current_dirty {
+            return;
+        }
+        if let Some(last) = self.seconds.last_mut() {
+            last.buckets = self
+                .current
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| c > 0)
+                .map(|(b, &c)| (b as u16, c))
+                .collect();
+        }
+        self.current.fill(0);
+        self.current_dirty = false;
+    }
+
     #[inline]
     fn second(&mut self, now: u64) -> &mut Second {
         if now >= self.cur_end {
+            self.close();
             let idx = ((now - self.start) / 1_000_000_000) as usize;
             if self.seconds.len() <= idx {
                 self.seconds.resize(idx + 1, Second::default());
@@ -185,7 +230,8 @@ impl Stats {
         let sec = self.second(now);
         sec.requests += 1;
         sec.sum_us += us;
-        sec.buckets[bucket_of(us)] += 1;
+        self.current[bucket_of(us)] += 1;
+        self.current_dirty = true;
     }
 
     /// A response with a status but nothing else to time (e.g. counted as an error too).
@@ -230,8 +276,10 @@ impl Stats {
         }
     }
 
-    /// Adds another thread's statistics into this one.
+    /// Adds another thread's statistics into this one (both closed: see [`Stats::close`]).
     pub fn merge(&mut self, o: &Stats) {
+        debug_assert!(!o.current_dirty, "merge a closed Stats");
+        self.close();
         self.latency.add(&o.latency).expect("same histogram bounds");
         if let (Some(a), Some(b)) = (&mut self.uncorrected, &o.uncorrected) {
             a.add(b).expect("same histogram bounds");
@@ -262,6 +310,7 @@ impl Stats {
 
     /// The per-second timeline, cut to `seconds` points.
     pub fn timeline(&self, seconds: usize) -> Vec<TimelinePoint> {
+        debug_assert!(!self.current_dirty, "close() before timeline()");
         self.seconds
             .iter()
             .take(seconds)
@@ -318,11 +367,55 @@ mod tests {
         a.record(10, 1000, 1000, 200);
         b.record(1_500_000_000, 2000, 2000, 404);
         b.error(1_600_000_000, ErrorKind::Read);
+        b.close();
         a.merge(&b);
         let t = a.timeline(10);
         assert_eq!(t.len(), 2);
         assert_eq!((t[0].requests, t[1].requests, t[1].errors), (1, 1, 1));
         assert_eq!((a.status[200], a.status[404], a.errors.read), (1, 1, 1));
+    }
+
+    #[test]
+    fn per_second_p99_survives_packing_and_merging() {
+        let mut a = Stats::new(false);
+        let mut b = Stats::new(false);
+        a.set_window(0, u64::MAX);
+        b.set_window(0, u64::MAX);
+        for i in 0..99 {
+            a.record(i, 100_000, 100_000, 200); // 100 µs
+        }
+        b.record(5, 50_000_000, 50_000_000, 200); // 50 ms, the slowest 1%
+        b.record(2_000_000_000, 1_000_000, 1_000_000, 200); // a later second
+        a.close();
+        b.close();
+        a.merge(&b);
+        let t = a.timeline(10);
+        assert_eq!((t[0].requests, t[1].requests, t[2].requests), (100, 0, 1));
+        assert!(
+            (t[0].latency_p99_us - 100.0).abs() <= 7.0,
+            "{}",
+            t[0].latency_p99_us
+        );
+        assert!(
+            (t[2].latency_p99_us - 1000.0).abs() <= 70.0,
+            "{}",
+            t[2].latency_p99_us
+        );
+        let packed: usize = a.seconds.iter().map(|s| s.buckets.len()).sum();
+        assert_eq!(
+            packed, 3,
+            "one (bucket, count) per distinct latency per second"
+        );
+    }
+
+    #[test]
+    fn closing_twice_keeps_the_packed_second() {
+        let mut s = Stats::new(false);
+        s.set_window(0, u64::MAX);
+        s.record(1, 1_000, 1_000, 200);
+        s.close();
+        s.close();
+        assert_eq!(s.seconds[0].buckets.len(), 1);
     }
 
     #[test]

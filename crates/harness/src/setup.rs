@@ -410,7 +410,7 @@ pub fn write_stamp(paths: &Paths, server_id: &str, hash: &str) -> std::io::Resul
 }
 
 /// A 64-bit FNV-1a hash (hex) of every file under `dir` (relative path, size and content, in
-/// sorted order), ignoring [`IGNORED_DIRS`]. Symlinks are hashed by their target path.
+/// sorted order), ignoring [`IGNORED_DIRS`] and documentation (`*.md`), which no build reads. Symlinks are hashed by their target path.
 /// What a stamp records: the content hash and the identity (device, inode) of the server
 /// folder. The identity makes a fresh checkout (e.g. CI's clone, which may share the build cache
 /// through `SERVERBENCH_CACHE`) set itself up even where the content is the same, because its
@@ -458,12 +458,18 @@ fn collect_files(base: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Res
             if !IGNORED_DIRS.iter().any(|i| name == *i) {
                 collect_files(base, &path, out)?;
             }
-        } else if ft.is_file() || ft.is_symlink() {
+        } else if (ft.is_file() || ft.is_symlink()) && !is_documentation(&path) {
             let rel = path.strip_prefix(base).unwrap_or(&path);
             out.push(rel.to_string_lossy().into_owned());
         }
     }
     Ok(())
+}
+
+/// Markdown files: a README edit must not make a built server "need setup" again.
+fn is_documentation(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("md"))
 }
 
 struct Fnv(u64);
@@ -508,6 +514,14 @@ mod tests {
         let before = content_hash(d.path()).unwrap();
         std::fs::write(d.path().join("src/main.rs"), "fn main() { }").unwrap();
         assert_ne!(before, content_hash(d.path()).unwrap());
+    }
+
+    #[test]
+    fn hash_ignores_a_readme_edit() {
+        let d = folder();
+        let before = content_hash(d.path()).unwrap();
+        std::fs::write(d.path().join("README.md"), "# what it is, how it is tuned").unwrap();
+        assert_eq!(before, content_hash(d.path()).unwrap());
     }
 
     #[test]

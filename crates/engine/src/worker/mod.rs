@@ -117,6 +117,7 @@ pub fn run(cfg: &Config, plan: Plan, shared: &Shared) -> io::Result<Outcome> {
         measured_ns = w.main_loop()?;
     }
     w.stats.errors.connect += setup_failures;
+    w.stats.close();
     Ok(Outcome {
         stats: w.stats,
         connect_failures_at_setup: setup_failures,
