@@ -179,19 +179,7 @@ impl<'a> RunState<'a> {
         writer: &mut ResultsWriter,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), RunError> {
-        let jobs: Vec<Job> = self
-            .plan
-            .jobs
-            .iter()
-            .filter(|j| j.server == si && j.lap == lap)
-            .copied()
-            .collect();
-        let pending: Vec<Job> = jobs
-            .iter()
-            .filter(|j| !self.done.contains(&self.key(j)))
-            .copied()
-            .collect();
-        self.index += jobs.len() - pending.len();
+        let pending = self.pending_jobs(si, lap);
         if pending.is_empty() {
             return Ok(());
         }
@@ -228,8 +216,41 @@ impl<'a> RunState<'a> {
             });
             return self.fail_all(&pending, &why, writer, on_event);
         }
+        self.run_jobs(&mut proc, &target, &pending, writer, on_event)?;
+        proc.stop();
+        Ok(())
+    }
+
+    /// This server's jobs in this lap that are not recorded yet (`--resume`); the ones already
+    /// recorded count as done for the progress index.
+    fn pending_jobs(&mut self, si: usize, lap: u32) -> Vec<Job> {
+        let jobs: Vec<Job> = self
+            .plan
+            .jobs
+            .iter()
+            .filter(|j| j.server == si && j.lap == lap)
+            .copied()
+            .collect();
+        let pending: Vec<Job> = jobs
+            .iter()
+            .filter(|j| !self.done.contains(&self.key(j)))
+            .copied()
+            .collect();
+        self.index += jobs.len() - pending.len();
+        pending
+    }
+
+    /// Measures each job on the running server; once it dies, the rest are recorded as not run.
+    fn run_jobs(
+        &mut self,
+        proc: &mut ServerProcess,
+        target: &Target,
+        pending: &[Job],
+        writer: &mut ResultsWriter,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), RunError> {
         let mut dead: Option<String> = None;
-        for j in &pending {
+        for j in pending {
             if self.opts.cancel.load(Ordering::Relaxed) {
                 break;
             }
@@ -238,20 +259,19 @@ impl<'a> RunState<'a> {
                 self.fail_all(&[*j], &why, writer, on_event)?;
                 continue;
             }
-            let Some(record) = self.measure(&mut proc, &target, j, on_event) else {
+            let Some(record) = self.measure(proc, target, j, on_event) else {
                 break; // interrupted: nothing recorded, `--resume` redoes this lap
             };
             if record.status == LapStatus::Failed && proc.try_exit().is_some() {
                 dead = record.failure.clone();
                 on_event(Event::ServerFailed {
-                    server: server.id.clone(),
-                    lap,
+                    server: record.server.clone(),
+                    lap: j.lap,
                     why: dead.clone().unwrap_or_default(),
                 });
             }
             self.finish(j, record, writer, on_event)?;
         }
-        proc.stop();
         Ok(())
     }
 
