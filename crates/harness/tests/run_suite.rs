@@ -157,3 +157,34 @@ fn an_interrupted_run_resumed_records_the_same_set_of_laps() {
     assert_eq!(keys.len(), 4);
     assert_eq!(second.records.len(), 4);
 }
+
+#[test]
+fn a_server_with_min_warmup_is_warmed_up_that_long_even_when_the_suite_says_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(
+        suite(&["python/fast", "python/second"], 1, "0s"),
+        tmp.path(),
+    );
+    let mut warmups = Vec::new();
+    let out = go(&opts, &tmp.path().join("cache"), &mut |e| {
+        if let Event::WarmupStarted {
+            server, seconds, ..
+        } = e
+        {
+            warmups.push((server, seconds));
+        }
+    });
+    assert_eq!(warmups, vec![("python/second".to_string(), 1.0)]);
+    let recorded: Vec<(String, f64)> = out
+        .records
+        .iter()
+        .map(|r| (r.server.clone(), r.params.warmup_s))
+        .collect();
+    assert_eq!(
+        recorded,
+        vec![
+            ("python/fast".to_string(), 0.0),
+            ("python/second".to_string(), 1.0)
+        ]
+    );
+}

@@ -28,6 +28,11 @@ pub struct Manifest {
     /// How long the harness waits for the ports, in seconds.
     #[serde(default = "default_ready_timeout")]
     pub ready_timeout_s: u64,
+    /// The shortest warm-up before each lap, in seconds, whatever the suite says: JIT runtimes
+    /// (the JVM) are still compiling after a short suite warm-up. 0 (the default) defers to
+    /// the suite.
+    #[serde(default)]
+    pub min_warmup_s: u64,
     /// Known deviations from the contract, each with the reason it cannot be fixed in the
     /// server (e.g. `http10 = "uWebSockets answers 505 to HTTP/1.0 in its C++ parser"`).
     /// `verify` still runs those checks and shows what differs, but does not fail on them.
@@ -246,7 +251,7 @@ version = "node --version"
     #[test]
     fn a_complete_manifest_parses_with_defaults() {
         let m = Manifest::parse(GOOD, Path::new("x")).unwrap();
-        assert_eq!(m.ready_timeout_s, 30);
+        assert_eq!((m.ready_timeout_s, m.min_warmup_s), (30, 0));
         assert_eq!(
             m.implements,
             vec![Feature::Hello, Feature::Routes, Feature::Json]

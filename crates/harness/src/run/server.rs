@@ -99,7 +99,7 @@ impl<'a> RunState<'a> {
     /// Expected seconds for a lap: warm-up, load, and a little for start and stop.
     fn expected_s(&self, j: &Job) -> f64 {
         let s = &self.opts.suite;
-        s.warmup + s.profiles[j.profile].duration.unwrap_or(5.0) + 0.5
+        self.warmup_s(j) + s.profiles[j.profile].duration.unwrap_or(5.0) + 0.5
     }
 
     /// Time left, scaled by how the laps so far compared with their expectation.
@@ -113,8 +113,18 @@ impl<'a> RunState<'a> {
         Duration::from_secs_f64((self.expected_left * factor).max(0.0))
     }
 
+    /// The recorded parameters, with the warm-up this server actually gets.
     fn params(&self, j: &Job) -> LoadParams {
-        params(&self.opts.suite, j)
+        LoadParams {
+            warmup_s: self.warmup_s(j),
+            ..params(&self.opts.suite, j)
+        }
+    }
+
+    /// The suite's warm-up, raised to the server's `min_warmup_s`.
+    fn warmup_s(&self, j: &Job) -> f64 {
+        let min = self.plan.servers[j.server].manifest.min_warmup_s as f64;
+        self.opts.suite.warmup.max(min)
     }
 
     fn record(&self, j: &Job, status: LapStatus, failure: Option<String>) -> LapRecord {
@@ -331,20 +341,19 @@ impl<'a> RunState<'a> {
         j: &Job,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<LapRecord> {
-        let suite = &self.opts.suite;
         let (server, scenario, profile, lap) = self.key(j);
         let params = self.params(j);
         let cpus = &self.opts.pinning.client_cpus;
         let cancel = &self.opts.cancel;
-        if suite.warmup > 0.0 {
+        if params.warmup_s > 0.0 {
             on_event(Event::WarmupStarted {
                 server: server.clone(),
                 scenario: scenario.clone(),
                 profile: profile.clone(),
-                seconds: suite.warmup,
+                seconds: params.warmup_s,
             });
             let mut warm = params.clone();
-            warm.duration_s = Some(suite.warmup);
+            warm.duration_s = Some(params.warmup_s);
             warm.requests = None;
             match run_load(self.tool, &warm, target, cpus, cancel) {
                 Err(LoadError::Cancelled) => return None,
