@@ -9,13 +9,17 @@ use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+mod interrupt;
+pub use interrupt::install_interrupt_cleanup;
 
 /// How long [`ServerProcess::stop`] waits after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(25);
+/// How long to wait for a group to disappear after SIGKILL.
+const KILL_WAIT: Duration = Duration::from_secs(1);
 
 /// How to start a server.
 #[derive(Debug, Clone)]
@@ -337,7 +341,7 @@ impl ServerProcess {
                 signal_group(self.pgid, libc::SIGKILL);
             }
             self.status = self.child.wait().ok().or(self.status);
-            wait_group_gone(self.pgid, Duration::from_secs(1));
+            wait_group_gone(self.pgid, KILL_WAIT);
             unregister(self.pgid);
         }
         self.status
@@ -436,73 +440,9 @@ pub fn stop_all_registered() {
     for &g in &groups {
         if group_alive(g) {
             signal_group(g, libc::SIGKILL);
+            wait_group_gone(g, KILL_WAIT); // a killed process lingers for a moment
         }
     }
-}
-
-static INTERRUPT_PIPE: AtomicI32 = AtomicI32::new(-1);
-
-extern "C" fn on_interrupt(sig: libc::c_int) {
-    let fd = INTERRUPT_PIPE.load(Ordering::Relaxed);
-    if fd >= 0 {
-        let b = sig as u8;
-        // SAFETY: write(2) is async-signal-safe; one byte from a live stack variable.
-        unsafe {
-            libc::write(fd, (&b as *const u8).cast(), 1);
-        }
-    }
-}
-
-/// On SIGINT or SIGTERM: [`stop_all_registered`], then `exit(exit_code)` (130 by convention).
-/// The handler only writes to a pipe; a thread does the cleanup. Idempotent; `notice` runs
-/// (e.g. prints) before the cleanup.
-pub fn install_interrupt_cleanup(exit_code: i32, notice: fn(libc::c_int)) -> std::io::Result<()> {
-    static INSTALLED: Mutex<bool> = Mutex::new(false);
-    let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
-    if *installed {
-        return Ok(());
-    }
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: fds has room for the two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    INTERRUPT_PIPE.store(fds[1], Ordering::Relaxed);
-    let reader = fds[0];
-    std::thread::Builder::new()
-        .name("interrupt-cleanup".into())
-        .spawn(move || {
-            let mut b = 0u8;
-            loop {
-                // SAFETY: reading one byte into a live stack variable.
-                let n = unsafe { libc::read(reader, (&mut b as *mut u8).cast(), 1) };
-                if n == 1 {
-                    break;
-                }
-                if n == 0
-                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-                {
-                    return;
-                }
-            }
-            notice(libc::c_int::from(b));
-            stop_all_registered();
-            std::process::exit(exit_code);
-        })?;
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction with a plain handler and SA_RESTART is valid.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-    }
-    *installed = true;
-    Ok(())
 }
 
 /// Parses a CPU list like `0`, `0,2` or `0-3,6` (as in `taskset -c`).
