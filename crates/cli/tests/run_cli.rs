@@ -159,3 +159,42 @@ fn the_adhoc_form_without_servers_explains_itself() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn laps_and_duration_given_with_a_suite_win_over_quick_and_relabel_the_profile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("long.toml");
+    std::fs::write(
+        &suite,
+        "name = \"long\"\ndescription = \"d\"\nreproduces = \"none\"\nservers = [\"python/fast\"]\n\
+         laps = 6\nwarmup = \"5s\"\n[[scenario]]\nname = \"hello\"\npaths = [\"/hello\"]\n\
+         requires = \"hello\"\n[[profile]]\nname = \"c2/30s\"\nconnections = 2\nduration = \"30s\"\n",
+    )
+    .unwrap();
+    let results = tmp.path().join("results");
+    let args = [
+        suite.to_str().unwrap(),
+        "--quick",
+        "--laps",
+        "3",
+        "-d",
+        "300ms",
+    ];
+    let out = serverbench(&args, &results);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = only_results_dir(&results);
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "--laps 3 beats --quick's 2");
+    for r in &records {
+        assert_eq!(r["profile"], "c2/300ms");
+        assert_eq!(r["params"]["duration_s"], 0.3);
+        assert_eq!(
+            r["params"]["warmup_s"], 0.5,
+            "--quick caps the suite's 5 s warm-up"
+        );
+    }
+}
