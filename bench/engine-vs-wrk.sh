@@ -49,6 +49,9 @@ error_log $TMP/error.log;
 events { worker_connections 4096; }
 http {
   access_log off;
+  # nginx closes a keep-alive connection after 1000 requests by default; both tools would
+  # reconnect mid-window every few milliseconds.
+  keepalive_requests 1000000;
   server {
     listen 127.0.0.1:$PORT;
     location /hello { return 200 "Hello World!"; }

@@ -167,6 +167,22 @@ fn summary_shows_percentiles_and_output_file_gets_json() {
 }
 
 #[test]
+fn pipelined_load_counts_every_response_with_and_without_eager_reads() {
+    let url = format!("http://{}/hello", hello_server());
+    for extra in [&[][..], &["--eager-reads"][..]] {
+        let mut args = vec!["-c", "4", "-p", "16", "-n", "8000", "--json"];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        let out = serverbench(&args);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr_of(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["requests"], 8000, "{extra:?}");
+        assert_eq!(v["status"]["200"], 8000, "{extra:?}");
+        assert_eq!(v["bytes_read"], 8000 * 51, "{extra:?}");
+    }
+}
+
+#[test]
 fn rate_mode_reports_corrected_and_uncorrected_latency() {
     let url = format!("http://{}/hello", hello_server());
     let out = serverbench(&["-c", "4", "-R", "500", "-d", "300ms", "--json", &url]);

@@ -64,6 +64,19 @@ pub enum Schedule {
     Rate { per_second: f64 },
 }
 
+/// When a closed-loop connection wakes up to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reads {
+    /// Once the bytes of its whole window of pipelined responses can have arrived
+    /// (`SO_RCVLOWAT`): one wake-up per window. A pipelined response is timed when its
+    /// window is read, which adds at most the time the server takes to send that window.
+    #[default]
+    Window,
+    /// On every segment: each pipelined response is timed as it lands, at the cost of more
+    /// client CPU (`--eager-reads`).
+    Eager,
+}
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -88,6 +101,8 @@ pub struct Config {
     pub cpus: Vec<usize>,
     /// `--connect-rate`: new connections per second during ramp-up (None: all at once).
     pub connect_rate: Option<f64>,
+    /// `--eager-reads`: when pipelined responses are read.
+    pub reads: Reads,
 }
 
 /// A parsed `http://host[:port]/path` URL.

@@ -49,6 +49,14 @@ pub struct Conn {
     pub wr: u64,
     /// In the `-R` idle list.
     pub idle: bool,
+    /// The receive low-water mark set on the socket (1: the kernel's default).
+    pub lowat: usize,
+    /// The mark counts on response sizes predicted from earlier responses.
+    pub lowat_predicted: bool,
+    /// HTTP: bytes of the response being received so far.
+    pub partial: usize,
+    /// When bytes last arrived (the low-water mark's stall guard).
+    pub last_read: u64,
 }
 
 impl Conn {
@@ -64,6 +72,10 @@ impl Conn {
             rd: 0,
             wr: 0,
             idle: false,
+            lowat: 1,
+            lowat_predicted: false,
+            partial: 0,
+            last_read: 0,
         }
     }
 
@@ -115,6 +127,8 @@ impl Conn {
         self.wr = 0;
         self.parser.reset();
         self.idle = false;
+        self.lowat = 1;
+        self.partial = 0;
         self.state = State::Backoff(backoff_until);
         lost
     }

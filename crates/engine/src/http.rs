@@ -109,6 +109,15 @@ impl ResponseParser {
         self.state == State::Head && self.head.is_empty()
     }
 
+    /// Body bytes the current response still needs, when its framing says exactly
+    /// (Content-Length); `None` between responses and for chunked or close-delimited bodies.
+    pub fn body_remaining(&self) -> Option<u64> {
+        match self.state {
+            State::Fixed(n) if n > 0 => Some(n),
+            _ => None,
+        }
+    }
+
     /// Consumes bytes until one response completes: returns it and the bytes used, or `None`
     /// when all of `buf` was consumed without completing one.
     pub fn feed(&mut self, buf: &[u8]) -> Result<Option<(Response, usize)>, ParseError> {

@@ -12,7 +12,7 @@ pub mod stats;
 pub mod sys;
 mod worker;
 
-pub use config::{Config, ConfigError, HttpOptions, HttpSpec, Protocol, Schedule, Stop};
+pub use config::{Config, ConfigError, HttpOptions, HttpSpec, Protocol, Reads, Schedule, Stop};
 pub use result::LoadResult;
 
 use stats::{latency_of, Stats};

@@ -4,7 +4,9 @@ mod summary;
 
 use anyhow::{bail, Context};
 use serverbench_engine::config::{self, parse_duration, split_host_port};
-use serverbench_engine::{Config, EngineError, Event, HttpOptions, Protocol, Schedule, Stop};
+use serverbench_engine::{
+    Config, EngineError, Event, HttpOptions, Protocol, Reads, Schedule, Stop,
+};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
@@ -67,6 +69,10 @@ pub struct Args {
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(short, long, default_value_t = 1)]
     pipeline: u32,
+    /// With -p: read every segment as it lands, timing each response exactly, instead of
+    /// waking once per window of responses (costs more client CPU).
+    #[arg(long)]
+    eager_reads: bool,
     /// Open loop at this many requests/s in total (latency from the intended send time).
     #[arg(short = 'R', long)]
     rate: Option<f64>,
@@ -214,6 +220,11 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
         timeout: flag_duration("--timeout", &a.timeout)?,
         cpus: a.cpus.clone(),
         connect_rate: a.connect_rate,
+        reads: if a.eager_reads {
+            Reads::Eager
+        } else {
+            Reads::Window
+        },
     };
     config.validate()?;
     Ok(config)

@@ -13,7 +13,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
 
+mod lowat;
 mod phases;
+mod rate;
+
+use rate::RateState;
 
 const TIMER: Token = Token(usize::MAX - 1);
 const READ_BUF: usize = 64 * 1024;
@@ -59,20 +63,6 @@ enum Readable {
     Closed,
 }
 
-struct RateState {
-    interval: f64,
-    start: u64,
-    k: u64,
-    idle: Vec<usize>,
-    timer: TimerFd,
-}
-
-impl RateState {
-    fn next_due(&self) -> u64 {
-        self.start + (self.k as f64 * self.interval) as u64
-    }
-}
-
 struct Worker<'a> {
     cfg: &'a Config,
     poll: Poll,
@@ -86,6 +76,11 @@ struct Worker<'a> {
     quota: u64,
     rate: Option<RateState>,
     first_body: Vec<Option<(u64, u64)>>,
+    /// Per URL (ping-pong: one), the smallest response seen, in bytes (0: none yet).
+    expect: Vec<usize>,
+    /// Whether low-water marks may count on predicted sizes (off once sizes keep shrinking).
+    predicting: bool,
+    shrinks: u32,
     next_url: usize,
     timeout_ns: u64,
     end: u64,
@@ -181,6 +176,12 @@ impl<'a> Worker<'a> {
             quota: plan.quota.unwrap_or(u64::MAX),
             rate,
             first_body: vec![None; urls],
+            expect: match &cfg.protocol {
+                Protocol::TcpPingPong { size } => vec![*size],
+                _ => vec![0; urls],
+            },
+            predicting: true,
+            shrinks: 0,
             next_url: 0,
             timeout_ns: cfg.timeout.as_nanos() as u64,
             end: u64::MAX,
@@ -356,7 +357,12 @@ impl<'a> Worker<'a> {
         self.buf = buf;
         let stream = matches!(self.cfg.protocol, Protocol::TcpStream { .. });
         if alive && self.rate.is_none() && !stream {
-            return self.flush(i, now);
+            if !self.flush(i, now) {
+                return false;
+            }
+            if self.uses_lowat() {
+                self.arm_lowat(i);
+            }
         }
         alive
     }
@@ -373,6 +379,7 @@ impl<'a> Worker<'a> {
                 }
                 Ok(n) => {
                     self.stats.read(now, n);
+                    self.conns[i].last_read = now;
                     if !self.consume(i, &buf[..n], now) {
                         return false;
                     }
@@ -422,6 +429,8 @@ impl<'a> Worker<'a> {
                 match self.conns[i].parser.feed(data) {
                     Ok(Some((resp, used))) => {
                         data = &data[used..];
+                        let size = std::mem::take(&mut self.conns[i].partial) + used;
+                        self.learn_size(i, size);
                         if !self.complete(i, resp, now) {
                             return false;
                         }
@@ -430,7 +439,10 @@ impl<'a> Worker<'a> {
                             return false;
                         }
                     }
-                    Ok(None) => return true,
+                    Ok(None) => {
+                        self.conns[i].partial += data.len();
+                        return true;
+                    }
                     Err(_) => {
                         self.fail(i, now, ErrorKind::Parse, 0);
                         return false;
@@ -531,45 +543,12 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn make_idle(&mut self, i: usize) {
-        if let Some(r) = &mut self.rate {
-            if !self.conns[i].idle {
-                self.conns[i].idle = true;
-                r.idle.push(i);
-            }
-        }
-    }
-
-    /// `-R`: sends every request that is due on idle connections, then arms the timer.
-    fn dispatch(&mut self, now: u64) {
-        loop {
-            let Some(r) = &mut self.rate else { return };
-            let due = r.next_due();
-            if due > now {
-                r.timer.arm(due);
-                return;
-            }
-            if self.issued >= self.quota || self.stopping {
-                return;
-            }
-            let Some(i) = r.idle.pop() else { return };
-            r.k += 1;
-            self.conns[i].idle = false;
-            if self.conns[i].state != State::Ready || !self.conns[i].inflight.is_empty() {
-                r.k -= 1;
-                continue;
-            }
-            self.issue(i, due, now);
-            self.stats.sent(now, now - due > LATE_NS);
-            self.flush(i, now);
-        }
-    }
-
     /// Every ~10 ms: per-request timeouts, connect timeouts and reconnects after backoff.
     fn housekeeping(&mut self, now: u64) {
         for i in 0..self.conns.len() {
             match self.conns[i].state {
                 State::Ready => {
+                    self.check_lowat(i, now);
                     if let Some(front) = self.conns[i].inflight.front() {
                         if now.saturating_sub(front.sent) > self.timeout_ns {
                             self.fail(i, now, ErrorKind::Timeout, 0);

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use serverbench_engine::config::{http_target, HttpOptions};
-use serverbench_engine::{Config, Protocol, Schedule, Stop};
+use serverbench_engine::{Config, Protocol, Reads, Schedule, Stop};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -165,6 +165,7 @@ pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) ->
         timeout: Duration::from_secs(2),
         cpus: Vec::new(),
         connect_rate: None,
+        reads: Reads::Window,
     }
 }
 

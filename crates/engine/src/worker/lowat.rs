@@ -1,0 +1,110 @@
+//! The receive low-water mark (`SO_RCVLOWAT`, socket(7)). A closed-loop connection knows what
+//! it waits for, so it asks the kernel not to wake it before those bytes can be there: the rest
+//! of a response whose Content-Length says how much is missing (exact), and with `-p N` the
+//! whole window of responses, each counted at the smallest size its URL has answered with so
+//! far (a prediction, and a lower bound while sizes do not shrink). A pipelined window then
+//! costs one wake-up, one `recv` and one ACK instead of one of each per segment: against nginx
+//! with `-p 16` that is 4x less client CPU per request (README, "engine vs wrk").
+//!
+//! A response smaller than every earlier one for its URL can leave a predicted mark unmet. The
+//! FIN or an error still wakes us, and housekeeping drops a predicted mark that waited longer
+//! than [`STALL_NS`] without a byte (a slow server only costs the mark for that window). Each
+//! shrink lowers the URL's size for next time; after [`MAX_SHRINKS`] of them a thread stops
+//! predicting for the rest of the run, since its server's sizes vary (exact marks stay).
+
+use super::Worker;
+use crate::config::{Protocol, Reads, Schedule};
+use crate::conn::Conn;
+use std::os::fd::AsRawFd;
+
+/// Largest mark asked for: up to half the default receive buffer (`tcp_rmem[1]`, 128 KiB) the
+/// kernel neither grows the buffer nor clamps the window to fit the mark.
+const MAX_LOWAT: usize = 32 * 1024;
+/// How long a predicted mark may go unmet before it is dropped.
+const STALL_NS: u64 = 20_000_000;
+/// Responses smaller than their URL's earlier ones a thread tolerates before it stops predicting.
+const MAX_SHRINKS: u32 = 3;
+
+impl Worker<'_> {
+    /// Whether this run sets marks: the closed loop over HTTP or ping-pong echo (the `-R`
+    /// schedule and the echo stream keep the kernel's default).
+    pub(super) fn uses_lowat(&self) -> bool {
+        matches!(self.cfg.schedule, Schedule::ClosedLoop { .. })
+            && !matches!(self.cfg.protocol, Protocol::TcpStream { .. })
+    }
+
+    /// A response of `size` bytes completed on connection `i`: its URL's smallest size so far.
+    pub(super) fn learn_size(&mut self, i: usize, size: usize) {
+        let Some(req) = self.conns[i].inflight.front() else {
+            return;
+        };
+        let seen = &mut self.expect[req.url as usize];
+        if *seen != 0 && size < *seen {
+            self.shrinks += 1;
+            self.predicting &= self.shrinks < MAX_SHRINKS;
+        }
+        if *seen == 0 || size < *seen {
+            *seen = size;
+        }
+    }
+
+    /// Sets connection `i`'s mark to what it now waits for, if that changed.
+    pub(super) fn arm_lowat(&mut self, i: usize) {
+        let predict = self.depth > 1 && self.cfg.reads == Reads::Window && self.predicting;
+        let c = &self.conns[i];
+        let (exact, partial) = match &self.cfg.protocol {
+            Protocol::TcpPingPong { size } => (Some(size.saturating_sub(c.got)), c.got),
+            _ => (c.parser.body_remaining().map(|n| n as usize), c.partial),
+        };
+        let mut want = 0;
+        let mut predicted = false;
+        for (n, req) in c.inflight.iter().enumerate() {
+            let expect = self.expect[req.url as usize];
+            let bytes = match (n, exact) {
+                (0, Some(rest)) => rest,
+                _ if !predict || expect == 0 => break,
+                (0, None) => expect.saturating_sub(partial).max(1),
+                _ => expect,
+            };
+            predicted |= n > 0 || exact.is_none();
+            want += bytes;
+            if want >= MAX_LOWAT {
+                break;
+            }
+        }
+        let exact_only = matches!(self.cfg.protocol, Protocol::TcpPingPong { .. });
+        let c = &mut self.conns[i];
+        c.lowat_predicted = predicted && !exact_only;
+        set_lowat(c, want.clamp(1, MAX_LOWAT));
+    }
+
+    /// Housekeeping: drops a predicted mark that went unmet for too long.
+    pub(super) fn check_lowat(&mut self, i: usize, now: u64) {
+        let c = &mut self.conns[i];
+        if c.lowat > 1 && c.lowat_predicted && now.saturating_sub(c.last_read) > STALL_NS {
+            set_lowat(c, 1);
+            c.lowat_predicted = false;
+        }
+    }
+}
+
+fn set_lowat(c: &mut Conn, want: usize) {
+    if want == c.lowat {
+        return;
+    }
+    let Some(sock) = c.sock.as_ref() else { return };
+    let v = want as libc::c_int;
+    // SAFETY: a valid socket descriptor and a c_int option value of the stated size.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVLOWAT,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        c.lowat = want;
+    }
+}
