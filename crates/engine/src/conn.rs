@@ -57,6 +57,8 @@ pub struct Conn {
     pub partial: usize,
     /// When bytes last arrived (the low-water mark's stall guard).
     pub last_read: u64,
+    /// Bytes queued unread at the guard's last look (`usize::MAX`: not looked yet).
+    pub guard_queued: usize,
 }
 
 impl Conn {
@@ -74,6 +76,7 @@ impl Conn {
             idle: false,
             lowat: 1,
             lowat_predicted: false,
+            guard_queued: usize::MAX,
             partial: 0,
             last_read: 0,
         }
@@ -129,6 +132,7 @@ impl Conn {
         self.idle = false;
         self.lowat = 1;
         self.partial = 0;
+        self.guard_queued = usize::MAX;
         self.state = State::Backoff(backoff_until);
         lost
     }

@@ -7,10 +7,12 @@
 //! with `-p 16` that is 4x less client CPU per request (README, "engine vs wrk").
 //!
 //! A response smaller than every earlier one for its URL can leave a predicted mark unmet. The
-//! FIN or an error still wakes us, and housekeeping drops a predicted mark that waited longer
-//! than [`STALL_NS`] without a byte (a slow server only costs the mark for that window). Each
-//! shrink lowers the URL's size for next time; after [`MAX_SHRINKS`] of them a thread stops
-//! predicting for the rest of the run, since its server's sizes vary (exact marks stay).
+//! FIN or an error still wakes us, and housekeeping watches a predicted mark that has gone
+//! [`STALL_NS`] without a wake-up: once the bytes queued on the socket stop growing from one
+//! tick to the next while some are there, the server has sent what it will and the mark is
+//! dropped for that window (a slow server, still sending, keeps its mark). Each shrink lowers
+//! the URL's size for next time; after [`MAX_SHRINKS`] of them a thread stops predicting for
+//! the rest of the run, since its server's sizes vary (exact marks stay).
 
 use super::Worker;
 use crate::config::{Protocol, Reads, Schedule};
@@ -20,7 +22,7 @@ use std::os::fd::AsRawFd;
 /// Largest mark asked for: up to half the default receive buffer (`tcp_rmem[1]`, 128 KiB) the
 /// kernel neither grows the buffer nor clamps the window to fit the mark.
 const MAX_LOWAT: usize = 32 * 1024;
-/// How long a predicted mark may go unmet before it is dropped.
+/// How long a predicted mark may go unmet before the guard looks at the socket's queue.
 const STALL_NS: u64 = 20_000_000;
 /// Responses smaller than their URL's earlier ones a thread tolerates before it stops predicting.
 const MAX_SHRINKS: u32 = 3;
@@ -78,14 +80,30 @@ impl Worker<'_> {
         set_lowat(c, want.clamp(1, MAX_LOWAT));
     }
 
-    /// Housekeeping: drops a predicted mark that went unmet for too long.
+    /// Housekeeping: drops a predicted mark that the server has stopped sending towards.
     pub(super) fn check_lowat(&mut self, i: usize, now: u64) {
         let c = &mut self.conns[i];
-        if c.lowat > 1 && c.lowat_predicted && now.saturating_sub(c.last_read) > STALL_NS {
+        if c.lowat <= 1 || !c.lowat_predicted || now.saturating_sub(c.last_read) <= STALL_NS {
+            return;
+        }
+        let Some(queued) = c.sock.as_ref().and_then(|s| queued_bytes(s.as_raw_fd())) else {
+            return;
+        };
+        if queued > 0 && queued == c.guard_queued {
             set_lowat(c, 1);
             c.lowat_predicted = false;
+        } else {
+            c.guard_queued = queued;
         }
     }
+}
+
+/// Bytes received and not read yet (`FIONREAD`, tcp(7)).
+fn queued_bytes(fd: std::os::fd::RawFd) -> Option<usize> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: a valid socket descriptor and a c_int out-parameter, as FIONREAD expects.
+    let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+    (rc == 0).then_some(n.max(0) as usize)
 }
 
 fn set_lowat(c: &mut Conn, want: usize) {

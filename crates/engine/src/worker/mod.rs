@@ -380,6 +380,7 @@ impl<'a> Worker<'a> {
                 Ok(n) => {
                     self.stats.read(now, n);
                     self.conns[i].last_read = now;
+                    self.conns[i].guard_queued = usize::MAX;
                     if !self.consume(i, &buf[..n], now) {
                         return false;
                     }
