@@ -242,18 +242,27 @@ fn open_log(server: &str, path: &Path) -> Result<std::fs::File, ProcessError> {
 /// Makes the child the leader of a new process group and pins it (and so its children) to
 /// `cpus` (none = no pinning).
 pub fn new_group_pinned(cmd: &mut Command, cpus: &[usize]) {
-    let set = cpu_set(cpus);
-    // SAFETY: setpgid and sched_setaffinity are async-signal-safe; the set is built before fork.
+    // SAFETY: setpgid is async-signal-safe.
     unsafe {
-        cmd.pre_exec(move || {
+        cmd.pre_exec(|| {
             if libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            if let Some(set) = &set {
-                let size = std::mem::size_of::<libc::cpu_set_t>();
-                if libc::sched_setaffinity(0, size, set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+            Ok(())
+        });
+    }
+    pin(cmd, cpus);
+}
+
+/// Pins the child (and so its children) to `cpus` (none = no pinning).
+pub fn pin(cmd: &mut Command, cpus: &[usize]) {
+    let Some(set) = cpu_set(cpus) else { return };
+    // SAFETY: sched_setaffinity is async-signal-safe; the set is built before fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            if libc::sched_setaffinity(0, size, &set) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
@@ -491,7 +500,11 @@ pub fn log_tail(path: &Path, lines: usize) -> String {
     }
     let mut buf = Vec::new();
     let _ = f.read_to_end(&mut buf);
-    let text = String::from_utf8_lossy(&buf);
+    last_lines(&String::from_utf8_lossy(&buf), lines)
+}
+
+/// The last `lines` lines of `text`.
+pub fn last_lines(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }

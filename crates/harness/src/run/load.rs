@@ -4,7 +4,6 @@
 use crate::results::record::{LoadParams, Measurement};
 use crate::tools::{Prepared, Target};
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -62,24 +61,6 @@ fn deadline(params: &LoadParams) -> Duration {
         _ => 600.0,
     };
     Duration::from_secs_f64(secs)
-}
-
-fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
-    if cpus.is_empty() {
-        return None;
-    }
-    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        cpus.iter().for_each(|&c| libc::CPU_SET(c, &mut set));
-        Some(set)
-    }
-}
-
-fn tail(text: &str, lines: usize) -> String {
-    let v: Vec<&str> = text.lines().rev().take(lines).collect();
-    v.into_iter().rev().collect::<Vec<_>>().join("\n")
 }
 
 fn reader(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
@@ -154,17 +135,7 @@ pub fn run_load(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(set) = cpu_set(client_cpus) {
-        // SAFETY: sched_setaffinity is async-signal-safe; the set was built before fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
+    crate::process::pin(&mut cmd, client_cpus);
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|source| LoadError::Spawn {
         command: command.clone(),
@@ -190,7 +161,7 @@ pub fn run_load(
         return Err(LoadError::Failed {
             command,
             status: status.map_or("an unknown status".into(), describe),
-            output: tail(&format!("{stdout}\n{stderr}"), 8),
+            output: crate::process::last_lines(&format!("{stdout}\n{stderr}"), 8),
         });
     }
     let mut m = tool.parse(&stdout)?;
