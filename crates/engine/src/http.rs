@@ -252,9 +252,10 @@ impl ResponseParser {
 
     fn step_head(&mut self, buf: &[u8]) -> Result<usize, ParseError> {
         if self.head.is_empty() {
-            if let Some(i) = HEAD_END.find(buf) {
-                self.start_body(&buf[..i + 4])?;
-                return Ok(i + 4);
+            // The common case: the whole head is in this read, found and parsed in one pass.
+            if let Some((head, end)) = parse_head(buf)? {
+                self.start_body(head);
+                return Ok(end);
             }
             if buf.len() > MAX_HEAD {
                 return Err(ParseError);
@@ -268,11 +269,10 @@ impl ResponseParser {
         match HEAD_END.find(&self.head[from..]) {
             Some(i) => {
                 let end = from + i + 4;
-                let head = std::mem::take(&mut self.head);
-                let r = self.start_body(&head[..end]);
-                self.head = head;
+                let parsed = parse_head(&self.head[..end]);
                 self.head.clear();
-                r?;
+                let (head, _) = parsed?.ok_or(ParseError)?;
+                self.start_body(head);
                 Ok(end - old)
             }
             None if self.head.len() > MAX_HEAD => Err(ParseError),
@@ -280,9 +280,8 @@ impl ResponseParser {
         }
     }
 
-    /// Parses a complete head (ending in CRLFCRLF) and picks the body framing.
-    fn start_body(&mut self, head: &[u8]) -> Result<(), ParseError> {
-        let h = parse_head(head)?;
+    /// Picks the body framing for a parsed head.
+    fn start_body(&mut self, h: Head) {
         self.cur = Response {
             status: h.status,
             close: h.close,
@@ -304,7 +303,6 @@ impl ResponseParser {
         } else {
             State::UntilClose
         };
-        Ok(())
     }
 }
 
@@ -315,9 +313,17 @@ struct Head {
     content_length: Option<u64>,
 }
 
-fn parse_head(head: &[u8]) -> Result<Head, ParseError> {
-    let mut lines = head.split(|&b| b == b'\n');
-    let status_line = lines.next().ok_or(ParseError)?;
+/// Parses the head at the start of `buf` up to its blank line (the first CRLF CRLF); returns it
+/// with the bytes it took, or `None` when the blank line has not arrived yet.
+fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, ParseError> {
+    let mut lines = memchr::memchr_iter(b'\n', buf).scan(0, |start, nl| {
+        let line = (*start, &buf[*start..nl]);
+        *start = nl + 1;
+        Some(line)
+    });
+    let Some((_, status_line)) = lines.next() else {
+        return Ok(None);
+    };
     if status_line.len() < 12 || !status_line.starts_with(b"HTTP/1.") || status_line[8] != b' ' {
         return Err(ParseError);
     }
@@ -333,12 +339,19 @@ fn parse_head(head: &[u8]) -> Result<Head, ParseError> {
         chunked: false,
         content_length: None,
     };
-    for line in lines {
+    for (start, line) in lines {
+        if line == b"\r" && buf[start - 2] == b'\r' {
+            return Ok(Some((h, start + 2)));
+        }
+        // Only three headers matter, all starting with C or T: skip the rest on one byte,
+        // then dispatch on the name's length before comparing.
+        if !matches!(line.first(), Some(b'c' | b'C' | b't' | b'T')) {
+            continue;
+        }
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let Some(colon) = memchr::memchr(b':', line) else {
             continue;
         };
-        // Only three headers matter: dispatch on the name's length before comparing.
         let name = &line[..colon];
         match name.len() {
             14 if name.eq_ignore_ascii_case(b"content-length") => {
@@ -360,7 +373,7 @@ fn parse_head(head: &[u8]) -> Result<Head, ParseError> {
             _ => {}
         }
     }
-    Ok(h)
+    Ok(None)
 }
 
 fn parse_u64(digits: &[u8]) -> Result<u64, ParseError> {
@@ -412,6 +425,38 @@ mod tests {
         let r = parse_all(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].status, r[0].body_len, r[0].close), (200, 5, false));
+    }
+
+    #[test]
+    fn a_pipelined_pair_split_at_any_byte_parses_like_the_whole() {
+        let wire: &[u8] = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/plain\r\n\
+            Content-Length: 5\r\nConnection: keep-alive\r\n\r\nhello\
+            HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\nconnection: close\r\n\r\nno";
+        let whole = parse_all(&mut ResponseParser::new(false, true), wire);
+        assert_eq!(whole.len(), 2);
+        assert_eq!(
+            (whole[0].status, whole[0].body_len, whole[0].close),
+            (200, 5, false)
+        );
+        assert_eq!(
+            (whole[1].status, whole[1].body_len, whole[1].close),
+            (404, 2, true)
+        );
+        for at in 1..wire.len() {
+            let mut p = ResponseParser::new(false, true);
+            let mut got = parse_all(&mut p, &wire[..at]);
+            got.extend(parse_all(&mut p, &wire[at..]));
+            assert_eq!(got, whole, "split at byte {at}");
+        }
+    }
+
+    #[test]
+    fn a_head_ends_only_at_crlf_crlf() {
+        // A bare LF before the CRLF is not the end of the head: the next line still counts.
+        let wire = b"HTTP/1.1 200 OK\nX: y\n\r\nContent-Length: 2\r\n\r\nok";
+        let r = parse_all(&mut ResponseParser::new(false, true), wire);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].body_len, 2);
     }
 
     #[test]
