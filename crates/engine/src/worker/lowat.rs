@@ -15,7 +15,7 @@
 //! the rest of the run, since its server's sizes vary (exact marks stay).
 
 use super::Worker;
-use crate::config::{Protocol, Reads, Schedule};
+use crate::config::{Protocol, Reads};
 use crate::conn::Conn;
 use std::os::fd::AsRawFd;
 
@@ -28,13 +28,6 @@ const STALL_NS: u64 = 20_000_000;
 const MAX_SHRINKS: u32 = 3;
 
 impl Worker<'_> {
-    /// Whether this run sets marks: the closed loop over HTTP or ping-pong echo (the `-R`
-    /// schedule and the echo stream keep the kernel's default).
-    pub(super) fn uses_lowat(&self) -> bool {
-        matches!(self.cfg.schedule, Schedule::ClosedLoop { .. })
-            && !matches!(self.cfg.protocol, Protocol::TcpStream { .. })
-    }
-
     /// A response of `size` bytes completed on connection `i`: its URL's smallest size so far.
     pub(super) fn learn_size(&mut self, i: usize, size: usize) {
         let Some(req) = self.conns[i].inflight.front() else {
@@ -50,7 +43,8 @@ impl Worker<'_> {
         }
     }
 
-    /// Sets connection `i`'s mark to what it now waits for, if that changed.
+    /// Sets connection `i`'s mark to what it now waits for, if that changed. Called in the
+    /// closed loop only: the `-R` schedule and the echo stream keep the kernel's default.
     pub(super) fn arm_lowat(&mut self, i: usize) {
         let predict = self.depth > 1 && self.cfg.reads == Reads::Window && self.predicting;
         let c = &self.conns[i];

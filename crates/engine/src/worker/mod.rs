@@ -360,9 +360,7 @@ impl<'a> Worker<'a> {
             if !self.flush(i, now) {
                 return false;
             }
-            if self.uses_lowat() {
-                self.arm_lowat(i);
-            }
+            self.arm_lowat(i);
         }
         alive
     }
