@@ -176,9 +176,9 @@ fn build_result(
 ) -> result::LoadResult {
     let secs = duration.as_secs_f64().max(1e-9);
     let (mode, message_len) = match &config.protocol {
-        Protocol::Http(_) => ("http", 0),
-        Protocol::TcpStream { message } => ("tcp-stream", message.len() as u64),
-        Protocol::TcpPingPong { .. } => ("tcp-pingpong", 0),
+        Protocol::Http(_) => (result::Mode::Http, 0),
+        Protocol::TcpStream { message } => (result::Mode::TcpStream, message.len() as u64),
+        Protocol::TcpPingPong { .. } => (result::Mode::TcpPingpong, 0),
     };
     let requests = s.bytes_read.checked_div(message_len).unwrap_or(s.requests);
     let ran_on = if config.cpus.is_empty() {
@@ -193,10 +193,10 @@ fn build_result(
     }
     .max(1);
     let rate = matches!(config.schedule, Schedule::Rate { .. });
-    let tcp = mode != "http";
+    let tcp = mode.is_tcp();
     let mbps = |b: u64| b as f64 * 8.0 / secs / 1e6;
     result::LoadResult {
-        mode: mode.to_string(),
+        mode,
         target: config.target.clone(),
         connections: config.connections,
         threads: threads as u32,

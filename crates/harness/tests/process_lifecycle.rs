@@ -6,7 +6,7 @@ use common::{fixture_paths, server};
 use serverbench_harness::process::{self, group_members, ProcessError, StartOptions};
 use std::time::Duration;
 
-fn options(srv: &serverbench_harness::catalog::Server, dir: &std::path::Path) -> StartOptions {
+fn options(srv: &serverbench_catalog::Server, dir: &std::path::Path) -> StartOptions {
     let port = process::free_port("127.0.0.1").unwrap();
     let mut o = StartOptions::new(srv, port, None, dir.join("server.log"));
     o.ready_timeout = Duration::from_secs(10);

@@ -4,7 +4,7 @@ use crate::csv::quote;
 use crate::text::{self, pad, Align};
 use crate::Format;
 use serde::Serialize;
-use serverbench_harness::compare::{CompareRow, Comparison, Unmatched};
+use serverbench_analysis::compare::{CompareRow, Comparison, Unmatched};
 
 /// The JSON document of a comparison.
 #[derive(Serialize)]

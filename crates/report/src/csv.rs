@@ -2,8 +2,8 @@
 
 use crate::env::server_version;
 use crate::Exporter;
-use serde_json::Value;
-use serverbench_harness::summary::{ServerSummary, Summary, Table};
+use serverbench_analysis::summary::{ServerSummary, Summary, Table};
+use serverbench_results::env::Env;
 
 /// The column names, in order. Scripts rely on them: only ever append.
 pub const COLUMNS: [&str; 40] = [
@@ -53,7 +53,7 @@ pub const COLUMNS: [&str; 40] = [
 pub struct CsvExporter;
 
 impl Exporter for CsvExporter {
-    fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
         let mut out = COLUMNS.join(",") + "\n";
         for t in &summary.tables {
             for s in &t.servers {
@@ -83,7 +83,7 @@ fn f(x: Option<f64>) -> String {
         .map_or_else(String::new, |v| v.to_string())
 }
 
-fn cells(summary: &Summary, t: &Table, s: &ServerSummary, env: Option<&Value>) -> Vec<String> {
+fn cells(summary: &Summary, t: &Table, s: &ServerSummary, env: Option<&Env>) -> Vec<String> {
     let r = s.rps;
     let ci = s.rps_ci;
     let sf = s.speed_factor;
@@ -92,11 +92,11 @@ fn cells(summary: &Summary, t: &Table, s: &ServerSummary, env: Option<&Value>) -
         summary.suite.clone().unwrap_or_default(),
         t.scenario.clone(),
         t.profile.clone(),
-        t.mode.clone(),
+        t.mode.to_string(),
         t.connections.to_string(),
         s.server.clone(),
         server_version(env, &s.server),
-        s.tool.clone(),
+        s.tool.to_string(),
         s.rank.map_or_else(String::new, |x| x.to_string()),
         s.laps.to_string(),
         s.failed_laps.to_string(),

@@ -1,11 +1,11 @@
 //! The charts of a report, built from a [`Summary`] and the laps behind it. The HTML page embeds
 //! them inline; `--format svg` writes each one to its own file.
 
+use serverbench_analysis::stats;
+use serverbench_analysis::summary::{ServerSummary, Summary, Table};
 use serverbench_charts::{Bar, BarChart, LineChart, Series, XAxis};
 use serverbench_engine::result::TimelinePoint;
-use serverbench_harness::results::record::{LapRecord, LapStatus, LatencySummary};
-use serverbench_harness::stats;
-use serverbench_harness::summary::{ServerSummary, Summary, Table};
+use serverbench_results::record::{LapRecord, LapStatus, LatencySummary};
 
 /// One chart: a file-name-safe id, a title and the SVG document.
 #[derive(Debug, Clone, PartialEq)]
@@ -210,7 +210,7 @@ pub fn echo_mbps(summary: &Summary) -> Option<Figure> {
     let tables: Vec<&Table> = summary
         .tables
         .iter()
-        .filter(|t| t.mode == "tcp-stream")
+        .filter(|t| t.mode.is_stream())
         .collect();
     if tables.is_empty() {
         return None;
@@ -307,7 +307,7 @@ fn rps_of(r: &LapRecord) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_harness::summary::summarize;
+    use serverbench_analysis::summary::summarize;
 
     fn fixture() -> Vec<LapRecord> {
         include_str!("../tests/fixtures/basic/results.jsonl")

@@ -6,9 +6,10 @@
 use crate::env;
 use crate::figures::{self, Figure};
 use crate::Exporter;
+use serverbench_analysis::summary::{ServerSummary, Summary, Table, Warning};
 use serverbench_charts::format_number;
-use serverbench_harness::results::record::LapRecord;
-use serverbench_harness::summary::{ServerSummary, Summary, Table, Warning};
+use serverbench_results::env::Env;
+use serverbench_results::record::LapRecord;
 use std::fmt::Write;
 
 /// Renders the page; it needs the laps too (latency curves and per-second timelines).
@@ -50,7 +51,7 @@ rows.sort(function(a,b){var x=key(a),y=key(b);if(x===y)return 0;if(x===null)retu
 return (x<y?-1:1)*(asc?1:-1);});rows.forEach(function(r){tb.appendChild(r);});});});});";
 
 impl Exporter for HtmlExporter<'_> {
-    fn render(&self, summary: &Summary, env_json: Option<&serde_json::Value>) -> String {
+    fn render(&self, summary: &Summary, env_json: Option<&Env>) -> String {
         let suite = summary.suite.as_deref().unwrap_or("results");
         let title = format!("serverbench — {suite}");
         let mut out = String::new();
@@ -97,7 +98,7 @@ impl Exporter for HtmlExporter<'_> {
     }
 }
 
-fn environment(out: &mut String, env_json: Option<&serde_json::Value>) {
+fn environment(out: &mut String, env_json: Option<&Env>) {
     let lines = env::config_lines(env_json);
     out.push_str("<h2 id=\"environment\">Environment</h2>\n");
     if lines.is_empty() {
@@ -150,7 +151,7 @@ fn diagnostics(out: &mut String, summary: &Summary, ids: &[&str]) {
 /// `mode, N connections, T threads, 10 s, /hello` from the table's first lap.
 fn load_line(table: &Table, records: &[LapRecord]) -> String {
     let mut parts = vec![
-        table.mode.clone(),
+        table.mode.to_string(),
         format!("{} connections", table.connections),
     ];
     let first = records
@@ -184,7 +185,7 @@ fn section(
     table: &Table,
     figs: &[Figure],
     records: &[LapRecord],
-    env_json: Option<&serde_json::Value>,
+    env_json: Option<&Env>,
 ) {
     let _ = writeln!(
         out,
@@ -215,9 +216,9 @@ fn section(
     }
 }
 
-fn summary_table(out: &mut String, table: &Table, env_json: Option<&serde_json::Value>) {
-    let tcp = table.mode.starts_with("tcp");
-    let stream = table.mode == "tcp-stream";
+fn summary_table(out: &mut String, table: &Table, env_json: Option<&Env>) {
+    let tcp = table.mode.is_tcp();
+    let stream = table.mode.is_stream();
     let throughput = if tcp { "Mbps down" } else { "MB/s" };
     let heads = [
         "#",
@@ -256,8 +257,8 @@ fn summary_table(out: &mut String, table: &Table, env_json: Option<&serde_json::
     out.push_str("</tbody></table></div>\n");
 }
 
-fn row(out: &mut String, table: &Table, s: &ServerSummary, env_json: Option<&serde_json::Value>) {
-    let tcp = table.mode.starts_with("tcp");
+fn row(out: &mut String, table: &Table, s: &ServerSummary, env_json: Option<&Env>) {
+    let tcp = table.mode.is_tcp();
     let median = s.rps.map(|r| r.median);
     let interval = s
         .rps_ci
@@ -299,7 +300,7 @@ fn row(out: &mut String, table: &Table, s: &ServerSummary, env_json: Option<&ser
         s.rps_ci.map_or(String::new(), |c| format!("{:.1}", c.low)),
         esc(&interval.unwrap_or_else(|| "-".into()))
     );
-    if table.mode == "tcp-stream" {
+    if table.mode.is_stream() {
         let per_conn = crate::text::mbps_per_connection(table, s);
         out.push_str(&num_cell(per_conn, |v| format!("{v:.1}")));
         out.push_str(&num_cell(s.mbps_up, |v| format!("{v:.1}")));
@@ -339,7 +340,7 @@ fn esc(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_harness::summary::WarningKind;
+    use serverbench_analysis::summary::WarningKind;
 
     #[test]
     fn text_is_escaped_for_html() {

@@ -2,8 +2,8 @@
 
 use crate::Exporter;
 use serde::Serialize;
-use serde_json::Value;
-use serverbench_harness::summary::Summary;
+use serverbench_analysis::summary::Summary;
+use serverbench_results::env::Env;
 
 /// The JSON exporter.
 pub struct JsonExporter;
@@ -12,11 +12,11 @@ pub struct JsonExporter;
 #[derive(Serialize)]
 struct Document<'a> {
     summary: &'a Summary,
-    env: Option<&'a Value>,
+    env: Option<&'a Env>,
 }
 
 impl Exporter for JsonExporter {
-    fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
         pretty(&Document { summary, env })
     }
 }

@@ -15,19 +15,20 @@ pub mod svg;
 mod term;
 mod text;
 
-use serverbench_harness::diagnostics::diagnose;
-use serverbench_harness::results::record::LapRecord;
-use serverbench_harness::summary::{summarize, Summary};
+use serverbench_analysis::diagnostics::diagnose;
+use serverbench_analysis::summary::{summarize, Summary};
+use serverbench_results::env::Env;
+use serverbench_results::record::LapRecord;
 use std::fmt;
 use std::str::FromStr;
 
 pub use comparison::render_comparison;
-pub use serverbench_harness::compare::Comparison;
+pub use serverbench_analysis::compare::Comparison;
 
 /// Renders a summary in one format.
 pub trait Exporter {
     /// The whole document, ending with a newline.
-    fn render(&self, summary: &Summary, env: Option<&serde_json::Value>) -> String;
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String;
 }
 
 /// The output formats of `serverbench report`.
@@ -111,7 +112,7 @@ pub fn exporter_with_laps(format: Format, records: &[LapRecord]) -> Box<dyn Expo
 }
 
 /// Renders `summary` (and `env`, the results folder's `env.json`, when there is one).
-pub fn render(format: Format, summary: &Summary, env: Option<&serde_json::Value>) -> String {
+pub fn render(format: Format, summary: &Summary, env: Option<&Env>) -> String {
     exporter(format).render(summary, env)
 }
 
@@ -119,20 +120,16 @@ pub fn render(format: Format, summary: &Summary, env: Option<&serde_json::Value>
 pub fn render_with_laps(
     format: Format,
     summary: &Summary,
-    env: Option<&serde_json::Value>,
+    env: Option<&Env>,
     records: &[LapRecord],
 ) -> String {
     exporter_with_laps(format, records).render(summary, env)
 }
 
 /// The summary every report shows: [`summarize`] plus the diagnostics of
-/// [`serverbench_harness::diagnostics::diagnose`] appended to its warnings. `env` is the
+/// [`serverbench_analysis::diagnostics::diagnose`] appended to its warnings. `env` is the
 /// results folder's `env.json` (it tells how many CPUs the server was given).
-pub fn full_summary(
-    records: &[LapRecord],
-    baseline: Option<&str>,
-    env: Option<&serde_json::Value>,
-) -> Summary {
+pub fn full_summary(records: &[LapRecord], baseline: Option<&str>, env: Option<&Env>) -> Summary {
     let mut summary = summarize(records, baseline);
     let extra = diagnose(&summary, records, env);
     summary.warnings.extend(extra);

@@ -4,8 +4,8 @@
 use crate::env::{config_block, server_version};
 use crate::text::{self, num, pad, rps_cell, speed_cell, Align};
 use crate::Exporter;
-use serde_json::Value;
-use serverbench_harness::summary::{ServerSummary, Summary, Table};
+use serverbench_analysis::summary::{ServerSummary, Summary, Table};
+use serverbench_results::env::Env;
 
 /// Medals for ranks 1, 2 and 3.
 const MEDALS: [&str; 3] = ["🥇", "🥈", "🥉"];
@@ -14,7 +14,7 @@ const MEDALS: [&str; 3] = ["🥇", "🥈", "🥉"];
 pub struct MarkdownExporter;
 
 impl Exporter for MarkdownExporter {
-    fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
         let mut out = String::new();
         let config = config_block(env, "  ");
         if !config.is_empty() {
@@ -64,7 +64,7 @@ fn escape(s: &str) -> String {
         .replace('_', "\\_")
 }
 
-fn render_table(t: &Table, env: Option<&Value>) -> String {
+fn render_table(t: &Table, env: Option<&Env>) -> String {
     let tcp = text::is_tcp(t);
     let stream = text::is_stream(t);
     let mut cols: Vec<(&str, Align)> = vec![
@@ -138,7 +138,7 @@ fn render_table(t: &Table, env: Option<&Value>) -> String {
     out
 }
 
-fn row(t: &Table, s: &ServerSummary, env: Option<&Value>) -> Vec<String> {
+fn row(t: &Table, s: &ServerSummary, env: Option<&Env>) -> Vec<String> {
     let mut cells = vec![
         text::rank_cell(t, s),
         escape(&s.server),

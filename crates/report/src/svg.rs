@@ -4,8 +4,9 @@
 
 use crate::figures::{self, Figure};
 use crate::Exporter;
-use serverbench_harness::results::record::LapRecord;
-use serverbench_harness::summary::Summary;
+use serverbench_analysis::summary::Summary;
+use serverbench_results::env::Env;
+use serverbench_results::record::LapRecord;
 use std::fmt::Write;
 
 /// Renders the Markdown snippet; [`files`] gives the SVG documents themselves.
@@ -45,7 +46,7 @@ pub fn files(summary: &Summary, records: &[LapRecord]) -> Vec<(String, String)> 
 }
 
 impl Exporter for SvgExporter<'_> {
-    fn render(&self, summary: &Summary, _env: Option<&serde_json::Value>) -> String {
+    fn render(&self, summary: &Summary, _env: Option<&Env>) -> String {
         let mut out = String::new();
         let titles = charts(summary, self.records).into_iter().map(|f| f.title);
         for ((name, _), title) in files(summary, self.records).iter().zip(titles) {

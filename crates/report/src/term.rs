@@ -3,14 +3,14 @@
 use crate::env::{config_block, server_version};
 use crate::text::{self, int, num, pad, rps_cell, speed_cell, Align};
 use crate::Exporter;
-use serde_json::Value;
-use serverbench_harness::summary::{ServerSummary, Summary, Table};
+use serverbench_analysis::summary::{ServerSummary, Summary, Table};
+use serverbench_results::env::Env;
 
 /// The terminal exporter.
 pub struct TermExporter;
 
 impl Exporter for TermExporter {
-    fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
         let mut out = String::new();
         let config = config_block(env, "");
         if !config.is_empty() {
@@ -31,7 +31,7 @@ impl Exporter for TermExporter {
     }
 }
 
-fn render_table(t: &Table, env: Option<&Value>) -> String {
+fn render_table(t: &Table, env: Option<&Env>) -> String {
     let stream = text::is_stream(t);
     let tcp = text::is_tcp(t);
     let mut header: Vec<&str> = vec!["#", "server", "version"];

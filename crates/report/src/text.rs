@@ -1,7 +1,7 @@
 //! Number formatting and column alignment shared by the exporters.
 
-use serverbench_harness::stats::Interval;
-use serverbench_harness::summary::{ServerSummary, Table};
+use serverbench_analysis::stats::Interval;
+use serverbench_analysis::summary::{ServerSummary, Table};
 
 /// `-` stands for a figure that was not measured.
 pub const MISSING: &str = "-";
@@ -54,12 +54,12 @@ pub fn speed_cell(s: &ServerSummary, dash: &str) -> String {
 
 /// Whether the table is a TCP echo table (Mbps columns instead of nothing).
 pub fn is_tcp(t: &Table) -> bool {
-    t.mode.starts_with("tcp")
+    t.mode.is_tcp()
 }
 
 /// Whether the table is a TCP echo stream: Mbps instead of requests and latency.
 pub fn is_stream(t: &Table) -> bool {
-    t.mode == "tcp-stream"
+    t.mode.is_stream()
 }
 
 /// Mbps per connection, both directions added, as tcpkali's "Bandwidth per channel" (⇅).
@@ -120,7 +120,8 @@ pub fn widths(header: &[String], rows: &[Vec<String>]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_harness::stats::IntervalMethod;
+    use serverbench_analysis::stats::IntervalMethod;
+    use serverbench_results::Mode;
 
     #[test]
     fn numbers_keep_three_significant_figures() {
@@ -146,7 +147,7 @@ mod tests {
         let t = Table {
             scenario: "echo-stream".into(),
             profile: "100conn".into(),
-            mode: "tcp-stream".into(),
+            mode: Mode::TcpStream,
             connections: 100,
             baseline: None,
             servers: Vec::new(),

@@ -3,11 +3,12 @@
 //! in a browser). Run with `UPDATE_SNAPSHOTS=1` to rewrite the snapshots after a deliberate
 //! change, then review the diff.
 
-use serverbench_harness::compare::compare;
-use serverbench_harness::results::{read_records, record::LapRecord};
-use serverbench_harness::summary::{summarize, Summary};
+use serverbench_analysis::compare::compare;
+use serverbench_analysis::summary::{summarize, Summary};
 use serverbench_report::env::suite_baseline;
 use serverbench_report::{full_summary, render, render_comparison, render_with_laps, svg, Format};
+use serverbench_results::env::Env;
+use serverbench_results::{read_records, record::LapRecord};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -20,7 +21,7 @@ fn laps(name: &str) -> Vec<LapRecord> {
     read_records(&fixture(name).join("results.jsonl")).unwrap()
 }
 
-fn env_json() -> serde_json::Value {
+fn env_json() -> Env {
     let text = std::fs::read_to_string(fixture("basic").join("env.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }

@@ -3,7 +3,7 @@
 
 use super::report::load_laps;
 use anyhow::bail;
-use serverbench_harness::compare::{compare, parse_threshold};
+use serverbench_analysis::compare::{compare, parse_threshold};
 use serverbench_report::{render_comparison, Format};
 use std::path::PathBuf;
 

@@ -1,8 +1,8 @@
 //! `serverbench list`: every catalog server, what it implements and whether it can run here.
 
 use anyhow::Context;
-use serverbench_harness::catalog::{availability, Catalog};
-use serverbench_harness::paths::Paths;
+use serverbench_catalog::paths::Paths;
+use serverbench_catalog::{availability, Catalog};
 use std::path::PathBuf;
 
 /// Arguments of `serverbench list`.

@@ -3,10 +3,11 @@
 //! (`DIR/charts/` by default).
 
 use anyhow::{bail, Context};
-use serverbench_harness::results::record::LapRecord;
-use serverbench_harness::results::{read_records, RESULTS_FILE};
-use serverbench_harness::summary::Summary;
+use serverbench_analysis::summary::Summary;
 use serverbench_report::{env::suite_baseline, full_summary, render_with_laps, svg, Format};
+use serverbench_results::env::Env;
+use serverbench_results::record::LapRecord;
+use serverbench_results::{self as results, RESULTS_FILE};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `serverbench report`.
@@ -27,45 +28,25 @@ pub struct Args {
     pub baseline: Option<String>,
 }
 
-/// Reads the laps of `DIR/results.jsonl`: an error naming the folder when the file is missing or
-/// holds no lap; a warning when a trailing partial line (a lap cut short by a crash) is ignored.
+/// Reads the laps of `DIR/results.jsonl` through serverbench-results, warning on standard error
+/// when a trailing partial line (a lap cut short by a crash) was ignored.
 pub fn load_laps(dir: &Path) -> anyhow::Result<Vec<LapRecord>> {
-    let path = dir.join(RESULTS_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!(
-                "{}: no {RESULTS_FILE} in this folder (is it a serverbench results folder?)",
-                dir.display()
-            )
-        }
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let records = read_records(&path)?;
-    let tail = bytes.rsplit(|b| *b == b'\n').next().unwrap_or_default();
-    if !tail.iter().all(u8::is_ascii_whitespace) {
+    let loaded = results::load_laps(dir)?;
+    if loaded.partial_tail {
         eprintln!(
             "serverbench: warning: {} ends with a partial line (a lap cut short); it was ignored",
-            path.display()
+            dir.join(RESULTS_FILE).display()
         );
     }
-    if records.is_empty() {
-        bail!("{}: holds no laps", path.display());
-    }
-    Ok(records)
+    Ok(loaded.records)
 }
 
 /// Reads `DIR/env.json` when it exists; an unreadable or invalid one is a warning, not an error.
-pub fn read_env(dir: &Path) -> Option<serde_json::Value> {
-    let path = dir.join("env.json");
-    let text = std::fs::read_to_string(&path).ok()?;
-    match serde_json::from_str(&text) {
-        Ok(v) => Some(v),
+pub fn read_env(dir: &Path) -> Option<Env> {
+    match results::read_env(dir) {
+        Ok(env) => env,
         Err(e) => {
-            eprintln!(
-                "serverbench: warning: {} is not valid JSON ({e}); reporting without it",
-                path.display()
-            );
+            eprintln!("serverbench: warning: {e}; reporting without it");
             None
         }
     }

@@ -3,13 +3,13 @@
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use serverbench_harness::catalog::Catalog;
-use serverbench_harness::paths::Paths;
+use serverbench_catalog::paths::Paths;
+use serverbench_catalog::Catalog;
 use serverbench_harness::process::{self, parse_cpu_list};
-use serverbench_harness::results::record::{LapRecord, LapStatus, Measurement};
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
 use serverbench_harness::suite::{parse_duration, Profile, Scenario, ServerSelection, Suite};
-use serverbench_harness::tools::Tool;
+use serverbench_results::record::{LapRecord, LapStatus, Measurement};
+use serverbench_tools::Tool;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

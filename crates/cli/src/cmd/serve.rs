@@ -1,8 +1,8 @@
 //! `serverbench serve SERVER`: run one catalog server in the foreground with its log streamed.
 
 use anyhow::Context;
-use serverbench_harness::catalog::{Catalog, Feature, Server};
-use serverbench_harness::paths::{slug, Paths};
+use serverbench_catalog::paths::{slug, Paths};
+use serverbench_catalog::{Catalog, Feature, Server};
 use serverbench_harness::process::{self, parse_cpu_list, StartOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};

@@ -1,8 +1,8 @@
 //! `serverbench verify [SERVER...]`: start servers and check them against spec/contract.md.
 
 use anyhow::Context;
-use serverbench_harness::catalog::{availability, Availability, Catalog, Server};
-use serverbench_harness::paths::Paths;
+use serverbench_catalog::paths::Paths;
+use serverbench_catalog::{availability, Availability, Catalog, Server};
 use serverbench_harness::process::parse_cpu_list;
 use serverbench_harness::verify::{verify_server, Check, Diff, VerifyOptions, VerifyReport};
 use std::io::Write;

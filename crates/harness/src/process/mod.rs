@@ -3,12 +3,13 @@
 //! registered so that [`stop_all_registered`] can clean up on Ctrl-C.
 
 use crate::catalog::Server;
-use crate::paths::{Paths, CACHE_ENV};
-use std::io::{Read, Seek, SeekFrom};
+use crate::paths::Paths;
+use serverbench_catalog::command::ServerEnv;
+pub use serverbench_catalog::logs::{last_lines, log_tail};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -156,21 +157,15 @@ pub fn start(
         source,
     })?;
     let run = server.manifest.commands.run.clone();
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(&run)
-        .current_dir(&server.dir)
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_err)
-        .env("HOST", &opts.host)
-        .env("PORT", opts.port.to_string())
-        .env("WORKERS", opts.workers.max(1).to_string())
-        .env(CACHE_ENV, &paths.cache);
-    if let Some(echo) = opts.echo_port {
-        cmd.env("ECHO_PORT", echo.to_string());
-    }
-    cmd.envs(opts.extra_env.iter().map(|(k, v)| (k, v)));
+    let env = ServerEnv {
+        host: opts.host.clone(),
+        port: opts.port,
+        echo_port: opts.echo_port,
+        workers: opts.workers,
+        extra: opts.extra_env.clone(),
+    };
+    let mut cmd = env.command(server, paths, &run);
+    cmd.stdout(log).stderr(log_err);
     new_group_pinned(&mut cmd, &opts.cpus);
     let child = cmd.spawn().map_err(|source| ProcessError::Spawn {
         server: server.id.clone(),
@@ -488,40 +483,9 @@ pub fn free_port(host: &str) -> std::io::Result<u16> {
     Ok(TcpListener::bind(addr)?.local_addr()?.port())
 }
 
-/// The last `lines` lines of a file (reads at most its last 256 KiB); empty if unreadable.
-pub fn log_tail(path: &Path, lines: usize) -> String {
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return String::new();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let from = len.saturating_sub(256 * 1024);
-    if f.seek(SeekFrom::Start(from)).is_err() {
-        return String::new();
-    }
-    let mut buf = Vec::new();
-    let _ = f.read_to_end(&mut buf);
-    last_lines(&String::from_utf8_lossy(&buf), lines)
-}
-
-/// The last `lines` lines of `text`.
-pub fn last_lines(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn log_tail_keeps_the_last_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("log");
-        let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
-        std::fs::write(&p, text).unwrap();
-        let tail = log_tail(&p, 3);
-        assert_eq!(tail, "line 28\nline 29\nline 30");
-    }
 
     #[test]
     fn free_port_is_bindable() {

@@ -5,6 +5,7 @@
 //!
 //! The harness never prints: progress is reported as [`Event`]s to a callback.
 
+pub mod env;
 mod load;
 pub mod plan;
 mod server;
@@ -14,11 +15,11 @@ pub use plan::{affinity_cpus, pinning, Job, Plan};
 
 use crate::catalog::Catalog;
 use crate::paths::Paths;
-use crate::results::env::{self, Pinning, Skipped};
 use crate::results::record::LapRecord;
 use crate::results::{self, clock, read_records, ResultsError, ResultsWriter};
 use crate::suite::Suite;
 use crate::tools::{self, InstallStep, Prepared, Target, ToolError};
+use serverbench_results::env::{Env, EnvError, Pinning, Resumed, Skipped};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -149,6 +150,9 @@ pub enum RunError {
     /// `results.jsonl` could not be read or written.
     #[error(transparent)]
     Results(#[from] ResultsError),
+    /// `env.json` could not be written.
+    #[error(transparent)]
+    Env(#[from] EnvError),
     /// The load tool cannot be used.
     #[error(transparent)]
     Tool(#[from] ToolError),
@@ -197,28 +201,28 @@ fn prepare_dir(
     std::fs::create_dir_all(dir.join(results::LOGS_DIR)).map_err(io_err(&dir))?;
     let env_path = dir.join(results::ENV_FILE);
     let started = clock::rfc3339(now);
-    let mut value = env::collect(
-        paths,
-        catalog,
-        &opts.suite,
-        &opts.pinning,
-        skipped,
-        &started,
-    );
-    if opts.resume.is_some() {
-        if let Some(mut old) = std::fs::read_to_string(&env_path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        {
-            let entry = serde_json::json!({ "started_at": started, "pinning": opts.pinning });
-            match old.get_mut("resumed").and_then(|r| r.as_array_mut()) {
-                Some(list) => list.push(entry),
-                None => old["resumed"] = serde_json::json!([entry]),
-            }
-            value = old;
+    let old = match opts.resume {
+        Some(_) => Env::read(&env_path).ok().flatten(),
+        None => None,
+    };
+    let value = match old {
+        Some(mut old) => {
+            old.resumed.push(Resumed {
+                started_at: started,
+                pinning: opts.pinning.clone(),
+            });
+            old
         }
-    }
-    env::write(&env_path, &value).map_err(io_err(&env_path))?;
+        None => env::collect(
+            paths,
+            catalog,
+            &opts.suite,
+            &opts.pinning,
+            skipped,
+            &started,
+        ),
+    };
+    value.write(&env_path)?;
     Ok(dir)
 }
 
@@ -327,19 +331,17 @@ fn report_skips(plan: &Plan, on_event: &mut dyn FnMut(Event)) {
 /// Rewrites `skipped` in `env.json` (servers excluded during the run are added).
 fn record_skipped(dir: &Path, skipped: &[Skipped]) -> Result<(), RunError> {
     let env_path = dir.join(results::ENV_FILE);
-    if let Some(mut v) = std::fs::read_to_string(&env_path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-    {
-        v["skipped"] = serde_json::to_value(skipped).unwrap_or_default();
-        env::write(&env_path, &v).map_err(io_err(&env_path))?;
+    if let Ok(Some(mut env)) = Env::read(&env_path) {
+        env.skipped = skipped.to_vec();
+        env.write(&env_path)?;
     }
     Ok(())
 }
 
 /// Reads the suite recorded in a results folder's `env.json` (for `--resume DIR` alone).
 pub fn suite_of(dir: &Path) -> Option<Suite> {
-    let text = std::fs::read_to_string(dir.join(results::ENV_FILE)).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    serde_json::from_value(v.get("suite")?.clone()).ok()
+    let suite = Env::read(&dir.join(results::ENV_FILE)).ok()??.suite?;
+    serde_json::to_value(suite)
+        .and_then(serde_json::from_value)
+        .ok()
 }

@@ -6,11 +6,12 @@ use super::{run_load, Event, LoadError, RunError, RunOptions};
 use crate::catalog::{Feature, Server};
 use crate::paths::{slug, Paths};
 use crate::process::{self, ServerProcess, StartOptions};
-use crate::results::env::Skipped;
 use crate::results::record::{LapRecord, LapStatus, LoadParams};
 use crate::results::{clock, ResultsWriter, LOGS_DIR};
 use crate::sampler::{Sampler, INTERVAL};
 use crate::tools::{Prepared, Target};
+use serverbench_results::env::Skipped;
+use serverbench_results::LapKey;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// Lines of server log kept in a failure.
 const LOG_TAIL: usize = 20;
 
-type Key = (String, String, String, u32);
+type Key = LapKey;
 
 /// Progress across the whole run.
 pub(super) struct RunState<'a> {
@@ -88,12 +89,12 @@ impl<'a> RunState<'a> {
 
     fn key(&self, j: &Job) -> Key {
         let s = &self.opts.suite;
-        (
-            self.plan.servers[j.server].id.clone(),
-            s.scenarios[j.scenario].name.clone(),
-            s.profiles[j.profile].name.clone(),
-            j.lap,
-        )
+        LapKey {
+            server: self.plan.servers[j.server].id.clone(),
+            scenario: s.scenarios[j.scenario].name.clone(),
+            profile: s.profiles[j.profile].name.clone(),
+            lap: j.lap,
+        }
     }
 
     /// Expected seconds for a lap: warm-up, load, and a little for start and stop.
@@ -128,7 +129,12 @@ impl<'a> RunState<'a> {
     }
 
     fn record(&self, j: &Job, status: LapStatus, failure: Option<String>) -> LapRecord {
-        let (server, scenario, profile, lap) = self.key(j);
+        let LapKey {
+            server,
+            scenario,
+            profile,
+            lap,
+        } = self.key(j);
         LapRecord {
             suite: self.opts.suite.name.clone(),
             server,
@@ -137,7 +143,7 @@ impl<'a> RunState<'a> {
             lap,
             status,
             failure,
-            tool: self.tool.tool.as_str().to_string(),
+            tool: self.tool.tool,
             started_at: clock::rfc3339(SystemTime::now()),
             wall_s: 0.0,
             params: self.params(j),
@@ -341,7 +347,12 @@ impl<'a> RunState<'a> {
         j: &Job,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<LapRecord> {
-        let (server, scenario, profile, lap) = self.key(j);
+        let LapKey {
+            server,
+            scenario,
+            profile,
+            lap,
+        } = self.key(j);
         let params = self.params(j);
         let cpus = &self.opts.pinning.client_cpus;
         let cancel = &self.opts.cancel;
@@ -407,7 +418,7 @@ impl<'a> RunState<'a> {
 pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
     let (sc, p) = (&s.scenarios[j.scenario], &s.profiles[j.profile]);
     LoadParams {
-        mode: sc.mode.as_str().to_string(),
+        mode: sc.mode,
         paths: sc.paths.clone(),
         connections: p.connections,
         threads: p.threads.unwrap_or(0),

@@ -4,8 +4,9 @@
 //! (how hard), the number of laps, the warm-up and the load tool.
 
 use crate::catalog::Feature;
-use crate::tools::Tool;
 use serde::{Deserialize, Serialize};
+pub use serverbench_results::Mode;
+use serverbench_results::Tool;
 use std::path::{Path, PathBuf};
 
 /// Default number of laps.
@@ -56,29 +57,6 @@ pub enum ServerSelection {
 pub enum AllServers {
     /// Every server.
     All,
-}
-
-/// How load is applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// HTTP/1.1 requests on `PORT`.
-    Http,
-    /// TCP echo: a message repeated into large writes, bytes counted both ways.
-    TcpStream,
-    /// TCP echo: one message at a time, latency per round trip.
-    TcpPingpong,
-}
-
-impl Mode {
-    /// The spelling in suites and in `LoadParams::mode`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Http => "http",
-            Mode::TcpStream => "tcp-stream",
-            Mode::TcpPingpong => "tcp-pingpong",
-        }
-    }
 }
 
 /// One `[[scenario]]`: what is requested.

@@ -2,6 +2,7 @@
 //!
 //! Fields a tool does not report stay `None` (JSON `null`); nothing is invented.
 
+use crate::{Mode, Tool};
 use serde::{Deserialize, Serialize};
 use serverbench_engine::result::{Errors, LoadResult, TimelinePoint};
 use std::collections::BTreeMap;
@@ -18,7 +19,7 @@ pub enum LapStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadParams {
     /// `http`, `tcp-stream` or `tcp-pingpong`.
-    pub mode: String,
+    pub mode: Mode,
     /// Paths requested in rotation (HTTP), e.g. `["/hello"]`.
     pub paths: Vec<String>,
     pub connections: u32,
@@ -105,7 +106,7 @@ pub struct LapRecord {
     /// Why the lap failed: exit status, error and the server's log tail.
     pub failure: Option<String>,
     /// `serverbench`, `wrk`, `ab`, `autocannon`, `h2load`, `hey` or `oha`.
-    pub tool: String,
+    pub tool: Tool,
     /// RFC 3339 UTC time the lap started.
     pub started_at: String,
     pub wall_s: f64,
@@ -114,15 +115,29 @@ pub struct LapRecord {
     pub server_stats: Option<ServerStats>,
 }
 
+/// What identifies a lap in a run: server x scenario x profile x lap number (`--resume` skips
+/// the keys already recorded).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LapKey {
+    /// Catalog id or the user's server name.
+    pub server: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// Profile label.
+    pub profile: String,
+    /// 1-based lap number.
+    pub lap: u32,
+}
+
 impl LapRecord {
-    /// The key that identifies a lap for `--resume`.
-    pub fn key(&self) -> (String, String, String, u32) {
-        (
-            self.server.clone(),
-            self.scenario.clone(),
-            self.profile.clone(),
-            self.lap,
-        )
+    /// The key that identifies this lap for `--resume`.
+    pub fn key(&self) -> LapKey {
+        LapKey {
+            server: self.server.clone(),
+            scenario: self.scenario.clone(),
+            profile: self.profile.clone(),
+            lap: self.lap,
+        }
     }
 }
 

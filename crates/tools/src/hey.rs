@@ -2,7 +2,7 @@
 //! it reports body bytes only, so `bytes_read` (headers included elsewhere) stays unknown.
 
 use super::{Target, Tool, ToolError};
-use crate::results::record::{LatencySummary, LoadParams, Measurement};
+use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 use std::collections::BTreeMap;
 
 /// Arguments after `hey`.
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn real_hey_output_parses_into_a_measurement() {
-        let m = parse(include_str!("../../tests/fixtures/tools/hey-hello.txt")).unwrap();
+        let m = parse(include_str!("../tests/fixtures/tools/hey-hello.txt")).unwrap();
         assert_eq!((m.requests, m.duration_s), (Some(4476), Some(1.0011)));
         assert_eq!(m.rps, Some(4471.1193));
         assert_eq!(
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn non_2xx_responses_count_as_errors() {
-        let m = parse(include_str!("../../tests/fixtures/tools/hey-404.txt")).unwrap();
+        let m = parse(include_str!("../tests/fixtures/tools/hey-404.txt")).unwrap();
         assert_eq!(
             (m.requests, m.non_2xx, m.errors_total),
             (Some(40), Some(40), Some(40))

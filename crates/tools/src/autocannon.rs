@@ -1,8 +1,8 @@
 //! autocannon (npm, pinned in `install.rs`), run with `--json`; latencies are reported in ms.
 
 use super::{Target, Tool, ToolError};
-use crate::results::record::{LatencySummary, LoadParams, Measurement};
 use serde_json::Value;
+use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 
 /// Arguments after `autocannon`.
 pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
@@ -93,11 +93,12 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_results::Mode;
 
     #[test]
     fn real_autocannon_json_parses_into_a_measurement() {
         let m = parse(include_str!(
-            "../../tests/fixtures/tools/autocannon-hello.json"
+            "../tests/fixtures/tools/autocannon-hello.json"
         ))
         .unwrap();
         assert_eq!((m.requests, m.duration_s), (Some(2575), Some(1.05)));
@@ -114,7 +115,7 @@ mod tests {
     #[test]
     fn several_paths_are_refused() {
         let p = LoadParams {
-            mode: "http".into(),
+            mode: Mode::Http,
             paths: vec!["/hey".into(), "/hell".into()],
             connections: 10,
             duration_s: Some(10.0),

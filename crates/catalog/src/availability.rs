@@ -1,7 +1,7 @@
 //! Whether a server can run here: toolchain on PATH, set up and built, or why not.
 
-use super::Server;
 use crate::paths::Paths;
+use crate::Server;
 use serde::Serialize;
 use std::fmt;
 use std::os::unix::fs::PermissionsExt;

@@ -1,6 +1,9 @@
-//! Load tools: serverbench's own engine (`serverbench load --json`) and the external tools the
-//! original experiments used. Each tool builds its command line from [`LoadParams`] and parses
-//! its output into a [`Measurement`]; what a tool does not report stays `None`.
+//! serverbench-tools owns the load tools' adapters: serverbench's own engine (`serverbench load
+//! --json`) and the external tools the original experiments used. Each tool builds its command
+//! line from [`LoadParams`] and parses its output into a [`Measurement`]; what a tool does not
+//! report stays `None`. [`ensure_installed`] installs a missing tool.
+//!
+//! It must not start servers or decide what a lap is; the harness runs the command it builds.
 
 pub mod ab;
 pub mod autocannon;
@@ -13,77 +16,10 @@ pub mod wrk;
 
 pub use install::{describe, ensure_installed, InstallStep};
 
-use crate::results::record::{LoadParams, Measurement};
-use serde::{Deserialize, Serialize};
+use serverbench_results::record::{LoadParams, Measurement};
+pub use serverbench_results::Tool;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
-
-/// A load tool.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Tool {
-    /// The built-in engine, run as `serverbench load --json`.
-    #[default]
-    Serverbench,
-    /// wrk 4.x (Debian `wrk`).
-    Wrk,
-    /// ApacheBench (Debian `apache2-utils`).
-    Ab,
-    /// autocannon (npm).
-    Autocannon,
-    /// h2load (Debian `nghttp2-client`), HTTP/1.1 mode.
-    H2load,
-    /// hey (Debian `hey`).
-    Hey,
-    /// oha (crates.io, installed into the cache).
-    Oha,
-}
-
-impl Tool {
-    /// Every tool, in the order of `--tool`'s help.
-    pub const ALL: [Tool; 7] = [
-        Tool::Serverbench,
-        Tool::Wrk,
-        Tool::Ab,
-        Tool::Autocannon,
-        Tool::H2load,
-        Tool::Hey,
-        Tool::Oha,
-    ];
-
-    /// The spelling in suites, `--tool` and `LapRecord::tool`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tool::Serverbench => "serverbench",
-            Tool::Wrk => "wrk",
-            Tool::Ab => "ab",
-            Tool::Autocannon => "autocannon",
-            Tool::H2load => "h2load",
-            Tool::Hey => "hey",
-            Tool::Oha => "oha",
-        }
-    }
-}
-
-impl fmt::Display for Tool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Tool {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Tool, String> {
-        Tool::ALL
-            .into_iter()
-            .find(|t| t.as_str() == s)
-            .ok_or_else(|| {
-                let all: Vec<&str> = Tool::ALL.iter().map(|t| t.as_str()).collect();
-                format!("unknown tool `{s}` (one of {})", all.join(", "))
-            })
-    }
-}
 
 /// Errors of the load tools.
 #[derive(Debug, thiserror::Error)]
@@ -184,7 +120,7 @@ impl Prepared {
         target: &Target,
         client_cpus: &[usize],
     ) -> Result<CommandLine, ToolError> {
-        if params.mode != "http" && self.tool != Tool::Serverbench {
+        if params.mode.is_tcp() && self.tool != Tool::Serverbench {
             return Err(ToolError::Unsupported {
                 tool: self.tool,
                 why: format!(
@@ -253,6 +189,7 @@ pub(crate) fn mbps(bytes: Option<u64>, secs: Option<f64>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_results::Mode;
 
     #[test]
     fn tools_parse_from_their_names_and_reject_others() {
@@ -278,7 +215,7 @@ mod tests {
             scratch: std::env::temp_dir(),
         };
         let params = LoadParams {
-            mode: "tcp-stream".into(),
+            mode: Mode::TcpStream,
             ..LoadParams::default()
         };
         let t = Target {

@@ -1,6 +1,7 @@
 //! Tests of the summary: speed factors, ranks, intervals and the warnings' wording.
 use super::*;
-use crate::results::record::LoadParams;
+use serverbench_results::record::LoadParams;
+use serverbench_results::{Mode, Tool};
 
 fn lap(server: &str, n: u32, rps: Option<f64>) -> LapRecord {
     LapRecord {
@@ -15,7 +16,7 @@ fn lap(server: &str, n: u32, rps: Option<f64>) -> LapRecord {
             LapStatus::Failed
         },
         failure: rps.is_none().then(|| "exit status 1\nlog tail".into()),
-        tool: "serverbench".into(),
+        tool: Tool::Serverbench,
         started_at: String::new(),
         wall_s: 1.0,
         params: LoadParams::default(),
@@ -44,7 +45,7 @@ fn a_tcp_stream_table_has_no_latency_or_cpu_per_request_and_speaks_of_messages()
     let laps: Vec<LapRecord> = (1..=3)
         .map(|n| {
             let mut r = lap("echo", n, Some([100.0, 200.0, 100.0][n as usize - 1]));
-            r.params.mode = "tcp-stream".into();
+            r.params.mode = Mode::TcpStream;
             if let Some(m) = r.load.as_mut() {
                 m.latency_us.p50 = Some(0.0);
                 m.client_saturated = Some(true);

@@ -1,6 +1,6 @@
 //! `server.toml`: the strict manifest format of spec/manifest.md.
 
-use super::{CatalogError, Feature};
+use crate::{CatalogError, Feature};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

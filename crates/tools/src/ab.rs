@@ -2,7 +2,7 @@
 //! exactly as the "Simple HTTP Benchmark" experiment ran it. Latencies are whole milliseconds.
 
 use super::{mbps, Target, Tool, ToolError};
-use crate::results::record::{LatencySummary, LoadParams, Measurement};
+use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 
 /// Request cap for a timed run (`-t` alone would stop at 50,000 requests).
 const TIMED_REQUEST_CAP: u64 = 5_000_000;
@@ -111,10 +111,11 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_results::Mode;
 
     fn params(paths: &[&str]) -> LoadParams {
         LoadParams {
-            mode: "http".into(),
+            mode: Mode::Http,
             paths: paths.iter().map(|p| p.to_string()).collect(),
             connections: 100,
             requests: Some(10_000),
@@ -139,7 +140,7 @@ mod tests {
 
     #[test]
     fn real_ab_output_parses_into_a_measurement() {
-        let m = parse(include_str!("../../tests/fixtures/tools/ab-hello.txt")).unwrap();
+        let m = parse(include_str!("../tests/fixtures/tools/ab-hello.txt")).unwrap();
         assert_eq!(
             (m.requests, m.rps, m.duration_s),
             (Some(200), Some(582.31), Some(0.343))
@@ -160,7 +161,7 @@ mod tests {
 
     #[test]
     fn non_2xx_responses_count_as_errors() {
-        let m = parse(include_str!("../../tests/fixtures/tools/ab-404.txt")).unwrap();
+        let m = parse(include_str!("../tests/fixtures/tools/ab-404.txt")).unwrap();
         assert_eq!(
             (m.requests, m.non_2xx, m.errors_total),
             (Some(50), Some(50), Some(50))

@@ -118,7 +118,8 @@ pub fn read_records(path: &Path) -> Result<Vec<LapRecord>, ResultsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::record::{LapStatus, LoadParams};
+    use crate::record::{LapStatus, LoadParams};
+    use crate::Tool;
 
     fn record(lap: u32) -> LapRecord {
         LapRecord {
@@ -129,7 +130,7 @@ mod tests {
             lap,
             status: LapStatus::Ok,
             failure: None,
-            tool: "serverbench".into(),
+            tool: Tool::Serverbench,
             started_at: "2026-01-01T00:00:00.000Z".into(),
             wall_s: 1.0,
             params: LoadParams::default(),

@@ -2,8 +2,8 @@
 //! summary and latency percentiles as one JSON line (`SERVERBENCH_WRK {...}`) from `done()`.
 
 use super::{mbps, Target, Tool, ToolError};
-use crate::results::record::{LatencySummary, LoadParams, Measurement};
 use serde::Deserialize;
+use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 use std::path::Path;
 
 const MARKER: &str = "SERVERBENCH_WRK ";
@@ -145,6 +145,7 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_results::Mode;
 
     #[test]
     fn script_rotates_paths_and_batches_pipelined_requests() {
@@ -156,7 +157,7 @@ mod tests {
 
     #[test]
     fn real_wrk_output_parses_into_a_measurement() {
-        let text = include_str!("../../tests/fixtures/tools/wrk-hello.txt");
+        let text = include_str!("../tests/fixtures/tools/wrk-hello.txt");
         let m = parse(text).unwrap();
         assert_eq!(m.requests, Some(100));
         assert_eq!(m.duration_s, Some(1.10463));
@@ -180,7 +181,7 @@ mod tests {
     #[test]
     fn a_request_count_is_refused() {
         let p = LoadParams {
-            mode: "http".into(),
+            mode: Mode::Http,
             requests: Some(100),
             connections: 1,
             ..LoadParams::default()

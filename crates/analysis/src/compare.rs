@@ -5,9 +5,9 @@
 //! fewer than three laps on a side it is the widest ratio the laps allow. A change is
 //! significant when the interval excludes 1.0.
 
-use crate::results::record::{LapRecord, LapStatus};
 use crate::stats::{self, Interval};
 use serde::Serialize;
+use serverbench_results::record::{LapRecord, LapStatus};
 
 /// What the interval says about NEW against OLD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -177,7 +177,8 @@ pub fn parse_threshold(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::record::{LoadParams, Measurement};
+    use serverbench_results::record::{LoadParams, Measurement};
+    use serverbench_results::Tool;
 
     fn lap(server: &str, n: u32, rps: f64) -> LapRecord {
         LapRecord {
@@ -188,7 +189,7 @@ mod tests {
             lap: n,
             status: LapStatus::Ok,
             failure: None,
-            tool: "serverbench".into(),
+            tool: Tool::Serverbench,
             started_at: "2026-01-01T00:00:00Z".into(),
             wall_s: 1.0,
             params: LoadParams::default(),

@@ -3,7 +3,7 @@
 //! unknown.
 
 use super::{mbps, Target, Tool, ToolError};
-use crate::results::record::{LatencySummary, LoadParams, Measurement};
+use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 
 /// Arguments after `h2load`.
 pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
@@ -117,10 +117,11 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_results::Mode;
 
     #[test]
     fn real_h2load_output_parses_into_a_measurement() {
-        let m = parse(include_str!("../../tests/fixtures/tools/h2load-hello.txt")).unwrap();
+        let m = parse(include_str!("../tests/fixtures/tools/h2load-hello.txt")).unwrap();
         assert_eq!(
             (m.requests, m.rps, m.duration_s),
             (Some(2832), Some(2832.0), Some(1.01))
@@ -137,7 +138,7 @@ mod tests {
 
     #[test]
     fn failed_requests_and_4xx_are_counted() {
-        let m = parse(include_str!("../../tests/fixtures/tools/h2load-mixed.txt")).unwrap();
+        let m = parse(include_str!("../tests/fixtures/tools/h2load-mixed.txt")).unwrap();
         assert_eq!(
             (m.requests, m.errors_total, m.non_2xx),
             (Some(40), Some(20), Some(20))
@@ -147,7 +148,7 @@ mod tests {
     #[test]
     fn rotated_paths_become_several_uris() {
         let p = LoadParams {
-            mode: "http".into(),
+            mode: Mode::Http,
             paths: vec!["/hey".into(), "/hell".into()],
             connections: 100,
             threads: 1,

@@ -2,8 +2,8 @@
 //! pipelining, times in seconds in its JSON summary.
 
 use super::{Target, Tool, ToolError};
-use crate::results::record::{LatencySummary, LoadParams, Measurement};
 use serde_json::Value;
+use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 
 /// Arguments after `oha`.
 pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn real_oha_json_parses_into_a_measurement() {
-        let m = parse(include_str!("../../tests/fixtures/tools/oha-hello.json")).unwrap();
+        let m = parse(include_str!("../tests/fixtures/tools/oha-hello.json")).unwrap();
         assert_eq!((m.requests, m.duration_s), (Some(5340), Some(1.001625138)));
         let close = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() < 1e-6;
         assert!(close(m.latency_us.p50, 700.684), "{:?}", m.latency_us);
@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn non_2xx_responses_count_as_errors() {
-        let m = parse(include_str!("../../tests/fixtures/tools/oha-404.json")).unwrap();
+        let m = parse(include_str!("../tests/fixtures/tools/oha-404.json")).unwrap();
         assert_eq!(
             (m.requests, m.non_2xx, m.errors_total),
             (Some(40), Some(40), Some(40))

@@ -12,9 +12,10 @@
 //! - RSS that kept growing through every lap ([`RSS_GROWTH_FRACTION`], [`RSS_GROWTH_MIN_MB`]);
 //! - a server much slower on `/pingpong` than on `/payload` ([`MESSAGE_PASSING_RATIO`]).
 
-use crate::results::record::{LapRecord, LapStatus};
 use crate::stats;
 use crate::summary::{ServerSummary, Summary, Table, Warning, WarningKind};
+use serverbench_results::env::Env;
+use serverbench_results::record::{LapRecord, LapStatus};
 
 /// A server pinned to M > 1 CPUs that used fewer than this fraction of them (median over laps)
 /// left capacity idle: typically a single event loop or a `WORKERS` setting it ignored. 0.75
@@ -38,12 +39,8 @@ pub const MESSAGE_PASSING_RATIO: f64 = 0.7;
 
 /// Diagnoses a summary: the warnings to append to `summary.warnings`, in table order.
 /// `env` is the results folder's `env.json` (for the CPUs the server was pinned to).
-pub fn diagnose(
-    summary: &Summary,
-    records: &[LapRecord],
-    env: Option<&serde_json::Value>,
-) -> Vec<Warning> {
-    let server_cpus = env.and_then(server_cpu_count);
+pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> Vec<Warning> {
+    let server_cpus = env.and_then(Env::server_cpu_count);
     let mut out = Vec::new();
     for table in &summary.tables {
         for s in &table.servers {
@@ -55,33 +52,6 @@ pub fn diagnose(
     }
     out.extend(message_passing(summary, records));
     out
-}
-
-/// The number of CPUs the server was pinned to: `pinning.server_cpus` as a list (`[0, 1]`) or a
-/// cpuset string (`"0-1,3"`); `None` when absent, empty (not pinned) or unreadable.
-pub fn server_cpu_count(env: &serde_json::Value) -> Option<usize> {
-    let v = env.get("pinning")?.get("server_cpus")?;
-    let n = match v {
-        serde_json::Value::Array(a) => a.len(),
-        serde_json::Value::String(s) => cpuset_len(s)?,
-        _ => return None,
-    };
-    (n > 0).then_some(n)
-}
-
-/// The number of CPUs in a cpuset list such as `0-3,6`.
-fn cpuset_len(s: &str) -> Option<usize> {
-    let mut n = 0;
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        n += match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                b.checked_sub(a)? + 1
-            }
-            None => part.parse::<usize>().map(|_| 1).ok()?,
-        };
-    }
-    Some(n)
 }
 
 fn ok_laps<'a>(records: &'a [LapRecord], table: &Table, server: &str) -> Vec<&'a LapRecord> {
@@ -236,9 +206,10 @@ fn message_passing(summary: &Summary, records: &[LapRecord]) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::record::{LoadParams, Measurement, ServerStats};
     use crate::summary::summarize;
-    use serde_json::json;
+    use serverbench_results::env::Pinning;
+    use serverbench_results::record::{LoadParams, Measurement, ServerStats};
+    use serverbench_results::{Mode, Tool};
 
     /// A healthy lap: 1000 req/s, p50 100 µs, p99.9 500 µs, 2 cores, flat 50 MB RSS.
     fn lap(server: &str, scenario: &str, n: u32) -> LapRecord {
@@ -260,11 +231,11 @@ mod tests {
             lap: n,
             status: LapStatus::Ok,
             failure: None,
-            tool: "serverbench".into(),
+            tool: Tool::Serverbench,
             started_at: String::new(),
             wall_s: 10.0,
             params: LoadParams {
-                mode: "http".into(),
+                mode: Mode::Http,
                 paths: vec![format!("/{scenario}")],
                 connections: 10,
                 ..LoadParams::default()
@@ -286,15 +257,25 @@ mod tests {
         v
     }
 
-    fn kinds(records: &[LapRecord], env: Option<&serde_json::Value>) -> Vec<WarningKind> {
+    fn kinds(records: &[LapRecord], env: Option<&Env>) -> Vec<WarningKind> {
         let summary = summarize(records, None);
         let mut all = summary.warnings.clone();
         all.extend(diagnose(&summary, records, env));
         all.into_iter().map(|w| w.kind).collect()
     }
 
-    fn two_cpus() -> serde_json::Value {
-        json!({"pinning": {"server_cpus": [0, 1]}})
+    fn pinned_to(cpus: &[usize]) -> Env {
+        Env {
+            pinning: Some(Pinning {
+                server_cpus: cpus.to_vec(),
+                ..Pinning::default()
+            }),
+            ..Env::default()
+        }
+    }
+
+    fn two_cpus() -> Env {
+        pinned_to(&[0, 1])
     }
 
     fn stats(r: &mut LapRecord) -> &mut ServerStats {
@@ -356,7 +337,7 @@ mod tests {
     #[test]
     fn cpu_use_is_not_diagnosed_on_one_cpu_or_without_pinning() {
         let records = laps(|r| stats(r).cores_used = 1.0);
-        let one = json!({"pinning": {"server_cpus": "0"}});
+        let one = pinned_to(&[0]);
         assert_eq!(kinds(&records, Some(&one)), []);
         assert_eq!(kinds(&records, None), []);
         let busy = laps(|r| stats(r).cores_used = 1.8);
@@ -364,17 +345,9 @@ mod tests {
     }
 
     #[test]
-    fn cpusets_count_ranges_and_single_cpus() {
-        assert_eq!(cpuset_len("0-3,6"), Some(5));
-        assert_eq!(
-            server_cpu_count(&json!({"pinning": {"server_cpus": "2"}})),
-            Some(1)
-        );
-        assert_eq!(
-            server_cpu_count(&json!({"pinning": {"server_cpus": []}})),
-            None
-        );
-        assert_eq!(cpuset_len("x"), None);
+    fn an_unpinned_server_has_no_cpu_count() {
+        assert_eq!(pinned_to(&[2]).server_cpu_count(), Some(1));
+        assert_eq!(pinned_to(&[]).server_cpu_count(), None);
     }
 
     #[test]

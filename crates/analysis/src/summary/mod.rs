@@ -14,9 +14,10 @@
 //!   baseline (1.00x), as in the Node frameworks experiment where express was 1.00x.
 //! - Ranks come from [`stats::rank`] on req/s medians and their 95% intervals.
 
-use crate::results::record::{LapRecord, LapStatus, Measurement, ServerStats};
 use crate::stats::{self, Interval, Stats};
 use serde::Serialize;
+use serverbench_results::record::{LapRecord, LapStatus, Measurement, ServerStats};
+use serverbench_results::{Mode, Tool};
 
 /// Errors (plus non-2xx) above this fraction of requests are warned about (0.1%).
 pub const ERROR_RATE_WARN: f64 = 0.001;
@@ -44,7 +45,7 @@ pub struct Table {
     pub scenario: String,
     pub profile: String,
     /// `http`, `tcp-stream` or `tcp-pingpong` (from the first lap).
-    pub mode: String,
+    pub mode: Mode,
     pub connections: u32,
     /// The server the speed factors of this table are relative to.
     pub baseline: Option<String>,
@@ -70,7 +71,7 @@ pub struct SpeedFactor {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ServerSummary {
     pub server: String,
-    pub tool: String,
+    pub tool: Tool,
     /// Laps recorded (ok + failed).
     pub laps: u32,
     pub failed_laps: u32,
@@ -206,7 +207,7 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> (Table, Vec<Warni
     let mut table = Table {
         scenario: first.scenario.clone(),
         profile: first.profile.clone(),
-        mode: first.params.mode.clone(),
+        mode: first.params.mode,
         connections: first.params.connections,
         baseline: None,
         servers: Vec::new(),
@@ -332,9 +333,9 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
     let values: Vec<f64> = lap_rps.iter().map(|l| l.rps).collect();
     let rps = Stats::of(&values);
     let seed = stats::seed_for(&format!("{scenario}/{profile}/{}", laps[0].server));
-    let tcp = laps[0].params.mode.starts_with("tcp");
+    let tcp = laps[0].params.mode.is_tcp();
     // A stream has no requests: no latency and no CPU per request to show.
-    let per_request = laps[0].params.mode != "tcp-stream";
+    let per_request = !laps[0].params.mode.is_stream();
     let requests: u64 = ok.iter().filter_map(|(_, m)| m.requests).sum();
     let errors: u64 = ok.iter().map(|(_, m)| lap_errors(m)).sum();
     let ci = stats::bootstrap_median_ci(
@@ -348,7 +349,7 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
     };
     ServerSummary {
         server: laps[0].server.clone(),
-        tool: laps[0].tool.clone(),
+        tool: laps[0].tool,
         laps: laps.len() as u32,
         failed_laps: failed.len() as u32,
         first_failure: failed
@@ -411,11 +412,7 @@ fn lap_errors(m: &Measurement) -> u64 {
 fn server_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
     let at = format!("{} ({}, {})", s.server, t.scenario, t.profile);
     // A stream's laps count echoed messages, not requests.
-    let unit = if t.mode == "tcp-stream" {
-        "msg/s"
-    } else {
-        "req/s"
-    };
+    let unit = if t.mode.is_stream() { "msg/s" } else { "req/s" };
     let mut out: Vec<(WarningKind, String)> = Vec::new();
     if s.failed_laps > 0 {
         let why = s
@@ -458,7 +455,7 @@ fn server_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
         }
         if s.client_saturated {
             let figure = match s.mbps_down {
-                Some(mbps) if t.mode == "tcp-stream" => format!("{mbps:.0} Mbps down"),
+                Some(mbps) if t.mode.is_stream() => format!("{mbps:.0} Mbps down"),
                 _ => format!("{:.0} req/s", r.median),
             };
             out.push((WarningKind::ClientSaturated, format!(

@@ -3,8 +3,9 @@
 //!
 //! Progress is reported through [`SetupEvent`]s; nothing is printed here.
 
-use crate::catalog::{availability, on_path, Availability, Server};
-use crate::paths::{Paths, CACHE_ENV};
+use crate::command::ServerEnv;
+use crate::paths::Paths;
+use crate::{availability, on_path, Availability, Server};
 use std::fmt;
 use std::io::Write;
 use std::path::Path;
@@ -161,7 +162,7 @@ impl Ctx<'_> {
     }
 
     fn fail(&mut self, step: Step, error: String) -> Outcome {
-        let log_tail = crate::process::log_tail(self.log, 20);
+        let log_tail = crate::logs::log_tail(self.log, 20);
         self.emit(SetupEvent::Failed {
             server: self.server.id.clone(),
             step,
@@ -336,18 +337,10 @@ fn apt_command(args: &[&str]) -> Command {
     c
 }
 
-/// `sh -c CMD` in the server's folder with the contract's environment.
+/// `sh -c CMD` in the server's folder with the contract's environment (the defaults of
+/// [`ServerEnv`]).
 pub fn server_command(server: &Server, paths: &Paths, cmd: &str) -> Command {
-    let mut c = Command::new("sh");
-    c.arg("-c")
-        .arg(cmd)
-        .current_dir(&server.dir)
-        .env(CACHE_ENV, &paths.cache)
-        .env("HOST", "127.0.0.1")
-        .env("PORT", "8080")
-        .env("ECHO_PORT", "9000")
-        .env("WORKERS", "1");
-    c
+    ServerEnv::default().command(server, paths, cmd)
 }
 
 /// Runs `cmd` with stdout+stderr appended to `log` (after a `$ detail` line).

@@ -1,8 +1,9 @@
 //! The built-in engine: `serverbench load ... --json`, whose stdout is a `LoadResult`.
 
 use super::{Target, Tool, ToolError};
-use crate::results::record::{LoadParams, Measurement};
 use serverbench_engine::result::LoadResult;
+use serverbench_results::record::{LoadParams, Measurement};
+use serverbench_results::Mode;
 
 /// Duration as whole milliseconds (`2500ms`), which `serverbench load -d` accepts.
 pub(crate) fn millis(secs: f64) -> String {
@@ -26,11 +27,11 @@ pub fn args(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Vec<Strin
         let cpus: Vec<String> = client_cpus.iter().map(|c| c.to_string()).collect();
         a.extend(["--cpus".into(), cpus.join(",")]);
     }
-    match p.mode.as_str() {
-        "tcp-stream" | "tcp-pingpong" => {
+    match p.mode {
+        Mode::TcpStream | Mode::TcpPingpong => {
             let port = target.echo_port.unwrap_or(target.port);
             a.extend(["--tcp".into(), format!("{}:{port}", target.host_for_url())]);
-            if p.mode == "tcp-stream" {
+            if p.mode.is_stream() {
                 a.extend(["--mode".into(), "stream".into()]);
                 a.extend(["--message".into(), p.message.clone().unwrap_or_default()]);
             } else {
@@ -38,7 +39,7 @@ pub fn args(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Vec<Strin
                 a.extend(["--size".into(), p.size.unwrap_or(64).to_string()]);
             }
         }
-        _ => {
+        Mode::Http => {
             if p.pipeline > 1 {
                 a.extend(["-p".into(), p.pipeline.to_string()]);
             }
@@ -81,7 +82,7 @@ mod tests {
     #[test]
     fn http_lap_rotates_every_path_as_urls() {
         let p = LoadParams {
-            mode: "http".into(),
+            mode: Mode::Http,
             paths: vec!["/hey".into(), "/hell".into()],
             connections: 100,
             duration_s: Some(10.0),
@@ -98,7 +99,7 @@ mod tests {
     #[test]
     fn tcp_stream_lap_targets_the_echo_port() {
         let p = LoadParams {
-            mode: "tcp-stream".into(),
+            mode: Mode::TcpStream,
             connections: 1,
             duration_s: Some(0.5),
             message: Some("hello world".into()),

@@ -1,10 +1,19 @@
-//! The catalog: every `servers/<language>/<name>/server.toml`, parsed strictly and validated.
+//! serverbench-catalog owns the catalog: every `servers/<language>/<name>/server.toml`, parsed
+//! strictly and validated; where the project and its cache live ([`paths`]); whether a server can
+//! run here ([`availability`]); its setup with content-hash stamps ([`setup`]); and the one
+//! environment a manifest's commands run with ([`command`]), for setup, start and version alike.
 //!
 //! A broken manifest does not hide the others: [`Catalog::load`] keeps it in
 //! [`Catalog::broken`] with its error, and [`Catalog::get`] returns that error for its id.
+//!
+//! It must not generate load, sample processes or know about results.
 
 mod availability;
+pub mod command;
+pub mod logs;
 pub mod manifest;
+pub mod paths;
+pub mod setup;
 
 pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};
 pub use manifest::{Commands, Deviation, Manifest, Requires};
