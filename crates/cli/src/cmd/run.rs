@@ -5,15 +5,13 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
-use serverbench_harness::process::{self, parse_cpu_list};
+use serverbench_harness::process::{self, parse_cpu_list, OnInterrupt};
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
 use serverbench_harness::suite::{parse_duration, Profile, Scenario, ServerSelection, Suite};
 use serverbench_results::record::{LapRecord, LapStatus, Measurement};
 use serverbench_tools::Tool;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Arguments of `serverbench run`.
 #[derive(clap::Args)]
@@ -44,6 +42,9 @@ pub struct Args {
     /// Continue this results folder, skipping laps already recorded.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// With --resume: continue even though the settings differ from the recorded ones.
+    #[arg(long, requires = "resume")]
+    pub force: bool,
     /// Folder in which `<timestamp>-<suite>/` is created (default: `<root>/results`).
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
@@ -95,8 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("locating the serverbench executable")?,
     };
-    let cancel = Arc::new(AtomicBool::new(false));
-    install_interrupt(Arc::clone(&cancel));
+    let cancel = crate::interrupt::install(OnInterrupt::Cancel);
     let opts = RunOptions {
         results_parent: args
             .results
@@ -184,7 +184,27 @@ fn build_suite(args: &Args) -> anyhow::Result<Suite> {
     if let Some(t) = args.tool {
         suite.tool = t;
     }
+    if let (Some(dir), false) = (&args.resume, args.force) {
+        check_resume(dir, &suite)?;
+    }
     Ok(suite)
+}
+
+/// `--resume DIR` refuses settings other than those DIR was started with (unless `--force`).
+fn check_resume(dir: &std::path::Path, suite: &Suite) -> anyhow::Result<()> {
+    let Some(recorded) = run::suite_of(dir) else {
+        return Ok(());
+    };
+    let changes = suite.changes_from(&recorded);
+    if !changes.is_empty() {
+        bail!(
+            "--resume {}: the settings differ from those it was started with ({}); laps would \
+             not be comparable. Resume with the same settings, or add --force",
+            dir.display(),
+            changes.join("; ")
+        );
+    }
+    Ok(())
 }
 
 /// A lap's headline: Mbps both ways for a TCP stream, else req/s.
@@ -255,42 +275,6 @@ fn adhoc_suite(args: &Args) -> anyhow::Result<Suite> {
         scenarios,
         profiles: vec![profile],
     })
-}
-
-static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    SIGNALS.fetch_add(1, Ordering::SeqCst);
-}
-
-/// First Ctrl-C: stop gracefully (the lap in flight is dropped, `--resume` redoes it). Second
-/// Ctrl-C, or a graceful stop taking more than 15 s: stop every server group and exit 130.
-fn install_interrupt(cancel: Arc<AtomicBool>) {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: installing a handler that only touches an atomic.
-        unsafe {
-            libc::signal(
-                sig,
-                on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
-            )
-        };
-    }
-    std::thread::spawn(move || {
-        let mut since: Option<Instant> = None;
-        loop {
-            std::thread::sleep(Duration::from_millis(50));
-            let n = SIGNALS.load(Ordering::SeqCst);
-            if n >= 1 && since.is_none() {
-                eprintln!("\nserverbench: stopping after cleanup (Ctrl-C again to stop now)");
-                cancel.store(true, Ordering::SeqCst);
-                since = Some(Instant::now());
-            }
-            if n >= 2 || since.is_some_and(|t| t.elapsed() > Duration::from_secs(15)) {
-                process::stop_all_registered();
-                std::process::exit(130);
-            }
-        }
-    });
 }
 
 /// Renders events: a progress bar on a terminal, plain lines otherwise.

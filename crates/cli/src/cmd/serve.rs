@@ -3,7 +3,7 @@
 use anyhow::Context;
 use serverbench_catalog::paths::{slug, Paths};
 use serverbench_catalog::{Catalog, Feature, Server};
-use serverbench_harness::process::{self, parse_cpu_list, StartOptions};
+use serverbench_harness::process::{self, parse_cpu_list, OnInterrupt, StartOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -34,17 +34,9 @@ pub struct Args {
     pub root: Option<PathBuf>,
 }
 
-/// Stops started servers on Ctrl-C/SIGTERM and exits 130 (idempotent; main may also install it).
-pub fn install_interrupt_cleanup() {
-    let notice = |_sig: libc::c_int| eprintln!("\nserverbench: stopping the server(s)");
-    if let Err(e) = process::install_interrupt_cleanup(130, notice) {
-        eprintln!("serverbench: warning: cannot install the Ctrl-C handler: {e}");
-    }
-}
-
 /// Runs `serverbench serve` until Ctrl-C (exit 130) or the server exits (exit 1).
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    install_interrupt_cleanup();
+    crate::interrupt::install(OnInterrupt::Exit);
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;

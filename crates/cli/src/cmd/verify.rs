@@ -33,7 +33,7 @@ pub struct Args {
 
 /// Runs `serverbench verify`; exit 1 when any server fails.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    crate::cmd::serve::install_interrupt_cleanup();
+    crate::interrupt::install(serverbench_harness::process::OnInterrupt::Exit);
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod interrupt;
-pub use interrupt::install_interrupt_cleanup;
+pub use interrupt::{install_interrupt, OnInterrupt, Stage};
 
 /// How long [`ServerProcess::stop`] waits after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);

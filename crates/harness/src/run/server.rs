@@ -368,6 +368,7 @@ impl<'a> RunState<'a> {
             warm.requests = None;
             match run_load(self.tool, &warm, target, cpus, cancel) {
                 Err(LoadError::Cancelled) => return None,
+                Err(_) if cancel.load(Ordering::SeqCst) => return None,
                 Err(e) => {
                     let why = died(proc).unwrap_or_else(|| {
                         format!("warm-up failed: {e}\n{}", proc.log_tail(LOG_TAIL))
@@ -396,6 +397,7 @@ impl<'a> RunState<'a> {
         record.server_stats = Some(stats);
         match result {
             Err(LoadError::Cancelled) => return None,
+            Err(_) if cancel.load(Ordering::SeqCst) => return None,
             Err(e) => {
                 record.status = LapStatus::Failed;
                 record.failure = Some(died(proc).unwrap_or_else(|| {

@@ -321,6 +321,8 @@ impl Profile {
     }
 }
 
+mod changes;
+
 impl Suite {
     /// Reads and validates a suite file.
     pub fn load(path: &Path) -> Result<Suite, SuiteError> {
