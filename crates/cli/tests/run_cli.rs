@@ -198,3 +198,33 @@ fn laps_and_duration_given_with_a_suite_win_over_quick_and_relabel_the_profile()
         );
     }
 }
+
+#[test]
+fn a_server_that_dies_makes_the_run_exit_3_with_its_log_tail_on_stdout_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--servers",
+        "python/dies,python/fast",
+        "--scenario",
+        "hello",
+        "-c",
+        "2",
+        "-d",
+        "1s",
+        "--laps",
+        "1",
+        "--warmup",
+        "0s",
+        "--no-verify",
+    ];
+    let out = serverbench(&args, tmp.path());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+    let failed = stdout.lines().filter(|l| l.starts_with("FAILED")).count();
+    assert_eq!(failed, 1, "{stdout}");
+    assert!(stdout.contains("FAILED python/dies"), "{stdout}");
+    assert!(
+        stdout.contains("    listening on"),
+        "the server's log tail is shown under the failure: {stdout}"
+    );
+}

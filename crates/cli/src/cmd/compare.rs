@@ -1,5 +1,5 @@
 //! `serverbench compare OLD NEW`: the ratio NEW/OLD of each server's median req/s with its
-//! interval; `--fail-above 5%` exits 1 on a significant regression larger than 5%.
+//! interval; `--fail-above 5%` exits 4 on a significant regression larger than 5%.
 
 use super::report::load_laps;
 use anyhow::bail;
@@ -44,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         render_comparison(args.format, &c, &old_label, &new_label)
     );
     let Some(threshold) = args.fail_above else {
-        return Ok(0);
+        return Ok(crate::exit::OK);
     };
     let regressions = c.regressions_above(threshold);
     for r in &regressions {
@@ -60,5 +60,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             threshold * 100.0
         );
     }
-    Ok(u8::from(!regressions.is_empty()))
+    Ok(if regressions.is_empty() {
+        crate::exit::OK
+    } else {
+        crate::exit::REGRESSION
+    })
 }

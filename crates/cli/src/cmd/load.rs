@@ -131,7 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Ok(r) => r,
         Err(e @ EngineError::Refused { .. }) => {
             eprintln!("serverbench load: {e}");
-            return Ok(2);
+            return Ok(crate::exit::REFUSED);
         }
         Err(EngineError::Config(e)) => {
             eprintln!("serverbench load: {e}");

@@ -10,6 +10,7 @@ use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
 use serverbench_harness::suite::{parse_duration, Profile, Scenario, ServerSelection, Suite};
 use serverbench_results::record::{LapRecord, LapStatus, Measurement};
 use serverbench_tools::Tool;
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -86,7 +87,7 @@ pub struct Args {
     pub load_exe: Option<PathBuf>,
 }
 
-/// Runs `serverbench run`. Exit 0 when at least one lap succeeded, 1 when none did, 130 on Ctrl-C.
+/// Runs `serverbench run`: exit 0 when every lap succeeded, 3 when any failed, 130 on Ctrl-C.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let paths = Paths::discover(args.root.as_deref())?;
     let suite = build_suite(&args)?;
@@ -129,7 +130,7 @@ fn exit_code(outcome: &RunOutcome) -> u8 {
             "interrupted: continue with `serverbench run --resume {}`",
             outcome.dir.display()
         );
-        return 130;
+        return crate::exit::INTERRUPTED;
     }
     let failed = outcome
         .records
@@ -137,9 +138,14 @@ fn exit_code(outcome: &RunOutcome) -> u8 {
         .filter(|r| r.status == LapStatus::Failed)
         .count();
     if failed > 0 {
-        eprintln!("{failed} lap(s) failed; see `failure` in results.jsonl and the logs/ folder");
+        eprintln!(
+            "{failed} lap(s) failed (exit code {}); their reasons are above, in `failure` of \
+             results.jsonl and in the logs/ folder",
+            crate::exit::LAPS_FAILED
+        );
+        return crate::exit::LAPS_FAILED;
     }
-    u8::from(!outcome.records.iter().any(|r| r.status == LapStatus::Ok))
+    crate::exit::OK
 }
 
 /// The suite from the file, the resumed folder or the ad-hoc flags, with the overrides applied.
@@ -281,11 +287,20 @@ fn adhoc_suite(args: &Args) -> anyhow::Result<Suite> {
 struct Progress {
     bar: Option<ProgressBar>,
     laps: u32,
+    /// Failure reasons already shown in full.
+    shown: HashSet<String>,
 }
+
+/// Lines of a failure's reason (its log tail) shown under it.
+const FAILURE_LINES: usize = 10;
 
 impl Progress {
     fn new(laps: u32) -> Progress {
-        Progress { bar: None, laps }
+        Progress {
+            bar: None,
+            laps,
+            shown: HashSet::new(),
+        }
     }
 
     fn line(&self, text: String) {
@@ -318,6 +333,9 @@ impl Progress {
             Event::ToolInstall(step) => {
                 self.line(format!("installing {}: {}", step.tool, step.command))
             }
+            Event::ServerSkipped { server, why } if self.shown.contains(&why) => {
+                self.line(format!("skip {server}: it failed (above)"))
+            }
             Event::ServerSkipped { server, why } => self.line(format!("skip {server}: {why}")),
             Event::ScenarioSkipped {
                 server,
@@ -328,8 +346,7 @@ impl Progress {
                 self.message(format!("starting {server} (lap {lap}/{})", self.laps))
             }
             Event::ServerFailed { server, lap, why } => {
-                let first = why.lines().next().unwrap_or("");
-                self.line(format!("FAILED {server} lap {lap}: {first}"));
+                self.failure(&format!("FAILED {server} lap {lap}"), &why)
             }
             Event::WarmupStarted {
                 server,
@@ -367,7 +384,7 @@ impl Progress {
         }
     }
 
-    fn finished(&self, r: &LapRecord) {
+    fn finished(&mut self, r: &LapRecord) {
         if let Some(b) = &self.bar {
             b.inc(1);
         }
@@ -384,16 +401,20 @@ impl Progress {
             }
             (LapStatus::Ok, None) => {}
             (LapStatus::Failed, _) => {
-                let why = r
-                    .failure
-                    .as_deref()
-                    .unwrap_or("")
-                    .lines()
-                    .next()
-                    .unwrap_or("");
-                self.line(format!("{what}: FAILED: {why}"));
+                self.failure(&format!("{what}: FAILED"), r.failure.as_deref().unwrap_or(""))
             }
         }
+    }
+
+    /// A failure, shown by its first line once per distinct reason (the log tail is printed
+    /// once under the final table); the same reason again says so.
+    fn failure(&mut self, what: &str, why: &str) {
+        if !self.shown.insert(why.to_owned()) {
+            self.line(format!("{what} (same reason as above)"));
+            return;
+        }
+        let first = why.lines().find(|l| !l.trim().is_empty());
+        self.line(format!("{what}: {}", first.unwrap_or("(no reason given)")));
     }
 
     fn finish(&mut self) {
@@ -412,6 +433,31 @@ fn hms(d: Duration) -> String {
     }
 }
 
+/// Every distinct failure once, with the laps it hit and its reason's last lines (the server's
+/// log tail), so a broken server is explained on screen and not only in results.jsonl.
+fn print_failures(records: &[LapRecord]) {
+    let mut seen: Vec<(&str, Vec<String>)> = Vec::new();
+    for r in records.iter().filter(|r| r.status == LapStatus::Failed) {
+        let why = r.failure.as_deref().unwrap_or("(no reason given)");
+        let lap = format!("{} · {} · {} · lap {}", r.server, r.scenario, r.profile, r.lap);
+        match seen.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, laps)) => laps.push(lap),
+            None => seen.push((why, vec![lap])),
+        }
+    }
+    for (why, laps) in seen {
+        println!("FAILED {}", laps.join(", "));
+        let lines: Vec<&str> = why.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = lines.len().saturating_sub(FAILURE_LINES + 1);
+        if let Some(first) = lines.first() {
+            println!("  {first}");
+        }
+        for l in lines.iter().skip(1.max(tail)) {
+            println!("    {l}");
+        }
+    }
+}
+
 /// The terminal table (serverbench_report) and the results folder.
 fn print_table(outcome: &RunOutcome, suite: &Suite) {
     let env = super::report::read_env(&outcome.dir);
@@ -421,8 +467,10 @@ fn print_table(outcome: &RunOutcome, suite: &Suite) {
         "{}",
         serverbench_report::render(serverbench_report::Format::Term, &summary, env.as_ref())
     );
+    print_failures(&outcome.records);
     for s in &outcome.skipped {
-        println!("skipped {}: {}", s.server, s.why);
+        let first = s.why.lines().next().unwrap_or("");
+        println!("skipped {}: {first}", s.server);
     }
     println!("results: {}", outcome.dir.display());
     println!(
