@@ -45,7 +45,6 @@ fn main() -> ExitCode {
     }
 }
 
-
 /// Parses the command line and runs the subcommand; returns the process exit code.
 fn run() -> anyhow::Result<u8> {
     let cli = match Cli::try_parse() {

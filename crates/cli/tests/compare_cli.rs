@@ -94,7 +94,11 @@ fn a_bad_threshold_is_rejected_by_the_flag_parser() {
         "--fail-above",
         "lots",
     ]);
-    assert_eq!(out.status.code(), Some(1), "a usage error, not the regression code");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a usage error, not the regression code"
+    );
     assert!(
         text(&out.stderr).contains("not a percentage"),
         "{}",

@@ -400,9 +400,10 @@ impl Progress {
                 }
             }
             (LapStatus::Ok, None) => {}
-            (LapStatus::Failed, _) => {
-                self.failure(&format!("{what}: FAILED"), r.failure.as_deref().unwrap_or(""))
-            }
+            (LapStatus::Failed, _) => self.failure(
+                &format!("{what}: FAILED"),
+                r.failure.as_deref().unwrap_or(""),
+            ),
         }
     }
 
@@ -439,7 +440,10 @@ fn print_failures(records: &[LapRecord]) {
     let mut seen: Vec<(&str, Vec<String>)> = Vec::new();
     for r in records.iter().filter(|r| r.status == LapStatus::Failed) {
         let why = r.failure.as_deref().unwrap_or("(no reason given)");
-        let lap = format!("{} · {} · {} · lap {}", r.server, r.scenario, r.profile, r.lap);
+        let lap = format!(
+            "{} · {} · {} · lap {}",
+            r.server, r.scenario, r.profile, r.lap
+        );
         match seen.iter_mut().find(|(w, _)| *w == why) {
             Some((_, laps)) => laps.push(lap),
             None => seen.push((why, vec![lap])),
