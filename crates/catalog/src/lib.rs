@@ -10,6 +10,7 @@
 
 mod availability;
 pub mod command;
+pub mod custom;
 pub mod logs;
 pub mod manifest;
 pub mod paths;

@@ -1,6 +1,8 @@
 //! `serverbench run SUITE.toml` (or the ad-hoc `--servers a,b --scenario hello -c 100 -d 10s`):
 //! runs the suite through the harness, renders its events as a progress bar, prints the table.
 
+mod yours;
+
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use serverbench_catalog::paths::Paths;
@@ -82,6 +84,9 @@ pub struct Args {
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Your own servers.
+    #[command(flatten)]
+    pub yours: yours::Yours,
     /// The executable run as `<exe> load --json ...` (default: this serverbench).
     #[arg(long, value_name = "PATH", hide = true)]
     pub load_exe: Option<PathBuf>,
@@ -90,9 +95,13 @@ pub struct Args {
 /// Runs `serverbench run`: exit 0 when every lap succeeded, 3 when any failed, 130 on Ctrl-C.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let paths = Paths::discover(args.root.as_deref())?;
-    let suite = build_suite(&args)?;
-    let catalog = Catalog::load(&paths.root)
+    let mut catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
+    let yours = args.yours.resolve(&catalog)?;
+    let ids: Vec<String> = yours.servers.iter().map(|s| s.id.clone()).collect();
+    let suite = build_suite(&args, &ids)?;
+    note_unmeasured(&yours.attached);
+    catalog.servers.extend(yours.servers);
     let load_exe = match &args.load_exe {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("locating the serverbench executable")?,
@@ -113,6 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         serverbench_exe: load_exe,
         cancel,
         quick_verify: !args.no_verify,
+        attached: yours.attached,
         suite,
     };
     let mut progress = Progress::new(opts.suite.laps);
@@ -149,8 +159,11 @@ fn exit_code(outcome: &RunOutcome) -> u8 {
 }
 
 /// The suite from the file, the resumed folder or the ad-hoc flags, with the overrides applied.
-fn build_suite(args: &Args) -> anyhow::Result<Suite> {
-    let adhoc = !args.scenario.is_empty() || args.connections.is_some() || args.requests.is_some();
+fn build_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
+    let adhoc = !args.scenario.is_empty()
+        || args.connections.is_some()
+        || args.requests.is_some()
+        || (args.suite.is_none() && args.resume.is_none() && !yours.is_empty());
     let mut suite = match (&args.suite, &args.resume) {
         (Some(_), _) if adhoc => {
             bail!("-c/-n/--scenario are for the ad-hoc form, without SUITE.toml")
@@ -162,7 +175,7 @@ fn build_suite(args: &Args) -> anyhow::Result<Suite> {
                 dir.display()
             )
         })?,
-        _ => adhoc_suite(args)?,
+        _ => adhoc_suite(args, yours)?,
     };
     if let Some(list) = &args.servers {
         suite.servers = if list.len() == 1 && list[0] == "all" {
@@ -170,6 +183,15 @@ fn build_suite(args: &Args) -> anyhow::Result<Suite> {
         } else {
             ServerSelection::List(list.clone())
         };
+    }
+    if let ServerSelection::List(list) = &mut suite.servers {
+        list.extend(
+            yours
+                .iter()
+                .filter(|y| !list.contains(y))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
     }
     if args.quick {
         suite.quicken();
@@ -213,6 +235,17 @@ fn check_resume(dir: &std::path::Path, suite: &Suite) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Says what cannot be measured of a server that was already running.
+fn note_unmeasured(attached: &[run::Attached]) {
+    for a in attached.iter().filter(|a| a.pid.is_none()) {
+        eprintln!(
+            "note: {}: already running and no --pid given: its CPU, memory and threads are not \
+             measured (only what the load sees)",
+            a.name
+        );
+    }
+}
+
 /// A lap's headline: Mbps both ways for a TCP stream, else req/s.
 fn lap_figure(m: &Measurement) -> Option<String> {
     match (m.mbps_down, m.mbps_up, m.rps) {
@@ -230,9 +263,14 @@ fn lap_duration(text: &str) -> anyhow::Result<f64> {
     }
 }
 
-fn adhoc_suite(args: &Args) -> anyhow::Result<Suite> {
-    let Some(servers) = args.servers.clone() else {
-        bail!("give a SUITE.toml, or --servers a,b with --scenario (the ad-hoc form)");
+fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
+    let servers = match args.servers.clone() {
+        Some(s) => s,
+        None if !yours.is_empty() => Vec::new(),
+        None => bail!(
+            "give a SUITE.toml, or --servers a,b with --scenario (the ad-hoc form), or your own \
+             server with --server NAME=COMMAND or --url NAME=URL"
+        ),
     };
     let names = if args.scenario.is_empty() {
         vec!["hello".to_string()]

@@ -8,10 +8,12 @@
 pub mod env;
 mod load;
 pub mod plan;
+mod running;
 mod server;
 
 pub use load::{run_load, LoadError, LoadOutcome};
 pub use plan::{affinity_cpus, pinning, Job, Plan};
+pub use running::Attached;
 
 use crate::catalog::Catalog;
 use crate::paths::Paths;
@@ -45,6 +47,9 @@ pub struct RunOptions {
     pub cancel: Arc<AtomicBool>,
     /// Run `verify::quick` before the first lap of each server.
     pub quick_verify: bool,
+    /// Servers already running (`run --url`), by the name they have in the catalog given to
+    /// [`run`] (as [`crate::catalog::Server::attached`]).
+    pub attached: Vec<Attached>,
 }
 
 /// Progress of a run.

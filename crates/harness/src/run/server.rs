@@ -2,6 +2,7 @@
 //! profile, record failures, stop it.
 
 use super::plan::{Job, Plan};
+use super::running::Running;
 use super::{run_load, Event, LoadError, RunError, RunOptions};
 use crate::catalog::{Feature, Server};
 use crate::paths::{slug, Paths};
@@ -208,7 +209,7 @@ impl<'a> RunState<'a> {
             server: server.id.clone(),
             lap,
         });
-        let (mut proc, target) = match self.start(paths, server, lap) {
+        let (mut proc, target) = match self.start_or_attach(paths, server, lap) {
             Ok(p) => p,
             Err(why) => {
                 on_event(Event::ServerFailed {
@@ -259,7 +260,7 @@ impl<'a> RunState<'a> {
     /// Measures each job on the running server; once it dies, the rest are recorded as not run.
     fn run_jobs(
         &mut self,
-        proc: &mut ServerProcess,
+        proc: &mut Running,
         target: &Target,
         pending: &[Job],
         writer: &mut ResultsWriter,
@@ -278,7 +279,7 @@ impl<'a> RunState<'a> {
             let Some(record) = self.measure(proc, target, j, on_event) else {
                 break; // interrupted: nothing recorded, `--resume` redoes this lap
             };
-            if record.status == LapStatus::Failed && proc.try_exit().is_some() {
+            if record.status == LapStatus::Failed && proc.exited().is_some() {
                 dead = record.failure.clone();
                 on_event(Event::ServerFailed {
                     server: record.server.clone(),
@@ -307,6 +308,22 @@ impl<'a> RunState<'a> {
                 Err(why)
             }
         }
+    }
+
+    /// Starts the server, or finds the one already running (`run --url`).
+    fn start_or_attach(
+        &self,
+        paths: &Paths,
+        server: &Server,
+        lap: u32,
+    ) -> Result<(Running, Target), String> {
+        if server.is_attached() {
+            let a = self.opts.attached.iter().find(|a| a.name == server.id);
+            let a = a.ok_or_else(|| format!("{}: no URL given for it", server.id))?;
+            return Ok((Running::Attached { pid: a.pid }, a.target.clone()));
+        }
+        let (proc, target) = self.start(paths, server, lap)?;
+        Ok((Running::Started(proc), target))
     }
 
     fn start(
@@ -342,7 +359,7 @@ impl<'a> RunState<'a> {
     /// Warm-up and one measured lap; `None` when interrupted.
     fn measure(
         &mut self,
-        proc: &mut ServerProcess,
+        proc: &mut Running,
         target: &Target,
         j: &Job,
         on_event: &mut dyn FnMut(Event),
@@ -389,12 +406,13 @@ impl<'a> RunState<'a> {
         });
         let mut record = self.record(j, LapStatus::Ok, None);
         let t0 = Instant::now();
-        let sampler = Sampler::start(proc.pid(), INTERVAL, cpus.clone());
+        let sampler = proc
+            .pid()
+            .map(|pid| Sampler::start(pid, INTERVAL, cpus.clone()));
         let result = run_load(self.tool, &params, target, cpus, cancel);
         let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
-        let stats = sampler.finish(requests);
+        record.server_stats = sampler.map(|s| s.finish(requests));
         record.wall_s = t0.elapsed().as_secs_f64();
-        record.server_stats = Some(stats);
         match result {
             Err(LoadError::Cancelled) => return None,
             Err(_) if cancel.load(Ordering::SeqCst) => return None,
@@ -434,9 +452,9 @@ pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
     }
 }
 
-/// If the server's leader has exited: its status and log tail.
-fn died(proc: &mut ServerProcess) -> Option<String> {
-    let status = proc.try_exit()?;
+/// If the server has exited: how, and its log tail.
+fn died(proc: &mut Running) -> Option<String> {
+    let status = proc.exited()?;
     Some(format!(
         "server exited during the lap ({status}); log tail:\n{}",
         proc.log_tail(LOG_TAIL)
