@@ -16,7 +16,7 @@ pub fn nofile() -> std::io::Result<(u64, u64)> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok((r.rlim_cur as u64, r.rlim_max as u64))
+    Ok((r.rlim_cur, r.rlim_max))
 }
 
 /// Raises the soft limit to at least `needed` descriptors (up to the hard limit) and returns the
@@ -27,8 +27,8 @@ pub fn raise_nofile(needed: u64) -> std::io::Result<u64> {
         return Ok(soft);
     }
     let r = libc::rlimit {
-        rlim_cur: needed.min(hard) as libc::rlim_t,
-        rlim_max: hard as libc::rlim_t,
+        rlim_cur: needed.min(hard),
+        rlim_max: hard,
     };
     // SAFETY: `r` is a valid rlimit; lowering nothing, raising the soft limit within the hard.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) } != 0 {
