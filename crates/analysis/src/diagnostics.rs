@@ -48,6 +48,7 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
             out.extend(unused_cpus(table, s, server_cpus));
             out.extend(long_tail(table, s, &laps));
             out.extend(rss_growth(table, s, &laps));
+            out.extend(neither_busy(table, s, &laps));
         }
     }
     out.extend(message_passing(summary, records));
@@ -89,6 +90,30 @@ fn unused_cpus(table: &Table, s: &ServerSummary, given: Option<usize>) -> Option
         at(table, &s.server)
     );
     Some(warning(table, &s.server, WarningKind::UnusedCpus, message))
+}
+
+/// Below this fraction of one CPU, a side of the benchmark counts as idle.
+pub const IDLE_CPU_FRACTION: f64 = 0.3;
+
+/// Neither side busy: the client used under [`IDLE_CPU_FRACTION`] of a CPU and so did the
+/// server (medians over laps), so the figure is bound by something else.
+fn neither_busy(table: &Table, s: &ServerSummary, laps: &[&LapRecord]) -> Option<Warning> {
+    let client = median_of(laps, |r| {
+        let m = r.load.as_ref()?;
+        Some(m.client_cpu_s? / m.duration_s.filter(|d| *d > 0.0)?)
+    })?;
+    let server = median_of(laps, |r| Some(r.server_stats.as_ref()?.cores_used))?;
+    if client >= IDLE_CPU_FRACTION || server >= IDLE_CPU_FRACTION {
+        return None;
+    }
+    let message = format!(
+        "{}: neither the client nor the server was busy (client {:.0}%, server {:.0}% of a CPU): \
+         the figure is bound by something else — the machine, a lock, a sleep, the network.",
+        at(table, &s.server),
+        client * 100.0,
+        server * 100.0
+    );
+    Some(warning(table, &s.server, WarningKind::NeitherBusy, message))
 }
 
 fn median_of(laps: &[&LapRecord], f: impl Fn(&LapRecord) -> Option<f64>) -> Option<f64> {
@@ -342,6 +367,33 @@ mod tests {
         assert_eq!(kinds(&records, None), []);
         let busy = laps(|r| stats(r).cores_used = 1.8);
         assert_eq!(kinds(&busy, Some(&two_cpus())), []);
+    }
+
+    #[test]
+    fn a_run_where_neither_side_was_busy_is_diagnosed_with_both_figures() {
+        let idle = laps(|r| {
+            stats(r).cores_used = 0.05;
+            load(r).client_cpu_s = Some(0.2);
+            load(r).duration_s = Some(2.0);
+        });
+        let summary = summarize(&idle, None);
+        let w = diagnose(&summary, &idle, None);
+        let w: Vec<_> = w
+            .iter()
+            .filter(|w| w.kind == WarningKind::NeitherBusy)
+            .collect();
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].message.contains("client 10%, server 5% of a CPU"),
+            "{}",
+            w[0].message
+        );
+        let busy = laps(|r| {
+            stats(r).cores_used = 0.95;
+            load(r).client_cpu_s = Some(0.2);
+            load(r).duration_s = Some(2.0);
+        });
+        assert!(!kinds(&busy, None).contains(&WarningKind::NeitherBusy));
     }
 
     #[test]

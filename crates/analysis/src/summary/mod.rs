@@ -126,6 +126,8 @@ pub enum WarningKind {
     RssGrowth,
     /// Much slower on `/pingpong` than on `/payload`: the cost of message passing.
     MessagePassing,
+    /// Neither the client nor the server was busy: something else bounds the figure.
+    NeitherBusy,
 }
 
 impl WarningKind {
@@ -133,7 +135,7 @@ impl WarningKind {
     /// `cpu` (the figure of the warning's scenario and profile).
     pub fn figure(self) -> &'static str {
         match self {
-            WarningKind::UnusedCpus => "cpu",
+            WarningKind::UnusedCpus | WarningKind::NeitherBusy => "cpu",
             WarningKind::LongTail => "latency",
             WarningKind::RssGrowth => "rss",
             _ => "rps",

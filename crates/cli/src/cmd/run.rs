@@ -368,6 +368,7 @@ impl Progress {
                 bar.enable_steady_tick(Duration::from_millis(200));
                 self.bar = Some(bar);
             }
+            Event::Preparing { what } => eprintln!("{what}..."),
             Event::ToolInstall(step) => {
                 self.line(format!("installing {}: {}", step.tool, step.command))
             }

@@ -55,6 +55,11 @@ pub struct RunOptions {
 /// Progress of a run.
 #[derive(Debug, Clone)]
 pub enum Event {
+    /// Before anything is measured: what takes the first seconds.
+    Preparing {
+        /// What is being done.
+        what: String,
+    },
     /// The results folder is ready; `total` laps are planned, `already` were recorded before.
     Started {
         /// Results folder.
@@ -255,6 +260,13 @@ pub fn run(
             },
         });
     }
+    on_event(Event::Preparing {
+        what: format!(
+            "recording the environment ({} servers' versions) and preparing {}",
+            catalog.servers.len(),
+            opts.suite.tool
+        ),
+    });
     let dir = prepare_dir(opts, paths, catalog, &plan.skipped)?;
     let tool = tools::prepare(
         opts.suite.tool,
