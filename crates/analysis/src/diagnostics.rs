@@ -1,16 +1,18 @@
-//! Diagnostics that explain a result, beyond the per-row warnings of [`crate::summary`]: each is
-//! a plain sentence about one figure of one table, so a report can say *why* a number looks the
-//! way it does (the question the first experiment ended with: "is Node.js that optimized or have
-//! I misconfigured something?").
+//! Every warning and diagnostic of a summary, in one pass: each is a plain sentence about one
+//! figure of one table, so a report can say *why* a number looks the way it does (the question
+//! the first experiment ended with: "is Node.js that optimized or have I misconfigured
+//! something?").
 //!
-//! [`crate::summary`] already warns about a saturated client, errors and non-2xx responses above
-//! [`crate::summary::ERROR_RATE_WARN`] and noisy results (CV above [`crate::stats::NOISY_CV`],
-//! with each lap's req/s). This module adds, from the laps and `env.json`:
+//! A baseline without a lap, then per row the warnings of [`crate::warnings`] (a saturated
+//! client, errors and non-2xx responses above [`crate::summary::ERROR_RATE_WARN`], noisy results
+//! with each lap's req/s, too few laps, outliers, failed laps), then, from the laps and
+//! `env.json`:
 //! - the server used clearly fewer cores than the CPUs it was pinned to ([`UNUSED_CPU_FRACTION`],
 //!   [`SINGLE_CORE_CEILING`]);
 //! - a long latency tail or a second mode ([`LONG_TAIL_RATIO`]);
 //! - RSS that kept growing through every lap ([`RSS_GROWTH_FRACTION`], [`RSS_GROWTH_MIN_MB`]);
-//! - a server much slower on `/pingpong` than on `/payload` ([`MESSAGE_PASSING_RATIO`]).
+//! - a server much slower on `/pingpong` than on `/payload` ([`MESSAGE_PASSING_RATIO`]);
+//! - neither the client nor the server busy ([`IDLE_CPU_FRACTION`]).
 
 use crate::stats;
 use crate::summary::{ServerSummary, Summary, Table, Warning, WarningKind};
@@ -37,13 +39,16 @@ pub const RSS_GROWTH_MIN_MB: f64 = 10.0;
 /// 1 MiB body) means handing the request to a worker costs a noticeable share of the throughput.
 pub const MESSAGE_PASSING_RATIO: f64 = 0.7;
 
-/// Diagnoses a summary: the warnings to append to `summary.warnings`, in table order.
+/// Every warning of a summary, in table order (what [`crate::analyze`] puts in
+/// `summary.warnings`).
 /// `env` is the results folder's `env.json` (for the CPUs the server was pinned to).
 pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> Vec<Warning> {
     let server_cpus = env.and_then(Env::server_cpu_count);
     let mut out = Vec::new();
     for table in &summary.tables {
+        out.extend(missing_baseline(summary, table));
         for s in &table.servers {
+            out.extend(crate::warnings::row_warnings(table, s));
             let laps = ok_laps(records, table, &s.server);
             out.extend(unused_cpus(table, s, server_cpus));
             out.extend(long_tail(table, s, &laps));
@@ -90,6 +95,24 @@ fn unused_cpus(table: &Table, s: &ServerSummary, given: Option<usize>) -> Option
         at(table, &s.server)
     );
     Some(warning(table, &s.server, WarningKind::UnusedCpus, message))
+}
+
+/// A baseline was asked for but has no successful lap in this table.
+fn missing_baseline(summary: &Summary, table: &Table) -> Option<Warning> {
+    let b = summary
+        .baseline
+        .as_deref()
+        .filter(|_| table.baseline.is_none())?;
+    Some(Warning {
+        kind: WarningKind::MissingBaseline,
+        scenario: table.scenario.clone(),
+        profile: table.profile.clone(),
+        server: None,
+        message: format!(
+            "{}, {}: the baseline {b} has no successful lap here, so there are no speed factors.",
+            table.scenario, table.profile
+        ),
+    })
 }
 
 /// Below this fraction of one CPU, a side of the benchmark counts as idle.
@@ -283,10 +306,8 @@ mod tests {
     }
 
     fn kinds(records: &[LapRecord], env: Option<&Env>) -> Vec<WarningKind> {
-        let summary = summarize(records, None);
-        let mut all = summary.warnings.clone();
-        all.extend(diagnose(&summary, records, env));
-        all.into_iter().map(|w| w.kind).collect()
+        let summary = crate::analyze(records, None, env);
+        summary.warnings.into_iter().map(|w| w.kind).collect()
     }
 
     fn pinned_to(cpus: &[usize]) -> Env {
@@ -334,7 +355,7 @@ mod tests {
     #[test]
     fn a_noisy_result_is_diagnosed_with_every_lap_shown() {
         let records = laps(|r| load(r).rps = Some(1000.0 + 100.0 * r.lap as f64));
-        let summary = summarize(&records, None);
+        let summary = crate::analyze(&records, None, None);
         let w = summary
             .warnings
             .iter()

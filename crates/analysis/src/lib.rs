@@ -8,3 +8,20 @@ pub mod compare;
 pub mod diagnostics;
 pub mod stats;
 pub mod summary;
+pub mod warnings;
+
+use serverbench_results::env::Env;
+use serverbench_results::record::LapRecord;
+
+/// The summary every report shows: [`summary::summarize`] with every warning of
+/// [`diagnostics::diagnose`]. `env` is the results folder's `env.json` (it tells how many CPUs
+/// the server was given).
+pub fn analyze(
+    records: &[LapRecord],
+    baseline: Option<&str>,
+    env: Option<&Env>,
+) -> summary::Summary {
+    let mut summary = summary::summarize(records, baseline);
+    summary.warnings = diagnostics::diagnose(&summary, records, env);
+    summary
+}

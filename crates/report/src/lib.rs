@@ -15,8 +15,7 @@ pub mod svg;
 mod term;
 mod text;
 
-use serverbench_analysis::diagnostics::diagnose;
-use serverbench_analysis::summary::{summarize, Summary};
+use serverbench_analysis::summary::Summary;
 use serverbench_results::env::Env;
 use serverbench_results::record::LapRecord;
 use std::fmt;
@@ -126,14 +125,10 @@ pub fn render_with_laps(
     exporter_with_laps(format, records).render(summary, env)
 }
 
-/// The summary every report shows: [`summarize`] plus the diagnostics of
-/// [`serverbench_analysis::diagnostics::diagnose`] appended to its warnings. `env` is the
-/// results folder's `env.json` (it tells how many CPUs the server was given).
+/// The summary every report shows, with every warning: [`serverbench_analysis::analyze`] (the
+/// report computes nothing itself). `env` is the results folder's `env.json`.
 pub fn full_summary(records: &[LapRecord], baseline: Option<&str>, env: Option<&Env>) -> Summary {
-    let mut summary = summarize(records, baseline);
-    let extra = diagnose(&summary, records, env);
-    summary.warnings.extend(extra);
-    summary
+    serverbench_analysis::analyze(records, baseline, env)
 }
 
 #[cfg(test)]

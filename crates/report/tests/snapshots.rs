@@ -4,7 +4,7 @@
 //! change, then review the diff.
 
 use serverbench_analysis::compare::compare;
-use serverbench_analysis::summary::{summarize, Summary};
+use serverbench_analysis::summary::Summary;
 use serverbench_report::env::suite_baseline;
 use serverbench_report::{full_summary, render, render_comparison, render_with_laps, svg, Format};
 use serverbench_results::env::Env;
@@ -158,7 +158,7 @@ fn html_page_holds_every_table_row_and_chart_and_nothing_external() {
 
 #[test]
 fn markdown_without_env_has_no_configuration_and_dashes_for_versions() {
-    let summary = summarize(&laps("basic"), None);
+    let summary = full_summary(&laps("basic"), None, None);
     check_snapshot("basic-no-env.md", &render(Format::Markdown, &summary, None));
 }
 
