@@ -61,6 +61,21 @@ pub fn row_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
             )));
         }
     }
+    out.extend(error_warnings(&at, s));
+    out.into_iter()
+        .map(|(kind, message)| Warning {
+            kind,
+            scenario: t.scenario.clone(),
+            profile: t.profile.clone(),
+            server: Some(s.server.clone()),
+            message,
+        })
+        .collect()
+}
+
+/// Errors and non-2xx responses above [`ERROR_RATE_WARN`].
+fn error_warnings(at: &str, s: &ServerSummary) -> Vec<(WarningKind, String)> {
+    let mut out = Vec::new();
     if s.error_rate.is_some_and(|e| e > ERROR_RATE_WARN) {
         out.push((
             WarningKind::Errors,
@@ -81,13 +96,5 @@ pub fn row_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
         ),
         ));
     }
-    out.into_iter()
-        .map(|(kind, message)| Warning {
-            kind,
-            scenario: t.scenario.clone(),
-            profile: t.profile.clone(),
-            server: Some(s.server.clone()),
-            message,
-        })
-        .collect()
+    out
 }

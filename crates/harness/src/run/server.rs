@@ -474,3 +474,7 @@ fn quick_check(server: &Server, target: &Target) -> Result<(), String> {
         Err(report.failure_lines().join("; "))
     }
 }
+
+#[cfg(test)]
+#[path = "server_tests.rs"]
+mod tests;
