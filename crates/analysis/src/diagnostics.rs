@@ -57,6 +57,7 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
         }
     }
     out.extend(message_passing(summary, records));
+    out.extend(summary.scaling.iter().filter_map(stops_scaling));
     out
 }
 
@@ -111,6 +112,54 @@ fn missing_baseline(summary: &Summary, table: &Table) -> Option<Warning> {
         message: format!(
             "{}, {}: the baseline {b} has no successful lap here, so there are no speed factors.",
             table.scenario, table.profile
+        ),
+    })
+}
+
+/// In a core sweep, a scaling efficiency below this means adding CPUs stopped paying: 0.7.
+pub const SCALING_STOP: f64 = 0.7;
+
+/// Where a server stops scaling in a core sweep, and whether the client saturated first.
+fn stops_scaling(c: &crate::scaling::Scaling) -> Option<Warning> {
+    let first = c.points.first()?;
+    let stop = c
+        .points
+        .iter()
+        .skip(1)
+        .find(|p| p.efficiency < SCALING_STOP)?;
+    let interval = stop
+        .efficiency_interval
+        .map(|i| format!(", interval {:.2}–{:.2}", i.low, i.high))
+        .unwrap_or_default();
+    let client = match c
+        .points
+        .iter()
+        .find(|p| p.client_saturated && p.cpus <= stop.cpus)
+    {
+        Some(p) => format!(
+            " The client was saturated first (at {} CPUs): the figures from there are lower \
+             bounds, so the limit may be the load generator's.",
+            p.cpus
+        ),
+        None => " The client was not saturated: the limit is the server's.".to_owned(),
+    };
+    let profile = format!("{}/{}cpu", c.profile, stop.cpus);
+    Some(Warning {
+        kind: WarningKind::StopsScaling,
+        scenario: c.scenario.clone(),
+        profile: profile.clone(),
+        server: Some(c.server.clone()),
+        message: format!(
+            "{} ({}, {}): stops scaling at {} CPUs: {}x the CPUs of {} gave {:.2}x its req/s \
+             (efficiency {:.2}{interval}).{client}",
+            c.server,
+            c.scenario,
+            c.profile,
+            stop.cpus,
+            stop.cpus / first.cpus.max(1),
+            first.cpus,
+            stop.rps / first.rps,
+            stop.efficiency
         ),
     })
 }

@@ -1,6 +1,7 @@
 //! `serverbench`: glue between the command line and the libraries. Logic lives in the crates.
 
 mod cmd;
+mod cpus;
 mod exit;
 mod interrupt;
 

@@ -19,7 +19,10 @@ fn readme_example() -> String {
 #[test]
 fn the_readme_example_of_your_own_server_runs_as_written() {
     let example = readme_example();
-    assert!(example.lines().count() <= 12, "keep it about ten lines:\n{example}");
+    assert!(
+        example.lines().count() <= 12,
+        "keep it about ten lines:\n{example}"
+    );
     let tmp = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/run-catalog");
     let results = tmp.path().join("results");
@@ -30,7 +33,10 @@ fn the_readme_example_of_your_own_server_runs_as_written() {
             "serverbench run ",
             &format!("serverbench run --results {} ", results.display()),
         );
-    assert_ne!(script, example, "the example still names node/http, -d 5s and --laps 3");
+    assert_ne!(
+        script, example,
+        "the example still names node/http, -d 5s and --laps 3"
+    );
     let bin_dir = PathBuf::from(env!("CARGO_BIN_EXE_serverbench"))
         .parent()
         .unwrap()

@@ -236,3 +236,36 @@ fn a_server_that_dies_makes_the_run_exit_3_with_its_log_tail_on_stdout_once() {
         "the server's log tail is shown under the failure: {stdout}"
     );
 }
+
+#[test]
+fn a_core_sweep_runs_the_counts_that_fit_and_says_why_the_others_were_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--servers",
+        "python/fast",
+        "-c",
+        "2",
+        "-d",
+        "500ms",
+        "--laps",
+        "1",
+        "--warmup",
+        "0s",
+        "--server-cpus",
+        "0",
+        "--client-cpus",
+        "1",
+        "--server-cpus-sweep",
+        "1,2,all",
+    ];
+    let out = serverbench(&args, tmp.path());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("skipped 2 server CPU(s)"), "{stderr}");
+    assert!(stderr.contains("already in the sweep"), "{stderr}");
+    let dir = only_results_dir(tmp.path());
+    let line = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["profile"], "2conn/500ms/1cpu", "{rec}");
+    assert_eq!(rec["params"]["server_cpus"], 1, "{rec}");
+}

@@ -40,6 +40,9 @@ pub struct Summary {
     pub tables: Vec<Table>,
     /// Plain sentences, each tied to a figure of a table.
     pub warnings: Vec<Warning>,
+    /// Core sweeps: req/s against server CPUs per server (empty without a sweep).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<crate::scaling::Scaling>,
 }
 
 /// One scenario x load profile.
@@ -131,6 +134,8 @@ pub enum WarningKind {
     MessagePassing,
     /// Neither the client nor the server was busy: something else bounds the figure.
     NeitherBusy,
+    /// In a core sweep, req/s stopped growing with the CPUs.
+    StopsScaling,
 }
 
 impl WarningKind {
@@ -138,7 +143,7 @@ impl WarningKind {
     /// `cpu` (the figure of the warning's scenario and profile).
     pub fn figure(self) -> &'static str {
         match self {
-            WarningKind::UnusedCpus | WarningKind::NeitherBusy => "cpu",
+            WarningKind::UnusedCpus | WarningKind::NeitherBusy | WarningKind::StopsScaling => "cpu",
             WarningKind::LongTail => "latency",
             WarningKind::RssGrowth => "rss",
             _ => "rps",
@@ -167,6 +172,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         baseline: baseline.map(str::to_owned),
         tables,
         warnings: Vec::new(),
+        scaling: crate::scaling::scaling(records),
     }
 }
 

@@ -7,9 +7,12 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
-use serverbench_harness::process::{self, parse_cpu_list, OnInterrupt};
+use serverbench_harness::process::{self, OnInterrupt};
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
-use serverbench_harness::suite::{parse_duration, Profile, Scenario, ServerSelection, Suite};
+use serverbench_harness::suite::{
+    parse_duration, CpuCount, Profile, Scenario, ServerSelection, Suite,
+};
+use serverbench_results::env::Pinning;
 use serverbench_results::record::{LapRecord, LapStatus, Measurement};
 use serverbench_tools::Tool;
 use std::collections::HashSet;
@@ -34,11 +37,11 @@ pub struct Args {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub servers: Option<Vec<String>>,
     /// Pin the servers to these CPUs (default: the first half of the CPUs; `0` here).
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    pub server_cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub server_cpus: Option<crate::cpus::CpuList>,
     /// Pin the load tool to these CPUs (default: the second half of the CPUs; `1` here).
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    pub client_cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub client_cpus: Option<crate::cpus::CpuList>,
     /// Load tool: serverbench (default), wrk, ab, autocannon, h2load, hey or oha (installed when missing).
     #[arg(long)]
     pub tool: Option<Tool>,
@@ -84,6 +87,10 @@ pub struct Args {
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Run each server at each of these server CPU counts, WORKERS following (`1,2,all`):
+    /// a core sweep; counts that do not fit next to the client are skipped with the reason.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = CpuCount::parse)]
+    pub server_cpus_sweep: Vec<CpuCount>,
     /// Your own servers.
     #[command(flatten)]
     pub yours: yours::Yours,
@@ -99,7 +106,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
     let yours = args.yours.resolve(&catalog)?;
     let ids: Vec<String> = yours.servers.iter().map(|s| s.id.clone()).collect();
-    let suite = build_suite(&args, &ids)?;
+    let pinning = run::pinning(
+        crate::cpus::of(&args.server_cpus),
+        crate::cpus::of(&args.client_cpus),
+        &run::affinity_cpus(),
+    );
+    let suite = build_suite(&args, &ids, &pinning)?;
     note_unmeasured(&yours.attached);
     catalog.servers.extend(yours.servers);
     let load_exe = match &args.load_exe {
@@ -113,11 +125,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             .clone()
             .unwrap_or_else(|| paths.root.join("results")),
         resume: args.resume.clone(),
-        pinning: run::pinning(
-            args.server_cpus.clone(),
-            args.client_cpus.clone(),
-            &run::affinity_cpus(),
-        ),
+        pinning,
         host: args.host.clone(),
         serverbench_exe: load_exe,
         cancel,
@@ -159,7 +167,7 @@ fn exit_code(outcome: &RunOutcome) -> u8 {
 }
 
 /// The suite from the file, the resumed folder or the ad-hoc flags, with the overrides applied.
-fn build_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
+fn build_suite(args: &Args, yours: &[String], pinning: &Pinning) -> anyhow::Result<Suite> {
     let adhoc = !args.scenario.is_empty()
         || args.connections.is_some()
         || args.requests.is_some()
@@ -211,6 +219,21 @@ fn build_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
     }
     if let Some(t) = args.tool {
         suite.tool = t;
+    }
+    if !args.server_cpus_sweep.is_empty() {
+        for p in &mut suite.profiles {
+            p.server_cpus = args.server_cpus_sweep.clone();
+        }
+    }
+    let available = match pinning.server_cpus.len() {
+        0 => run::affinity_cpus().len(),
+        n => n,
+    };
+    for note in suite.expand_sweeps(available, pinning.client_cpus.len()) {
+        eprintln!("core sweep: {note}");
+    }
+    if suite.profiles.is_empty() {
+        bail!("no profile is left to run: no CPU count of the core sweep fits here");
     }
     if let (Some(dir), false) = (&args.resume, args.force) {
         check_resume(dir, &suite)?;
@@ -305,6 +328,8 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         requests: args.requests,
         pipeline: args.pipeline.unwrap_or(1).max(1),
         rate: None,
+        server_cpus: Vec::new(),
+        cores: None,
     };
     profile.name = profile.default_name();
     Ok(Suite {

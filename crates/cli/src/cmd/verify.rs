@@ -3,7 +3,6 @@
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::{availability, Availability, Catalog, Feature, Server};
-use serverbench_harness::process::parse_cpu_list;
 use serverbench_harness::verify::{
     check_all, verify_server, Check, Diff, Targets, VerifyOptions, VerifyReport,
 };
@@ -18,8 +17,8 @@ pub struct Args {
     #[arg(value_name = "SERVER")]
     pub servers: Vec<String>,
     /// Pin the server to these CPUs (e.g. `0` or `0-1`); no pinning by default.
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    pub cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub cpus: Option<crate::cpus::CpuList>,
     /// WORKERS for the server (default: 1, or the number of --cpus).
     #[arg(long)]
     pub workers: Option<usize>,
@@ -51,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
     let servers = pick(&catalog, &paths, &args.servers, args.json)?;
-    let cpus = args.cpus.clone().unwrap_or_default();
+    let cpus = crate::cpus::of(&args.cpus).unwrap_or_default();
     let mut opts = VerifyOptions::new(&paths);
     opts.host = args.host.clone();
     opts.workers = args.workers.unwrap_or(cpus.len().max(1));

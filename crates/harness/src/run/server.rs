@@ -23,6 +23,14 @@ const LOG_TAIL: usize = 20;
 
 type Key = LapKey;
 
+/// One start of a server: which server, which lap, how many CPUs (a core sweep).
+#[derive(Debug, Clone, Copy)]
+struct Turn {
+    si: usize,
+    lap: u32,
+    cores: Option<u32>,
+}
+
 /// Progress across the whole run.
 pub(super) struct RunState<'a> {
     plan: &'a Plan,
@@ -197,19 +205,47 @@ impl<'a> RunState<'a> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), RunError> {
         let pending = self.pending_jobs(si, lap);
+        let mut cores: Vec<Option<u32>> = pending.iter().map(|j| self.cores(j)).collect();
+        cores.dedup();
+        for c in cores {
+            let group: Vec<Job> = pending
+                .iter()
+                .filter(|j| self.cores(j) == c)
+                .copied()
+                .collect();
+            let turn = Turn { si, lap, cores: c };
+            self.server_turn(paths, turn, &group, writer, on_event)?;
+        }
+        Ok(())
+    }
+
+    /// The server CPU count of a job's profile (a core sweep), `None` for the run's pinning.
+    fn cores(&self, j: &Job) -> Option<u32> {
+        self.opts.suite.profiles[j.profile].cores
+    }
+
+    /// Starts a server once for its turn and runs `pending` on it.
+    fn server_turn(
+        &mut self,
+        paths: &Paths,
+        Turn { si, lap, cores }: Turn,
+        pending: &[Job],
+        writer: &mut ResultsWriter,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), RunError> {
         if pending.is_empty() {
             return Ok(());
         }
         let server = &self.plan.servers[si];
         if let Some((_, why)) = self.excluded.iter().find(|(s, _)| *s == si) {
             let why = format!("not run: {why}");
-            return self.fail_all(&pending, &why, writer, on_event);
+            return self.fail_all(pending, &why, writer, on_event);
         }
         on_event(Event::ServerStarting {
             server: server.id.clone(),
             lap,
         });
-        let (mut proc, target) = match self.start_or_attach(paths, server, lap) {
+        let (mut proc, target) = match self.start_or_attach(paths, server, lap, cores) {
             Ok(p) => p,
             Err(why) => {
                 on_event(Event::ServerFailed {
@@ -217,7 +253,7 @@ impl<'a> RunState<'a> {
                     lap,
                     why: why.clone(),
                 });
-                return self.fail_all(&pending, &why, writer, on_event);
+                return self.fail_all(pending, &why, writer, on_event);
             }
         };
         if let Err(why) = self.verify_once(si, server, &target) {
@@ -231,9 +267,9 @@ impl<'a> RunState<'a> {
                 server: server.id.clone(),
                 why: why.clone(),
             });
-            return self.fail_all(&pending, &why, writer, on_event);
+            return self.fail_all(pending, &why, writer, on_event);
         }
-        self.run_jobs(&mut proc, &target, &pending, writer, on_event)?;
+        self.run_jobs(&mut proc, &target, pending, writer, on_event)?;
         proc.stop();
         Ok(())
     }
@@ -316,13 +352,14 @@ impl<'a> RunState<'a> {
         paths: &Paths,
         server: &Server,
         lap: u32,
+        cores: Option<u32>,
     ) -> Result<(Running, Target), String> {
         if server.is_attached() {
             let a = self.opts.attached.iter().find(|a| a.name == server.id);
             let a = a.ok_or_else(|| format!("{}: no URL given for it", server.id))?;
             return Ok((Running::Attached { pid: a.pid }, a.target.clone()));
         }
-        let (proc, target) = self.start(paths, server, lap)?;
+        let (proc, target) = self.start(paths, server, lap, cores)?;
         Ok((Running::Started(proc), target))
     }
 
@@ -331,6 +368,7 @@ impl<'a> RunState<'a> {
         paths: &Paths,
         server: &Server,
         lap: u32,
+        cores: Option<u32>,
     ) -> Result<(ServerProcess, Target), String> {
         let host = &self.opts.host;
         let port = process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
@@ -347,6 +385,10 @@ impl<'a> RunState<'a> {
         so.host = host.clone();
         so.workers = self.opts.pinning.workers;
         so.cpus = self.opts.pinning.server_cpus.clone();
+        if let Some(n) = cores {
+            so.cpus.truncate(n as usize);
+            so.workers = n as usize;
+        }
         let proc = process::start(server, paths, &so).map_err(|e| e.to_string())?;
         let target = Target {
             host: host.clone(),
@@ -449,6 +491,7 @@ pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
         warmup_s: s.warmup,
         message: sc.message.clone(),
         size: sc.size,
+        server_cpus: p.cores,
     }
 }
 

@@ -5,8 +5,8 @@ use crate::catalog::Feature;
 use crate::suite::{Profile, Scenario, ServerSelection, Suite};
 use crate::tools::Tool;
 use serverbench_results::env::Pinning;
-use std::sync::atomic::AtomicBool;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn suite(laps: u32) -> Suite {
@@ -31,6 +31,8 @@ fn suite(laps: u32) -> Suite {
             requests: None,
             pipeline: 1,
             rate: None,
+            server_cpus: Vec::new(),
+            cores: None,
         }],
     }
 }
