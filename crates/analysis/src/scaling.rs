@@ -34,6 +34,9 @@ pub struct ScalePoint {
     pub client_saturated: bool,
 }
 
+/// scenario, base profile, server, CPU count.
+type PointKey = (String, String, String, u32);
+
 /// The base profile label of a swept lap (`c100/10s/2cpu` → `c100/10s`).
 fn base_profile(r: &LapRecord, cpus: u32) -> String {
     let suffix = format!("/{cpus}cpu");
@@ -47,7 +50,7 @@ fn base_profile(r: &LapRecord, cpus: u32) -> String {
 /// with a single CPU count are left out.
 pub fn scaling(records: &[LapRecord]) -> Vec<Scaling> {
     let mut out: Vec<Scaling> = Vec::new();
-    let mut laps: Vec<((String, String, String, u32), Vec<&LapRecord>)> = Vec::new();
+    let mut laps: Vec<(PointKey, Vec<&LapRecord>)> = Vec::new();
     for r in records.iter().filter(|r| r.status == LapStatus::Ok) {
         let Some(n) = r.params.server_cpus else {
             continue;
