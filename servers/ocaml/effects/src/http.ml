@@ -82,8 +82,12 @@ let rec index buf c i stop =
   if i >= stop then -1 else if Bytes.get buf i = c then i else index buf c (i + 1) stop
 
 let is_space c = c = ' ' || c = '\t'
-let rec skip_spaces buf i stop = if i < stop && is_space (Bytes.get buf i) then skip_spaces buf (i + 1) stop else i
-let rec trim_end buf a b = if b > a && is_space (Bytes.get buf (b - 1)) then trim_end buf a (b - 1) else b
+
+let rec skip_spaces buf i stop =
+  if i < stop && is_space (Bytes.get buf i) then skip_spaces buf (i + 1) stop else i
+
+let rec trim_end buf a b =
+  if b > a && is_space (Bytes.get buf (b - 1)) then trim_end buf a (b - 1) else b
 
 let is_tchar c =
   match c with
@@ -99,8 +103,8 @@ let is_target_char c = c > ' ' && c < '\127'
 let request_line buf a b =
   let sp1 = index buf ' ' a b in
   let sp2 = if sp1 < 0 then -1 else index buf ' ' (sp1 + 1) b in
-  if sp1 <= a || sp2 <= sp1 + 1 || not (all is_tchar buf a sp1 && all is_target_char buf (sp1 + 1) sp2)
-  then raise Bad_request;
+  if sp1 <= a || sp2 <= sp1 + 1 then raise Bad_request;
+  if not (all is_tchar buf a sp1 && all is_target_char buf (sp1 + 1) sp2) then raise Bad_request;
   let http11 =
     if equal_ci buf (sp2 + 1) b "http/1.1" then true
     else if equal_ci buf (sp2 + 1) b "http/1.0" then false
@@ -154,8 +158,10 @@ let parse_head buf start stop =
       if colon <= i || not (all is_tchar buf i colon) then raise Bad_request;
       let v0 = skip_spaces buf (colon + 1) e and v1 = trim_end buf (colon + 1) e in
       let next = e + 2 in
-      if equal_ci buf i colon "connection" then headers next (connection_tokens buf v0 v1 keep_alive) length
-      else if equal_ci buf i colon "content-length" then headers next keep_alive (content_length buf v0 v1)
+      if equal_ci buf i colon "connection" then
+        headers next (connection_tokens buf v0 v1 keep_alive) length
+      else if equal_ci buf i colon "content-length" then
+        headers next keep_alive (content_length buf v0 v1)
       else headers next keep_alive length
     end
   in
@@ -245,9 +251,8 @@ let make_room c =
 (* Serves one connection until the peer closes, asks to close, or sends garbage (400, then
    close). [route] maps a path to its response. *)
 let serve route fd =
-  let c =
-    { fd; buf = Bytes.create initial_buffer; start = 0; stop = 0; scanned = 0; skip = 0; out = Out.create () }
-  in
+  let buf = Bytes.create initial_buffer in
+  let c = { fd; buf; start = 0; stop = 0; scanned = 0; skip = 0; out = Out.create () } in
   (* [drained]: the last read emptied the socket, so wait before reading again. *)
   let rec loop ~drained =
     make_room c;
