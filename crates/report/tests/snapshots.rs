@@ -1,7 +1,8 @@
-//! Snapshot tests: every exporter over the fixture results folder, compared byte for byte with
-//! `tests/snapshots/` (the SVG charts with `tests/snapshots/svg/`, one file per chart, viewable
-//! in a browser). Run with `UPDATE_SNAPSHOTS=1` to rewrite the snapshots after a deliberate
-//! change, then review the diff.
+//! Snapshot tests with `insta`: every exporter over the fixture results folder, compared with
+//! the `.snap` files in `tests/snapshots/` (the SVG charts as binary snapshots in
+//! `tests/snapshots/svg/`, each chart a plain `.snap.svg` file viewable in a browser). After a
+//! deliberate change, run `INSTA_UPDATE=always cargo test -p serverbench-report --test snapshots`
+//! (or `cargo insta review`, when cargo-insta is installed) and review the diff.
 
 use serverbench_analysis::compare::compare;
 use serverbench_analysis::summary::{summarize, Summary};
@@ -26,32 +27,18 @@ fn env_json() -> Env {
     serde_json::from_str(&text).unwrap()
 }
 
-/// Compares `actual` with the snapshot file, or rewrites it when UPDATE_SNAPSHOTS is set.
-fn check_snapshot(file: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(file);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_SNAPSHOTS=1)", path.display()));
-    if expected != actual {
-        let line = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .map_or(expected.lines().count().min(actual.lines().count()), |i| i);
-        panic!(
-            "{} differs from the output at line {}:\nexpected: {:?}\nactual:   {:?}\n\
-             (UPDATE_SNAPSHOTS=1 rewrites it)",
-            path.display(),
-            line + 1,
-            expected.lines().nth(line),
-            actual.lines().nth(line)
-        );
-    }
+/// Snapshots named after the test's subject alone (`basic-term.snap`), in `tests/snapshots/`.
+fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_prepend_module_to_snapshot(false);
+    s.set_omit_expression(true);
+    s
+}
+
+/// Asserts `actual` equals the named text snapshot.
+fn check_snapshot(name: &str, actual: &str) {
+    assert!(actual.ends_with('\n'), "{name}: no final newline");
+    settings().bind(|| insta::assert_snapshot!(name, actual));
 }
 
 fn basic_summary() -> Summary {
@@ -69,22 +56,22 @@ fn render_basic(format: Format) -> String {
 
 #[test]
 fn terminal_table_matches_the_snapshot() {
-    check_snapshot("basic.txt", &render_basic(Format::Term));
+    check_snapshot("basic-term", &render_basic(Format::Term));
 }
 
 #[test]
 fn markdown_table_matches_the_snapshot() {
-    check_snapshot("basic.md", &render_basic(Format::Markdown));
+    check_snapshot("basic-markdown", &render_basic(Format::Markdown));
 }
 
 #[test]
 fn json_summary_matches_the_snapshot() {
-    check_snapshot("basic.json", &render_basic(Format::Json));
+    check_snapshot("basic-json", &render_basic(Format::Json));
 }
 
 #[test]
 fn csv_rows_match_the_snapshot() {
-    check_snapshot("basic.csv", &render_basic(Format::Csv));
+    check_snapshot("basic-csv", &render_basic(Format::Csv));
 }
 
 #[test]
@@ -100,21 +87,20 @@ fn svg_charts_match_the_snapshots_one_file_each() {
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
     assert!(names.contains(&"hello-c50-latency.svg") && names.contains(&"echo-mbps.svg"));
     assert!(names.contains(&"hello-c50-node-express-timeline.svg"));
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/svg");
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-    }
+    let mut settings = settings();
+    settings.set_snapshot_path("snapshots/svg");
     for (name, svg) in &files {
         assert!(
             svg.starts_with("<svg xmlns=") && svg.ends_with("</svg>\n"),
             "{name}"
         );
-        check_snapshot(&format!("svg/{name}"), svg);
+        settings.bind(|| insta::assert_binary_snapshot!(name.as_str(), svg.clone().into_bytes()));
     }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/svg");
     let mut stored: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|f| f.strip_suffix(".snap.svg").map(|n| format!("{n}.svg")))
         .collect();
     stored.sort();
     let mut expected: Vec<&str> = names.clone();
@@ -125,7 +111,7 @@ fn svg_charts_match_the_snapshots_one_file_each() {
         "stale or missing files in {}",
         dir.display()
     );
-    check_snapshot("basic-svg.md", &render_basic(Format::Svg));
+    check_snapshot("basic-svg-markdown", &render_basic(Format::Svg));
 }
 
 #[test]
@@ -159,18 +145,21 @@ fn html_page_holds_every_table_row_and_chart_and_nothing_external() {
 #[test]
 fn markdown_without_env_has_no_configuration_and_dashes_for_versions() {
     let summary = summarize(&laps("basic"), None);
-    check_snapshot("basic-no-env.md", &render(Format::Markdown, &summary, None));
+    check_snapshot(
+        "basic-no-env-markdown",
+        &render(Format::Markdown, &summary, None),
+    );
 }
 
 #[test]
 fn comparison_of_the_regressed_folder_matches_the_snapshot() {
     let c = compare(&laps("basic"), &laps("regressed"));
     check_snapshot(
-        "compare.txt",
+        "compare-term",
         &render_comparison(Format::Term, &c, "basic", "regressed"),
     );
     check_snapshot(
-        "compare.md",
+        "compare-markdown",
         &render_comparison(Format::Markdown, &c, "basic", "regressed"),
     );
 }
