@@ -7,7 +7,9 @@
 use serverbench_analysis::compare::compare;
 use serverbench_analysis::summary::{summarize, Summary};
 use serverbench_report::env::suite_baseline;
-use serverbench_report::{full_summary, render, render_comparison, render_with_laps, svg, Format};
+use serverbench_report::{
+    full_summary, render, render_comparison, render_with, svg, Format, Options,
+};
 use serverbench_results::env::Env;
 use serverbench_results::{read_records, record::LapRecord};
 use std::path::{Path, PathBuf};
@@ -50,13 +52,69 @@ fn basic_summary() -> Summary {
     )
 }
 
+fn render_basic_with(format: Format, options: Options) -> String {
+    render_with(
+        format,
+        &basic_summary(),
+        Some(&env_json()),
+        &laps("basic"),
+        options,
+    )
+}
+
 fn render_basic(format: Format) -> String {
-    render_with_laps(format, &basic_summary(), Some(&env_json()), &laps("basic"))
+    render_basic_with(format, Options::default())
 }
 
 #[test]
 fn terminal_table_matches_the_snapshot() {
     check_snapshot("basic-term", &render_basic(Format::Term));
+}
+
+#[test]
+fn wide_terminal_table_shows_versions_and_every_column() {
+    let wide = render_basic_with(Format::Term, Options { wide: true });
+    check_snapshot("basic-term-wide", &wide);
+    let header = wide
+        .lines()
+        .find(|l| l.trim_start().starts_with("# "))
+        .unwrap();
+    for column in ["version", "best", "cv%", "MB/s", "ctx sw/req"] {
+        assert!(header.contains(column), "{column} missing from {header}");
+    }
+    assert!(wide.contains("16.63x (16.21–16.78)"), "{wide}");
+}
+
+#[test]
+fn the_default_terminal_report_fits_120_columns_with_versions_above_the_tables() {
+    let report = render_basic(Format::Term);
+    for line in report.lines() {
+        let width = line.chars().count();
+        assert!(width <= 120, "{width} columns: {line}");
+    }
+    let (config, tables) = report.split_once("\nhello / c50").unwrap();
+    assert!(config.contains("rust/hyper    hyper 1.4.1"), "{config}");
+    assert!(!tables.contains("hyper 1.4.1") && !tables.contains("version"));
+}
+
+#[test]
+fn the_interval_column_says_whether_it_is_a_bootstrap_interval_or_a_range() {
+    let report = render_basic(Format::Term);
+    let hello = report.lines().find(|l| l.contains("req/s")).unwrap();
+    assert!(hello.contains("95% CI/range"), "mixed table: {hello}");
+    assert!(
+        report.contains("±250 range"),
+        "node/http has 2 laps: {report}"
+    );
+    let two_laps: Vec<LapRecord> = laps("basic").into_iter().filter(|r| r.lap <= 2).collect();
+    let summary = summarize(&two_laps, None);
+    let report = render(Format::Term, &summary, None);
+    let hello = report.lines().find(|l| l.contains("req/s")).unwrap();
+    assert!(
+        hello.contains(" range ") && !hello.contains("CI"),
+        "{hello}"
+    );
+    assert!(!report.contains("±250 range"), "{report}");
 }
 
 #[test]
@@ -143,12 +201,31 @@ fn html_page_holds_every_table_row_and_chart_and_nothing_external() {
 }
 
 #[test]
-fn markdown_without_env_has_no_configuration_and_dashes_for_versions() {
+fn markdown_without_env_has_no_configuration_nor_versions() {
     let summary = summarize(&laps("basic"), None);
-    check_snapshot(
-        "basic-no-env-markdown",
-        &render(Format::Markdown, &summary, None),
+    let md = render(Format::Markdown, &summary, None);
+    check_snapshot("basic-no-env-markdown", &md);
+    assert!(
+        !md.contains("Configuration") && !md.contains("Versions"),
+        "{md}"
     );
+}
+
+#[test]
+fn wide_markdown_without_env_shows_a_dash_for_each_version() {
+    let summary = summarize(&laps("basic"), None);
+    let md = render_with(
+        Format::Markdown,
+        &summary,
+        None,
+        &[],
+        Options { wide: true },
+    );
+    assert!(
+        md.contains("| version |") || md.contains("| version "),
+        "{md}"
+    );
+    assert!(md.contains("| node/uws     | -       |"), "{md}");
 }
 
 #[test]
@@ -156,10 +233,10 @@ fn comparison_of_the_regressed_folder_matches_the_snapshot() {
     let c = compare(&laps("basic"), &laps("regressed"));
     check_snapshot(
         "compare-term",
-        &render_comparison(Format::Term, &c, "basic", "regressed"),
+        &render_comparison(Format::Term, &c, "basic", "regressed").unwrap(),
     );
     check_snapshot(
         "compare-markdown",
-        &render_comparison(Format::Markdown, &c, "basic", "regressed"),
+        &render_comparison(Format::Markdown, &c, "basic", "regressed").unwrap(),
     );
 }
