@@ -134,7 +134,7 @@ const CSV: [Col; 40] = {
     ]
 };
 
-/// The columns of a table of `mode` in `view`.
+/// The columns of `table` (by its mode) in `view`.
 fn columns(table: &Table, view: View) -> Vec<Col> {
     use Col::*;
     let wide = view != View::Ranking;
@@ -574,7 +574,7 @@ mod tests {
     }
 
     #[test]
-    fn csv_keys_are_unique_and_every_csv_column_has_a_cell() {
+    fn csv_column_names_are_unique() {
         let keys: std::collections::BTreeSet<&str> = CSV.iter().map(|c| key(*c)).collect();
         assert_eq!(keys.len(), CSV.len());
     }
