@@ -44,6 +44,8 @@ pub(super) struct RunState<'a> {
     started: Instant,
     expected_left: f64,
     expected_done: f64,
+    /// The run's certificate, for servers that serve TLS.
+    tls_files: Option<crate::certs::TlsFiles>,
 }
 
 impl<'a> RunState<'a> {
@@ -66,6 +68,7 @@ impl<'a> RunState<'a> {
             started: Instant::now(),
             expected_left: 0.0,
             expected_done: 0.0,
+            tls_files: None,
         };
         s.expected_left = plan
             .jobs
@@ -74,6 +77,12 @@ impl<'a> RunState<'a> {
             .map(|j| s.expected_s(j))
             .sum();
         s
+    }
+
+    /// Servers that serve TLS get these certificate files (`TLS_CERT`, `TLS_KEY`).
+    pub(super) fn with_tls(mut self, files: Option<crate::certs::TlsFiles>) -> Self {
+        self.tls_files = files;
+        self
     }
 
     /// Laps already recorded before this run.
@@ -389,11 +398,20 @@ impl<'a> RunState<'a> {
             so.cpus.truncate(n as usize);
             so.workers = n as usize;
         }
+        if let (true, Some(files)) = (process::serves_tls(server), &self.tls_files) {
+            let port =
+                process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
+            so.tls = Some(process::TlsListener {
+                port,
+                files: files.clone(),
+            });
+        }
         let proc = process::start(server, paths, &so).map_err(|e| e.to_string())?;
         let target = Target {
             host: host.clone(),
             port,
             echo_port,
+            tls_port: so.tls.as_ref().map(|t| t.port),
         };
         Ok((proc, target))
     }
