@@ -61,3 +61,17 @@ fn an_unavailable_server_named_explicitly_fails_with_its_reason() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text.contains("unavailable: needs a GPU"), "{text}");
 }
+
+#[test]
+fn a_declared_deviation_is_shown_with_its_reason_and_does_not_fail() {
+    let (out, text) = verify(&["python/deviant"]);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("python/deviant ... PASS"), "{text}");
+    assert!(
+        text.contains(
+            "~ HTTP/1.0 GET /hello with Connection: keep-alive, twice: known deviation, \
+             declared in server.toml: the fixture closes every HTTP/1.0 connection"
+        ),
+        "{text}"
+    );
+}

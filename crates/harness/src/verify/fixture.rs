@@ -34,6 +34,10 @@ struct Flaws {
     dies_on_garbage: bool,
     /// Closes new connections beyond this many open ones.
     max_open: Option<usize>,
+    /// Closes each connection after this many responses (puma does after 10 when busy)...
+    closes_after: Option<usize>,
+    /// ...saying `Connection: close` in the last one, as HTTP/1.1 asks.
+    announces_close: bool,
 }
 
 struct State {
@@ -76,6 +80,7 @@ fn connection(mut s: TcpStream, state: &State) {
     let f = state.flaws;
     let mut buf = Vec::new();
     let mut tmp = [0u8; 4096];
+    let mut served = 0;
     loop {
         let n = match s.read(&mut tmp) {
             Ok(0) | Err(_) => return,
@@ -92,7 +97,9 @@ fn connection(mut s: TcpStream, state: &State) {
             let head = String::from_utf8_lossy(&buf[..end]).into_owned();
             buf.drain(..end + 4);
             answered += 1;
-            let (response, keep) = answer(&head, f);
+            served += 1;
+            let last = f.closes_after == Some(served);
+            let (response, keep) = answer(&head, f, last);
             if response.is_empty() {
                 state.dead.store(f.dies_on_garbage, Ordering::SeqCst);
             }
@@ -122,8 +129,9 @@ fn find(hay: &[u8]) -> Option<usize> {
     hay.windows(4).position(|w| w == b"\r\n\r\n")
 }
 
-/// The response to one head and whether the connection stays open (empty: garbage).
-fn answer(head: &str, f: Flaws) -> (Vec<u8>, bool) {
+/// The response to one head and whether the connection stays open (empty: garbage); `last`
+/// closes the connection after it.
+fn answer(head: &str, f: Flaws, last: bool) -> (Vec<u8>, bool) {
     let mut lines = head.split("\r\n");
     let parts: Vec<&str> = lines.next().unwrap_or("").split(' ').collect();
     let valid = parts.len() == 3
@@ -138,11 +146,12 @@ fn answer(head: &str, f: Flaws) -> (Vec<u8>, bool) {
         .map(|(_, v)| v.trim().to_ascii_lowercase())
         .unwrap_or_default();
     let http10 = parts[2] == "HTTP/1.0";
-    let keep = if http10 {
-        connection == "keep-alive" && !f.http10_always_closes
-    } else {
-        connection != "close"
-    };
+    let keep = !last
+        && if http10 {
+            connection == "keep-alive" && !f.http10_always_closes
+        } else {
+            connection != "close"
+        };
     let (status, ctype, body): (&str, &str, &[u8]) = match parts[1] {
         "/hello" => ("200 OK", "text/plain", b"Hello World!"),
         "/hey" => ("200 OK", "text/plain", b"Hey!"),
@@ -159,15 +168,14 @@ fn answer(head: &str, f: Flaws) -> (Vec<u8>, bool) {
         ),
         _ => ("404 Not Found", "text/plain", b"Not Found"),
     };
-    let say_keep = http10 && keep && !f.http10_no_keep_alive_header;
+    let connection = match (last && f.announces_close, http10 && keep) {
+        (true, _) => "Connection: close\r\n",
+        (false, true) if !f.http10_no_keep_alive_header => "Connection: keep-alive\r\n",
+        _ => "",
+    };
     let mut r = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n{}\r\n",
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n{connection}\r\n",
         body.len(),
-        if say_keep {
-            "Connection: keep-alive\r\n"
-        } else {
-            ""
-        }
     )
     .into_bytes();
     r.extend_from_slice(body);
@@ -304,4 +312,25 @@ fn a_server_capped_at_100_connections_fails_the_200_connections_check() {
     });
     let whats = failed_whats(&check_connections(addr, &HELLO, 200));
     assert!(whats[0].starts_with("connection 101 of 200"), "{whats:?}");
+}
+
+#[test]
+fn a_server_that_closes_after_10_answers_saying_so_passes_deep_pipelining() {
+    let addr = serve(Flaws {
+        closes_after: Some(10),
+        announces_close: true,
+        ..Flaws::default()
+    });
+    let c = check_deep(addr, &mix(), QUICK);
+    assert!(c.passed(), "{:?}", c.diffs);
+}
+
+#[test]
+fn a_server_that_closes_after_10_answers_without_saying_so_fails_deep_pipelining() {
+    let addr = serve(Flaws {
+        closes_after: Some(10),
+        ..Flaws::default()
+    });
+    let whats = failed_whats(&check_deep(addr, &mix(), QUICK));
+    assert!(whats[0].contains("response 11 (GET /"), "{whats:?}");
 }

@@ -295,3 +295,55 @@ fn free_ports(host: &str, server: &Server) -> std::io::Result<(u16, Option<u16>)
     };
     Ok((port, echo))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Deviation;
+
+    /// The names of the real-world checks, run against a port nobody listens on.
+    fn real_world_names() -> Vec<String> {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap();
+        let e = checks::ENDPOINTS[0];
+        let mut names: Vec<String> = real_world(addr, &e, &[e])
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        names.push(checks::check_http10(addr, &e).name);
+        names
+    }
+
+    #[test]
+    fn each_deviation_covers_the_checks_it_names_and_no_other() {
+        let names = real_world_names();
+        let covered = |d: Deviation| -> Vec<&str> {
+            names
+                .iter()
+                .filter(|n| d.covers(n))
+                .map(String::as_str)
+                .collect()
+        };
+        assert_eq!(
+            covered(Deviation::Http10),
+            vec![
+                "HTTP/1.0 GET /hello with Connection: keep-alive, twice",
+                "HTTP/1.0 GET /hello"
+            ]
+        );
+        assert_eq!(
+            covered(Deviation::Http10KeepAlive),
+            vec!["HTTP/1.0 GET /hello with Connection: keep-alive, twice"]
+        );
+        let split = covered(Deviation::SplitRequestLine);
+        assert_eq!(
+            split[0],
+            "GET /hello sent 3 bytes at a time, twice on one connection"
+        );
+        assert!(split[1].starts_with("16 requests pipelined"), "{split:?}");
+        assert_eq!(split.len(), 2);
+        assert_eq!(covered(Deviation::DeepPipelining).len(), 1);
+        assert!(covered(Deviation::DeepPipelining)[0].starts_with("16 requests pipelined"));
+    }
+}

@@ -1,17 +1,18 @@
 //! Deep pipelining as a real pipelining client does it (h2load `--h1 -m 16`): many connections
 //! at once, each keeping `depth` requests in flight for a few seconds and sending the next one
-//! as each response lands. The request stream is cut at a random byte before each write, so
-//! the server often holds a partial request behind complete ones; every response is checked
-//! in order against the request it answers.
+//! as each response lands. Each write is cut in two at a random byte, the second part sent
+//! [`CUT_PAUSE`] later (as TCP segmentation or a proxy delivers it), so the server often reads
+//! a partial request behind complete ones; every response is checked in order against the
+//! request it answers. The client never waits for an answer while part of a request is
+//! unsent.
 //!
 //! A blocking client thread per connection keeps it simple; the check lasts a few seconds.
 
 use super::checks::{compare, Body, Endpoint};
 use super::diff::Diff;
-use super::http::{get_request, Conn};
+use super::http::{get_request, Conn, Response};
 use super::shapes::prefixed;
 use super::Check;
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -33,8 +34,8 @@ pub const DEEP: Shape = Shape {
     duration: Duration::from_millis(2500),
 };
 
-/// Most bytes held back from the end of the stream before a write.
-const MAX_HOLD: u64 = 40;
+/// Pause between the two parts of a cut write: long enough for the server to read the first.
+const CUT_PAUSE: Duration = Duration::from_micros(300);
 
 /// Endpoints small enough to pipeline by the thousand (not the 1 MiB bodies).
 pub fn small(eps: &[Endpoint]) -> Vec<Endpoint> {
@@ -103,43 +104,20 @@ impl XorShift {
         self.0 ^= self.0 << 17;
         self.0
     }
-}
 
-/// The request stream of one connection: bytes queued but not written, and where each
-/// request ends in the stream.
-struct Stream {
-    unsent: Vec<u8>,
-    written: u64,
-    queued: u64,
-    ends: VecDeque<u64>,
-    complete: u64,
-}
-
-impl Stream {
-    fn push(&mut self, req: &[u8]) {
-        self.unsent.extend_from_slice(req);
-        self.queued += req.len() as u64;
-        self.ends.push_back(self.queued);
-    }
-
-    /// Requests complete once `n` more bytes are written.
-    fn complete_after(&self, n: u64) -> u64 {
-        let at = self.written + n;
-        self.complete + self.ends.iter().take_while(|&&e| e <= at).count() as u64
-    }
-
-    fn wrote(&mut self, n: usize) {
-        self.unsent.drain(..n);
-        self.written += n as u64;
-        while self.ends.front().is_some_and(|&e| e <= self.written) {
-            self.ends.pop_front();
-            self.complete += 1;
+    /// A cut point in `1..len` (`len` when there is nothing to cut).
+    fn cut(&mut self, len: usize) -> usize {
+        if len < 2 {
+            return len;
         }
+        1 + (self.next() % (len as u64 - 1)) as usize
     }
 }
 
-/// One connection: keeps `depth` requests queued until `until`, then reads the rest.
-/// Returns the number of responses checked.
+/// One connection: keeps `depth` requests in flight until `until`, then reads the rest.
+/// A response that says `Connection: close` may end the connection: as RFC 9112 (9.3.2) asks
+/// of a pipelining client, the unanswered requests are sent again on a new one. Returns the
+/// number of responses checked.
 fn run_connection(
     addr: SocketAddr,
     eps: &[Endpoint],
@@ -147,8 +125,9 @@ fn run_connection(
     depth: usize,
     until: Instant,
 ) -> Result<u64, Vec<Diff>> {
-    let mut conn =
-        Conn::connect(addr).map_err(|err| vec![Diff::error("connect", "a connection", &err)])?;
+    let connect =
+        || Conn::connect(addr).map_err(|err| vec![Diff::error("connect", "a connection", &err)]);
+    let mut conn = connect()?;
     let host = addr.to_string();
     let requests: Vec<Vec<u8>> = eps
         .iter()
@@ -156,54 +135,58 @@ fn run_connection(
         .collect();
     let plan = |n: u64| (n as usize + index) % eps.len();
     let mut rng = XorShift(0x9e37_79b9_7f4a_7c15 ^ (index as u64 + 1));
-    let mut stream = Stream {
-        unsent: Vec::new(),
-        written: 0,
-        queued: 0,
-        ends: VecDeque::new(),
-        complete: 0,
-    };
     let (mut sent, mut answered) = (0u64, 0u64);
+    let mut unsent = Vec::new();
+    let mut write_error = None;
     loop {
-        let sending = Instant::now() < until;
-        while sending && sent - answered < depth as u64 {
-            stream.push(&requests[plan(sent)]);
+        while Instant::now() < until && sent - answered < depth as u64 {
+            unsent.extend_from_slice(&requests[plan(sent)]);
             sent += 1;
         }
-        let mut cut = stream.unsent.len() as u64;
-        if sending {
-            let hold = (rng.next() % MAX_HOLD).min(cut);
-            if stream.complete_after(cut - hold) > answered {
-                cut -= hold;
+        if !unsent.is_empty() {
+            let cut = rng.cut(unsent.len());
+            let wrote = conn.send(&unsent[..cut]).and_then(|()| {
+                std::thread::sleep(CUT_PAUSE);
+                conn.send(&unsent[cut..])
+            });
+            if let Err(err) = wrote {
+                // The answers already sent may still say why (a `Connection: close`).
+                write_error.get_or_insert(format!("write after response {answered}: {err}"));
             }
+            unsent.clear();
         }
-        if cut > 0 {
-            let at = format!("write after response {answered}");
-            conn.send(&stream.unsent[..cut as usize])
-                .map_err(|err| vec![Diff::error(at, "the requests accepted", &err)])?;
-            stream.wrote(cut as usize);
-        }
-        if answered == stream.complete {
-            if !sending {
-                return Ok(answered);
-            }
-            continue;
+        if answered == sent {
+            return Ok(answered);
         }
         let e = &eps[plan(answered)];
         let at = format!("response {} (GET {})", answered + 1, e.path);
-        let diffs = match conn.read_response() {
-            Ok(r) => compare(e, &r, true),
-            Err(err) => vec![Diff::error(
-                "response",
-                format!("{} {}", e.status, e.path),
-                &err,
-            )],
-        };
+        let r = conn.read_response().map_err(|err| {
+            let got = match &write_error {
+                Some(w) => format!("error: {err} (after the {w})"),
+                None => format!("error: {err}"),
+            };
+            let expected = format!("{} {}", e.status, e.path);
+            prefixed(vec![Diff::new("response", expected, got)], &at)
+        })?;
+        let diffs = compare(e, &r, true);
         if !diffs.is_empty() {
             return Err(prefixed(diffs, &at));
         }
         answered += 1;
+        if announces_close(&r) {
+            conn = connect()?;
+            write_error = None;
+            for n in answered..sent {
+                unsent.extend_from_slice(&requests[plan(n)]);
+            }
+        }
     }
+}
+
+/// True when a response says the server closes the connection after it.
+fn announces_close(r: &Response) -> bool {
+    r.header("connection")
+        .is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")))
 }
 
 #[cfg(test)]
@@ -211,21 +194,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_stream_counts_a_request_complete_only_when_its_last_byte_is_written() {
-        let mut s = Stream {
-            unsent: Vec::new(),
-            written: 0,
-            queued: 0,
-            ends: VecDeque::new(),
-            complete: 0,
-        };
-        s.push(b"aaaa");
-        s.push(b"bbbb");
-        assert_eq!(s.complete_after(3), 0);
-        assert_eq!(s.complete_after(4), 1);
-        s.wrote(6);
-        assert_eq!((s.complete, s.unsent.as_slice()), (1, &b"bb"[..]));
-        assert_eq!(s.complete_after(2), 2);
+    fn a_cut_leaves_bytes_on_both_sides() {
+        let mut rng = XorShift(7);
+        for _ in 0..1000 {
+            let c = rng.cut(10);
+            assert!((1..10).contains(&c), "{c}");
+        }
+        assert_eq!((rng.cut(1), rng.cut(0)), (1, 0));
     }
 
     #[test]
