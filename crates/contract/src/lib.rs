@@ -121,7 +121,10 @@ impl VerifyReport {
 pub fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     (bare, port).to_socket_addrs()?.next().ok_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::NotFound, format!("{host} has no address"))
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{host} has no address"),
+        )
     })
 }
 

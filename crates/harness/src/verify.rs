@@ -5,8 +5,8 @@
 use crate::catalog::{Feature, Server};
 use crate::paths::{slug, Paths};
 use crate::process::{self, StartOptions};
-use serverbench_contract::{check_all, Check, Diff, Targets};
 pub use serverbench_contract::VerifyReport;
+use serverbench_contract::{check_all, Check, Diff, Targets};
 use std::path::PathBuf;
 
 /// Options of [`verify_server`].
@@ -33,7 +33,6 @@ impl VerifyOptions {
         }
     }
 }
-
 
 /// Starts `server` on free ports, runs [`check_all`], checks it is still running, stops it.
 pub fn verify_server(server: &Server, paths: &Paths, opts: &VerifyOptions) -> VerifyReport {
@@ -123,4 +122,3 @@ fn free_ports(host: &str, server: &Server) -> std::io::Result<(u16, Option<u16>)
     };
     Ok((port, echo))
 }
-
