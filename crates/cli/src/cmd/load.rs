@@ -5,7 +5,7 @@ mod summary;
 use anyhow::{bail, Context};
 use serverbench_engine::config::{self, parse_duration, split_host_port};
 use serverbench_engine::{
-    Config, EngineError, Event, HttpOptions, Protocol, Reads, Schedule, Stop,
+    Config, EngineError, Event, HttpOptions, Lifetime, Protocol, Reads, Schedule, Stop,
 };
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -157,7 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// Turns the flags into an engine configuration; errors are one line naming the flag.
 fn build_config(a: &Args) -> anyhow::Result<Config> {
-    let (addr, target, protocol) = if let Some(tcp) = &a.tcp {
+    let (addr, target, protocol, tls) = if let Some(tcp) = &a.tcp {
         let (host, port) =
             split_host_port(tcp, 0).map_err(|why| anyhow::anyhow!("--tcp `{tcp}`: {why}"))?;
         if port == 0 {
@@ -170,7 +170,7 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
             },
             TcpMode::Pingpong => Protocol::TcpPingPong { size: a.size },
         };
-        (addr, vec![tcp.clone()], protocol)
+        (addr, vec![tcp.clone()], protocol, None)
     } else {
         let body = match (&a.body, &a.body_file) {
             (Some(b), _) => Some(b.clone().into_bytes()),
@@ -185,9 +185,10 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
             body,
             expect_status: a.expect_status.clone(),
             verify: a.verify,
+            ..Default::default()
         };
-        let (addr, protocol) = config::http_target(&a.urls, &opts)?;
-        (addr, a.urls.clone(), protocol)
+        let t = config::http_target(&a.urls, &opts)?;
+        (t.addr, a.urls.clone(), t.protocol, t.tls)
     };
     let schedule = match a.rate {
         Some(_) if a.pipeline > 1 => bail!("-R/--rate cannot be combined with -p/--pipeline > 1"),
@@ -225,6 +226,8 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
         } else {
             Reads::Window
         },
+        tls,
+        lifetime: Lifetime::KeepAlive,
     };
     config.validate()?;
     Ok(config)

@@ -58,7 +58,10 @@ impl Worker<'_> {
                     continue;
                 }
                 match c.check_connected() {
-                    Some(true) => pending -= 1,
+                    Some(true) => {
+                        c.state = State::Connected;
+                        pending -= 1;
+                    }
                     Some(false) => {
                         c.close(self.poll.registry(), 0);
                         pending -= 1;
