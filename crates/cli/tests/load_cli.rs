@@ -382,7 +382,7 @@ fn https_with_cacert_loads_and_records_the_negotiation() {
 fn https_without_its_ca_fails_every_handshake_with_a_hint_and_exit_3() {
     let (addr, _dir, _) = https_server(true);
     let url = format!("https://{addr}/hello");
-    let out = serverbench(&["-c", "2", "-d", "200ms", &url]);
+    let out = serverbench(&["-c", "2", "-n", "4", &url]);
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(

@@ -85,11 +85,12 @@ fn https_json_with_tls_errors_validates_against_the_schema() {
     let (addr, _) = https_server(ServerTls::default(), other.localhost(), |_, _| {
         Reply::Send(ok("hi"))
     });
-    let cfg = https_config(
+    let mut cfg = https_config(
         &format!("https://{addr}/"),
         ClientTls::trusting(&pki),
         false,
     );
+    cfg.stop = serverbench_engine::Stop::Requests(2);
     let v = serde_json::to_value(run(&cfg)).unwrap();
     assert_valid(&v);
     assert!(v["tls"]["version"].is_null());

@@ -130,13 +130,14 @@ fn the_url_host_is_sent_as_sni() {
 fn a_certificate_from_an_unknown_ca_gives_tls_errors_naming_the_cause() {
     let (pki, other) = (Pki::new(), Pki::new());
     let (addr, _) = https_server(ServerTls::default(), other.localhost(), hello());
-    let r = run(&https_config(
+    let mut cfg = https_config(
         &format!("https://{addr}/"),
         ClientTls::trusting(&pki),
         false,
-    ));
-    assert_eq!(r.requests, 0);
-    assert!(r.errors.tls > 0, "{:?}", r.errors);
+    );
+    cfg.stop = Stop::Requests(4); // -n counts failed attempts
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.tls), (0, 4), "{:?}", r.errors);
     let tls = r.tls.unwrap();
     assert_eq!(
         tls.errors.get("certificate unknown issuer"),
@@ -151,12 +152,14 @@ fn a_certificate_from_an_unknown_ca_gives_tls_errors_naming_the_cause() {
 fn a_certificate_for_another_name_gives_a_name_mismatch() {
     let pki = Pki::new();
     let (addr, _) = https_server(ServerTls::default(), pki.leaf(&["other.example"]), hello());
-    let r = run(&https_config(
+    let mut cfg = https_config(
         &format!("https://{addr}/"),
         ClientTls::trusting(&pki),
         false,
-    ));
-    assert_eq!(r.requests, 0);
+    );
+    cfg.stop = Stop::Requests(4);
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.tls), (0, 4), "{:?}", r.errors);
     let tls = r.tls.unwrap();
     assert_eq!(
         tls.errors.get("certificate name mismatch"),
@@ -188,12 +191,34 @@ fn a_server_that_closes_mid_handshake_is_counted_not_fatal() {
         ..Default::default()
     };
     let (addr, _) = https_server(tls, pki.localhost(), hello());
-    let r = run(&https_config(
+    let mut cfg = https_config(
         &format!("https://{addr}/"),
         ClientTls::trusting(&pki),
         false,
-    ));
-    assert!(r.requests > 0, "{:?}", r.errors);
-    assert_eq!(r.errors.tls, 3, "{:?}", r.errors);
+    );
+    cfg.stop = Stop::Requests(100); // the three failed attempts count towards -n
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.tls), (97, 3), "{:?}", r.errors);
     assert_eq!(r.tls.unwrap().errors.get("handshake eof"), Some(&3));
+}
+
+#[test]
+fn at_a_low_rate_the_handshake_completes_before_any_request_is_due() {
+    // The client's Finished normally rides with the first request; when none is due it must go
+    // out on its own, or the server would wait for it (and time the connection out).
+    let pki = Pki::new();
+    let (addr, seen) = https_server(ServerTls::default(), pki.localhost(), hello());
+    let mut cfg = https_config(
+        &format!("https://{addr}/"),
+        ClientTls::trusting(&pki),
+        false,
+    );
+    cfg.connections = 4;
+    cfg.schedule = Schedule::Rate { per_second: 4.0 };
+    cfg.stop = Stop::Duration(std::time::Duration::from_millis(400));
+    let r = run(&cfg);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert!(r.requests <= 2, "{}", r.requests);
+    assert_eq!(r.tls.unwrap().handshakes, 4);
+    assert_eq!(seen.handshakes.load(std::sync::atomic::Ordering::SeqCst), 4);
 }

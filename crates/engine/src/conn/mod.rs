@@ -111,11 +111,14 @@ impl Conn {
     }
 
     /// Checks a connecting socket after an event: `Some(true)` connected, `Some(false)` failed,
-    /// `None` still in progress. The caller moves the state on.
-    pub fn check_connected(&mut self) -> Option<bool> {
+    /// `None` still in progress. The caller moves the state on. A writable socket without a
+    /// pending error has connected (epoll signals a connect's end with EPOLLOUT), so only other
+    /// events cost the `getpeername` that tells.
+    pub fn check_connected(&mut self, writable: bool) -> Option<bool> {
         let sock = self.sock.as_ref()?;
         match sock.take_error() {
             Ok(Some(_)) | Err(_) => return Some(false),
+            Ok(None) if writable => return Some(true),
             Ok(None) => {}
         }
         match sock.peer_addr() {
@@ -126,10 +129,10 @@ impl Conn {
     }
 
     /// Drops the socket and all per-connection state; returns how many requests were in flight.
-    pub fn close(&mut self, registry: &Registry, backoff_until: u64) -> usize {
-        if let Some(mut sock) = self.sock.take() {
-            let _ = registry.deregister(&mut sock);
-        }
+    /// Closing the descriptor takes it out of the epoll set (nothing else refers to it), so
+    /// there is no `EPOLL_CTL_DEL`: one system call less per connection with `--new-conn`.
+    pub fn close(&mut self, backoff_until: u64) -> usize {
+        self.sock = None;
         self.tls = None;
         let lost = self.inflight.len();
         self.inflight.clear();

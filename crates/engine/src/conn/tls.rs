@@ -74,13 +74,19 @@ impl Conn {
     }
 
     /// Writes and reads handshake messages until the handshake is done or the socket has
-    /// nothing more; `wire` adds up the bytes moved.
-    pub fn drive_handshake(&mut self, wire: &mut Wire) -> Handshake {
+    /// nothing more; `wire` adds up the bytes moved. `first`: the ClientHello goes out now, and
+    /// nothing can have come back yet, so there is no read (a TLS server never speaks first).
+    /// Once the handshake is done our last flight (Finished) is left to the first request's
+    /// flush: one `writev` carries both.
+    pub fn drive_handshake(&mut self, wire: &mut Wire, first: bool) -> Handshake {
         let (Some(sock), Some(tls)) = (self.sock.as_mut(), self.tls.as_deref_mut()) else {
             return Handshake::Failed(ErrorKind::Read);
         };
         let eof = Handshake::Failed(ErrorKind::Tls(TlsCause::HandshakeEof));
         loop {
+            if !tls.is_handshaking() {
+                return Handshake::Done;
+            }
             while tls.wants_write() {
                 match tls.write_tls(sock) {
                     Ok(n) => wire.written += n,
@@ -90,9 +96,8 @@ impl Conn {
                     Err(_) => return eof,
                 }
             }
-            if !tls.is_handshaking() {
-                // Anything still unwritten (a blocked Finished) goes out with the first request.
-                return Handshake::Done;
+            if first {
+                return Handshake::Pending;
             }
             match tls.read_tls(&mut Probe {
                 sock: &mut *sock,

@@ -23,7 +23,7 @@ impl Worker<'_> {
         match self.conns[i].start_tls(config.clone(), name.clone()) {
             Ok(()) => {
                 self.conns[i].state = State::Handshaking(now);
-                self.handshake(i, now);
+                self.handshake(i, now, true);
             }
             Err(kind) => self.fail(i, now, kind, BACKOFF_NS),
         }
@@ -31,7 +31,7 @@ impl Worker<'_> {
 
     /// Clean close (e.g. `Connection: close`): requests still in flight are sent again later.
     pub(super) fn reopen(&mut self, i: usize, now: u64) {
-        let lost = self.conns[i].close(self.poll.registry(), now) as u64;
+        let lost = self.conns[i].close(now) as u64;
         self.issued -= lost;
         self.connect(i, now);
     }
@@ -39,7 +39,7 @@ impl Worker<'_> {
     /// Counts an error, drops the connection and reconnects (after `backoff` ns).
     pub(super) fn fail(&mut self, i: usize, now: u64, kind: ErrorKind, backoff: u64) {
         self.stats.error(now, kind);
-        let lost = self.conns[i].close(self.poll.registry(), now + backoff) as u64;
+        let lost = self.conns[i].close(now + backoff) as u64;
         if self.quota != u64::MAX {
             // -n counts failed attempts so that a dead target still ends the run.
             let attempts = lost.max(1);

@@ -272,12 +272,12 @@ impl<'a> Worker<'a> {
 
     fn on_event(&mut self, i: usize, readable: Readable, writable: bool, now: u64) {
         match self.conns[i].state {
-            State::Connecting(t) => match self.conns[i].check_connected() {
+            State::Connecting(t) => match self.conns[i].check_connected(writable) {
                 Some(true) => self.on_connected(i, now, Some(t)),
                 Some(false) => self.fail(i, now, ErrorKind::Connect, BACKOFF_NS),
                 None => {}
             },
-            State::Handshaking(_) => self.handshake(i, now),
+            State::Handshaking(_) => self.handshake(i, now, false),
             State::Ready => {
                 if readable != Readable::No
                     && !self.on_readable(i, readable == Readable::Closed, now)

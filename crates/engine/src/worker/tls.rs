@@ -6,13 +6,14 @@ use crate::conn::{Handshake, State, TlsRead, Wire};
 use crate::tls::Negotiated;
 
 impl Worker<'_> {
-    /// Moves connection `i`'s handshake on; once done, records it and starts requests.
-    pub(super) fn handshake(&mut self, i: usize, now: u64) {
+    /// Moves connection `i`'s handshake on (`first`: it starts now); once done, records it and
+    /// starts requests.
+    pub(super) fn handshake(&mut self, i: usize, now: u64, first: bool) {
         let State::Handshaking(started) = self.conns[i].state else {
             return;
         };
         let mut wire = Wire::default();
-        let progress = self.conns[i].drive_handshake(&mut wire);
+        let progress = self.conns[i].drive_handshake(&mut wire, first);
         self.stats.read(now, wire.read);
         self.stats.wrote(now, wire.written);
         match progress {
@@ -25,6 +26,14 @@ impl Worker<'_> {
                 }
                 self.conns[i].state = State::Ready;
                 self.on_ready(i, now);
+                // Our Finished went out with the first request, unless none was due (`-R`).
+                if self.conns[i]
+                    .tls
+                    .as_deref()
+                    .is_some_and(|t| t.wants_write())
+                {
+                    self.flush(i, now);
+                }
             }
             Handshake::Failed(kind) => self.fail(i, now, kind, BACKOFF_NS),
         }

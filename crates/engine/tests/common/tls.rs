@@ -167,20 +167,21 @@ fn serve(
     let mut pending = Vec::new();
     let mut buf = [0u8; 16384];
     let mut served = 0u64;
-    let mut counted = false;
+    while s.conn.is_handshaking() {
+        if s.conn.complete_io(&mut s.sock).is_err() {
+            return;
+        }
+    }
+    seen.handshakes.fetch_add(1, Ordering::SeqCst);
+    if s.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
+        seen.resumed.fetch_add(1, Ordering::SeqCst);
+    }
+    *seen.sni.lock().unwrap() = s.conn.server_name().map(str::to_string);
     loop {
         let n = match s.read(&mut buf) {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
-        if !counted {
-            counted = true;
-            seen.handshakes.fetch_add(1, Ordering::SeqCst);
-            if s.conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
-                seen.resumed.fetch_add(1, Ordering::SeqCst);
-            }
-            *seen.sni.lock().unwrap() = s.conn.server_name().map(str::to_string);
-        }
         pending.extend_from_slice(&buf[..n]);
         let mut out = Vec::new();
         while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
