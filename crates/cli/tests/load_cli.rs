@@ -320,7 +320,7 @@ fn https_server(resumable: bool) -> (SocketAddr, tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let ca_file = dir.path().join("ca.pem");
     std::fs::write(&ca_file, ca.pem()).unwrap();
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .unwrap()
