@@ -5,9 +5,11 @@
 
 use crate::catalog::Feature;
 use serde::{Deserialize, Serialize};
+use serverbench_engine::config::{format_duration, parse_duration, BadDuration};
 pub use serverbench_results::Mode;
 use serverbench_results::Tool;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Default number of laps.
 pub const DEFAULT_LAPS: u32 = 3;
@@ -173,48 +175,26 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Feature>, D
     )
 }
 
-/// Parses `500ms`, `2s`, `1.5s`, `1m`, `1h` (a bare number is seconds) into seconds.
-pub fn parse_duration(s: &str) -> Result<f64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration like 500ms, 10s or 1m"))?;
-    let factor = match unit.trim() {
-        "ms" => 0.001,
-        "" | "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(format!(
-                "unknown duration unit `{other}` in `{s}` (ms, s, m, h)"
-            ))
-        }
-    };
-    Ok(value * factor)
+/// Seconds from a suite's duration text, in the one grammar of
+/// [`serverbench_engine::config::parse_duration`].
+fn seconds(text: &str) -> Result<f64, BadDuration> {
+    parse_duration(text).map(|d| d.as_secs_f64())
 }
 
-/// Formats seconds the way suites write them: `500ms`, `2s`, `1.5s`.
-pub fn format_duration(s: f64) -> String {
-    if s < 1.0 {
-        format!("{}ms", (s * 1000.0).round())
-    } else {
-        format!("{}s", (s * 1000.0).round() / 1000.0)
-    }
+/// Seconds written the way suites write them (`500ms`, `2s`, `1.5s`).
+fn duration_text(seconds: f64) -> String {
+    format_duration(Duration::try_from_secs_f64(seconds).unwrap_or_default())
 }
 
 mod duration {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&super::format_duration(*v))
+        s.serialize_str(&super::duration_text(*v))
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         let text = String::deserialize(d)?;
-        super::parse_duration(&text).map_err(serde::de::Error::custom)
+        super::seconds(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -223,13 +203,13 @@ mod opt_duration {
 
     pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
         match v {
-            Some(v) => s.serialize_str(&super::format_duration(*v)),
+            Some(v) => s.serialize_str(&super::duration_text(*v)),
             None => s.serialize_none(),
         }
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
         let text = String::deserialize(d)?;
-        super::parse_duration(&text)
+        super::seconds(&text)
             .map(Some)
             .map_err(serde::de::Error::custom)
     }
@@ -306,7 +286,7 @@ impl Profile {
     /// `10s`, `10000req` or empty.
     fn length_label(&self) -> String {
         match (self.duration, self.requests) {
-            (Some(d), _) => format_duration(d),
+            (Some(d), _) => duration_text(d),
             (None, Some(n)) => format!("{n}req"),
             (None, None) => String::new(),
         }
