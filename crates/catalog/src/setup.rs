@@ -312,8 +312,7 @@ fn install_toolchain(
 
 /// apt-get may be run: we are root, it is on PATH and `--no-apt` was not given.
 fn can_apt(opts: &SetupOptions) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = nix::unistd::geteuid().is_root();
     root && !opts.no_apt && on_path("apt-get").is_some()
 }
 

@@ -219,7 +219,7 @@ impl Sampler {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
         let handle = std::thread::spawn(move || {
-            let _ = crate::process::pin_current_thread(&cpus);
+            let _ = serverbench_engine::sys::pin_current_thread_to(&cpus);
             let mut acc = Acc::default();
             acc.sample(root, page, true);
             let mut next = Instant::now() + interval;

@@ -50,8 +50,7 @@ fn run(
 }
 
 fn apt(tool: Tool, package: &str, on_step: &mut dyn FnMut(InstallStep)) -> Result<(), ToolError> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !nix::unistd::geteuid().is_root() {
         return Err(ToolError::NotInstalled {
             tool,
             why: format!("not root: install it with `sudo apt-get install {package}`"),

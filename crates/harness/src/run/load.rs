@@ -135,12 +135,12 @@ pub fn run_load(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    crate::process::pin(&mut cmd, client_cpus);
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| LoadError::Spawn {
-        command: command.clone(),
-        source,
-    })?;
+    let mut child =
+        crate::process::spawn_pinned(&mut cmd, client_cpus).map_err(|source| LoadError::Spawn {
+            command: command.clone(),
+            source,
+        })?;
     let out = reader(child.stdout.take());
     let err = reader(child.stderr.take());
     let (status, usage, cancelled, timed_out) = wait(child.id() as i32, cancel, deadline(params));

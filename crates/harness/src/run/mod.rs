@@ -11,7 +11,8 @@ pub mod plan;
 mod server;
 
 pub use load::{run_load, LoadError, LoadOutcome};
-pub use plan::{affinity_cpus, pinning, Job, Plan};
+pub use plan::{pinning, Job, Plan};
+pub use serverbench_engine::sys::affinity_cpus;
 
 use crate::catalog::Catalog;
 use crate::paths::Paths;
