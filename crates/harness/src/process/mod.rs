@@ -371,22 +371,12 @@ pub fn group_alive(pgid: u32) -> bool {
 
 /// Pids of live (non-zombie) processes whose process group is `pgid`, per /proc.
 pub fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            // Fields after the ")" of comm: state ppid pgrp ...
-            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-                return false;
-            };
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            f.len() > 2 && f[0] != "Z" && f[0] != "X" && f[2].parse::<u32>() == Ok(pgid)
+    crate::proc::pids()
+        .into_iter()
+        .filter(|&pid| {
+            crate::proc::stat(pid).is_some_and(|st| st.is_live() && st.pgrp as u32 == pgid)
         })
+        .map(|pid| pid as u32)
         .collect()
 }
 
