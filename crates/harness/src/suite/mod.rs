@@ -3,6 +3,7 @@
 //! A suite names the servers to run, the scenarios (what is requested) and the load profiles
 //! (how hard), the number of laps, the warm-up and the load tool.
 
+use crate::catalog::toml_pos::{field_in_message, line_of, line_of_key};
 use crate::catalog::Feature;
 use serde::{Deserialize, Serialize};
 use serverbench_engine::config::{format_duration, parse_duration, BadDuration};
@@ -429,71 +430,22 @@ impl Suite {
 /// Turns a toml error into `SuiteError::Invalid` with the line and the key.
 fn toml_error(text: &str, file: &Path, err: &toml::de::Error) -> SuiteError {
     let message = err.message().trim().to_string();
-    let offset = err.span().map_or(0, |s| s.start).min(text.len());
-    let line = text[..offset].bytes().filter(|&b| b == b'\n').count() + 1;
-    let named = message
-        .find('`')
-        .and_then(|s| {
-            message[s + 1..]
-                .find('`')
-                .map(|l| &message[s + 1..s + 1 + l])
-        })
-        .filter(|_| message.starts_with("unknown field") || message.starts_with("missing field"));
-    let key = match named {
-        Some(k) => k.to_string(),
-        None => {
-            let line_text = text.lines().nth(line - 1).unwrap_or("");
-            line_text
-                .split('=')
-                .next()
-                .unwrap_or("?")
-                .trim()
-                .to_string()
-        }
-    };
+    let line = line_of(text, err.span().map_or(0, |s| s.start));
+    let key = field_in_message(&message).unwrap_or_else(|| {
+        let line_text = text.lines().nth(line - 1).unwrap_or("");
+        line_text
+            .split('=')
+            .next()
+            .unwrap_or("?")
+            .trim()
+            .to_string()
+    });
     SuiteError::Invalid {
         file: file.to_path_buf(),
         line,
         key,
         message,
     }
-}
-
-/// The line of `key`, `scenario[2].paths` or `profile[1]` (1 when not found).
-fn line_of_key(text: &str, key: &str) -> usize {
-    let (table, index, field) = match key.split_once('[') {
-        Some((table, rest)) => {
-            let (n, field) = rest.split_once(']').unwrap_or((rest, ""));
-            (
-                Some(table),
-                n.parse::<usize>().unwrap_or(1),
-                field.trim_start_matches('.'),
-            )
-        }
-        None => (None, 0, key),
-    };
-    let mut seen = 0;
-    let mut in_target = table.is_none();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            in_target = match table {
-                Some(tb) if t == format!("[[{tb}]]") => {
-                    seen += 1;
-                    seen == index
-                }
-                _ => false,
-            };
-            if in_target && field.is_empty() {
-                return i + 1;
-            }
-            continue;
-        }
-        if in_target && t.split('=').next().unwrap_or("").trim() == field {
-            return i + 1;
-        }
-    }
-    1
 }
 
 #[cfg(test)]
