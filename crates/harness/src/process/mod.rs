@@ -429,6 +429,30 @@ mod tests {
     }
 
     #[test]
+    fn a_pinned_child_runs_on_its_cpu_in_its_own_group_and_we_stay_unpinned() {
+        let before = sys::affinity_cpus();
+        let cpu = *before.last().unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "grep Cpus_allowed_list /proc/self/status; cut -d' ' -f5 /proc/$$/stat",
+        ])
+        .stdout(std::process::Stdio::piped());
+        let child = spawn_new_group_pinned(&mut cmd, &[cpu]).unwrap();
+        let pid = child.id();
+        let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+        assert!(
+            out.starts_with(&format!("Cpus_allowed_list:\t{cpu}\n")),
+            "{out}"
+        );
+        assert_eq!(
+            out.lines().nth(1).map(str::trim),
+            Some(pid.to_string().as_str())
+        );
+        assert_eq!(sys::affinity_cpus(), before);
+    }
+
+    #[test]
     fn our_own_group_is_alive() {
         assert!(group_alive(nix::unistd::getpgrp().as_raw() as u32));
     }
