@@ -47,23 +47,47 @@ pub struct Manifest {
 
 /// A part of the contract a server is known not to honour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Deviation {
     /// HTTP/1.0 requests are not answered as the contract says.
     Http10,
+    /// HTTP/1.0 requests that ask for keep-alive are answered, then the connection is closed.
+    Http10KeepAlive,
+    /// A request whose request line arrives in several segments is refused (shown by the
+    /// checks that split requests: 3 bytes at a time, and deep pipelining with cut writes).
+    SplitRequestLine,
+    /// Deep pipelining on many connections loses answers (e.g. closes without draining).
+    DeepPipelining,
 }
 
 impl Deviation {
+    /// The key in `[deviations]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deviation::Http10 => "http10",
+            Deviation::Http10KeepAlive => "http10_keep_alive",
+            Deviation::SplitRequestLine => "split_request_line",
+            Deviation::DeepPipelining => "deep_pipelining",
+        }
+    }
+
     /// True when the verify check named `check` is about this deviation.
     pub fn covers(self, check: &str) -> bool {
         match self {
             Deviation::Http10 => check.starts_with("HTTP/1.0"),
+            Deviation::Http10KeepAlive => {
+                check.starts_with("HTTP/1.0") && check.contains("keep-alive")
+            }
+            Deviation::SplitRequestLine => {
+                check.contains("bytes at a time") || check.contains("writes cut anywhere")
+            }
+            Deviation::DeepPipelining => check.contains("pipelined on each of"),
         }
     }
 }
 
 /// `[requires]`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Requires {
     /// Executables that must be on PATH.
@@ -103,6 +127,15 @@ impl Manifest {
     /// Parses manifest text; `file` only names the source in errors.
     pub fn parse(text: &str, file: &Path) -> Result<Manifest, CatalogError> {
         toml::from_str(text).map_err(|e| parse_error(text, file, &e))
+    }
+
+    /// Reads and parses `file`.
+    pub fn read(file: &Path) -> Result<Manifest, CatalogError> {
+        let text = std::fs::read_to_string(file).map_err(|source| CatalogError::Io {
+            path: file.to_path_buf(),
+            source,
+        })?;
+        Manifest::parse(&text, file)
     }
 
     /// True when the server implements `feature`.

@@ -1,6 +1,7 @@
-//! Reading `/proc`: the one place that parses `/proc/<pid>/stat`, a task's `status`, and the
-//! machine facts `env.json` records (CPU model, memory). Used by the sampler (every 100 ms, on
-//! the server's whole process tree), by process groups (who is still alive) and by run/env.
+//! Reading `/proc`: the one place that parses `/proc/<pid>/stat`, a task's `status`, the
+//! socket tables and a process's socket descriptors, and the machine facts `env.json` records
+//! (CPU model, memory). Used by the sampler (every 100 ms, on the server's whole process tree),
+//! by process groups (who is still alive, who listens on a port) and by run/env.
 //!
 //! Hand-written rather than the `procfs` crate, which measured no faster and, for task
 //! `status`, slower: reading `stat` of all ~120 processes took 3.0 ms both ways, and the context
@@ -9,6 +10,10 @@
 //! machine. The parsers stay small: only the fields serverbench reads.
 
 use nix::unistd::{sysconf, SysconfVar};
+use std::collections::HashSet;
+
+/// TCP state `LISTEN` in the socket tables.
+const LISTEN: &str = "0A";
 
 /// One process as read from `/proc/<pid>/stat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,12 +61,60 @@ pub fn stat(pid: i32) -> Option<Stat> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// True while `pid` exists and is neither a zombie nor dead.
+pub fn is_running(pid: u32) -> bool {
+    stat(pid as i32).is_some_and(|st| st.is_live())
+}
+
+/// The command name of `pid` (`/proc/<pid>/comm`), empty when it is gone.
+pub fn comm(pid: u32) -> String {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    text.trim().to_string()
+}
+
 /// Every pid in /proc now.
 pub fn pids() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .collect()
+}
+
+/// Inodes of the sockets listening on `port` (any address, IPv4 and IPv6), from the kernel's
+/// socket tables `/proc/net/tcp` and `/proc/net/tcp6`.
+pub fn listening_inodes(port: u16) -> HashSet<u64> {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| parse_listeners(&text, port))
+        .collect()
+}
+
+/// The listening inodes on `port` in one socket table's text.
+fn parse_listeners(text: &str, port: u16) -> Vec<u64> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            let local_port = cols.get(1)?.rsplit(':').next()?;
+            let listening = *cols.get(3)? == LISTEN;
+            let ours = u16::from_str_radix(local_port, 16).ok()? == port;
+            (listening && ours).then(|| cols.get(9)?.parse().ok())?
+        })
+        .collect()
+}
+
+/// Socket inodes held open by `pid` (its `/proc/<pid>/fd` links `socket:[inode]`).
+pub fn socket_inodes(pid: u32) -> HashSet<u64> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return HashSet::new();
+    };
+    dir.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|link| {
+            let s = link.to_str()?;
+            s.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
+        })
         .collect()
 }
 
@@ -162,7 +215,18 @@ mod tests {
             "{me:?}"
         );
         assert!(pids().contains(&(std::process::id() as i32)));
+        assert!(is_running(std::process::id()));
+        assert!(!comm(std::process::id()).is_empty());
         assert!(page_size() >= 4096 && ticks_per_second() >= 1);
+    }
+
+    #[test]
+    fn the_socket_table_parser_keeps_listeners_on_the_port_only() {
+        let text = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1
+   1: 0100007F:1F90 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 4343 1
+   2: 0100007F:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4444 1";
+        assert_eq!(parse_listeners(text, 8080), vec![4242]);
     }
 
     #[test]

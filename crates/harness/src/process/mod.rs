@@ -18,7 +18,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod interrupt;
-pub use interrupt::install_interrupt_cleanup;
+pub mod listeners;
+pub use interrupt::{install_interrupt, OnInterrupt, Stage};
 
 /// How long [`ServerProcess::stop`] waits after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -45,6 +46,24 @@ pub struct StartOptions {
     pub ready_timeout: Duration,
     /// More environment variables.
     pub extra_env: Vec<(String, String)>,
+    /// `TLS_PORT`, `TLS_CERT` and `TLS_KEY`, exported and waited for when set and the server
+    /// implements `tls` or `h2`.
+    pub tls: Option<TlsListener>,
+}
+
+/// Where a server serves TLS, and with which certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsListener {
+    /// `TLS_PORT`.
+    pub port: u16,
+    /// The certificate and key files.
+    pub files: crate::certs::TlsFiles,
+}
+
+/// True when `server` listens on `TLS_PORT`.
+pub fn serves_tls(server: &Server) -> bool {
+    use crate::catalog::Feature;
+    server.implements(Feature::Tls) || server.implements(Feature::H2)
 }
 
 impl StartOptions {
@@ -60,6 +79,7 @@ impl StartOptions {
             log_path,
             ready_timeout: Duration::from_secs(server.manifest.ready_timeout_s),
             extra_env: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -108,6 +128,19 @@ pub enum ProcessError {
         waiting_for: String,
         /// The last 20 lines of its log.
         log_tail: String,
+    },
+    /// Another process already listens on one of the server's ports.
+    #[error(
+        "{server}: port {port} is already in use by {owners}: stop it or pick another port \
+         (the load would measure that process, not {server})"
+    )]
+    PortBusy {
+        /// Catalog id.
+        server: String,
+        /// The port.
+        port: u16,
+        /// Who holds it, as `pid (command)`.
+        owners: String,
     },
     /// HOST/port do not form an address.
     #[error("{server}: bad address {addr}: {source}")]
@@ -160,13 +193,20 @@ pub fn start(
         path: opts.log_path.clone(),
         source,
     })?;
+    check_ports_free(server, opts)?;
     let run = server.manifest.commands.run.clone();
+    let mut extra = opts.extra_env.clone();
+    if let (Some(t), true) = (&opts.tls, serves_tls(server)) {
+        extra.push(("TLS_PORT".into(), t.port.to_string()));
+        extra.push(("TLS_CERT".into(), t.files.cert.display().to_string()));
+        extra.push(("TLS_KEY".into(), t.files.key.display().to_string()));
+    }
     let env = ServerEnv {
         host: opts.host.clone(),
         port: opts.port,
         echo_port: opts.echo_port,
         workers: opts.workers,
-        extra: opts.extra_env.clone(),
+        extra,
     };
     let mut cmd = env.command(server, paths, &run);
     cmd.stdout(log).stderr(log_err);
@@ -191,6 +231,21 @@ pub fn start(
     Ok(proc)
 }
 
+/// A port already listened on by some process is an error before the server starts.
+fn check_ports_free(server: &Server, opts: &StartOptions) -> Result<(), ProcessError> {
+    for addr in ready_addrs(server, opts)? {
+        let owners = listeners::owners(addr.port());
+        if !owners.is_empty() {
+            return Err(ProcessError::PortBusy {
+                server: server.id.clone(),
+                port: addr.port(),
+                owners: owners.join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The addresses the server should accept connections on.
 fn ready_addrs(server: &Server, opts: &StartOptions) -> Result<Vec<SocketAddr>, ProcessError> {
     let mut ports = Vec::new();
@@ -202,6 +257,9 @@ fn ready_addrs(server: &Server, opts: &StartOptions) -> Result<Vec<SocketAddr>, 
         opts.echo_port,
     ) {
         ports.push(p);
+    }
+    if let (true, Some(t)) = (serves_tls(server), &opts.tls) {
+        ports.push(t.port);
     }
     ports
         .into_iter()
@@ -325,7 +383,11 @@ impl ServerProcess {
         let start = Instant::now();
         let mut pending: Vec<SocketAddr> = addrs.to_vec();
         loop {
-            pending.retain(|a| TcpStream::connect_timeout(a, Duration::from_millis(200)).is_err());
+            let members = group_members(self.pgid);
+            pending.retain(|a| {
+                TcpStream::connect_timeout(a, Duration::from_millis(200)).is_err()
+                    || !listeners::listens(&members, a.port())
+            });
             if pending.is_empty() {
                 return Ok(());
             }
@@ -358,7 +420,8 @@ impl Drop for ServerProcess {
     }
 }
 
-fn signal_group(pgid: u32, sig: Signal) {
+/// Sends `sig` to process group `pgid` (never to group 0 or 1: ourselves or init's).
+pub(crate) fn signal_group(pgid: u32, sig: Signal) {
     if pgid > 1 {
         let _ = killpg(Pid::from_raw(pgid as i32), sig);
     }

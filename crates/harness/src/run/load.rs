@@ -99,11 +99,29 @@ fn wait(pid: i32, cancel: &AtomicBool, limit: Duration) -> (Option<i32>, libc::r
         if cancel.load(Ordering::Relaxed) || start.elapsed() > limit {
             cancelled = cancel.load(Ordering::Relaxed);
             timed_out = !cancelled;
-            // SAFETY: killing our own, not yet reaped child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // Our own child's process group: the child leads it and is not yet reaped.
+            crate::process::signal_group(pid as u32, nix::sys::signal::Signal::SIGKILL);
             continue;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The run was cancelled while the tool ran: the flag is set, or the tool died of SIGINT or
+/// SIGTERM (sent to it by someone else) and the flag follows within a moment.
+fn interrupted(status: Option<i32>, cancel: &AtomicBool) -> bool {
+    let by_signal = status.is_some_and(|s| {
+        libc::WIFSIGNALED(s) && matches!(libc::WTERMSIG(s), libc::SIGINT | libc::SIGTERM)
+    });
+    let deadline = Instant::now() + Duration::from_millis(if by_signal { 500 } else { 0 });
+    loop {
+        if cancel.load(Ordering::SeqCst) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -136,10 +154,14 @@ pub fn run_load(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let started = Instant::now();
+    // Its own process group: a terminal's Ctrl-C reaches serverbench only, which cancels the lap
+    // instead of seeing the tool die of SIGINT and recording a failure.
     let mut child =
-        crate::process::spawn_pinned(&mut cmd, client_cpus).map_err(|source| LoadError::Spawn {
-            command: command.clone(),
-            source,
+        crate::process::spawn_new_group_pinned(&mut cmd, client_cpus).map_err(|source| {
+            LoadError::Spawn {
+                command: command.clone(),
+                source,
+            }
         })?;
     let out = reader(child.stdout.take());
     let err = reader(child.stderr.take());
@@ -147,7 +169,7 @@ pub fn run_load(
     let wall_s = started.elapsed().as_secs_f64();
     let stdout = out.join().unwrap_or_default();
     let stderr = err.join().unwrap_or_default();
-    if cancelled {
+    if cancelled || interrupted(status, cancel) {
         return Err(LoadError::Cancelled);
     }
     if timed_out {

@@ -8,10 +8,12 @@
 pub mod env;
 mod load;
 pub mod plan;
+mod running;
 mod server;
 
 pub use load::{run_load, LoadError, LoadOutcome};
 pub use plan::{pinning, Job, Plan};
+pub use running::Attached;
 pub use serverbench_engine::sys::affinity_cpus;
 
 use crate::catalog::Catalog;
@@ -46,11 +48,19 @@ pub struct RunOptions {
     pub cancel: Arc<AtomicBool>,
     /// Run `verify::quick` before the first lap of each server.
     pub quick_verify: bool,
+    /// Servers already running (`run --url`), by the name they have in the catalog given to
+    /// [`run`] (as [`crate::catalog::Server::attached`]).
+    pub attached: Vec<Attached>,
 }
 
 /// Progress of a run.
 #[derive(Debug, Clone)]
 pub enum Event {
+    /// Before anything is measured: what takes the first seconds.
+    Preparing {
+        /// What is being done.
+        what: String,
+    },
     /// The results folder is ready; `total` laps are planned, `already` were recorded before.
     Started {
         /// Results folder.
@@ -151,6 +161,9 @@ pub enum RunError {
     /// `results.jsonl` could not be read or written.
     #[error(transparent)]
     Results(#[from] ResultsError),
+    /// The run's TLS certificate could not be made.
+    #[error(transparent)]
+    Cert(#[from] crate::certs::CertError),
     /// `env.json` could not be written.
     #[error(transparent)]
     Env(#[from] EnvError),
@@ -251,6 +264,13 @@ pub fn run(
             },
         });
     }
+    on_event(Event::Preparing {
+        what: format!(
+            "recording the environment ({} servers' versions) and preparing {}",
+            catalog.servers.len(),
+            opts.suite.tool
+        ),
+    });
     let dir = prepare_dir(opts, paths, catalog, &plan.skipped)?;
     let tool = tools::prepare(
         opts.suite.tool,
@@ -266,7 +286,12 @@ pub fn run(
         .iter()
         .map(LapRecord::key)
         .collect();
-    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done);
+    let tls_files = if plan.servers.iter().any(crate::process::serves_tls) {
+        Some(crate::certs::generate(&dir.join("tls"), &opts.host)?)
+    } else {
+        None
+    };
+    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done).with_tls(tls_files);
     on_event(Event::Started {
         dir: dir.clone(),
         servers: plan.servers.iter().map(|s| s.id.clone()).collect(),
@@ -304,6 +329,7 @@ fn check_tool(tool: &Prepared, plan: &Plan, suite: &Suite) -> Result<(), RunErro
         host: "127.0.0.1".into(),
         port: 1,
         echo_port: Some(2),
+        tls_port: None,
     };
     let mut state_jobs = plan.jobs.iter().filter(|j| j.lap == 1);
     state_jobs.try_for_each(|j| {

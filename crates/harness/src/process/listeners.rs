@@ -1,0 +1,47 @@
+//! Who listens on a port: the socket tables give the inode of each listening socket, and a
+//! process's descriptors name the socket inodes it holds (both read by [`crate::proc`]).
+//! "Ready" means a listener on the server's port belongs to the server's own process group, so
+//! a port held by somebody else is never mistaken for our server.
+
+use crate::proc;
+
+/// Whether one of `pids` holds a socket listening on `port`.
+pub fn listens(pids: &[u32], port: u16) -> bool {
+    let wanted = proc::listening_inodes(port);
+    !wanted.is_empty()
+        && pids
+            .iter()
+            .any(|&p| !proc::socket_inodes(p).is_disjoint(&wanted))
+}
+
+/// The processes holding a socket that listens on `port`, as `pid (command)`, for an error
+/// message (scans every process: only used once something is wrong).
+pub fn owners(port: u16) -> Vec<String> {
+    let wanted = proc::listening_inodes(port);
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    proc::pids()
+        .into_iter()
+        .map(|pid| pid as u32)
+        .filter(|&pid| !proc::socket_inodes(pid).is_disjoint(&wanted))
+        .map(|pid| format!("{pid} ({})", proc::comm(pid)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn a_listener_of_this_process_is_found_and_named() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let me = std::process::id();
+        assert!(listens(&[me], port));
+        assert!(owners(port).iter().any(|o| o.starts_with(&me.to_string())));
+        drop(l);
+        assert!(!listens(&[me], port));
+    }
+}
