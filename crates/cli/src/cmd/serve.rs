@@ -120,7 +120,7 @@ fn print_urls(server: &Server, opts: &StartOptions) {
         opts.host.clone()
     };
     println!("{} is ready (Ctrl-C to stop). Try:", server.id);
-    for e in serverbench_harness::verify::checks::declared(&server.manifest.implements) {
+    for e in serverbench_contract::checks::declared(&server.manifest.implements) {
         println!("  curl -i http://{host}:{}{}", opts.port, e.path);
     }
     if let Some(t) = &opts.tls {

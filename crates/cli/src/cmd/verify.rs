@@ -3,9 +3,8 @@
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::{availability, Availability, Catalog, Feature, Server};
-use serverbench_harness::verify::{
-    check_all, verify_server, Check, Diff, Targets, VerifyOptions, VerifyReport,
-};
+use serverbench_contract::{check_all, Check, Diff, Targets, VerifyReport};
+use serverbench_harness::verify::{verify_server, VerifyOptions};
 use serverbench_tools::Target;
 use std::io::Write;
 use std::path::PathBuf;

@@ -526,9 +526,9 @@ fn died(proc: &mut Running) -> Option<String> {
 /// endpoint, one echo).
 fn quick_check(server: &Server, target: &Target) -> Result<(), String> {
     let http = server.serves_http().then_some(target.port);
-    let targets = crate::verify::Targets::new(&target.host, http, target.echo_port)
+    let targets = serverbench_contract::Targets::new(&target.host, http, target.echo_port)
         .map_err(|e| format!("{}: {e}", target.host))?;
-    let report = crate::verify::quick(&targets, &server.manifest.implements);
+    let report = serverbench_contract::quick(&targets, &server.manifest.implements);
     if report.passed() {
         Ok(())
     } else {

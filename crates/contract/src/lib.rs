@@ -1,9 +1,12 @@
-//! `serverbench verify`: start a server and check it against spec/contract.md.
-//!
-//! [`check_all`] runs the whole contract against addresses, then the shapes real clients send
+//! serverbench-contract owns the check of spec/contract.md against a running server's
+//! addresses: [`check_all`] runs the whole contract, then the shapes real clients send
 //! ([`shapes`], [`pipeline`]); [`quick`] is a fast subset (one request per declared endpoint and
-//! a 1-byte echo) for the pre-lap check of `run`, and [`verify_server`] starts a catalog server
-//! on free ports, checks it and stops it.
+//! a 1-byte echo) for the pre-lap check of `run`. Every failure is a named [`Check`] with a
+//! [`Diff`] of what was expected and what came.
+//!
+//! Its HTTP client ([`http`]) is hand-written on purpose: it must see the exact bytes a server
+//! sends (framing, header case, a connection left open). It must not start or stop servers
+//! (serverbench-harness's `verify_server` does) nor know about results.
 
 pub mod checks;
 pub mod diff;
@@ -16,11 +19,9 @@ pub mod shapes;
 
 pub use diff::Diff;
 
-use crate::catalog::{Feature, Server};
-use crate::paths::{slug, Paths};
-use crate::process::{self, StartOptions};
 use serde::Serialize;
-use std::net::SocketAddr;
+use serverbench_catalog::Feature;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
 /// One named check and what differed (nothing = passed).
@@ -75,8 +76,8 @@ impl Targets {
     /// Targets from the host and ports a server was started with.
     pub fn new(host: &str, port: Option<u16>, echo_port: Option<u16>) -> std::io::Result<Targets> {
         Ok(Targets {
-            http: port.map(|p| process::resolve(host, p)).transpose()?,
-            echo: echo_port.map(|p| process::resolve(host, p)).transpose()?,
+            http: port.map(|p| resolve(host, p)).transpose()?,
+            echo: echo_port.map(|p| resolve(host, p)).transpose()?,
         })
     }
 }
@@ -116,29 +117,15 @@ impl VerifyReport {
     }
 }
 
-/// Options of [`verify_server`].
-#[derive(Debug, Clone)]
-pub struct VerifyOptions {
-    /// `HOST` (default 127.0.0.1).
-    pub host: String,
-    /// CPUs to pin to (empty = none).
-    pub cpus: Vec<usize>,
-    /// `WORKERS` (default 1).
-    pub workers: usize,
-    /// Where the server's log goes (`<dir>/<lang>__<name>.verify.log`).
-    pub log_dir: PathBuf,
-}
-
-impl VerifyOptions {
-    /// Defaults: 127.0.0.1, no pinning, 1 worker, logs in `<cache>/logs`.
-    pub fn new(paths: &Paths) -> VerifyOptions {
-        VerifyOptions {
-            host: "127.0.0.1".into(),
-            cpus: Vec::new(),
-            workers: 1,
-            log_dir: paths.logs_dir(),
-        }
-    }
+/// `host` (an IP literal, bracketed or not, or a name) and `port` as one socket address.
+pub fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    (bare, port).to_socket_addrs()?.next().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{host} has no address"),
+        )
+    })
 }
 
 /// The whole contract for the declared features.
@@ -207,99 +194,10 @@ pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     }
 }
 
-/// Starts `server` on free ports, runs [`check_all`], checks it is still running, stops it.
-pub fn verify_server(server: &Server, paths: &Paths, opts: &VerifyOptions) -> VerifyReport {
-    let log_path = opts
-        .log_dir
-        .join(format!("{}.verify.log", slug(&server.id)));
-    let mut report = VerifyReport {
-        server: server.id.clone(),
-        checks: Vec::new(),
-        log_path: Some(log_path.clone()),
-    };
-    let ports = free_ports(&opts.host, server);
-    let (port, echo_port) = match ports {
-        Ok(p) => p,
-        Err(e) => {
-            report.checks.push(Check::new(
-                "start",
-                vec![Diff::error("free port", "a port", &e)],
-            ));
-            return report;
-        }
-    };
-    let mut start = StartOptions::new(server, port, echo_port, log_path);
-    start.host = opts.host.clone();
-    start.cpus = opts.cpus.clone();
-    start.workers = opts.workers.max(1);
-    let mut proc = match process::start(server, paths, &start) {
-        Ok(p) => p,
-        Err(e) => {
-            let d = Diff::new("process", "ports accepting connections", e.to_string());
-            report.checks.push(Check::new("start", vec![d]));
-            return report;
-        }
-    };
-    let http_port = server.serves_http().then_some(port);
-    let targets = match Targets::new(&opts.host, http_port, echo_port) {
-        Ok(t) => t,
-        Err(e) => {
-            report.checks.push(Check::new(
-                "start",
-                vec![Diff::error("address", "an address", &e)],
-            ));
-            return report;
-        }
-    };
-    report.checks = check_all(&targets, &server.manifest.implements);
-    mark_deviations(&mut report.checks, server);
-    report.checks.push(match proc.try_exit() {
-        None => Check::pass("still running after the checks"),
-        Some(status) => Check::new(
-            "still running after the checks",
-            vec![Diff::new(
-                "process",
-                "running",
-                format!("exited ({status}): {}", proc.log_tail(5)),
-            )],
-        ),
-    });
-    proc.stop();
-    report
-}
-
-/// Marks failed checks that a deviation declared in the manifest explains.
-fn mark_deviations(checks: &mut [Check], server: &Server) {
-    for c in checks.iter_mut().filter(|c| !c.diffs.is_empty()) {
-        let declared = server
-            .manifest
-            .deviations
-            .iter()
-            .find(|(d, _)| d.covers(&c.name));
-        if let Some((_, reason)) = declared {
-            c.known_deviation = Some(reason.clone());
-        }
-    }
-}
-
-fn free_ports(host: &str, server: &Server) -> std::io::Result<(u16, Option<u16>)> {
-    let port = process::free_port(host)?;
-    let echo = if server.implements(Feature::Echo) {
-        let mut p = process::free_port(host)?;
-        while p == port {
-            p = process::free_port(host)?;
-        }
-        Some(p)
-    } else {
-        None
-    };
-    Ok((port, echo))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::Deviation;
+    use serverbench_catalog::Deviation;
 
     /// The names of the real-world checks, run against a port nobody listens on.
     fn real_world_names() -> Vec<String> {

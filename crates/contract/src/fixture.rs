@@ -6,7 +6,7 @@ use super::checks::{check_pipelining, declared, Endpoint, ENDPOINTS};
 use super::pipeline::{check_deep, small, Shape};
 use super::shapes::*;
 use super::Check;
-use crate::catalog::Feature;
+use serverbench_catalog::Feature;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
