@@ -127,12 +127,18 @@ fn in_process_server() -> u16 {
                     } else {
                         ("404 Not Found", "Not Found")
                     };
-                    let reply = format!(
-                        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
                     let http10 = head.lines().next().is_some_and(|l| l.ends_with("HTTP/1.0"));
                     let keep = head.to_ascii_lowercase().contains("connection: keep-alive");
+                    // An HTTP/1.0 client keeps the connection only when told so (the contract).
+                    let connection = if http10 && keep {
+                        "Connection: keep-alive\r\n"
+                    } else {
+                        ""
+                    };
+                    let reply = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\n{connection}Content-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
                     if out.write_all(reply.as_bytes()).is_err() || (http10 && !keep) {
                         return;
                     }

@@ -1,6 +1,10 @@
 //! A tiny raw HTTP/1.1 client over `std::net::TcpStream`, strict enough to check the contract:
 //! it sees exactly what the server sent (status line, headers, framing) and every read has a
 //! timeout so a broken server cannot hang verify.
+//!
+//! Hand-written on purpose: verify must see the exact bytes on the wire (the status line and
+//! headers as sent, whether the body was chunked, length-framed or close-delimited, a connection
+//! closed mid-head or mid-body), which an HTTP client crate normalizes, repairs or hides.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};

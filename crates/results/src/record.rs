@@ -4,7 +4,7 @@
 
 use crate::{Mode, Tool};
 use serde::{Deserialize, Serialize};
-use serverbench_engine::result::{Errors, LoadResult, TimelinePoint};
+use serverbench_engine::result::{Errors, Latency, LoadResult, TimelinePoint};
 use std::collections::BTreeMap;
 
 /// Whether the lap produced a measurement.
@@ -144,9 +144,25 @@ impl LapRecord {
     }
 }
 
+impl From<&Latency> for LatencySummary {
+    /// Every field, from a tool that reports them all (the engine, wrk).
+    fn from(l: &Latency) -> Self {
+        LatencySummary {
+            p50: Some(l.p50),
+            p75: Some(l.p75),
+            p90: Some(l.p90),
+            p99: Some(l.p99),
+            p999: Some(l.p999),
+            p9999: Some(l.p9999),
+            max: Some(l.max),
+            mean: Some(l.mean),
+            stdev: Some(l.stdev),
+        }
+    }
+}
+
 impl From<&LoadResult> for Measurement {
     fn from(r: &LoadResult) -> Self {
-        let l = &r.latency_us;
         let non_2xx = r
             .status
             .iter()
@@ -159,17 +175,7 @@ impl From<&LoadResult> for Measurement {
             rps: Some(r.rps),
             bytes_read: Some(r.bytes_read),
             bytes_written: Some(r.bytes_written),
-            latency_us: LatencySummary {
-                p50: Some(l.p50),
-                p75: Some(l.p75),
-                p90: Some(l.p90),
-                p99: Some(l.p99),
-                p999: Some(l.p999),
-                p9999: Some(l.p9999),
-                max: Some(l.max),
-                mean: Some(l.mean),
-                stdev: Some(l.stdev),
-            },
+            latency_us: LatencySummary::from(&r.latency_us),
             errors_total: Some(r.errors.total()),
             errors: Some(r.errors.clone()),
             non_2xx: Some(non_2xx),

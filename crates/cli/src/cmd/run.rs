@@ -7,11 +7,10 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
+use serverbench_engine::config::parse_duration;
 use serverbench_harness::process::{self, OnInterrupt};
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
-use serverbench_harness::suite::{
-    parse_duration, CpuCount, Profile, Scenario, ServerSelection, Suite,
-};
+use serverbench_harness::suite::{CpuCount, Profile, Scenario, ServerSelection, Suite};
 use serverbench_results::env::Pinning;
 use serverbench_results::record::{LapRecord, LapStatus, Measurement};
 use serverbench_tools::Tool;
@@ -211,7 +210,9 @@ fn build_suite(args: &Args, yours: &[String], pinning: &Pinning) -> anyhow::Resu
         suite.laps = n;
     }
     if let Some(w) = &args.warmup {
-        suite.warmup = parse_duration(w).map_err(|e| anyhow::anyhow!("--warmup: {e}"))?;
+        suite.warmup = parse_duration(w)
+            .map_err(|e| anyhow::anyhow!("--warmup: {e}"))?
+            .as_secs_f64();
     }
     let from_file = args.suite.is_some() || (args.resume.is_some() && !adhoc);
     if let (Some(d), true) = (&args.duration, from_file) {
@@ -281,7 +282,7 @@ fn lap_figure(m: &Measurement) -> Option<String> {
 /// `-d`, which must be a positive duration.
 fn lap_duration(text: &str) -> anyhow::Result<f64> {
     match parse_duration(text).map_err(|e| anyhow::anyhow!("-d: {e}"))? {
-        d if d > 0.0 => Ok(d),
+        d if !d.is_zero() => Ok(d.as_secs_f64()),
         _ => bail!("-d: a lap must last more than 0 s"),
     }
 }
@@ -489,13 +490,9 @@ impl Progress {
     }
 }
 
+/// An ETA to the second (`3m 5s`), in humantime's spelling.
 fn hms(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s / 60 % 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
-    }
+    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
 }
 
 /// Every distinct failure once, with the laps it hit and its reason's last lines (the server's

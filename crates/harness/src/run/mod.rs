@@ -12,8 +12,9 @@ mod running;
 mod server;
 
 pub use load::{run_load, LoadError, LoadOutcome};
-pub use plan::{affinity_cpus, pinning, Job, Plan};
+pub use plan::{pinning, Job, Plan};
 pub use running::Attached;
+pub use serverbench_engine::sys::affinity_cpus;
 
 use crate::catalog::Catalog;
 use crate::paths::Paths;

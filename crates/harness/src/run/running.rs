@@ -38,7 +38,7 @@ impl Running {
         match self {
             Running::Started(p) => p.try_exit().map(|s| s.to_string()),
             Running::Attached { pid: Some(pid) } => {
-                let gone = !std::path::Path::new(&format!("/proc/{pid}")).exists();
+                let gone = !crate::proc::is_running(*pid);
                 gone.then(|| format!("process {pid} is gone"))
             }
             Running::Attached { pid: None } => None,
