@@ -50,7 +50,10 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
         for s in &table.servers {
             out.extend(crate::warnings::row_warnings(table, s));
             let laps = ok_laps(records, table, &s.server);
-            out.extend(unused_cpus(table, s, server_cpus));
+            // In a core sweep, the lap's own count: the run's pinning is every count's ceiling.
+            let swept = laps.first().and_then(|r| r.params.server_cpus);
+            let given = swept.map(|n| n as usize).or(server_cpus);
+            out.extend(unused_cpus(table, s, given));
             out.extend(long_tail(table, s, &laps));
             out.extend(rss_growth(table, s, &laps));
             out.extend(neither_busy(table, s, &laps));
@@ -481,6 +484,20 @@ mod tests {
         assert_eq!(kinds(&records, None), []);
         let busy = laps(|r| stats(r).cores_used = 1.8);
         assert_eq!(kinds(&busy, Some(&two_cpus())), []);
+    }
+
+    #[test]
+    fn in_a_core_sweep_cpu_use_is_judged_against_the_laps_own_count() {
+        let at = |n: u32, used: f64| {
+            laps(|r| {
+                r.params.server_cpus = Some(n);
+                stats(r).cores_used = used;
+            })
+        };
+        let four = pinned_to(&[0, 1, 2, 3]);
+        assert_eq!(kinds(&at(1, 0.98), Some(&four)), []);
+        assert_eq!(kinds(&at(2, 1.9), Some(&four)), []);
+        assert_eq!(kinds(&at(2, 1.0), Some(&four)), [WarningKind::UnusedCpus]);
     }
 
     #[test]

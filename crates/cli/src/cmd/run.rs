@@ -90,6 +90,10 @@ pub struct Args {
     /// a core sweep; counts that do not fit next to the client are skipped with the reason.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = CpuCount::parse)]
     pub server_cpus_sweep: Vec<CpuCount>,
+    /// Show every column in the final table, server versions included (by default it fits 120
+    /// columns and versions are listed above it).
+    #[arg(long)]
+    pub wide: bool,
     /// Your own servers.
     #[command(flatten)]
     pub yours: yours::Yours,
@@ -137,7 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     progress.finish();
     let outcome = outcome.with_context(|| format!("running suite `{}`", opts.suite.name))?;
     process::stop_all_registered();
-    print_table(&outcome, &opts.suite);
+    print_table(&outcome, &opts.suite, args.wide);
     Ok(exit_code(&outcome))
 }
 
@@ -523,14 +527,20 @@ fn print_failures(records: &[LapRecord]) {
     }
 }
 
-/// The terminal table (serverbench_report) and the results folder.
-fn print_table(outcome: &RunOutcome, suite: &Suite) {
+/// The terminal table (serverbench_report), every column with `--wide`, and the results folder.
+fn print_table(outcome: &RunOutcome, suite: &Suite, wide: bool) {
     let env = super::report::read_env(&outcome.dir);
     let summary =
         serverbench_report::full_summary(&outcome.records, suite.baseline.as_deref(), env.as_ref());
     print!(
         "{}",
-        serverbench_report::render(serverbench_report::Format::Term, &summary, env.as_ref())
+        serverbench_report::render_with(
+            serverbench_report::Format::Term,
+            &summary,
+            env.as_ref(),
+            &outcome.records,
+            serverbench_report::Options { wide },
+        )
     );
     print_failures(&outcome.records);
     for s in &outcome.skipped {

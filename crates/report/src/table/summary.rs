@@ -550,6 +550,7 @@ pub fn legend(summary: &Summary) -> Vec<String> {
                 .to_owned(),
         );
     }
+    out.extend(super::scaling_legend(summary));
     out
 }
 
