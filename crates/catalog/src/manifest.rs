@@ -71,7 +71,8 @@ impl Deviation {
         }
     }
 
-    /// True when the verify check named `check` is about this deviation.
+    /// True when the verify check named `check` is about this deviation, on `PORT` or over TLS
+    /// (the TLS checks keep the names of their `PORT` twins, with ` over TLS` appended).
     pub fn covers(self, check: &str) -> bool {
         match self {
             Deviation::Http10 => check.starts_with("HTTP/1.0"),

@@ -2,10 +2,12 @@
 //! addresses: [`check_all`] runs the whole contract, then the shapes real clients send
 //! ([`shapes`], [`pipeline`]); [`quick`] is a fast subset (one request per declared endpoint and
 //! a 1-byte echo) for the pre-lap check of `run`. Every failure is a named [`Check`] with a
-//! [`Diff`] of what was expected and what came.
+//! [`Diff`] of what was expected and what came. The transports: the HTTP/1.1 contract over TLS
+//! ([`over_tls`], on [`tls`]) and HTTP/2 over TLS and cleartext ([`http2`]).
 //!
-//! Its HTTP client ([`http`]) is hand-written on purpose: it must see the exact bytes a server
-//! sends (framing, header case, a connection left open). It must not start or stop servers
+//! Its HTTP/1.1 client ([`http`]) is hand-written on purpose: it must see the exact bytes a
+//! server sends (framing, header case, a connection left open); over TLS it sees the same bytes
+//! inside rustls. HTTP/2 uses the kept `h2` crate. It must not start or stop servers
 //! (serverbench-harness's `verify_server` does) nor know about results.
 
 pub mod checks;
@@ -14,10 +16,19 @@ pub mod echo;
 #[cfg(test)]
 mod fixture;
 pub mod http;
+pub mod http2;
+#[cfg(test)]
+mod http2_fixture;
+pub mod over_tls;
 pub mod pipeline;
 pub mod shapes;
+pub mod tls;
+#[cfg(test)]
+mod tls_fixture;
 
 pub use diff::Diff;
+pub use http::Dial;
+pub use tls::{TlsTarget, Trust};
 
 use serde::Serialize;
 use serverbench_catalog::Feature;
@@ -35,6 +46,9 @@ pub struct Check {
     /// shown, but not a failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub known_deviation: Option<String>,
+    /// What the check observed, for the record (e.g. the negotiated TLS version and ALPN).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Check {
@@ -44,7 +58,14 @@ impl Check {
             name: name.into(),
             diffs,
             known_deviation: None,
+            note: None,
         }
+    }
+
+    /// The same check with a note of what it observed.
+    pub fn with_note(mut self, note: impl Into<String>) -> Check {
+        self.note = Some(note.into());
+        self
     }
 
     /// A passed check.
@@ -64,12 +85,14 @@ impl Check {
 }
 
 /// Where a running server listens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Targets {
-    /// The HTTP address (`HOST:PORT`), if it serves HTTP.
+    /// The HTTP address (`HOST:PORT`), if it serves HTTP (and h2c).
     pub http: Option<SocketAddr>,
     /// The echo address (`HOST:ECHO_PORT`), if it serves echo.
     pub echo: Option<SocketAddr>,
+    /// The TLS address (`HOST:TLS_PORT`) and its certificate, if it serves `tls` or `h2`.
+    pub tls: Option<TlsTarget>,
 }
 
 impl Targets {
@@ -78,7 +101,14 @@ impl Targets {
         Ok(Targets {
             http: port.map(|p| resolve(host, p)).transpose()?,
             echo: echo_port.map(|p| resolve(host, p)).transpose()?,
+            tls: None,
         })
+    }
+
+    /// The same targets with a TLS listener.
+    pub fn with_tls(mut self, tls: TlsTarget) -> Targets {
+        self.tls = Some(tls);
+        self
     }
 }
 
@@ -128,25 +158,28 @@ pub fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
     })
 }
 
-/// The whole contract for the declared features.
+/// The whole contract for the declared features: HTTP on `PORT`, echo, then the transports
+/// (`tls` and `h2` need [`Targets::tls`], `h2c` [`Targets::http`]; a declared transport without
+/// its address is a failed check).
 pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
     let mut out = Vec::new();
     if let Some(addr) = targets.http {
         // Connection-level checks use only endpoints that passed alone, so one wrong body is
         // reported once, not again by every check that requests it.
+        let to = Dial::tcp(addr);
         let mut good = Vec::new();
         for e in checks::declared(features) {
-            let c = checks::check_endpoint(addr, &e, true);
+            let c = checks::check_endpoint(to, &e, true);
             if c.passed() {
                 good.push(e);
             }
             out.push(c);
         }
-        out.extend(checks::check_404(addr, features));
+        out.extend(checks::check_404(to, features));
         if let Some(e) = good.first() {
-            out.push(checks::check_keep_alive(addr, e, 100));
-            out.push(checks::check_pipelining(addr, &good, 16));
-            out.push(checks::check_http10(addr, e));
+            out.push(checks::check_keep_alive(to, e, 100));
+            out.push(checks::check_pipelining(to, &good, 16));
+            out.push(checks::check_http10(to, e));
             out.extend(real_world(addr, e, &good));
         }
     }
@@ -156,7 +189,54 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
         }
         out.push(echo::check_concurrent(addr, 100));
     }
+    out.extend(check_transports(targets, features));
     out
+}
+
+/// The checks of the declared transports.
+pub fn check_transports(targets: &Targets, features: &[Feature]) -> Vec<Check> {
+    let mut out = Vec::new();
+    let missing = |f: Feature, port: &str| {
+        let d = Diff::new("address", format!("{port} to check {f} on"), "none given");
+        Check::new(format!("{f} transport"), vec![d])
+    };
+    let wants_tls = [Feature::Tls, Feature::H2].map(|f| features.contains(&f));
+    match (&targets.tls, wants_tls) {
+        (_, [false, false]) => {}
+        (None, [tls, _]) => {
+            let f = if tls { Feature::Tls } else { Feature::H2 };
+            out.push(missing(f, "TLS_PORT"));
+        }
+        (Some(t), [tls, h2]) => {
+            if tls {
+                out.extend(over_tls::check_all(t, features));
+            }
+            if h2 {
+                out.extend(check_h2(t, features));
+            }
+        }
+    }
+    if features.contains(&Feature::H2c) {
+        match targets.http {
+            Some(addr) => out.extend(http2::check_all(
+                http2::Transport::Cleartext(addr),
+                features,
+            )),
+            None => out.push(missing(Feature::H2c, "PORT")),
+        }
+    }
+    out
+}
+
+/// HTTP/2 over TLS: a client offering exactly ALPN `h2`.
+fn check_h2(t: &TlsTarget, features: &[Feature]) -> Vec<Check> {
+    match tls::TlsClient::new(t, &[b"h2"], tls::Versions::Any) {
+        Ok(client) => http2::check_all(http2::Transport::Tls(t.addr, &client), features),
+        Err(e) => {
+            let d = Diff::error("TLS client", "a client trusting the certificate", &e);
+            vec![Check::new("TLS client over h2", vec![d])]
+        }
+    }
 }
 
 /// The shapes real clients send (issue 18): trickled and split requests, HTTP/1.0 keep-alive,
@@ -165,7 +245,7 @@ pub fn real_world(addr: SocketAddr, e: &checks::Endpoint, good: &[checks::Endpoi
     vec![
         shapes::check_trickle(addr, e),
         shapes::check_split_crlf(addr, e),
-        shapes::check_http10_keep_alive(addr, e),
+        shapes::check_http10_keep_alive(Dial::tcp(addr), e),
         pipeline::check_deep(addr, &pipeline::small(good), pipeline::DEEP),
         shapes::check_big_head(addr, e),
         shapes::check_garbage(addr, e),
@@ -181,7 +261,7 @@ pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     let mut checks_run = Vec::new();
     if let Some(addr) = targets.http {
         for e in checks::declared(features) {
-            checks_run.push(checks::check_endpoint(addr, &e, true));
+            checks_run.push(checks::check_endpoint(Dial::tcp(addr), &e, true));
         }
     }
     if let (Some(addr), true) = (targets.echo, features.contains(&Feature::Echo)) {
@@ -209,7 +289,7 @@ mod tests {
             .into_iter()
             .map(|c| c.name)
             .collect();
-        names.push(checks::check_http10(addr, &e).name);
+        names.push(checks::check_http10(Dial::tcp(addr), &e).name);
         names
     }
 
