@@ -1,0 +1,123 @@
+//! serverbench over several machines.
+//!
+//! - [`inventory`]: `hosts.toml` (spec/hosts.md), named hosts with their ssh destination, the
+//!   address the others reach them at, their checkout and CPUs.
+//! - [`ssh`]: the system's OpenSSH client as the only transport (BatchMode, one ControlMaster
+//!   socket per host), remote commands that die with their session ([`wrap`]).
+//! - [`check`]: whether each host is usable and how far its clock is from ours.
+//!
+//! The library never prints: outcomes are values and [`HostError`]s, each naming its host.
+
+pub mod check;
+pub mod inventory;
+pub mod ssh;
+pub mod wrap;
+
+pub use inventory::{Host, Inventory, InventoryError, Local};
+pub use ssh::{Session, SessionLine, Transport};
+
+use std::time::Duration;
+
+/// Something went wrong on one host; every message starts with the host's name.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// ssh itself failed: unreachable, key refused, connection dropped.
+    #[error("{host}: ssh: {message}")]
+    Ssh {
+        /// The host.
+        host: String,
+        /// ssh's last error line, or what was going on.
+        message: String,
+    },
+    /// The local ssh client could not be started.
+    #[error("{host}: cannot run ssh: {source}")]
+    Spawn {
+        /// The host.
+        host: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The checkout or the serverbench binary is missing there.
+    #[error("{host}: {message}")]
+    Missing {
+        /// The host.
+        host: String,
+        /// What is missing, with its path.
+        message: String,
+    },
+    /// Another serverbench version is installed there.
+    #[error("{host}: found `{found}`, expected `{expected}`: build the same version there")]
+    Version {
+        /// The host.
+        host: String,
+        /// What it printed.
+        found: String,
+        /// What this build prints.
+        expected: String,
+    },
+    /// The remote command ended when it should not have.
+    #[error(
+        "{host}: the remote command exited {during} ({status}){}",
+        stderr_suffix(stderr)
+    )]
+    Exited {
+        /// The host.
+        host: String,
+        /// What was going on, e.g. "before it was ready".
+        during: String,
+        /// Its exit status.
+        status: String,
+        /// Its last stderr line.
+        stderr: String,
+    },
+    /// Something did not happen in time.
+    #[error("{host}: {what} did not complete within {after:?}")]
+    Timeout {
+        /// The host.
+        host: String,
+        /// What was awaited.
+        what: String,
+        /// How long we waited.
+        after: Duration,
+    },
+    /// The remote side printed something unexpected.
+    #[error("{host}: {message}")]
+    Protocol {
+        /// The host.
+        host: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// Talking to the session failed.
+    #[error("{host}: {source}")]
+    Io {
+        /// The host.
+        host: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+impl HostError {
+    /// The host the error is about.
+    pub fn host(&self) -> &str {
+        match self {
+            HostError::Ssh { host, .. }
+            | HostError::Spawn { host, .. }
+            | HostError::Missing { host, .. }
+            | HostError::Version { host, .. }
+            | HostError::Exited { host, .. }
+            | HostError::Timeout { host, .. }
+            | HostError::Protocol { host, .. }
+            | HostError::Io { host, .. } => host,
+        }
+    }
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    }
+}
