@@ -6,6 +6,7 @@
 #   bench/netns-hosts.sh delay HOST MS   tc netem: every packet leaving HOST waits MS ms, so a
 #                                        round trip through HOST grows by MS (0 removes it)
 #   bench/netns-hosts.sh kill-sshd HOST  SIGKILLs HOST's sshd and its sessions (a host dying)
+#   bench/netns-hosts.sh start-sshd HOST starts HOST's sshd again (after kill-sshd)
 #   bench/netns-hosts.sh status          what is up
 #
 # Network namespaces sb-server, sb-client1 and sb-client2 each get one end of a veth pair whose
@@ -223,6 +224,15 @@ cmd_kill_sshd() {
   done
 }
 
+cmd_start_sshd() {
+  need_root
+  local h=${1:?usage: start-sshd HOST}
+  known_host "$h"
+  [ -f "$STATE/$h/sshd_config" ] || die "$h is not up (run \`$0 up\` first)"
+  ip netns exec "$h" /usr/sbin/sshd -f "$STATE/$h/sshd_config" -E "$STATE/$h/sshd.log"
+  wait_ssh "$h"
+}
+
 cmd_status() {
   local h
   for h in "${HOSTS[@]}"; do
@@ -239,6 +249,7 @@ case "${1:-}" in
   down) cmd_down ;;
   delay) shift; cmd_delay "$@" ;;
   kill-sshd) shift; cmd_kill_sshd "$@" ;;
+  start-sshd) shift; cmd_start_sshd "$@" ;;
   status) cmd_status ;;
-  *) die "usage: $0 up|down|delay HOST MS|kill-sshd HOST|status" ;;
+  *) die "usage: $0 up|down|delay HOST MS|kill-sshd HOST|start-sshd HOST|status" ;;
 esac

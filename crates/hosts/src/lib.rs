@@ -5,11 +5,17 @@
 //! - [`ssh`]: the system's OpenSSH client as the only transport (BatchMode, one ControlMaster
 //!   socket per host), remote commands that die with their session ([`wrap`]).
 //! - [`check`]: whether each host is usable and how far its clock is from ours.
+//! - [`distributed`]: `serverbench load` on several client hosts, released together by a
+//!   barrier over the ssh sessions.
+//! - [`merge`]: client hosts' results merged exactly (histograms summed, never percentiles
+//!   averaged).
 //!
 //! The library never prints: outcomes are values and [`HostError`]s, each naming its host.
 
 pub mod check;
+pub mod distributed;
 pub mod inventory;
+pub mod merge;
 pub mod ssh;
 pub mod wrap;
 
