@@ -101,6 +101,8 @@ pub fn run_gated(
         });
         shared.barrier.wait();
         let t0 = Instant::now();
+        // Nothing connected: the workers are already done, there is nothing to release.
+        let gate = gate.filter(|_| connected > 0);
         let start = wait_measuring(config, t0, &handles, observer, gate, &shared);
         let outcomes: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         let cpu_s = sys::process_cpu_s() - start.cpu_s;

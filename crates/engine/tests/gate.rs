@@ -66,3 +66,22 @@ fn a_request_count_cannot_be_gated() {
     let err = run_gated(&cfg, &|_| {}, Some(&|| true)).unwrap_err();
     assert!(err.to_string().contains("-n/--requests"), "{err}");
 }
+
+#[test]
+fn a_refused_target_fails_without_asking_the_gate() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let cfg = http_config(addr, &["/"], false);
+    let asked = std::sync::atomic::AtomicBool::new(false);
+    let gate = || {
+        asked.store(true, std::sync::atomic::Ordering::SeqCst);
+        true
+    };
+    let err = run_gated(&cfg, &|_| {}, Some(&gate)).unwrap_err();
+    assert!(matches!(err, EngineError::Refused { .. }), "{err}");
+    assert!(
+        !asked.load(std::sync::atomic::Ordering::SeqCst),
+        "ready without a connection"
+    );
+}
