@@ -263,7 +263,17 @@ fn barrier_prints_ready_and_measures_only_after_go() {
     use std::io::BufRead;
     let addr = hello_server();
     let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
-        .args(["load", "--barrier", "--json", "-c", "2", "-t", "1", "-d", "300ms"])
+        .args([
+            "load",
+            "--barrier",
+            "--json",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "300ms",
+        ])
         .arg(format!("http://{addr}/"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -289,7 +299,10 @@ fn barrier_prints_ready_and_measures_only_after_go() {
         "measured from {start}, released at {released}"
     );
     assert!(v["requests"].as_u64().unwrap() > 0);
-    assert!(v["histograms"]["latency_us"].as_str().unwrap().starts_with("HISTF"));
+    assert!(v["histograms"]["latency_us"]
+        .as_str()
+        .unwrap()
+        .starts_with("HISTF"));
 }
 
 #[test]
@@ -314,5 +327,9 @@ fn barrier_without_go_measures_nothing_and_exits_3() {
 fn hosts_without_client_hosts_is_bad_input() {
     let out = serverbench(&["--hosts", "hosts.toml", "http://127.0.0.1:1/"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr_of(&out).contains("--client-hosts"), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("--client-hosts"),
+        "{}",
+        stderr_of(&out)
+    );
 }
