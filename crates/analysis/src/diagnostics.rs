@@ -1,16 +1,18 @@
-//! Diagnostics that explain a result, beyond the per-row warnings of [`crate::summary`]: each is
-//! a plain sentence about one figure of one table, so a report can say *why* a number looks the
-//! way it does (the question the first experiment ended with: "is Node.js that optimized or have
-//! I misconfigured something?").
+//! Every warning and diagnostic of a summary, in one pass: each is a plain sentence about one
+//! figure of one table, so a report can say *why* a number looks the way it does (the question
+//! the first experiment ended with: "is Node.js that optimized or have I misconfigured
+//! something?").
 //!
-//! [`crate::summary`] already warns about a saturated client, errors and non-2xx responses above
-//! [`crate::summary::ERROR_RATE_WARN`] and noisy results (CV above [`crate::stats::NOISY_CV`],
-//! with each lap's req/s). This module adds, from the laps and `env.json`:
+//! A baseline without a lap, then per row the warnings of [`crate::warnings`] (a saturated
+//! client, errors and non-2xx responses above [`crate::summary::ERROR_RATE_WARN`], noisy results
+//! with each lap's req/s, too few laps, outliers, failed laps), then, from the laps and
+//! `env.json`:
 //! - the server used clearly fewer cores than the CPUs it was pinned to ([`UNUSED_CPU_FRACTION`],
 //!   [`SINGLE_CORE_CEILING`]);
 //! - a long latency tail or a second mode ([`LONG_TAIL_RATIO`]);
 //! - RSS that kept growing through every lap ([`RSS_GROWTH_FRACTION`], [`RSS_GROWTH_MIN_MB`]);
-//! - a server much slower on `/pingpong` than on `/payload` ([`MESSAGE_PASSING_RATIO`]).
+//! - a server much slower on `/pingpong` than on `/payload` ([`MESSAGE_PASSING_RATIO`]);
+//! - neither the client nor the server busy ([`IDLE_CPU_FRACTION`]).
 
 use crate::stats;
 use crate::summary::{ServerSummary, Summary, Table, Warning, WarningKind};
@@ -37,20 +39,25 @@ pub const RSS_GROWTH_MIN_MB: f64 = 10.0;
 /// 1 MiB body) means handing the request to a worker costs a noticeable share of the throughput.
 pub const MESSAGE_PASSING_RATIO: f64 = 0.7;
 
-/// Diagnoses a summary: the warnings to append to `summary.warnings`, in table order.
+/// Every warning of a summary, in table order (what [`crate::analyze`] puts in
+/// `summary.warnings`).
 /// `env` is the results folder's `env.json` (for the CPUs the server was pinned to).
 pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> Vec<Warning> {
     let server_cpus = env.and_then(Env::server_cpu_count);
     let mut out = Vec::new();
     for table in &summary.tables {
+        out.extend(missing_baseline(summary, table));
         for s in &table.servers {
+            out.extend(crate::warnings::row_warnings(table, s));
             let laps = ok_laps(records, table, &s.server);
             out.extend(unused_cpus(table, s, server_cpus));
             out.extend(long_tail(table, s, &laps));
             out.extend(rss_growth(table, s, &laps));
+            out.extend(neither_busy(table, s, &laps));
         }
     }
     out.extend(message_passing(summary, records));
+    out.extend(summary.scaling.iter().filter_map(stops_scaling));
     out
 }
 
@@ -89,6 +96,96 @@ fn unused_cpus(table: &Table, s: &ServerSummary, given: Option<usize>) -> Option
         at(table, &s.server)
     );
     Some(warning(table, &s.server, WarningKind::UnusedCpus, message))
+}
+
+/// A baseline was asked for but has no successful lap in this table.
+fn missing_baseline(summary: &Summary, table: &Table) -> Option<Warning> {
+    let b = summary
+        .baseline
+        .as_deref()
+        .filter(|_| table.baseline.is_none())?;
+    Some(Warning {
+        kind: WarningKind::MissingBaseline,
+        scenario: table.scenario.clone(),
+        profile: table.profile.clone(),
+        server: None,
+        message: format!(
+            "{}, {}: the baseline {b} has no successful lap here, so there are no speed factors.",
+            table.scenario, table.profile
+        ),
+    })
+}
+
+/// In a core sweep, a scaling efficiency below this means adding CPUs stopped paying: 0.7.
+pub const SCALING_STOP: f64 = 0.7;
+
+/// Where a server stops scaling in a core sweep, and whether the client saturated first.
+fn stops_scaling(c: &crate::scaling::Scaling) -> Option<Warning> {
+    let first = c.points.first()?;
+    let stop = c
+        .points
+        .iter()
+        .skip(1)
+        .find(|p| p.efficiency < SCALING_STOP)?;
+    let interval = stop
+        .efficiency_interval
+        .map(|i| format!(", interval {:.2}–{:.2}", i.low, i.high))
+        .unwrap_or_default();
+    let client = match c
+        .points
+        .iter()
+        .find(|p| p.client_saturated && p.cpus <= stop.cpus)
+    {
+        Some(p) => format!(
+            " The client was saturated first (at {} CPUs): the figures from there are lower \
+             bounds, so the limit may be the load generator's.",
+            p.cpus
+        ),
+        None => " The client was not saturated: the limit is the server's.".to_owned(),
+    };
+    let profile = format!("{}/{}cpu", c.profile, stop.cpus);
+    Some(Warning {
+        kind: WarningKind::StopsScaling,
+        scenario: c.scenario.clone(),
+        profile: profile.clone(),
+        server: Some(c.server.clone()),
+        message: format!(
+            "{} ({}, {}): stops scaling at {} CPUs: {}x the CPUs of {} gave {:.2}x its req/s \
+             (efficiency {:.2}{interval}).{client}",
+            c.server,
+            c.scenario,
+            c.profile,
+            stop.cpus,
+            stop.cpus / first.cpus.max(1),
+            first.cpus,
+            stop.rps / first.rps,
+            stop.efficiency
+        ),
+    })
+}
+
+/// Below this fraction of one CPU, a side of the benchmark counts as idle.
+pub const IDLE_CPU_FRACTION: f64 = 0.3;
+
+/// Neither side busy: the client used under [`IDLE_CPU_FRACTION`] of a CPU and so did the
+/// server (medians over laps), so the figure is bound by something else.
+fn neither_busy(table: &Table, s: &ServerSummary, laps: &[&LapRecord]) -> Option<Warning> {
+    let client = median_of(laps, |r| {
+        let m = r.load.as_ref()?;
+        Some(m.client_cpu_s? / m.duration_s.filter(|d| *d > 0.0)?)
+    })?;
+    let server = median_of(laps, |r| Some(r.server_stats.as_ref()?.cores_used))?;
+    if client >= IDLE_CPU_FRACTION || server >= IDLE_CPU_FRACTION {
+        return None;
+    }
+    let message = format!(
+        "{}: neither the client nor the server was busy (client {:.0}%, server {:.0}% of a CPU): \
+         the figure is bound by something else — the machine, a lock, a sleep, the network.",
+        at(table, &s.server),
+        client * 100.0,
+        server * 100.0
+    );
+    Some(warning(table, &s.server, WarningKind::NeitherBusy, message))
 }
 
 fn median_of(laps: &[&LapRecord], f: impl Fn(&LapRecord) -> Option<f64>) -> Option<f64> {
@@ -258,10 +355,8 @@ mod tests {
     }
 
     fn kinds(records: &[LapRecord], env: Option<&Env>) -> Vec<WarningKind> {
-        let summary = summarize(records, None);
-        let mut all = summary.warnings.clone();
-        all.extend(diagnose(&summary, records, env));
-        all.into_iter().map(|w| w.kind).collect()
+        let summary = crate::analyze(records, None, env);
+        summary.warnings.into_iter().map(|w| w.kind).collect()
     }
 
     fn pinned_to(cpus: &[usize]) -> Env {
@@ -309,7 +404,7 @@ mod tests {
     #[test]
     fn a_noisy_result_is_diagnosed_with_every_lap_shown() {
         let records = laps(|r| load(r).rps = Some(1000.0 + 100.0 * r.lap as f64));
-        let summary = summarize(&records, None);
+        let summary = crate::analyze(&records, None, None);
         let w = summary
             .warnings
             .iter()
@@ -342,6 +437,33 @@ mod tests {
         assert_eq!(kinds(&records, None), []);
         let busy = laps(|r| stats(r).cores_used = 1.8);
         assert_eq!(kinds(&busy, Some(&two_cpus())), []);
+    }
+
+    #[test]
+    fn a_run_where_neither_side_was_busy_is_diagnosed_with_both_figures() {
+        let idle = laps(|r| {
+            stats(r).cores_used = 0.05;
+            load(r).client_cpu_s = Some(0.2);
+            load(r).duration_s = Some(2.0);
+        });
+        let summary = summarize(&idle, None);
+        let w = diagnose(&summary, &idle, None);
+        let w: Vec<_> = w
+            .iter()
+            .filter(|w| w.kind == WarningKind::NeitherBusy)
+            .collect();
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].message.contains("client 10%, server 5% of a CPU"),
+            "{}",
+            w[0].message
+        );
+        let busy = laps(|r| {
+            stats(r).cores_used = 0.95;
+            load(r).client_cpu_s = Some(0.2);
+            load(r).duration_s = Some(2.0);
+        });
+        assert!(!kinds(&busy, None).contains(&WarningKind::NeitherBusy));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 mod availability;
 pub mod command;
+pub mod custom;
 pub mod logs;
 pub mod manifest;
 pub mod paths;
@@ -38,17 +39,27 @@ pub enum Feature {
     Pingpong,
     /// TCP echo on `ECHO_PORT`.
     Echo,
+    /// The same HTTP contract over HTTPS (TLS, HTTP/1.1) on `TLS_PORT`, with the certificate and
+    /// key the harness hands over in `TLS_CERT` and `TLS_KEY`.
+    Tls,
+    /// HTTP/2 over TLS (negotiated by ALPN) on `TLS_PORT`.
+    H2,
+    /// HTTP/2 over cleartext with prior knowledge on `PORT`.
+    H2c,
 }
 
 impl Feature {
     /// Every feature, in contract order.
-    pub const ALL: [Feature; 6] = [
+    pub const ALL: [Feature; 9] = [
         Feature::Hello,
         Feature::Routes,
         Feature::Json,
         Feature::Payload,
         Feature::Pingpong,
         Feature::Echo,
+        Feature::Tls,
+        Feature::H2,
+        Feature::H2c,
     ];
 
     /// The manifest spelling.
@@ -60,12 +71,23 @@ impl Feature {
             Feature::Payload => "payload",
             Feature::Pingpong => "pingpong",
             Feature::Echo => "echo",
+            Feature::Tls => "tls",
+            Feature::H2 => "h2",
+            Feature::H2c => "h2c",
         }
     }
 
-    /// True for the features served over HTTP on `PORT`.
+    /// True for the endpoints served over HTTP on `PORT` (not echo, not the transports).
     pub fn is_http(self) -> bool {
-        self != Feature::Echo
+        matches!(
+            self,
+            Feature::Hello | Feature::Routes | Feature::Json | Feature::Payload | Feature::Pingpong
+        )
+    }
+
+    /// True for the transports the endpoints are also served over (`tls`, `h2`, `h2c`).
+    pub fn is_transport(self) -> bool {
+        matches!(self, Feature::Tls | Feature::H2 | Feature::H2c)
     }
 
     /// Parses the manifest spelling.

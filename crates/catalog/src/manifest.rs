@@ -62,7 +62,7 @@ impl Deviation {
 }
 
 /// `[requires]`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Requires {
     /// Executables that must be on PATH.
@@ -102,6 +102,15 @@ impl Manifest {
     /// Parses manifest text; `file` only names the source in errors.
     pub fn parse(text: &str, file: &Path) -> Result<Manifest, CatalogError> {
         toml::from_str(text).map_err(|e| parse_error(text, file, &e))
+    }
+
+    /// Reads and parses `file`.
+    pub fn read(file: &Path) -> Result<Manifest, CatalogError> {
+        let text = std::fs::read_to_string(file).map_err(|source| CatalogError::Io {
+            path: file.to_path_buf(),
+            source,
+        })?;
+        Manifest::parse(&text, file)
     }
 
     /// True when the server implements `feature`.

@@ -333,3 +333,49 @@ fn hosts_without_client_hosts_is_bad_input() {
         stderr_of(&out)
     );
 }
+
+/// `load -c 3000` with `ulimit -n 256` (soft and hard) in the test's own child: the limit
+/// cannot be raised, so the run is refused with the numbers instead of failing 2,700 connects.
+#[test]
+fn too_many_connections_for_the_file_limit_are_refused_with_the_numbers() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let bin = env!("CARGO_BIN_EXE_serverbench");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 256 && exec {bin} load -c 3000 -d 1s {url}"
+        ))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("3000 connections need 3064 file descriptors; the limit is 256"),
+        "{stderr}"
+    );
+}
+
+/// With a soft limit below what is needed but a higher hard limit, the soft limit is raised and
+/// every connection opens (without it, sockets past 256 fail with EMFILE as connect errors).
+#[test]
+fn the_soft_file_limit_is_raised_to_fit_the_connections() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(400).flatten().collect();
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        drop(held);
+    });
+    let bin = env!("CARGO_BIN_EXE_serverbench");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -Sn 256 && exec {bin} load --json -c 400 -t 1 -d 300ms --timeout 2s {url}"
+        ))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("a JSON result");
+    assert_eq!(v["errors"]["connect"], 0, "{stdout}");
+}

@@ -61,3 +61,11 @@ fn an_unavailable_server_named_explicitly_fails_with_its_reason() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text.contains("unavailable: needs a GPU"), "{text}");
 }
+
+#[test]
+fn a_cpu_list_flag_pins_the_server_instead_of_crashing_the_parser() {
+    let (out, text) = verify(&["python/good", "--cpus", "0", "--workers", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}\n{stderr}");
+    assert!(text.contains("python/good ... PASS"), "{text}");
+}

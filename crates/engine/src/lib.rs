@@ -8,6 +8,7 @@ pub mod config;
 mod conn;
 pub mod histo;
 pub mod http;
+pub mod limits;
 pub mod result;
 pub mod stats;
 pub mod sys;
@@ -44,12 +45,35 @@ pub enum EngineError {
     Config(#[from] ConfigError),
     #[error("{target} refused every connection ({attempts} attempts): is the server running?")]
     Refused { target: String, attempts: u64 },
+    #[error(
+        "{connections} connections need {needed} file descriptors; the limit is {limit} \
+         (ulimit -n; the hard limit caps it)"
+    )]
+    FileLimit {
+        connections: u32,
+        needed: u64,
+        limit: u64,
+    },
     #[error("worker thread failed: {0}")]
     Io(#[from] std::io::Error),
     #[error("worker thread panicked")]
     Panicked,
     #[error("the gate did not open: the run was called off before measuring")]
     Cancelled,
+}
+
+/// Raises the open-file limit for `connections`, or says why the run cannot fit.
+fn check_file_limit(connections: u32) -> Result<(), EngineError> {
+    let needed = u64::from(connections) + limits::SPARE_FDS;
+    let limit = limits::raise_nofile(needed)?;
+    if limit < needed {
+        return Err(EngineError::FileLimit {
+            connections,
+            needed,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// Validates `config`, runs the load and returns the merged result.
@@ -71,6 +95,7 @@ pub fn run_gated(
     if gate.is_some() && matches!(config.stop, Stop::Requests(_)) {
         return Err(ConfigError::flag("-n/--requests", "cannot be used with a barrier").into());
     }
+    check_file_limit(config.connections)?;
     let threads = config.threads.min(config.connections) as usize;
     let plans = plans(config, threads);
     let shared = worker::Shared {

@@ -6,6 +6,7 @@
 //! (how a load tool is driven) and serverbench-results (what is recorded). It never prints: it
 //! returns values or emits events that the CLI renders, and it computes no statistics.
 
+pub mod certs;
 pub mod process;
 pub mod run;
 pub mod sampler;

@@ -82,3 +82,17 @@ fn pinning_to_one_cpu_is_inherited_by_the_server() {
         .unwrap();
     assert!(line.ends_with("\t0"), "{line}");
 }
+
+#[test]
+fn a_server_whose_port_is_taken_is_refused_before_it_starts() {
+    let (paths, cache) = fixture_paths();
+    let srv = server("python/good");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let log = cache.path().join("busy.log");
+    let err = process::start(&srv, &paths, &StartOptions::new(&srv, port, None, log)).unwrap_err();
+    assert!(
+        matches!(err, ProcessError::PortBusy { port: p, .. } if p == port),
+        "{err}"
+    );
+}

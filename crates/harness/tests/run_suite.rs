@@ -35,6 +35,7 @@ fn options(suite: Suite, results: &Path) -> RunOptions {
         serverbench_exe: fixtures().join("fakeload.py"),
         cancel: Arc::new(AtomicBool::new(false)),
         quick_verify: true,
+        attached: Vec::new(),
     }
 }
 

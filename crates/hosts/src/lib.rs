@@ -1,4 +1,4 @@
-//! serverbench over several machines.
+//! serverbench-hosts owns running serverbench on several machines:
 //!
 //! - [`inventory`]: `hosts.toml` (spec/hosts.md), named hosts with their ssh destination, the
 //!   address the others reach them at, their checkout and CPUs.
@@ -10,7 +10,9 @@
 //! - [`merge`]: client hosts' results merged exactly (histograms summed, never percentiles
 //!   averaged).
 //!
-//! The library never prints: outcomes are values and [`HostError`]s, each naming its host.
+//! It must not print, open a port of its own or speak any protocol but ssh's: outcomes are
+//! values and [`HostError`]s, each naming its host. It knows nothing of suites or laps; the
+//! harness and the CLI decide what runs where.
 
 pub mod check;
 pub mod distributed;

@@ -1,6 +1,7 @@
 //! The configuration block every report shows above its tables, read from the typed
 //! [`Env`] of the results folder: one sentence-like line per setting, in a fixed order.
 
+use serverbench_analysis::summary::Summary;
 use serverbench_results::env::{Env, Pinning};
 
 /// The version of `server` as one line, `-` when `env.json` has none.
@@ -91,18 +92,50 @@ pub fn config_lines(env: Option<&Env>) -> Vec<(&'static str, String)> {
         .collect()
 }
 
-/// The configuration lines as aligned `label: value` text, each line starting with `indent`
-/// (empty when env.json has none of the keys). Shared by the terminal and Markdown exporters.
-pub fn config_block(env: Option<&Env>, indent: &str) -> String {
+/// The servers of `summary` with the one-line version `env.json` gives each, sorted by name;
+/// servers without a version are left out. Reports show them in the configuration block, not
+/// in the ranking (`--wide` puts them in the tables too).
+pub fn versions(env: Option<&Env>, summary: &Summary) -> Vec<(String, String)> {
+    let Some(env) = env else {
+        return Vec::new();
+    };
+    let mut servers: Vec<&str> = summary
+        .tables
+        .iter()
+        .flat_map(|t| t.servers.iter().map(|s| s.server.as_str()))
+        .collect();
+    servers.sort_unstable();
+    servers.dedup();
+    servers
+        .into_iter()
+        .filter_map(|s| Some((s.to_owned(), env.server_version(s)?.to_owned())))
+        .collect()
+}
+
+/// The configuration lines and the server versions as aligned `label: value` text, each line
+/// starting with `indent` (empty when env.json has none of the keys). Shared by the terminal
+/// and Markdown exporters.
+pub fn config_block(env: Option<&Env>, versions: &[(String, String)], indent: &str) -> String {
     let config = config_lines(env);
-    let width = config.iter().map(|(l, _)| l.len()).max().unwrap_or(0) + 1;
-    config
+    let versions_label = (!versions.is_empty()).then_some("Versions");
+    let labels = config.iter().map(|(l, _)| *l).chain(versions_label);
+    let width = labels.map(str::len).max().unwrap_or(0) + 1;
+    let mut out: String = config
         .iter()
         .map(|(label, value)| {
             let label = format!("{label}:");
             format!("{indent}{label:<width$} {value}\n")
         })
-        .collect()
+        .collect();
+    let name_width = versions.iter().map(|(s, _)| s.chars().count()).max();
+    for (i, (server, version)) in versions.iter().enumerate() {
+        let label = if i == 0 { "Versions:" } else { "" };
+        let name_width = name_width.unwrap_or(0);
+        out.push_str(&format!(
+            "{indent}{label:<width$} {server:<name_width$}  {version}\n"
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

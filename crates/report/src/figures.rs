@@ -83,7 +83,7 @@ pub fn for_table(table: &Table, records: &[LapRecord]) -> Vec<Figure> {
             .collect::<Vec<_>>();
         bars
     };
-    let stream = crate::text::is_stream(table);
+    let stream = table.mode.is_stream();
     let rps = if stream {
         BarChart::new(
             format!("Mbps down: median, 95% interval ({label})"),
@@ -268,7 +268,7 @@ pub fn timelines(table: &Table, records: &[LapRecord], server: &str) -> Vec<Figu
         "per second",
         XAxis::Linear,
         vec![
-            if crate::text::is_stream(table) {
+            if table.mode.is_stream() {
                 series("messages echoed", |p| p.requests as f64)
             } else {
                 series("requests", |p| p.requests as f64)
@@ -290,7 +290,7 @@ pub fn timelines(table: &Table, records: &[LapRecord], server: &str) -> Vec<Figu
     .with_width(HALF_WIDTH);
     let id = |kind: &str| slug(&[&table.scenario, &table.profile, server, kind]);
     let mut out = vec![figure(id("timeline"), flow.title.clone(), flow.to_svg())];
-    if !crate::text::is_stream(table) {
+    if !table.mode.is_stream() {
         out.push(figure(
             id("timeline-latency"),
             latency.title.clone(),

@@ -3,7 +3,7 @@
 //! Markdown snippet that embeds those files.
 
 use crate::figures::{self, Figure};
-use crate::Exporter;
+use crate::{Comparison, Exporter, Format, NoComparisonForm};
 use serverbench_analysis::summary::Summary;
 use serverbench_results::env::Env;
 use serverbench_results::record::LapRecord;
@@ -53,5 +53,14 @@ impl Exporter for SvgExporter<'_> {
             let _ = writeln!(out, "![{}]({name})", title.replace(['[', ']'], ""));
         }
         out
+    }
+
+    fn render_comparison(
+        &self,
+        _c: &Comparison,
+        _old: &str,
+        _new: &str,
+    ) -> Result<String, NoComparisonForm> {
+        Err(NoComparisonForm(Format::Svg))
     }
 }

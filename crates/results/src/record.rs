@@ -32,6 +32,9 @@ pub struct LoadParams {
     /// TCP stream message or ping-pong size.
     pub message: Option<String>,
     pub size: Option<u32>,
+    /// The server's CPU count in a core sweep (`WORKERS` followed it); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<u32>,
 }
 
 /// Latency percentiles in microseconds; `None` where the tool does not report one.

@@ -62,6 +62,37 @@ pub struct Target {
 }
 
 impl Target {
+    /// The target of `http://HOST[:PORT][/path]` (the path is the suite's business); an IPv6
+    /// host is bracketed, the port defaults to 80.
+    pub fn from_url(url: &str) -> Result<Target, String> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("`{url}` is not an http:// URL"))?;
+        let authority = rest.split('/').next().unwrap_or("");
+        let (host, port) = match authority.strip_prefix('[') {
+            Some(v6) => {
+                let (h, after) = v6.split_once(']').ok_or("unclosed [ in the host")?;
+                (h, after.strip_prefix(':'))
+            }
+            None => match authority.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (authority, None),
+            },
+        };
+        if host.is_empty() {
+            return Err(format!("`{url}` has no host"));
+        }
+        let port = match port {
+            Some(p) => p.parse().map_err(|_| format!("`{p}` is not a port"))?,
+            None => 80,
+        };
+        Ok(Target {
+            host: host.to_owned(),
+            port,
+            echo_port: None,
+        })
+    }
+
     /// `http://host:port` (IPv6 literals bracketed).
     pub fn base_url(&self) -> String {
         format!("http://{}:{}", self.host_for_url(), self.port)
@@ -189,6 +220,20 @@ pub(crate) fn mbps(bytes: Option<u64>, secs: Option<f64>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_gives_its_host_and_port() {
+        let t = Target::from_url("http://127.0.0.1:8080/hello").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("127.0.0.1", 8080));
+        let t = Target::from_url("http://[::1]:9000").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.base_url().as_str()),
+            ("::1", 9000, "http://[::1]:9000")
+        );
+        assert_eq!(Target::from_url("http://example.test/").unwrap().port, 80);
+        assert!(Target::from_url("ftp://x/").is_err());
+        assert!(Target::from_url("http://x:port/").is_err());
+    }
     use serverbench_results::Mode;
 
     #[test]

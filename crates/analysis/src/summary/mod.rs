@@ -13,6 +13,9 @@
 //!   ([`stats::bootstrap_ratio_ci`]). Without a baseline the slowest server of the table is the
 //!   baseline (1.00x), as in the Node frameworks experiment where express was 1.00x.
 //! - Ranks come from [`stats::rank`] on req/s medians and their 95% intervals.
+//!
+//! Warnings are not made here: [`crate::diagnostics::diagnose`] makes every one of them in one
+//! pass, and [`crate::analyze`] returns the summary with them.
 
 use crate::stats::{self, Interval, Stats};
 use serde::Serialize;
@@ -37,6 +40,9 @@ pub struct Summary {
     pub tables: Vec<Table>,
     /// Plain sentences, each tied to a figure of a table.
     pub warnings: Vec<Warning>,
+    /// Core sweeps: req/s against server CPUs per server (empty without a sweep).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<crate::scaling::Scaling>,
 }
 
 /// One scenario x load profile.
@@ -126,6 +132,10 @@ pub enum WarningKind {
     RssGrowth,
     /// Much slower on `/pingpong` than on `/payload`: the cost of message passing.
     MessagePassing,
+    /// Neither the client nor the server was busy: something else bounds the figure.
+    NeitherBusy,
+    /// In a core sweep, req/s stopped growing with the CPUs.
+    StopsScaling,
 }
 
 impl WarningKind {
@@ -133,7 +143,7 @@ impl WarningKind {
     /// `cpu` (the figure of the warning's scenario and profile).
     pub fn figure(self) -> &'static str {
         match self {
-            WarningKind::UnusedCpus => "cpu",
+            WarningKind::UnusedCpus | WarningKind::NeitherBusy | WarningKind::StopsScaling => "cpu",
             WarningKind::LongTail => "latency",
             WarningKind::RssGrowth => "rss",
             _ => "rps",
@@ -153,18 +163,16 @@ pub struct Warning {
 
 /// Summarizes laps; `baseline` is the server the speed factors are relative to.
 pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
-    let mut tables = Vec::new();
-    let mut warnings = Vec::new();
-    for laps in group_by(records, |r| (r.scenario.clone(), r.profile.clone())) {
-        let (table, mut w) = build_table(&laps, baseline);
-        tables.push(table);
-        warnings.append(&mut w);
-    }
+    let tables = group_by(records, |r| (r.scenario.clone(), r.profile.clone()))
+        .iter()
+        .map(|laps| build_table(laps, baseline))
+        .collect();
     Summary {
         suite: records.first().map(|r| r.suite.clone()),
         baseline: baseline.map(str::to_owned),
         tables,
-        warnings,
+        warnings: Vec::new(),
+        scaling: crate::scaling::scaling(records),
     }
 }
 
@@ -188,7 +196,7 @@ fn group_by<'a, K: PartialEq>(
     groups
 }
 
-fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> (Table, Vec<Warning>) {
+fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
     let first = laps[0];
     let per_server = group_by(laps.iter().copied(), |r| r.server.clone());
     let mut servers: Vec<ServerSummary> = per_server
@@ -212,8 +220,7 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> (Table, Vec<Warni
         baseline: None,
         servers: Vec::new(),
     };
-    let mut warnings = Vec::new();
-    table.baseline = apply_speed_factors(&table, &mut servers, baseline, &mut warnings);
+    table.baseline = apply_speed_factors(&table, &mut servers, baseline);
     servers.sort_by(|a, b| {
         let key = |s: &ServerSummary| (s.rank.unwrap_or(u32::MAX), s.rps.map(|r| -r.median));
         let (ka, kb) = (key(a), key(b));
@@ -224,11 +231,8 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> (Table, Vec<Warni
             )
             .then(a.server.cmp(&b.server))
     });
-    for s in &servers {
-        warnings.extend(server_warnings(&table, s));
-    }
     table.servers = servers;
-    (table, warnings)
+    table
 }
 
 /// Sets each row's speed factor; returns the baseline used.
@@ -236,32 +240,17 @@ fn apply_speed_factors(
     table: &Table,
     servers: &mut [ServerSummary],
     baseline: Option<&str>,
-    warnings: &mut Vec<Warning>,
 ) -> Option<String> {
     let chosen = match baseline {
         Some(b) => servers.iter().find(|s| s.server == b && s.rps.is_some()),
         None => servers
             .iter()
             .filter(|s| s.rps.is_some())
-            .min_by(|a, b| median_of(a).total_cmp(&median_of(b))),
+            .min_by(|a, b| median_rps(a).total_cmp(&median_rps(b))),
     };
-    let Some(base) = chosen.cloned() else {
-        if let Some(b) = baseline {
-            warnings.push(Warning {
-                kind: WarningKind::MissingBaseline,
-                scenario: table.scenario.clone(),
-                profile: table.profile.clone(),
-                server: None,
-                message: format!(
-                    "{}, {}: the baseline {b} has no successful lap here, so there are no speed factors.",
-                    table.scenario, table.profile
-                ),
-            });
-        }
-        return None;
-    };
+    let base = chosen.cloned()?;
     let base_laps: Vec<f64> = base.lap_rps.iter().map(|l| l.rps).collect();
-    let base_median = median_of(&base);
+    let base_median = median_rps(&base);
     for s in servers.iter_mut().filter(|s| s.rps.is_some()) {
         let laps: Vec<f64> = s.lap_rps.iter().map(|l| l.rps).collect();
         if base_median <= 0.0 {
@@ -283,14 +272,14 @@ fn apply_speed_factors(
             )
         };
         s.speed_factor = Some(SpeedFactor {
-            ratio: median_of(s) / base_median,
+            ratio: median_rps(s) / base_median,
             interval,
         });
     }
     Some(base.server)
 }
 
-fn median_of(s: &ServerSummary) -> f64 {
+fn median_rps(s: &ServerSummary) -> f64 {
     s.rps.map_or(f64::NAN, |r| r.median)
 }
 
@@ -406,92 +395,6 @@ fn lap_errors(m: &Measurement) -> u64 {
     m.errors_total
         .or_else(|| m.errors.as_ref().map(|e| e.total()))
         .unwrap_or(0)
-}
-
-/// The warnings about one row: each a plain sentence naming the server, table and figure.
-fn server_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
-    let at = format!("{} ({}, {})", s.server, t.scenario, t.profile);
-    // A stream's laps count echoed messages, not requests.
-    let unit = if t.mode.is_stream() { "msg/s" } else { "req/s" };
-    let mut out: Vec<(WarningKind, String)> = Vec::new();
-    if s.failed_laps > 0 {
-        let why = s
-            .first_failure
-            .as_deref()
-            .and_then(|f| f.lines().next())
-            .unwrap_or("no reason recorded");
-        out.push((
-            WarningKind::FailedLaps,
-            format!(
-                "{at}: {} of {} laps failed; the first: {why}",
-                s.failed_laps, s.laps
-            ),
-        ));
-    }
-    if let Some(r) = s.rps {
-        let laps = s
-            .lap_rps
-            .iter()
-            .map(|l| format!("lap {} {:.0}", l.lap, l.rps))
-            .collect::<Vec<_>>();
-        if s.noisy {
-            out.push((WarningKind::Noisy, format!(
-                "{at}: noisy, {unit} varies {:.1}% between laps (CV above {:.0}%): {}; its rank is uncertain.",
-                r.cv * 100.0, stats::NOISY_CV * 100.0, laps.join(", ")
-            )));
-        }
-        if r.n < stats::MIN_LAPS_FOR_BOOTSTRAP {
-            out.push((WarningKind::FewLaps, format!(
-                "{at}: only {} successful lap(s), so the {unit} interval is the min..max range, not a bootstrap interval.",
-                r.n
-            )));
-        }
-        let values: Vec<f64> = s.lap_rps.iter().map(|l| l.rps).collect();
-        for i in stats::tukey_outliers(&values) {
-            out.push((WarningKind::OutlierLap, format!(
-                "{at}: lap {} ({:.0} {unit}) is an outlier (outside Tukey's 1.5 IQR fences); it is kept in the statistics.",
-                s.lap_rps[i].lap, s.lap_rps[i].rps
-            )));
-        }
-        if s.client_saturated {
-            let figure = match s.mbps_down {
-                Some(mbps) if t.mode.is_stream() => format!("{mbps:.0} Mbps down"),
-                _ => format!("{:.0} req/s", r.median),
-            };
-            out.push((WarningKind::ClientSaturated, format!(
-                "{at}: the load generator's CPU was saturated, so {figure} is a lower bound for this server."
-            )));
-        }
-    }
-    if s.error_rate.is_some_and(|e| e > ERROR_RATE_WARN) {
-        out.push((
-            WarningKind::Errors,
-            format!(
-                "{at}: {:.2}% of requests failed ({} errors), above the {:.1}% threshold.",
-                s.error_rate.unwrap_or(0.0) * 100.0,
-                s.errors,
-                ERROR_RATE_WARN * 100.0
-            ),
-        ));
-    }
-    if s.requests > 0 && s.non_2xx as f64 / s.requests as f64 > ERROR_RATE_WARN {
-        out.push((
-            WarningKind::Non2xx,
-            format!(
-            "{at}: {:.2}% of responses were not 2xx ({} responses), above the {:.1}% threshold.",
-            s.non_2xx as f64 * 100.0 / s.requests as f64, s.non_2xx, ERROR_RATE_WARN * 100.0
-        ),
-        ));
-    }
-    out.into_iter()
-        .map(|(kind, message)| Warning {
-            kind,
-            scenario: t.scenario.clone(),
-            profile: t.profile.clone(),
-            server: Some(s.server.clone()),
-            message,
-        })
-        .collect()
 }
 
 #[cfg(test)]

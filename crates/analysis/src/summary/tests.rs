@@ -54,7 +54,7 @@ fn a_tcp_stream_table_has_no_latency_or_cpu_per_request_and_speaks_of_messages()
             r
         })
         .collect();
-    let s = summarize(&laps, None);
+    let s = crate::analyze(&laps, None, None);
     let row = &s.tables[0].servers[0];
     assert_eq!((row.latency_p50_us, row.cpu_us_per_request), (None, None));
     let text: Vec<&str> = s.warnings.iter().map(|w| w.message.as_str()).collect();
@@ -91,7 +91,7 @@ fn an_explicit_baseline_is_one_and_others_are_relative_to_it() {
 
 #[test]
 fn failed_laps_are_counted_with_the_first_failure_and_warned_about() {
-    let s = summarize(&fixture(), None);
+    let s = crate::analyze(&fixture(), None, None);
     let b = &s.tables[0].servers[2];
     assert_eq!((b.laps, b.failed_laps), (3, 1));
     assert_eq!(b.first_failure.as_deref(), Some("exit status 1\nlog tail"));
@@ -104,7 +104,7 @@ fn failed_laps_are_counted_with_the_first_failure_and_warned_about() {
 
 #[test]
 fn a_missing_baseline_leaves_no_speed_factors_and_says_so() {
-    let s = summarize(&fixture(), Some("absent"));
+    let s = crate::analyze(&fixture(), Some("absent"), None);
     assert!(s.tables[0].servers.iter().all(|r| r.speed_factor.is_none()));
     assert!(s
         .warnings

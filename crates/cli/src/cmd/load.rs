@@ -180,11 +180,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         Err(e @ EngineError::Refused { .. }) => {
             eprintln!("serverbench load: {e}");
-            return Ok(2);
+            return Ok(crate::exit::REFUSED);
         }
-        Err(EngineError::Config(e)) => {
+        Err(e @ (EngineError::Config(_) | EngineError::FileLimit { .. })) => {
             eprintln!("serverbench load: {e}");
-            return Ok(1);
+            return Ok(crate::exit::ERROR);
         }
         Err(e) => return Err(e).context("serverbench load"),
     };
@@ -201,7 +201,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         print!("{}", summary::render(&result));
     }
-    Ok(0)
+    if result.requests == 0 && result.errors.total() > 0 {
+        eprintln!(
+            "serverbench load: no request succeeded ({} errors); see the errors above",
+            result.errors.total()
+        );
+        return Ok(crate::exit::ERROR);
+    }
+    Ok(crate::exit::OK)
 }
 
 /// Turns the flags into an engine configuration; errors are one line naming the flag.

@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context};
 use serverbench_analysis::summary::Summary;
-use serverbench_report::{env::suite_baseline, full_summary, render_with_laps, svg, Format};
+use serverbench_report::{env::suite_baseline, full_summary, render_with, svg, Format, Options};
 use serverbench_results::env::Env;
 use serverbench_results::record::LapRecord;
 use serverbench_results::{self as results, RESULTS_FILE};
@@ -26,6 +26,10 @@ pub struct Args {
     /// else the slowest server of each table).
     #[arg(long, value_name = "SERVER")]
     pub baseline: Option<String>,
+    /// Show every column in the terminal and Markdown tables, server versions included (by
+    /// default the terminal table fits 120 columns and versions are listed above it).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Reads the laps of `DIR/results.jsonl` through serverbench-results, warning on standard error
@@ -73,6 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .clone()
         .or_else(|| suite_baseline(env.as_ref()));
     let summary = full_summary(&records, baseline.as_deref(), env.as_ref());
+    let options = Options { wide: args.wide };
     match args.format {
         Format::Svg => write_svgs(&args, &summary, &records),
         Format::Html => {
@@ -80,14 +85,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 .output
                 .clone()
                 .unwrap_or_else(|| args.dir.join("report.html"));
-            let html = render_with_laps(Format::Html, &summary, env.as_ref(), &records);
+            let html = render_with(Format::Html, &summary, env.as_ref(), &records, options);
             std::fs::write(&file, html)
                 .with_context(|| format!("cannot write the HTML report to {}", file.display()))?;
             println!("{}", file.display());
             Ok(0)
         }
         format => {
-            let text = render_with_laps(format, &summary, env.as_ref(), &records);
+            let text = render_with(format, &summary, env.as_ref(), &records, options);
             match &args.output {
                 Some(file) => std::fs::write(file, text).with_context(|| {
                     format!("cannot write the report to {} (-o)", file.display())

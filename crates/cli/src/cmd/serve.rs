@@ -3,7 +3,7 @@
 use anyhow::Context;
 use serverbench_catalog::paths::{slug, Paths};
 use serverbench_catalog::{Catalog, Feature, Server};
-use serverbench_harness::process::{self, parse_cpu_list, StartOptions};
+use serverbench_harness::process::{self, OnInterrupt, StartOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,8 +24,8 @@ pub struct Args {
     #[arg(long)]
     pub workers: Option<usize>,
     /// Pin the server to these CPUs (e.g. `0` or `0-1`).
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    pub cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub cpus: Option<crate::cpus::CpuList>,
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
@@ -34,17 +34,9 @@ pub struct Args {
     pub root: Option<PathBuf>,
 }
 
-/// Stops started servers on Ctrl-C/SIGTERM and exits 130 (idempotent; main may also install it).
-pub fn install_interrupt_cleanup() {
-    let notice = |_sig: libc::c_int| eprintln!("\nserverbench: stopping the server(s)");
-    if let Err(e) = process::install_interrupt_cleanup(130, notice) {
-        eprintln!("serverbench: warning: cannot install the Ctrl-C handler: {e}");
-    }
-}
-
 /// Runs `serverbench serve` until Ctrl-C (exit 130) or the server exits (exit 1).
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    install_interrupt_cleanup();
+    crate::interrupt::install(OnInterrupt::Exit);
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
@@ -94,7 +86,7 @@ fn options(args: &Args, server: &Server, paths: &Paths) -> anyhow::Result<StartO
         .join(format!("{}.serve.log", slug(&server.id)));
     let mut opts = StartOptions::new(server, port, echo_port, log);
     opts.host = args.host.clone();
-    opts.cpus = args.cpus.clone().unwrap_or_default();
+    opts.cpus = crate::cpus::of(&args.cpus).unwrap_or_default();
     opts.workers = args.workers.unwrap_or(opts.cpus.len().max(1));
     Ok(opts)
 }

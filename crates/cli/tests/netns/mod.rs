@@ -1,9 +1,9 @@
 //! The multi-host test bed: `bench/netns-hosts.sh` namespaces with their own sshd, a server in
 //! `sb-server`, and checks that nothing is left behind.
 //!
-//! The bed needs root and `ip netns`; without them a test prints why and returns. With both it
-//! always runs, unless SERVERBENCH_SKIP_NETNS=1 says otherwise. Tests take a lock: they share
-//! the namespaces.
+//! The bed needs root and `ip netns`; without them a test says why and fails, unless
+//! SERVERBENCH_SKIP_NETNS=1 is set, in which case it says it skipped. Tests take a lock: they
+//! share the namespaces.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -34,19 +34,23 @@ pub struct Bed {
 /// The bed, or None (with the reason printed) when this machine cannot have one.
 pub fn bed() -> Option<Bed> {
     if std::env::var("SERVERBENCH_SKIP_NETNS").as_deref() == Ok("1") {
-        eprintln!("skipped: SERVERBENCH_SKIP_NETNS=1");
+        eprintln!("hosts_netns: skipped, SERVERBENCH_SKIP_NETNS=1");
         return None;
     }
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: the netns test bed needs root");
-        return None;
-    }
+    let root = unsafe { libc::geteuid() } == 0;
     let netns = Command::new("ip").args(["netns", "list"]).output();
-    if !netns.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: `ip netns` is not available");
-        return None;
-    }
+    let why = if !root {
+        "the network-namespace hosts need root"
+    } else if !netns.is_ok_and(|o| o.status.success()) {
+        "`ip netns` does not work here (install iproute2)"
+    } else {
+        ""
+    };
+    assert!(
+        why.is_empty(),
+        "hosts_netns: {why}; set SERVERBENCH_SKIP_NETNS=1 to skip these tests"
+    );
     let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let out = Command::new(script()).arg("up").output().unwrap();
     assert!(
@@ -71,16 +75,24 @@ impl Bed {
         );
     }
 
-    /// Whether `tc netem` works here (the kernel may lack sch_netem).
-    pub fn has_netem(&self) -> bool {
-        Command::new(script())
+    /// Whether `tc netem` can be used: false (said) when SERVERBENCH_SKIP_NETEM=1; a failure
+    /// when the kernel lacks the netem qdisc (CONFIG_NET_SCH_NETEM) and that switch is unset.
+    pub fn netem(&self) -> bool {
+        if std::env::var("SERVERBENCH_SKIP_NETEM").as_deref() == Ok("1") {
+            eprintln!("hosts_netns: netem case skipped, SERVERBENCH_SKIP_NETEM=1");
+            return false;
+        }
+        let out = Command::new(script())
             .args(["delay", "sb-server", "1"])
             .output()
-            .is_ok_and(|o| o.status.success())
-            && Command::new(script())
-                .args(["delay", "sb-server", "0"])
-                .status()
-                .is_ok_and(|s| s.success())
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hosts_netns: {}; set SERVERBENCH_SKIP_NETEM=1 to skip the netem case",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        self.script(&["delay", "sb-server", "0"]);
+        true
     }
 
     /// Starts `serverbench serve python/hello` in sb-server, bound to its address.

@@ -14,7 +14,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod interrupt;
-pub use interrupt::install_interrupt_cleanup;
+pub mod listeners;
+pub use interrupt::{install_interrupt, OnInterrupt, Stage};
 
 /// How long [`ServerProcess::stop`] waits after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -105,6 +106,19 @@ pub enum ProcessError {
         /// The last 20 lines of its log.
         log_tail: String,
     },
+    /// Another process already listens on one of the server's ports.
+    #[error(
+        "{server}: port {port} is already in use by {owners}: stop it or pick another port \
+         (the load would measure that process, not {server})"
+    )]
+    PortBusy {
+        /// Catalog id.
+        server: String,
+        /// The port.
+        port: u16,
+        /// Who holds it, as `pid (command)`.
+        owners: String,
+    },
     /// HOST/port do not form an address.
     #[error("{server}: bad address {addr}: {source}")]
     Address {
@@ -156,6 +170,7 @@ pub fn start(
         path: opts.log_path.clone(),
         source,
     })?;
+    check_ports_free(server, opts)?;
     let run = server.manifest.commands.run.clone();
     let env = ServerEnv {
         host: opts.host.clone(),
@@ -185,6 +200,21 @@ pub fn start(
     let addrs = ready_addrs(server, opts)?;
     proc.wait_ready(&addrs, opts.ready_timeout)?;
     Ok(proc)
+}
+
+/// A port already listened on by some process is an error before the server starts.
+fn check_ports_free(server: &Server, opts: &StartOptions) -> Result<(), ProcessError> {
+    for addr in ready_addrs(server, opts)? {
+        let owners = listeners::owners(addr.port());
+        if !owners.is_empty() {
+            return Err(ProcessError::PortBusy {
+                server: server.id.clone(),
+                port: addr.port(),
+                owners: owners.join(", "),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The addresses the server should accept connections on.
@@ -355,7 +385,11 @@ impl ServerProcess {
         let start = Instant::now();
         let mut pending: Vec<SocketAddr> = addrs.to_vec();
         loop {
-            pending.retain(|a| TcpStream::connect_timeout(a, Duration::from_millis(200)).is_err());
+            let members = group_members(self.pgid);
+            pending.retain(|a| {
+                TcpStream::connect_timeout(a, Duration::from_millis(200)).is_err()
+                    || !listeners::listens(&members, a.port())
+            });
             if pending.is_empty() {
                 return Ok(());
             }

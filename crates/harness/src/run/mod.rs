@@ -8,10 +8,12 @@
 pub mod env;
 mod load;
 pub mod plan;
+mod running;
 mod server;
 
 pub use load::{run_load, LoadError, LoadOutcome};
 pub use plan::{affinity_cpus, pinning, Job, Plan};
+pub use running::Attached;
 
 use crate::catalog::Catalog;
 use crate::paths::Paths;
@@ -45,11 +47,19 @@ pub struct RunOptions {
     pub cancel: Arc<AtomicBool>,
     /// Run `verify::quick` before the first lap of each server.
     pub quick_verify: bool,
+    /// Servers already running (`run --url`), by the name they have in the catalog given to
+    /// [`run`] (as [`crate::catalog::Server::attached`]).
+    pub attached: Vec<Attached>,
 }
 
 /// Progress of a run.
 #[derive(Debug, Clone)]
 pub enum Event {
+    /// Before anything is measured: what takes the first seconds.
+    Preparing {
+        /// What is being done.
+        what: String,
+    },
     /// The results folder is ready; `total` laps are planned, `already` were recorded before.
     Started {
         /// Results folder.
@@ -250,6 +260,13 @@ pub fn run(
             },
         });
     }
+    on_event(Event::Preparing {
+        what: format!(
+            "recording the environment ({} servers' versions) and preparing {}",
+            catalog.servers.len(),
+            opts.suite.tool
+        ),
+    });
     let dir = prepare_dir(opts, paths, catalog, &plan.skipped)?;
     let tool = tools::prepare(
         opts.suite.tool,

@@ -106,6 +106,13 @@ pub struct Profile {
     /// Open-loop rate, requests/s in total.
     #[serde(default)]
     pub rate: Option<f64>,
+    /// A core sweep: run each server at each of these server CPU counts (`[1, 2, 4, "all"]`),
+    /// `WORKERS` following; see [`Suite::expand_sweeps`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpus: Vec<CpuCount>,
+    /// Set by [`Suite::expand_sweeps`]: the server CPU count of this expanded profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<u32>,
 }
 
 /// A whole suite.
@@ -320,6 +327,11 @@ impl Profile {
         }
     }
 }
+
+mod changes;
+mod sweep;
+
+pub use sweep::CpuCount;
 
 impl Suite {
     /// Reads and validates a suite file.

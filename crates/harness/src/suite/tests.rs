@@ -112,6 +112,8 @@ fn quick_shortens_laps_durations_warmup_and_requests() {
         requests: Some(10_000),
         pipeline: 1,
         rate: None,
+        server_cpus: Vec::new(),
+        cores: None,
     });
     s.quicken();
     assert_eq!((s.laps, s.warmup), (2, 0.5));
@@ -134,6 +136,8 @@ fn profile(name: &str, duration: Option<f64>, requests: Option<u64>) -> Profile 
         requests,
         pipeline: 1,
         rate: None,
+        server_cpus: Vec::new(),
+        cores: None,
     }
 }
 
