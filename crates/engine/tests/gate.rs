@@ -31,8 +31,11 @@ fn measurement_starts_a_fixed_lead_after_the_gate_opens() {
     );
     let start = r.measure_start_unix_s.unwrap();
     let lead = start - *opened.lock().unwrap();
+    // The lead itself, plus whatever a busy machine adds between the gate's return and the
+    // engine reading the clock.
+    let min = GATE_LEAD.as_secs_f64();
     assert!(
-        (lead - GATE_LEAD.as_secs_f64()).abs() < 0.005,
+        (min..min + 0.1).contains(&lead),
         "measurement started {lead} s after the gate"
     );
     assert!(r.requests > 0);
