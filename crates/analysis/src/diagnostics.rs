@@ -345,6 +345,7 @@ mod tests {
                 cores_used: 2.0,
                 ..ServerStats::default()
             }),
+            hosts: None,
         }
     }
 

@@ -274,3 +274,160 @@ fn hosts_check_reports_ssh_version_cpus_and_clock_for_every_namespace() {
     }
     bed.assert_nothing_left();
 }
+
+/// `serverbench run` of python/hello (the fixture catalog) with the server in sb-server and the
+/// load from both client namespaces; `extra` are more flags.
+fn run_over_hosts(bed: &Bed, results: &std::path::Path, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_serverbench"));
+    cmd.args(["run", "--root"])
+        .arg(netns::root().join("crates/hosts/tests/fixtures/catalog"))
+        .args([
+            "--servers",
+            "python/hello",
+            "--scenario",
+            "hello",
+            "-c",
+            "4",
+        ])
+        .args(["--warmup", "500ms", "--hosts"])
+        .arg(&bed.hosts)
+        .args([
+            "--server-host",
+            "sb-server",
+            "--client-hosts",
+            "sb-client1,sb-client2",
+        ])
+        .arg("--results")
+        .arg(results)
+        .args(extra)
+        .env("SERVERBENCH_CACHE", results.join("cache"));
+    cmd
+}
+
+/// Every lap record of the single results folder under `results`.
+fn laps(results: &std::path::Path) -> Vec<serde_json::Value> {
+    let dir = std::fs::read_dir(results)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("results.jsonl").exists())
+        .expect("a results folder");
+    std::fs::read_to_string(dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_suite_lap_over_the_hosts_records_the_merge_each_client_and_the_server_host() {
+    let Some(bed) = bed() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let out = run_over_hosts(&bed, results.path(), &["--laps", "1", "-d", "2s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let laps = laps(results.path());
+    let lap = &laps[0];
+    assert_eq!(lap["status"], "ok", "{lap}");
+    let clients = lap["hosts"]["clients"].as_array().unwrap();
+    let names: Vec<&str> = clients
+        .iter()
+        .map(|c| c["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["sb-client1", "sb-client2"]);
+    assert_eq!(lap["hosts"]["server_host"], "sb-server");
+    let sum: u64 = clients
+        .iter()
+        .map(|c| c["load"]["requests"].as_u64().unwrap())
+        .sum();
+    assert!(sum > 0);
+    assert_eq!(lap["load"]["requests"].as_u64().unwrap(), sum);
+    let mut all = new_histogram();
+    for c in clients {
+        let h = c["load"]["histograms"]["latency_us"].as_str().unwrap();
+        all.add(histo::decode(h).unwrap()).unwrap();
+    }
+    let merged = histo::decode(lap["load"]["histograms"]["latency_us"].as_str().unwrap()).unwrap();
+    assert_eq!(merged, all);
+    assert_eq!(
+        lap["load"]["latency_us"]["p50"].as_f64().unwrap(),
+        latency_of(&all).p50
+    );
+    assert_eq!(
+        lap["load"]["latency_us"]["p99"].as_f64().unwrap(),
+        latency_of(&all).p99
+    );
+    assert!(
+        lap["server_stats"]["cpu_s"].as_f64().unwrap() > 0.0,
+        "sampled in sb-server"
+    );
+    assert!(lap["hosts"]["start_skew_ms"].as_f64().is_some());
+    bed.assert_nothing_left();
+}
+
+/// Waits until a `serverbench load` runs in `ns`.
+fn wait_for_load_in(ns: &str) {
+    for _ in 0..300 {
+        let out = Command::new("ip")
+            .args(["netns", "pids", ns])
+            .output()
+            .unwrap();
+        let found = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .any(|pid| {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                String::from_utf8_lossy(&cmd).contains("load\0")
+            });
+        if found {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("no serverbench load started in {ns}");
+}
+
+#[test]
+fn a_client_dying_mid_lap_fails_that_lap_naming_it_and_the_next_lap_runs() {
+    let Some(bed) = bed() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let mut child = run_over_hosts(&bed, results.path(), &["--laps", "2", "-d", "4s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_load_in("sb-client1");
+    std::thread::sleep(Duration::from_millis(2500));
+    bed.script(&["kill-sshd", "sb-client1"]);
+    bed.script(&["start-sshd", "sb-client1"]);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3), "a failed lap: exit 3");
+    let laps = laps(results.path());
+    assert_eq!(laps.len(), 2, "{laps:?}");
+    assert_eq!(laps[0]["status"], "failed");
+    let why = laps[0]["failure"].as_str().unwrap();
+    assert!(why.starts_with("sb-client1: ssh:"), "{why}");
+    let kept = laps[0]["hosts"]["clients"].as_array().unwrap();
+    assert_eq!(kept.len(), 1, "what sb-client2 measured is kept");
+    assert_eq!(kept[0]["host"], "sb-client2");
+    assert_eq!(laps[1]["status"], "ok", "{}", laps[1]);
+    bed.assert_nothing_left();
+}
+
+#[test]
+fn ctrl_c_during_a_lap_over_the_hosts_leaves_nothing_in_any_namespace() {
+    let Some(bed) = bed() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let mut child = run_over_hosts(&bed, results.path(), &["--laps", "1", "-d", "20s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_load_in("sb-client2");
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    bed.assert_nothing_left();
+}

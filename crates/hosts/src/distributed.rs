@@ -19,6 +19,7 @@ use crate::ssh::{Session, SessionLine, Transport};
 use crate::HostError;
 use serde::{Deserialize, Serialize};
 use serverbench_engine::LoadResult;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -82,31 +83,65 @@ pub struct Distributed {
 }
 
 /// A distributed run that did not complete: every fault, and what the other hosts measured.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Failure {
     /// One error per failing host.
     pub faults: Vec<HostError>,
     /// The results of the hosts that completed.
     pub completed: Vec<HostResult>,
+    /// The caller's cancel flag stopped the run (no fault then).
+    pub cancelled: bool,
 }
 
 impl From<HostError> for Failure {
     fn from(e: HostError) -> Self {
         Failure {
             faults: vec![e],
-            completed: Vec::new(),
+            ..Failure::default()
         }
     }
 }
 
+/// How often waits look at the cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// Waits for the next line, up to `deadline`, looking at `cancel` meanwhile.
+fn next_line(
+    rx: &Lines,
+    deadline: Instant,
+    cancel: &AtomicBool,
+) -> Result<(usize, SessionLine), Wait> {
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Wait::Cancelled);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Wait::Timeout);
+        }
+        match rx.recv_timeout(left.min(CANCEL_POLL)) {
+            Ok(v) => return Ok(v),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Err(Wait::Timeout),
+        }
+    }
+}
+
+/// Why no line came.
+enum Wait {
+    Timeout,
+    Cancelled,
+}
+
 type Lines = Receiver<(usize, SessionLine)>;
 
-/// Runs `jobs` together; see the module documentation.
+/// Runs `jobs` together; see the module documentation. `cancel` (Ctrl-C) stops every host.
 pub fn run(
     transport: &Transport,
     jobs: &[ClientJob],
     deadlines: Deadlines,
     progress: &dyn Fn(Progress),
+    cancel: &AtomicBool,
 ) -> Result<Distributed, Failure> {
     let (tx, rx) = mpsc::channel();
     let mut sessions = Vec::new();
@@ -117,9 +152,10 @@ pub fn run(
         }
     }
     drop(tx);
-    let waited = match await_ready(&mut sessions, &rx, deadlines.ready, progress) {
+    let waited = match await_ready(&mut sessions, &rx, deadlines.ready, progress, cancel) {
         Ok(w) => w,
-        Err(e) => return Err(stop_all(&mut sessions, e)),
+        Err(None) => return Err(cancelled(&mut sessions)),
+        Err(Some(e)) => return Err(stop_all(&mut sessions, e)),
     };
     for s in &mut sessions {
         if let Err(e) = s.send_line("go") {
@@ -127,7 +163,10 @@ pub fn run(
         }
     }
     progress(Progress::Released { waited });
-    let outcomes = gather(&mut sessions, &rx, deadlines.finish, progress);
+    let outcomes = gather(&mut sessions, &rx, deadlines.finish, progress, cancel);
+    if cancel.load(Ordering::Relaxed) {
+        return Err(cancelled(&mut sessions));
+    }
     let mut faults = Vec::new();
     let mut completed = Vec::new();
     for (job, outcome) in jobs.iter().zip(outcomes) {
@@ -140,12 +179,13 @@ pub fn run(
         }
     }
     if !faults.is_empty() {
-        return Err(Failure { faults, completed });
+        return Err(Failure {
+            faults,
+            completed,
+            cancelled: false,
+        });
     }
-    combine(completed).map_err(|e| Failure {
-        faults: vec![merge_fault(e)],
-        completed: Vec::new(),
-    })
+    combine(completed).map_err(|e| merge_fault(e).into())
 }
 
 /// Merges the hosts' results and measures the start skew.
@@ -184,18 +224,19 @@ fn merge_fault(e: MergeError) -> HostError {
 }
 
 /// Waits until every session printed `ready`; returns how long the first ready host waited.
+/// `Err(None)`: cancelled.
 fn await_ready(
     sessions: &mut [Session],
     rx: &Lines,
     within: Duration,
     progress: &dyn Fn(Progress),
-) -> Result<Duration, HostError> {
+    cancel: &AtomicBool,
+) -> Result<Duration, Option<HostError>> {
     let deadline = Instant::now() + within;
     let mut ready = vec![false; sessions.len()];
     let mut first: Option<Instant> = None;
     while ready.iter().any(|r| !r) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
+        match next_line(rx, deadline, cancel) {
             Ok((i, SessionLine::Text(line))) if line.trim() == "ready" => {
                 ready[i] = true;
                 first.get_or_insert_with(Instant::now);
@@ -206,15 +247,16 @@ fn await_ready(
             Ok((_, SessionLine::Text(_))) => {}
             Ok((i, SessionLine::Closed)) => {
                 let status = sessions[i].wait_for(EXIT_GRACE);
-                return Err(sessions[i].failure(status, "before it was ready"));
+                return Err(Some(sessions[i].failure(status, "before it was ready")));
             }
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
+            Err(Wait::Cancelled) => return Err(None),
+            Err(Wait::Timeout) => {
                 let late = ready.iter().position(|r| !r).expect("one is not ready");
-                return Err(HostError::Timeout {
+                return Err(Some(HostError::Timeout {
                     host: sessions[late].host.clone(),
                     what: "the barrier (connections and warm-up, then `ready`)".into(),
                     after: within,
-                });
+                }));
             }
         }
     }
@@ -227,14 +269,14 @@ fn gather(
     rx: &Lines,
     within: Duration,
     progress: &dyn Fn(Progress),
+    cancel: &AtomicBool,
 ) -> Vec<Result<LoadResult, HostError>> {
     let deadline = Instant::now() + within;
     let mut text = vec![String::new(); sessions.len()];
     let mut outcomes: Vec<Option<Result<LoadResult, HostError>>> =
         (0..sessions.len()).map(|_| None).collect();
     while outcomes.iter().any(Option::is_none) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
+        match next_line(rx, deadline, cancel) {
             Ok((i, SessionLine::Text(line))) => {
                 text[i].push_str(&line);
                 text[i].push('\n');
@@ -281,11 +323,23 @@ fn parse_result(host: &str, text: &str) -> Result<LoadResult, HostError> {
 
 /// Stops every session (closing stdin: the remote groups die) and returns the fault.
 fn stop_all(sessions: &mut [Session], fault: HostError) -> Failure {
+    close_all(sessions);
+    fault.into()
+}
+
+fn cancelled(sessions: &mut [Session]) -> Failure {
+    close_all(sessions);
+    Failure {
+        cancelled: true,
+        ..Failure::default()
+    }
+}
+
+fn close_all(sessions: &mut [Session]) {
     for s in sessions.iter_mut() {
         s.close_stdin();
     }
     for s in sessions.iter_mut() {
         s.stop(EXIT_GRACE);
     }
-    fault.into()
 }

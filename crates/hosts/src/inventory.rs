@@ -213,9 +213,22 @@ impl Inventory {
 
 /// The local binary's path as seen from a host whose checkout is `checkout`.
 fn same_binary(local: &Local, checkout: &Path) -> PathBuf {
-    match local.binary.strip_prefix(&local.checkout) {
+    same_path(local, checkout, &local.binary)
+}
+
+/// A local path as seen from a host whose checkout is `checkout`: inside the local checkout,
+/// the same relative path in the host's; elsewhere, the same absolute path.
+fn same_path(local: &Local, checkout: &Path, path: &Path) -> PathBuf {
+    match path.strip_prefix(&local.checkout) {
         Ok(rel) => checkout.join(rel),
-        Err(_) => local.binary.clone(),
+        Err(_) => path.to_path_buf(),
+    }
+}
+
+impl Host {
+    /// `path` (on the controller) as seen on this host: see [`Local`].
+    pub fn path_there(&self, local: &Local, path: &Path) -> PathBuf {
+        same_path(local, &self.checkout, path)
     }
 }
 

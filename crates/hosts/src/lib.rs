@@ -129,3 +129,28 @@ fn stderr_suffix(stderr: &str) -> String {
         format!(": {stderr}")
     }
 }
+
+/// What `serverbench serve --ready-line` prints once its server is ready, after
+/// [`SERVE_READY_PREFIX`], as one JSON line: how a controller learns, over ssh, where the
+/// server listens and which process tree to sample.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServeReady {
+    /// The server's pid (the leader of its process group) on that host.
+    pub pid: u32,
+    /// Its HTTP port.
+    pub port: u16,
+    /// Its TCP echo port, when it serves one.
+    pub echo_port: Option<u16>,
+}
+
+/// The start of `serve --ready-line`'s announcement.
+pub const SERVE_READY_PREFIX: &str = "serverbench-serve-ready ";
+
+/// `serverbench hosts sample`'s protocol on its stdin and stdout: it prints [`SAMPLER_ARMED`],
+/// starts sampling at a [`SAMPLER_START`] line and prints [`SAMPLER_SAMPLING`], and at a
+/// `stop [REQUESTS]` line prints the figures as one JSON line and exits.
+pub const SAMPLER_ARMED: &str = "armed";
+/// See [`SAMPLER_ARMED`].
+pub const SAMPLER_START: &str = "start";
+/// See [`SAMPLER_ARMED`].
+pub const SAMPLER_SAMPLING: &str = "sampling";

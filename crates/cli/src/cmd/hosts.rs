@@ -2,8 +2,11 @@
 
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
+use serverbench_harness::sampler::{Sampler, INTERVAL};
 use serverbench_hosts::check::{self, Probe, CLOCK_WARN_MS};
-use serverbench_hosts::{HostError, Inventory, Local, Transport};
+use serverbench_hosts::{
+    HostError, Inventory, Local, Transport, SAMPLER_ARMED, SAMPLER_SAMPLING, SAMPLER_START,
+};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `serverbench hosts`.
@@ -17,6 +20,18 @@ pub struct Args {
 enum Command {
     /// Per host: whether ssh works, the serverbench version there, its CPUs, its clock offset.
     Check(CheckArgs),
+    /// Samples a process tree from /proc between a `start` and a `stop [REQUESTS]` line on
+    /// stdin, then prints its figures as one JSON line: the server host's side of `run --hosts`.
+    #[command(hide = true)]
+    Sample(SampleArgs),
+}
+
+/// Arguments of `serverbench hosts sample`.
+#[derive(clap::Args)]
+struct SampleArgs {
+    /// The root of the process tree.
+    #[arg(long)]
+    pid: u32,
 }
 
 /// Arguments of `serverbench hosts check`.
@@ -34,7 +49,35 @@ struct CheckArgs {
 pub fn run(args: Args) -> anyhow::Result<u8> {
     match args.command {
         Command::Check(a) => check(a),
+        Command::Sample(a) => sample(a),
     }
+}
+
+fn sample(args: SampleArgs) -> anyhow::Result<u8> {
+    use std::io::{BufRead, Write};
+    let mut stdin = std::io::stdin().lock();
+    let say = |line: &str| -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}")
+            .and_then(|()| out.flush())
+            .context("writing to stdout")
+    };
+    say(SAMPLER_ARMED)?;
+    let mut line = String::new();
+    if stdin.read_line(&mut line).context("reading stdin")? == 0 || line.trim() != SAMPLER_START {
+        return Ok(0);
+    }
+    let sampler = Sampler::start(args.pid, INTERVAL, Vec::new());
+    say(SAMPLER_SAMPLING)?;
+    line.clear();
+    stdin.read_line(&mut line).context("reading stdin")?;
+    let requests = line
+        .trim()
+        .strip_prefix("stop")
+        .and_then(|n| n.trim().parse().ok());
+    let stats = sampler.finish(requests);
+    say(&serde_json::to_string(&stats).context("serializing the figures")?)?;
+    Ok(0)
 }
 
 /// Where this controller runs from: the checkout (if found) and the running binary.

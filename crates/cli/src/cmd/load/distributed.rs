@@ -3,6 +3,7 @@
 
 use super::{build_config, flag_duration, summary, Args, TcpMode};
 use anyhow::{bail, Context};
+use serverbench_harness::process::OnInterrupt;
 use serverbench_hosts::check::{self, CLOCK_WARN_MS};
 use serverbench_hosts::distributed::{self, ClientJob, Deadlines, Distributed, Progress};
 use serverbench_hosts::{Host, Transport};
@@ -42,8 +43,13 @@ pub fn run(args: &Args) -> anyhow::Result<u8> {
             Progress::Finished { host } => eprintln!("{host}: done"),
         }
     };
-    let d = match distributed::run(&transport, &jobs, deadlines, &progress) {
+    let cancel = crate::interrupt::install(OnInterrupt::Cancel);
+    let d = match distributed::run(&transport, &jobs, deadlines, &progress, &cancel) {
         Ok(d) => d,
+        Err(failure) if failure.cancelled => {
+            eprintln!("serverbench load: interrupted; every client host was stopped");
+            return Ok(crate::exit::INTERRUPTED);
+        }
         Err(failure) => {
             for f in &failure.faults {
                 eprintln!("serverbench load: {f}");
