@@ -58,6 +58,7 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
     }
     out.extend(message_passing(summary, records));
     out.extend(summary.scaling.iter().filter_map(stops_scaling));
+    out.extend(known_deviations(summary, env));
     out
 }
 
@@ -114,6 +115,49 @@ fn missing_baseline(summary: &Summary, table: &Table) -> Option<Warning> {
             table.scenario, table.profile
         ),
     })
+}
+
+/// Each ranked server that declares deviations from the contract, once, at its first table:
+/// its figures come from a server that answers some real clients differently.
+fn known_deviations(summary: &Summary, env: Option<&Env>) -> Vec<Warning> {
+    let Some(env) = env else {
+        return Vec::new();
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
+    for table in &summary.tables {
+        for s in &table.servers {
+            let Some(devs) = env.deviations(&s.server) else {
+                continue;
+            };
+            if seen.contains(&s.server.as_str()) {
+                continue;
+            }
+            seen.push(&s.server);
+            let list: Vec<String> = devs
+                .iter()
+                .map(|(k, why)| {
+                    format!(
+                        "{k} ({})",
+                        why.split([';', '(']).next().unwrap_or(why).trim()
+                    )
+                })
+                .collect();
+            let message = format!(
+                "{}: declares deviations from the contract, so some real clients fare differently \
+                 than its figures suggest: {}.",
+                at(table, &s.server),
+                list.join("; ")
+            );
+            out.push(warning(
+                table,
+                &s.server,
+                WarningKind::KnownDeviation,
+                message,
+            ));
+        }
+    }
+    out
 }
 
 /// In a core sweep, a scaling efficiency below this means adding CPUs stopped paying: 0.7.
@@ -465,6 +509,37 @@ mod tests {
             load(r).duration_s = Some(2.0);
         });
         assert!(!kinds(&busy, None).contains(&WarningKind::NeitherBusy));
+    }
+
+    #[test]
+    fn a_declared_deviation_is_named_once_with_its_reason() {
+        let mut env = two_cpus();
+        env.servers.insert(
+            "a/x".into(),
+            serverbench_results::env::ServerVersion {
+                available: true,
+                deviations: [(
+                    "http10".to_owned(),
+                    "answers HTTP/1.0 with 505; upstream".to_owned(),
+                )]
+                .into(),
+                ..Default::default()
+            },
+        );
+        let records = laps(|_| {});
+        let w = crate::analyze(&records, None, Some(&env)).warnings;
+        let dev: Vec<_> = w
+            .iter()
+            .filter(|w| w.kind == WarningKind::KnownDeviation)
+            .collect();
+        assert_eq!(dev.len(), 1);
+        assert!(
+            dev[0]
+                .message
+                .contains("http10 (answers HTTP/1.0 with 505)"),
+            "{}",
+            dev[0].message
+        );
     }
 
     #[test]

@@ -46,17 +46,41 @@ pub struct Manifest {
 
 /// A part of the contract a server is known not to honour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Deviation {
     /// HTTP/1.0 requests are not answered as the contract says.
     Http10,
+    /// HTTP/1.0 requests that ask for keep-alive are answered, then the connection is closed.
+    Http10KeepAlive,
+    /// A request whose request line arrives in several segments is refused (shown by the
+    /// checks that split requests: 3 bytes at a time, and deep pipelining with cut writes).
+    SplitRequestLine,
+    /// Deep pipelining on many connections loses answers (e.g. closes without draining).
+    DeepPipelining,
 }
 
 impl Deviation {
+    /// The key in `[deviations]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deviation::Http10 => "http10",
+            Deviation::Http10KeepAlive => "http10_keep_alive",
+            Deviation::SplitRequestLine => "split_request_line",
+            Deviation::DeepPipelining => "deep_pipelining",
+        }
+    }
+
     /// True when the verify check named `check` is about this deviation.
     pub fn covers(self, check: &str) -> bool {
         match self {
             Deviation::Http10 => check.starts_with("HTTP/1.0"),
+            Deviation::Http10KeepAlive => {
+                check.starts_with("HTTP/1.0") && check.contains("keep-alive")
+            }
+            Deviation::SplitRequestLine => {
+                check.contains("bytes at a time") || check.contains("writes cut anywhere")
+            }
+            Deviation::DeepPipelining => check.contains("pipelined on each of"),
         }
     }
 }

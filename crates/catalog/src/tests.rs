@@ -134,6 +134,31 @@ fn a_declared_http10_deviation_is_parsed_with_its_reason() {
 }
 
 #[test]
+fn deviation_keys_are_snake_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_server(tmp.path(), "python/dev", "python/dev", "");
+    let path = dir.join("server.toml");
+    let keys = "http10_keep_alive = \"a\"\nsplit_request_line = \"b\"\ndeep_pipelining = \"c\"";
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("[requires]", &format!("[deviations]\n{keys}\n\n[requires]"));
+    std::fs::write(&path, text).unwrap();
+    let catalog = Catalog::load(tmp.path()).unwrap();
+    let declared: Vec<&str> = catalog
+        .get("python/dev")
+        .unwrap()
+        .manifest
+        .deviations
+        .keys()
+        .map(|d| d.as_str())
+        .collect();
+    assert_eq!(
+        declared,
+        vec!["http10_keep_alive", "split_request_line", "deep_pipelining"]
+    );
+}
+
+#[test]
 fn an_unknown_deviation_is_a_manifest_error() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_server(tmp.path(), "python/dev", "python/dev", "");

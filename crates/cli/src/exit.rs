@@ -10,5 +10,7 @@ pub const REFUSED: u8 = 2;
 pub const LAPS_FAILED: u8 = 3;
 /// `compare --fail-above`: a server regressed by more than the threshold.
 pub const REGRESSION: u8 = 4;
+/// `load` over TLS: every handshake failed, or resumption was asked and the server resumed none.
+pub const TLS: u8 = 5;
 /// Interrupted by Ctrl-C or SIGTERM.
 pub const INTERRUPTED: u8 = 130;

@@ -3,6 +3,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Command, Output};
+use std::sync::Arc;
 
 fn serverbench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_serverbench"))
@@ -66,8 +67,54 @@ fn malformed_url_gives_one_clear_line() {
 }
 
 #[test]
-fn https_url_says_tls_is_not_supported() {
-    assert_bad_input(&["-d", "100ms", "https://127.0.0.1/"], "TLS");
+fn tls_flags_with_an_http_url_name_the_flag() {
+    assert_bad_input(
+        &["--cacert", "ca.pem", "-d", "100ms", "http://127.0.0.1:1/"],
+        "--cacert",
+    );
+}
+
+#[test]
+fn tls_resume_without_new_conn_names_the_flag() {
+    assert_bad_input(
+        &[
+            "--tls-resume",
+            "tickets",
+            "-d",
+            "100ms",
+            "https://127.0.0.1:1/",
+        ],
+        "needs --new-conn",
+    );
+}
+
+#[test]
+fn new_conn_with_pipelining_names_the_flag() {
+    assert_bad_input(
+        &[
+            "--new-conn",
+            "-p",
+            "4",
+            "-d",
+            "100ms",
+            "http://127.0.0.1:1/",
+        ],
+        "--pipeline",
+    );
+}
+
+#[test]
+fn a_missing_cacert_file_names_the_flag_and_the_file() {
+    assert_bad_input(
+        &[
+            "--cacert",
+            "/nonexistent/ca.pem",
+            "-d",
+            "100ms",
+            "https://127.0.0.1:1/",
+        ],
+        "/nonexistent/ca.pem",
+    );
 }
 
 #[test]
@@ -378,4 +425,135 @@ fn the_soft_file_limit_is_raised_to_fit_the_connections() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("a JSON result");
     assert_eq!(v["errors"]["connect"], 0, "{stdout}");
+}
+
+/// An HTTPS `Hello World!` server whose certificate a generated CA signs; returns its address
+/// and the CA's PEM file (kept alive by the TempDir).
+fn https_server(resumable: bool) -> (SocketAddr, tempfile::TempDir, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
+        )
+        .unwrap();
+    if !resumable {
+        config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+        config.send_tls13_tickets = 0;
+    }
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let conn = rustls::ServerConnection::new(config.clone()).unwrap();
+            std::thread::spawn(move || serve_tls(rustls::StreamOwned::new(conn, stream)));
+        }
+    });
+    (addr, dir, ca_file.to_string_lossy().to_string())
+}
+
+fn serve_tls(mut s: rustls::StreamOwned<rustls::ServerConnection, std::net::TcpStream>) {
+    let mut buf = [0u8; 8192];
+    let mut pending = Vec::new();
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => pending.extend_from_slice(&buf[..n]),
+        }
+        let mut out = Vec::new();
+        while let Some(i) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+            pending.drain(..i + 4);
+            out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!");
+        }
+        if s.write_all(&out).is_err() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn https_with_cacert_loads_and_records_the_negotiation() {
+    let (addr, _dir, ca) = https_server(true);
+    let url = format!("https://{addr}/hello");
+    let out = serverbench(&["--cacert", &ca, "-c", "2", "-n", "300", "--json", &url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"]["200"], 300);
+    assert_eq!(v["tls"]["version"], "TLSv1.3");
+    assert_eq!(v["tls"]["handshakes"], 2);
+}
+
+#[test]
+fn https_without_its_ca_fails_every_handshake_with_a_hint_and_exit_5() {
+    let (addr, _dir, _) = https_server(true);
+    let url = format!("https://{addr}/hello");
+    let out = serverbench(&["-c", "2", "-n", "4", &url]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("every TLS handshake failed: certificate unknown issuer")
+            && err.contains("--cacert FILE, or -k/--insecure"),
+        "{err}"
+    );
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("tls "), "{summary}");
+}
+
+#[test]
+fn insecure_accepts_a_certificate_from_an_unknown_ca() {
+    let (addr, _dir, _) = https_server(true);
+    let url = format!("https://{addr}/hello");
+    let out = serverbench(&["-k", "-c", "2", "-n", "100", &url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("TLSv1.3") && summary.contains("Handshakes"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn tls_resume_exits_5_when_the_server_resumes_nothing_and_0_when_it_does() {
+    for (resumable, code) in [(false, 5), (true, 0)] {
+        let (addr, _dir, ca) = https_server(resumable);
+        let url = format!("https://{addr}/hello");
+        let args = ["--cacert", &ca, "--new-conn", "--tls-resume", "tickets"];
+        let out = serverbench(&[&args[..], &["-c", "2", "-n", "50", "--json", &url]].concat());
+        let err = stderr_of(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "resumable {resumable}: {err}"
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v["tls"]["handshakes"], 50,
+            "the result is printed either way"
+        );
+        if resumable {
+            assert_eq!(v["tls"]["handshakes_resumed"], 48);
+        } else {
+            assert!(
+                err.contains("--tls-resume tickets: the server resumed none of 50 handshakes"),
+                "{err}"
+            );
+        }
+    }
 }

@@ -69,3 +69,17 @@ fn a_cpu_list_flag_pins_the_server_instead_of_crashing_the_parser() {
     assert!(out.status.success(), "{text}\n{stderr}");
     assert!(text.contains("python/good ... PASS"), "{text}");
 }
+
+#[test]
+fn a_declared_deviation_is_shown_with_its_reason_and_does_not_fail() {
+    let (out, text) = verify(&["python/deviant"]);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("python/deviant ... PASS"), "{text}");
+    assert!(
+        text.contains(
+            "~ HTTP/1.0 GET /hello with Connection: keep-alive, twice: known deviation, \
+             declared in server.toml: the fixture closes every HTTP/1.0 connection"
+        ),
+        "{text}"
+    );
+}

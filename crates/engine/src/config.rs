@@ -1,6 +1,7 @@
 //! What to load and how: protocol x schedule x stop, plus validation whose errors name the flag.
 
 use crate::http;
+use crate::tls::{Resume, TlsOptions, TlsSpec};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -9,11 +10,9 @@ use std::time::Duration;
 pub enum ConfigError {
     #[error("malformed URL `{url}`: {why}")]
     BadUrl { url: String, why: String },
-    #[error("`{url}`: https:// is not supported yet (TLS is not implemented); use http://")]
-    Tls { url: String },
     #[error("cannot resolve host `{host}`")]
     Unresolvable { host: String },
-    #[error("all URLs must share one host:port (`{first}` vs `{other}`)")]
+    #[error("all URLs must share one scheme and host:port (`{first}` vs `{other}`)")]
     MixedTargets { first: String, other: String },
     #[error("give at least one URL, or --tcp HOST:PORT")]
     NoTarget,
@@ -77,6 +76,17 @@ pub enum Reads {
     Eager,
 }
 
+/// How long a connection lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lifetime {
+    /// As long as the server keeps it (HTTP keep-alive): connect and handshake once.
+    #[default]
+    KeepAlive,
+    /// `--new-conn`: one request per connection (sent with `Connection: close`), then a new
+    /// connection; each costs a connect, and over TLS a handshake.
+    PerRequest,
+}
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -103,11 +113,17 @@ pub struct Config {
     pub connect_rate: Option<f64>,
     /// `--eager-reads`: when pipelined responses are read.
     pub reads: Reads,
+    /// `https://`: TLS on every connection (None: plain TCP).
+    pub tls: Option<TlsSpec>,
+    /// `--new-conn`: a connection per request instead of keep-alive.
+    pub lifetime: Lifetime,
 }
 
-/// A parsed `http://host[:port]/path` URL.
+/// A parsed `http[s]://host[:port]/path` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Url {
+    /// `https://`.
+    pub tls: bool,
     pub host: String,
     pub port: u16,
     /// Path and query, starting with `/`.
@@ -120,14 +136,10 @@ impl Url {
             url: url.to_string(),
             why: why.to_string(),
         };
-        if url.len() >= 8 && url[..8].eq_ignore_ascii_case("https://") {
-            return Err(ConfigError::Tls {
-                url: url.to_string(),
-            });
-        }
-        let rest = match url.get(..7) {
-            Some(s) if s.eq_ignore_ascii_case("http://") => &url[7..],
-            _ => return Err(bad("expected http://HOST[:PORT]/PATH")),
+        let (tls, rest) = match (url.get(..7), url.get(..8)) {
+            (Some(s), _) if s.eq_ignore_ascii_case("http://") => (false, &url[7..]),
+            (_, Some(s)) if s.eq_ignore_ascii_case("https://") => (true, &url[8..]),
+            _ => return Err(bad("expected http[s]://HOST[:PORT]/PATH")),
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
@@ -137,21 +149,27 @@ impl Url {
         if authority.contains('@') {
             return Err(bad("user info is not supported"));
         }
-        let (host, port) = split_host_port(authority, 80).map_err(|why| bad(&why))?;
+        let default_port = if tls { 443 } else { 80 };
+        let (host, port) = split_host_port(authority, default_port).map_err(|why| bad(&why))?;
         if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
             return Err(bad("the path contains spaces or control characters"));
         }
-        Ok(Url { host, port, path })
+        Ok(Url {
+            tls,
+            host,
+            port,
+            path,
+        })
     }
 
-    /// `host:port` as sent in the Host header (port omitted when 80).
+    /// `host:port` as sent in the Host header (port omitted when it is the scheme's default).
     pub fn host_header(&self) -> String {
         let host = if self.host.contains(':') {
             format!("[{}]", self.host)
         } else {
             self.host.clone()
         };
-        if self.port == 80 {
+        if self.port == if self.tls { 443 } else { 80 } {
             host
         } else {
             format!("{host}:{}", self.port)
@@ -220,13 +238,24 @@ pub struct HttpOptions {
     pub body: Option<Vec<u8>>,
     pub expect_status: Vec<u16>,
     pub verify: bool,
+    /// `--new-conn`: ask the server to close after each response (`Connection: close`, unless
+    /// a `Connection` header is given).
+    pub close: bool,
+    /// The TLS flags; they apply to `https://` URLs only.
+    pub tls: TlsOptions,
 }
 
-/// Parses URLs (same host:port), resolves the host and serializes one request per URL.
-pub fn http_target(
-    urls: &[String],
-    opts: &HttpOptions,
-) -> Result<(SocketAddr, Protocol), ConfigError> {
+/// A resolved HTTP target: where to connect, the serialized requests, and TLS for `https://`.
+#[derive(Debug, Clone)]
+pub struct HttpTarget {
+    pub addr: SocketAddr,
+    pub protocol: Protocol,
+    pub tls: Option<TlsSpec>,
+}
+
+/// Parses URLs (same scheme and host:port), resolves the host, builds the TLS configuration
+/// and serializes one request per URL.
+pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, ConfigError> {
     let first_raw = urls.first().ok_or(ConfigError::NoTarget)?;
     let parsed = urls
         .iter()
@@ -234,7 +263,7 @@ pub fn http_target(
         .collect::<Result<Vec<_>, _>>()?;
     let first = &parsed[0];
     for (u, raw) in parsed.iter().zip(urls) {
-        if (&u.host, u.port) != (&first.host, first.port) {
+        if (u.tls, &u.host, u.port) != (first.tls, &first.host, first.port) {
             return Err(ConfigError::MixedTargets {
                 first: first_raw.clone(),
                 other: raw.clone(),
@@ -260,10 +289,26 @@ pub fn http_target(
             ));
         }
     }
+    let tls = match first.tls {
+        true => Some(TlsSpec::new(&opts.tls, &first.host)?),
+        false => {
+            plain_refuses_tls_flags(&opts.tls)?;
+            None
+        }
+    };
     let addr = resolve(&first.host, first.port)?;
+    let mut headers = opts.headers.clone();
+    let has_connection = headers.iter().any(|h| {
+        h.split(':')
+            .next()
+            .is_some_and(|n| n.trim().eq_ignore_ascii_case("connection"))
+    });
+    if opts.close && !has_connection {
+        headers.push("Connection: close".into());
+    }
     let requests = parsed
         .iter()
-        .map(|u| http::serialize_request(&method, u, &opts.headers, opts.body.as_deref()))
+        .map(|u| http::serialize_request(&method, u, &headers, opts.body.as_deref()))
         .collect();
     let spec = HttpSpec {
         requests,
@@ -271,7 +316,26 @@ pub fn http_target(
         expect_status: opts.expect_status.clone(),
         verify: opts.verify,
     };
-    Ok((addr, Protocol::Http(spec)))
+    Ok(HttpTarget {
+        addr,
+        protocol: Protocol::Http(spec),
+        tls,
+    })
+}
+
+/// TLS flags with an `http://` URL are a mistake worth naming.
+fn plain_refuses_tls_flags(t: &TlsOptions) -> Result<(), ConfigError> {
+    let why = "applies to https:// URLs only";
+    if t.trust != Default::default() {
+        return Err(ConfigError::flag("--cacert/-k", why));
+    }
+    if t.version.is_some() {
+        return Err(ConfigError::flag("--tls-version", why));
+    }
+    if t.resume != Resume::Off {
+        return Err(ConfigError::flag("--tls-resume", why));
+    }
+    Ok(())
 }
 
 impl Config {
@@ -309,6 +373,7 @@ impl Config {
                 return Err(ConfigError::flag("--connect-rate", "must be more than 0"));
             }
         }
+        self.validate_lifetime()?;
         match &self.protocol {
             Protocol::TcpStream { message } if message.is_empty() => {
                 Err(ConfigError::flag("--message", "must not be empty"))
@@ -320,6 +385,36 @@ impl Config {
                 ConfigError::flag("-R/--rate", "does not apply to --mode stream"),
             ),
             _ => Ok(()),
+        }
+    }
+}
+
+impl Config {
+    /// `--new-conn` and `--tls-resume` against the rest.
+    fn validate_lifetime(&self) -> Result<(), ConfigError> {
+        let resume = self.tls.as_ref().map_or(Resume::Off, |t| t.resume);
+        if self.lifetime == Lifetime::KeepAlive {
+            return match resume {
+                Resume::Off => Ok(()),
+                _ => Err(ConfigError::flag(
+                    "--tls-resume",
+                    "needs --new-conn (keep-alive connections handshake once)",
+                )),
+            };
+        }
+        if !matches!(self.protocol, Protocol::Http(_)) {
+            return Err(ConfigError::flag("--new-conn", "applies to HTTP only"));
+        }
+        match self.schedule {
+            Schedule::ClosedLoop { depth: 1 } => Ok(()),
+            Schedule::ClosedLoop { .. } => Err(ConfigError::flag(
+                "-p/--pipeline",
+                "cannot be combined with --new-conn (one request per connection)",
+            )),
+            Schedule::Rate { .. } => Err(ConfigError::flag(
+                "-R/--rate",
+                "cannot be combined with --new-conn (connections are opened in a closed loop)",
+            )),
         }
     }
 }
@@ -369,9 +464,53 @@ mod tests {
     }
 
     #[test]
-    fn https_url_says_tls_is_not_supported() {
-        let err = Url::parse("https://example.com/").unwrap_err();
-        assert!(err.to_string().contains("TLS"));
+    fn https_url_defaults_to_port_443_and_omits_it_from_host() {
+        let u = Url::parse("HTTPS://example.com/x").unwrap();
+        assert!(u.tls);
+        assert_eq!((u.port, u.host_header()), (443, "example.com".to_string()));
+        let u = Url::parse("https://example.com:80/").unwrap();
+        assert_eq!(u.host_header(), "example.com:80");
+    }
+
+    #[test]
+    fn http_and_https_urls_cannot_be_mixed() {
+        let urls = [
+            "http://127.0.0.1:1/a".into(),
+            "https://127.0.0.1:1/b".into(),
+        ];
+        let err = http_target(&urls, &HttpOptions::default()).unwrap_err();
+        assert!(matches!(err, ConfigError::MixedTargets { .. }), "{err}");
+    }
+
+    #[test]
+    fn tls_flags_with_an_http_url_name_the_flag() {
+        let opts = HttpOptions {
+            tls: TlsOptions {
+                resume: Resume::Tickets,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let err = http_target(&["http://127.0.0.1:1/".into()], &opts).unwrap_err();
+        assert!(err.to_string().contains("--tls-resume"), "{err}");
+    }
+
+    #[test]
+    fn new_conn_asks_the_server_to_close_unless_told_otherwise() {
+        let mut opts = HttpOptions {
+            close: true,
+            ..Default::default()
+        };
+        let req = |opts: &HttpOptions| match http_target(&["http://127.0.0.1:1/".into()], opts)
+            .unwrap()
+            .protocol
+        {
+            Protocol::Http(h) => String::from_utf8(h.requests[0].clone()).unwrap(),
+            _ => unreachable!(),
+        };
+        assert!(req(&opts).contains("Connection: close\r\n"));
+        opts.headers = vec!["connection: keep-alive".into()];
+        assert!(!req(&opts).contains("Connection: close"));
     }
 
     #[test]

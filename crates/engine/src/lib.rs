@@ -1,5 +1,6 @@
 //! serverbench's load generator: share-nothing, edge-triggered event loops (one per thread) for
-//! HTTP/1.1 (closed loop, pipelined, or constant rate) and TCP echo (stream or ping-pong).
+//! HTTP/1.1 (closed loop, pipelined, or constant rate; plain or TLS; keep-alive or a connection
+//! per request) and TCP echo (stream or ping-pong).
 //!
 //! The library never prints: progress goes to an observer callback, the outcome is a
 //! [`LoadResult`] or an [`EngineError`].
@@ -12,10 +13,15 @@ pub mod limits;
 pub mod result;
 pub mod stats;
 pub mod sys;
+pub mod tls;
 mod worker;
 
-pub use config::{Config, ConfigError, HttpOptions, HttpSpec, Protocol, Reads, Schedule, Stop};
+pub use config::{
+    Config, ConfigError, HttpOptions, HttpSpec, HttpTarget, Lifetime, Protocol, Reads, Schedule,
+    Stop,
+};
 pub use result::LoadResult;
+pub use tls::{Resume, TlsOptions, TlsVersion, Trust};
 
 use stats::{latency_of, Stats};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -305,6 +311,7 @@ fn build_result(
     let tcp = mode.is_tcp();
     let mbps = |b: u64| b as f64 * 8.0 / secs / 1e6;
     let seconds = duration.as_secs_f64().ceil() as usize;
+    let connects = s.conn.connects;
     result::LoadResult {
         mode,
         target: config.target.clone(),
@@ -345,5 +352,52 @@ fn build_result(
             s.uncorrected.as_ref(),
             &s.seconds[..seconds.min(s.seconds.len())],
         )),
+        connection_mode: (!tcp).then(|| {
+            match config.lifetime {
+                Lifetime::KeepAlive => "keep-alive",
+                Lifetime::PerRequest => "new-conn",
+            }
+            .to_string()
+        }),
+        connects: Some(connects),
+        connects_per_s: Some(connects as f64 / secs),
+        connect_latency_us: (connects > 0).then(|| latency_of(&s.conn.connect)),
+        tls: config
+            .tls
+            .as_ref()
+            .map(|t| tls_result(config, t, s, secs, cpu_s)),
+    }
+}
+
+fn tls_result(
+    config: &Config,
+    spec: &tls::TlsSpec,
+    s: &Stats,
+    secs: f64,
+    cpu_s: f64,
+) -> result::TlsResult {
+    let c = &s.conn;
+    let n = c.negotiated;
+    let handshakes = c.handshakes();
+    let per_request = config.lifetime == Lifetime::PerRequest;
+    result::TlsResult {
+        version: n.map(|n| n.version.to_string()),
+        cipher_suite: n.map(|n| n.cipher_suite.to_string()),
+        key_exchange_group: n.map(|n| n.key_exchange_group.to_string()),
+        alpn: n.and_then(|n| n.alpn).map(str::to_string),
+        mixed: c.mixed,
+        resume: spec.resume.as_str().to_string(),
+        handshakes,
+        handshakes_full: c.handshakes_full,
+        handshakes_resumed: c.handshakes_resumed,
+        handshakes_per_s: handshakes as f64 / secs,
+        handshake_latency_us: latency_of(&c.handshake),
+        client_cpu_us_per_handshake: (per_request && handshakes > 0)
+            .then(|| cpu_s * 1e6 / handshakes as f64),
+        errors: c
+            .tls_errors
+            .iter()
+            .map(|(cause, n)| (cause.to_string(), *n))
+            .collect(),
     }
 }

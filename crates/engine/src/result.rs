@@ -20,7 +20,8 @@ pub struct Latency {
 }
 
 /// Errors by kind. `status` counts non-2xx responses (unless `--expect-status` says otherwise),
-/// `body` counts `--verify` mismatches.
+/// `body` counts `--verify` mismatches, `tls` failed handshakes and TLS errors (by cause in
+/// [`TlsResult::errors`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Errors {
     pub connect: u64,
@@ -30,12 +31,22 @@ pub struct Errors {
     pub parse: u64,
     pub status: u64,
     pub body: u64,
+    /// Absent from results written before TLS existed.
+    #[serde(default)]
+    pub tls: u64,
 }
 
 impl Errors {
     /// All errors of every kind.
     pub fn total(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.parse + self.status + self.body
+        self.connect
+            + self.read
+            + self.write
+            + self.timeout
+            + self.parse
+            + self.status
+            + self.body
+            + self.tls
     }
 }
 
@@ -132,6 +143,20 @@ pub struct LoadResult {
     pub mbps_up: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_connection: Option<f64>,
+    /// HTTP: `keep-alive` or `new-conn` (a connection per request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_mode: Option<String>,
+    /// TCP connections established during measurement, per second, and how long a connect took
+    /// (`connect()` to writable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connects: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connects_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_latency_us: Option<Latency>,
+    /// `https://`: handshakes and what they negotiated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsResult>,
     /// When measurement started, in seconds since the Unix epoch (this host's clock). With
     /// `--barrier` it is the instant of the release plus a fixed lead, the same on every host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,6 +164,32 @@ pub struct LoadResult {
     /// The raw latency data, for exact merging across threads, processes and hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<Histograms>,
+}
+
+/// TLS handshakes of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TlsResult {
+    /// What the handshakes negotiated (null when none completed): `TLSv1.3`,
+    /// `TLS_AES_256_GCM_SHA384`, `X25519`, `http/1.1`.
+    pub version: Option<String>,
+    pub cipher_suite: Option<String>,
+    pub key_exchange_group: Option<String>,
+    pub alpn: Option<String>,
+    /// Some handshakes negotiated something other than the values above.
+    pub mixed: bool,
+    /// `--tls-resume`: `tickets`, `ids` or `off`.
+    pub resume: String,
+    /// Handshakes completed during measurement: full and resumed.
+    pub handshakes: u64,
+    pub handshakes_full: u64,
+    pub handshakes_resumed: u64,
+    pub handshakes_per_s: f64,
+    /// From the TCP connection being up to the handshake done.
+    pub handshake_latency_us: Latency,
+    /// `--new-conn`: client CPU per handshake, its request included.
+    pub client_cpu_us_per_handshake: Option<f64>,
+    /// `errors.tls` by cause, e.g. `{"certificate unknown issuer": 12}`.
+    pub errors: BTreeMap<String, u64>,
 }
 
 /// Latency histograms of a run (see [`crate::histo`]).

@@ -1,6 +1,11 @@
 //! Per-thread statistics (no sharing on the hot path), merged into a `LoadResult` at the end.
 
+mod connections;
+
+pub use connections::ConnStats;
+
 use crate::result::{Errors, Latency, TimelinePoint};
+use crate::tls::{Negotiated, TlsCause};
 use hdrhistogram::Histogram;
 
 /// The error kinds of `Errors`.
@@ -13,6 +18,8 @@ pub enum ErrorKind {
     Parse,
     Status,
     Body,
+    /// A failed handshake or a TLS error on an established session, with its cause.
+    Tls(TlsCause),
 }
 
 /// 1 µs to 60 s, 3 significant digits.
@@ -147,6 +154,8 @@ pub struct Stats {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub seconds: Vec<Second>,
+    /// Connects and TLS handshakes.
+    pub conn: ConnStats,
     /// The current second's latency buckets, dense (fixed size), packed into `seconds` by
     /// [`Stats::close`] or when the next second starts.
     current: Box<[u32; BUCKETS]>,
@@ -169,6 +178,7 @@ impl Stats {
             bytes_read: 0,
             bytes_written: 0,
             seconds: Vec::new(),
+            conn: ConnStats::new(),
             current: Box::new([0; BUCKETS]),
             current_dirty: false,
             start: u64::MAX,
@@ -258,8 +268,26 @@ impl Stats {
             ErrorKind::Parse => e.parse += 1,
             ErrorKind::Status => e.status += 1,
             ErrorKind::Body => e.body += 1,
+            ErrorKind::Tls(cause) => {
+                e.tls += 1;
+                self.conn.tls_error(cause);
+            }
         }
         self.second(now).errors += 1;
+    }
+
+    /// A TCP connection came up `ns` after its connect started.
+    pub fn connected(&mut self, now: u64, ns: u64) {
+        if self.measuring(now) {
+            self.conn.connected(ns);
+        }
+    }
+
+    /// A TLS handshake finished `ns` after it started.
+    pub fn handshake(&mut self, now: u64, ns: u64, resumed: bool, negotiated: Negotiated) {
+        if self.measuring(now) {
+            self.conn.handshake(ns, resumed, negotiated);
+        }
     }
 
     #[inline]
@@ -301,6 +329,8 @@ impl Stats {
         a.parse += b.parse;
         a.status += b.status;
         a.body += b.body;
+        a.tls += b.tls;
+        self.conn.merge(&o.conn);
         for (x, y) in self.status.iter_mut().zip(&o.status) {
             *x += y;
         }

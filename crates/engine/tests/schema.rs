@@ -2,8 +2,9 @@
 
 mod common;
 
+use common::tls::*;
 use common::*;
-use serverbench_engine::Schedule;
+use serverbench_engine::{Resume, Schedule};
 
 fn schema() -> jsonschema::Validator {
     let path = concat!(
@@ -69,4 +70,72 @@ fn json_missing_a_required_key_is_rejected_by_the_schema() {
     assert_valid(&v);
     v.as_object_mut().unwrap().remove("rps");
     assert!(!schema().is_valid(&v));
+}
+
+#[test]
+fn https_new_conn_json_validates_against_the_schema() {
+    let pki = Pki::new();
+    let server = ServerTls {
+        tickets: true,
+        ..Default::default()
+    };
+    let (addr, _) = https_server(server, pki.localhost(), |_, _| Reply::Send(ok("hi")));
+    let client = ClientTls {
+        resume: Resume::Tickets,
+        new_conn: true,
+        ..ClientTls::trusting(&pki)
+    };
+    let v = serde_json::to_value(run(&https_config(
+        &format!("https://{addr}/"),
+        client,
+        false,
+    )))
+    .unwrap();
+    assert_valid(&v);
+    assert_eq!(v["connection_mode"], "new-conn");
+    assert!(
+        v["tls"]["handshakes_resumed"].as_u64().unwrap() > 0,
+        "{v:#}"
+    );
+    assert!(v["connect_latency_us"]["p50"].is_number());
+}
+
+#[test]
+fn https_json_with_tls_errors_validates_against_the_schema() {
+    let (pki, other) = (Pki::new(), Pki::new());
+    let (addr, _) = https_server(ServerTls::default(), other.localhost(), |_, _| {
+        Reply::Send(ok("hi"))
+    });
+    let mut cfg = https_config(
+        &format!("https://{addr}/"),
+        ClientTls::trusting(&pki),
+        false,
+    );
+    cfg.stop = serverbench_engine::Stop::Requests(2);
+    let v = serde_json::to_value(run(&cfg)).unwrap();
+    assert_valid(&v);
+    assert!(v["tls"]["version"].is_null());
+    assert!(
+        v["tls"]["errors"]["certificate unknown issuer"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn a_result_written_before_tls_existed_still_parses_and_validates() {
+    let old = serde_json::json!({
+        "mode": "http", "target": ["http://127.0.0.1:1/"], "connections": 1, "threads": 1,
+        "requests": 1, "duration_s": 1.0, "rps": 1.0, "bytes_read": 1, "bytes_written": 1,
+        "latency_us": {"p50": 1.0, "p75": 1.0, "p90": 1.0, "p99": 1.0, "p999": 1.0,
+                       "p9999": 1.0, "max": 1.0, "mean": 1.0, "stdev": 0.0},
+        "errors": {"connect": 0, "read": 0, "write": 0, "timeout": 0, "parse": 0,
+                   "status": 0, "body": 0},
+        "status": {"200": 1}, "client_cpu_s": 0.1, "client_cpu_us_per_request": 1.0,
+        "client_saturated": false, "timeline": []
+    });
+    assert_valid(&old);
+    let r: serverbench_engine::LoadResult = serde_json::from_value(old).unwrap();
+    assert_eq!((r.errors.tls, r.tls, r.connects), (0, None, None));
 }

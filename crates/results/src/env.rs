@@ -151,6 +151,9 @@ pub struct ServerVersion {
     /// The manifest's `framework_version`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub framework_version: Option<String>,
+    /// Deviations from the contract its manifest declares, by key, with the reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub deviations: BTreeMap<String, String>,
 }
 
 /// The suite as it ran. The fields reports show are typed; the scenarios, profiles and server
@@ -254,6 +257,14 @@ impl Env {
         let v = self.servers.get(server)?;
         let text = v.version.as_deref().or(v.framework_version.as_deref())?;
         Some(text.lines().next().unwrap_or("").trim()).filter(|s| !s.is_empty())
+    }
+
+    /// The deviations from the contract `server` declares (key, reason).
+    pub fn deviations(&self, server: &str) -> Option<&BTreeMap<String, String>> {
+        self.servers
+            .get(server)
+            .map(|v| &v.deviations)
+            .filter(|d| !d.is_empty())
     }
 
     /// The suite's baseline server.

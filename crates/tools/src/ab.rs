@@ -129,6 +129,7 @@ mod tests {
             host: "127.0.0.1".into(),
             port: 8080,
             echo_port: None,
+            tls_port: None,
         }
     }
 

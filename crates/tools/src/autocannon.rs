@@ -125,6 +125,7 @@ mod tests {
             host: "127.0.0.1".into(),
             port: 1,
             echo_port: None,
+            tls_port: None,
         };
         assert!(args(&p, &t).is_err());
     }

@@ -160,6 +160,7 @@ mod tests {
             host: "127.0.0.1".into(),
             port: 8080,
             echo_port: None,
+            tls_port: None,
         };
         let a = args(&p, &t).unwrap().join(" ");
         assert_eq!(

@@ -59,6 +59,8 @@ pub struct Target {
     pub port: u16,
     /// TCP echo port.
     pub echo_port: Option<u16>,
+    /// HTTPS port (`TLS_PORT`), when the server serves TLS.
+    pub tls_port: Option<u16>,
 }
 
 impl Target {
@@ -90,6 +92,7 @@ impl Target {
             host: host.to_owned(),
             port,
             echo_port: None,
+            tls_port: None,
         })
     }
 
@@ -248,6 +251,7 @@ mod tests {
             host: "::1".into(),
             port: 8080,
             echo_port: None,
+            tls_port: None,
         };
         assert_eq!(t.base_url(), "http://[::1]:8080");
     }
@@ -267,6 +271,7 @@ mod tests {
             host: "127.0.0.1".into(),
             port: 1,
             echo_port: Some(2),
+            tls_port: None,
         };
         assert!(p.command(&params, &t, &[]).is_err());
     }

@@ -76,6 +76,7 @@ mod tests {
             host: "127.0.0.1".into(),
             port: 8080,
             echo_port: Some(9000),
+            tls_port: None,
         }
     }
 

@@ -190,6 +190,7 @@ mod tests {
             host: "127.0.0.1".into(),
             port: 1,
             echo_port: None,
+            tls_port: None,
         };
         assert!(args(&p, &t, &std::env::temp_dir()).is_err());
     }

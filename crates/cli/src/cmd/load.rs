@@ -1,12 +1,15 @@
-//! `serverbench load`: HTTP/1.1 or TCP echo load from the engine, a human summary or JSON.
+//! `serverbench load`: HTTP/1.1 (plain or TLS) or TCP echo load from the engine, a human
+//! summary or JSON.
 
 mod distributed;
 mod summary;
+mod verdict;
 
 use anyhow::{bail, Context};
 use serverbench_engine::config::{self, parse_duration, split_host_port};
 use serverbench_engine::{
-    Config, EngineError, Event, HttpOptions, Protocol, Reads, Schedule, Stop,
+    Config, EngineError, Event, HttpOptions, Lifetime, Protocol, Reads, Resume, Schedule, Stop,
+    TlsOptions, TlsVersion, Trust,
 };
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -16,6 +19,8 @@ use std::time::Duration;
 #[command(
     after_help = "Examples:\n  serverbench load -c 50 -d 10s http://127.0.0.1:8080/hello\n  \
     serverbench load -R 2000 -d 30s http://127.0.0.1:8080/hello\n  \
+    serverbench load --cacert ca.pem -d 10s https://127.0.0.1:8443/hello\n  \
+    serverbench load --new-conn --tls-resume tickets -k -d 10s https://127.0.0.1:8443/hello\n  \
     serverbench load --tcp 127.0.0.1:9000 --mode stream --message 'hello world' -d 10s\n  \
     serverbench load --hosts hosts.toml --client-hosts load1,load2 -c 200 -d 10s http://10.0.0.2:8080/hello"
 )]
@@ -87,6 +92,24 @@ pub struct Args {
     /// New connections per second while ramping up (measurement starts when all are up).
     #[arg(long)]
     connect_rate: Option<f64>,
+    /// A new connection for every request (sent with `Connection: close`): measures connects
+    /// per second, and over https:// TLS handshakes per second.
+    #[arg(long)]
+    new_conn: bool,
+    /// With --new-conn over https://: resume TLS sessions with `tickets` (TLS 1.2 tickets or
+    /// session ids, TLS 1.3 tickets) or TLS 1.2 session `ids`; `off` makes every handshake full.
+    /// Exits 3 if the server resumed none.
+    #[arg(long, value_enum, value_name = "HOW", conflicts_with = "tcp")]
+    tls_resume: Option<ResumeArg>,
+    /// Offer only this TLS version (default: 1.3 and 1.2, the server picks).
+    #[arg(long, value_enum, value_name = "VERSION", conflicts_with = "tcp")]
+    tls_version: Option<VersionArg>,
+    /// Trust only the CA certificates in this PEM file (default: the Mozilla roots).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["insecure", "tcp"])]
+    cacert: Option<std::path::PathBuf>,
+    /// Accept any server certificate for any name (handshake signatures are still checked).
+    #[arg(short = 'k', long, conflicts_with = "tcp")]
+    insecure: bool,
     /// Print the result as JSON (spec/load-result.schema.json) instead of the summary.
     #[arg(long)]
     json: bool,
@@ -133,6 +156,21 @@ pub struct Args {
 enum TcpMode {
     Stream,
     Pingpong,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ResumeArg {
+    Tickets,
+    Ids,
+    Off,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum VersionArg {
+    #[value(name = "1.2")]
+    V1_2,
+    #[value(name = "1.3")]
+    V1_3,
 }
 
 /// Runs `serverbench load`.
@@ -201,19 +239,24 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         print!("{}", summary::render(&result));
     }
-    if result.requests == 0 && result.errors.total() > 0 {
+    if result.requests == 0 && result.errors.total() > 0 && verdict::tls_failure(&result).is_none()
+    {
         eprintln!(
             "serverbench load: no request succeeded ({} errors); see the errors above",
             result.errors.total()
         );
         return Ok(crate::exit::ERROR);
     }
+    if let Some(why) = verdict::tls_failure(&result) {
+        eprintln!("serverbench load: {why}");
+        return Ok(crate::exit::TLS);
+    }
     Ok(crate::exit::OK)
 }
 
 /// Turns the flags into an engine configuration; errors are one line naming the flag.
 fn build_config(a: &Args) -> anyhow::Result<Config> {
-    let (addr, target, protocol) = if let Some(tcp) = &a.tcp {
+    let (addr, target, protocol, tls) = if let Some(tcp) = &a.tcp {
         let (host, port) =
             split_host_port(tcp, 0).map_err(|why| anyhow::anyhow!("--tcp `{tcp}`: {why}"))?;
         if port == 0 {
@@ -226,7 +269,7 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
             },
             TcpMode::Pingpong => Protocol::TcpPingPong { size: a.size },
         };
-        (addr, vec![tcp.clone()], protocol)
+        (addr, vec![tcp.clone()], protocol, None)
     } else {
         let body = match (&a.body, &a.body_file) {
             (Some(b), _) => Some(b.clone().into_bytes()),
@@ -241,9 +284,11 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
             body,
             expect_status: a.expect_status.clone(),
             verify: a.verify,
+            close: a.new_conn,
+            tls: tls_options(a),
         };
-        let (addr, protocol) = config::http_target(&a.urls, &opts)?;
-        (addr, a.urls.clone(), protocol)
+        let t = config::http_target(&a.urls, &opts)?;
+        (t.addr, a.urls.clone(), t.protocol, t.tls)
     };
     let schedule = match a.rate {
         Some(_) if a.pipeline > 1 => bail!("-R/--rate cannot be combined with -p/--pipeline > 1"),
@@ -281,9 +326,35 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
         } else {
             Reads::Window
         },
+        tls,
+        lifetime: if a.new_conn {
+            Lifetime::PerRequest
+        } else {
+            Lifetime::KeepAlive
+        },
     };
     config.validate()?;
     Ok(config)
+}
+
+/// The TLS flags (they apply to https:// URLs; with http:// the engine names the flag given).
+fn tls_options(a: &Args) -> TlsOptions {
+    TlsOptions {
+        trust: match (&a.cacert, a.insecure) {
+            (Some(file), _) => Trust::CaFile(file.clone()),
+            (None, true) => Trust::Insecure,
+            (None, false) => Trust::WebPkiRoots,
+        },
+        version: a.tls_version.map(|v| match v {
+            VersionArg::V1_2 => TlsVersion::V1_2,
+            VersionArg::V1_3 => TlsVersion::V1_3,
+        }),
+        resume: match a.tls_resume {
+            Some(ResumeArg::Tickets) => Resume::Tickets,
+            Some(ResumeArg::Ids) => Resume::Ids,
+            Some(ResumeArg::Off) | None => Resume::Off,
+        },
+    }
 }
 
 /// Parses a duration flag; the error names the flag.

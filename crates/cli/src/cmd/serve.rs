@@ -3,6 +3,7 @@
 use anyhow::Context;
 use serverbench_catalog::paths::{slug, Paths};
 use serverbench_catalog::{Catalog, Feature, Server};
+use serverbench_harness::certs;
 use serverbench_harness::process::{self, OnInterrupt, StartOptions};
 use serverbench_hosts::{ServeReady, SERVE_READY_PREFIX};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -30,6 +31,10 @@ pub struct Args {
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
+    /// HTTPS port, for servers that implement tls or h2 (default: a free one); the certificate
+    /// is generated for the address and its path printed.
+    #[arg(long)]
+    pub tls_port: Option<u16>,
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -46,7 +51,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
     let server = catalog.get(&args.server)?;
-    let opts = options(&args, server, &paths)?;
+    let certs = tempfile::Builder::new()
+        .prefix("serverbench-serve-tls-")
+        .tempdir()
+        .context("creating a folder for the TLS certificate")?;
+    let opts = options(&args, server, &paths, certs.path())?;
     eprintln!("starting {} (log: {})", server.id, opts.log_path.display());
     let mut proc = match process::start(server, &paths, &opts) {
         Ok(p) => p,
@@ -86,7 +95,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
 }
 
-fn options(args: &Args, server: &Server, paths: &Paths) -> anyhow::Result<StartOptions> {
+fn options(
+    args: &Args,
+    server: &Server,
+    paths: &Paths,
+    cert_dir: &Path,
+) -> anyhow::Result<StartOptions> {
     let port = match args.port {
         Some(p) => p,
         None => process::free_port(&args.host).context("finding a free port")?,
@@ -103,6 +117,14 @@ fn options(args: &Args, server: &Server, paths: &Paths) -> anyhow::Result<StartO
     opts.host = args.host.clone();
     opts.cpus = crate::cpus::of(&args.cpus).unwrap_or_default();
     opts.workers = args.workers.unwrap_or(opts.cpus.len().max(1));
+    if process::serves_tls(server) {
+        let port = match args.tls_port {
+            Some(p) => p,
+            None => process::free_port(&args.host).context("finding a free port")?,
+        };
+        let files = certs::generate(cert_dir, &args.host)?;
+        opts.tls = Some(process::TlsListener { port, files });
+    }
     Ok(opts)
 }
 
@@ -113,8 +135,12 @@ fn print_urls(server: &Server, opts: &StartOptions) {
         opts.host.clone()
     };
     println!("{} is ready (Ctrl-C to stop). Try:", server.id);
-    for e in serverbench_harness::verify::checks::declared(&server.manifest.implements) {
+    for e in serverbench_contract::checks::declared(&server.manifest.implements) {
         println!("  curl -i http://{host}:{}{}", opts.port, e.path);
+    }
+    if let Some(t) = &opts.tls {
+        let cert = t.files.cert.display();
+        println!("  curl -i --cacert {cert} https://{host}:{}/hello", t.port);
     }
     if let (true, Some(p)) = (server.implements(Feature::Echo), opts.echo_port) {
         println!("  echo hello | nc -q1 {} {p}", opts.host);

@@ -3,9 +3,8 @@
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::{availability, Availability, Catalog, Feature, Server};
-use serverbench_harness::verify::{
-    check_all, verify_server, Check, Diff, Targets, VerifyOptions, VerifyReport,
-};
+use serverbench_contract::{check_all, Check, Diff, Targets, VerifyReport};
+use serverbench_harness::verify::{verify_server, VerifyOptions};
 use serverbench_tools::Target;
 use std::io::Write;
 use std::path::PathBuf;
@@ -156,19 +155,22 @@ fn print_report(r: &VerifyReport) {
     let failures = r.failures();
     if failures.is_empty() {
         println!("PASS ({} checks)", r.checks.len());
-        for c in r.checks.iter().filter(|c| c.is_known_deviation()) {
-            let why = c.known_deviation.as_deref().unwrap_or_default();
-            println!(
-                "  ~ {}: known deviation, declared in server.toml: {why}",
-                c.name
-            );
-            for d in &c.diffs {
-                println!("      {}: expected {}, got {}", d.what, d.expected, d.got);
-            }
+    } else {
+        println!("FAIL ({} of {} checks)", failures.len(), r.checks.len());
+    }
+    for c in r.checks.iter().filter(|c| c.is_known_deviation()) {
+        let why = c.known_deviation.as_deref().unwrap_or_default();
+        println!(
+            "  ~ {}: known deviation, declared in server.toml: {why}",
+            c.name
+        );
+        for d in &c.diffs {
+            println!("      {}: expected {}, got {}", d.what, d.expected, d.got);
         }
+    }
+    if failures.is_empty() {
         return;
     }
-    println!("FAIL ({} of {} checks)", failures.len(), r.checks.len());
     for c in failures {
         println!("  ✗ {}", c.name);
         for d in &c.diffs {

@@ -1,21 +1,26 @@
 //! The one worker loop: an edge-triggered mio poll per thread over a static share of the
-//! connections, parameterised by protocol x schedule x stop.
+//! connections, parameterised by protocol x schedule x stop, and by transport (plain or TLS)
+//! x connection lifetime (keep-alive or one request per connection).
 
-use crate::config::{Config, Protocol, Schedule, Stop};
+use crate::config::{Config, Lifetime, Protocol, Schedule, Stop};
 use crate::conn::{Conn, Flushed, Inflight, State};
 use crate::http::{Response, ResponseParser};
 use crate::stats::{ErrorKind, Stats};
 use crate::sys::{self, TimerFd};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
+use rustls::pki_types::ServerName;
+use rustls::ClientConfig;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Barrier;
+use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+mod conns;
 mod lowat;
 mod phases;
 mod rate;
+mod tls;
 
 use phases::Gate;
 use rate::RateState;
@@ -89,6 +94,10 @@ struct Worker<'a> {
     timeout_ns: u64,
     end: u64,
     stopping: bool,
+    /// `https://`: this thread's client configuration (its own session cache) and SNI name.
+    tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+    /// `--new-conn`: close after each response and connect again.
+    per_request: bool,
     /// Gated runs: no new request while waiting for the gate after the warm-up.
     paused: bool,
 }
@@ -192,6 +201,11 @@ impl<'a> Worker<'a> {
             timeout_ns: cfg.timeout.as_nanos() as u64,
             end: u64::MAX,
             stopping: false,
+            tls: cfg
+                .tls
+                .as_ref()
+                .map(|t| (t.thread_config(plan.connections), t.server_name().clone())),
+            per_request: cfg.lifetime == Lifetime::PerRequest,
             paused: false,
         })
     }
@@ -220,8 +234,8 @@ impl<'a> Worker<'a> {
             r.start = start;
         }
         for i in 0..self.conns.len() {
-            if self.conns[i].state == State::Ready {
-                self.on_ready(i, start);
+            if self.conns[i].state == State::Connected {
+                self.on_connected(i, start, None);
             }
         }
         let mut events = Events::with_capacity(1024);
@@ -288,11 +302,12 @@ impl<'a> Worker<'a> {
 
     fn on_event(&mut self, i: usize, readable: Readable, writable: bool, now: u64) {
         match self.conns[i].state {
-            State::Connecting(_) => match self.conns[i].check_connected() {
-                Some(true) => self.on_ready(i, now),
+            State::Connecting(t) => match self.conns[i].check_connected(writable) {
+                Some(true) => self.on_connected(i, now, Some(t)),
                 Some(false) => self.fail(i, now, ErrorKind::Connect, BACKOFF_NS),
                 None => {}
             },
+            State::Handshaking(_) => self.handshake(i, now, false),
             State::Ready => {
                 if readable != Readable::No
                     && !self.on_readable(i, readable == Readable::Closed, now)
@@ -303,11 +318,11 @@ impl<'a> Worker<'a> {
                     self.flush(i, now);
                 }
             }
-            State::Backoff(_) => {}
+            State::Backoff(_) | State::Connected => {}
         }
     }
 
-    /// A connection just came up: start sending according to the schedule.
+    /// A connection is ready for requests: start sending according to the schedule.
     fn on_ready(&mut self, i: usize, now: u64) {
         if self.rate.is_some() {
             self.make_idle(i);
@@ -396,6 +411,9 @@ impl<'a> Worker<'a> {
     }
 
     fn read_all(&mut self, i: usize, closed: bool, now: u64, buf: &mut [u8]) -> bool {
+        if self.conns[i].tls.is_some() {
+            return self.read_all_tls(i, closed, now, buf);
+        }
         loop {
             let Some(sock) = self.conns[i].sock.as_mut() else {
                 return false;
@@ -463,7 +481,7 @@ impl<'a> Worker<'a> {
                         if !self.complete(i, resp, now) {
                             return false;
                         }
-                        if resp.close {
+                        if resp.close || self.per_request {
                             self.reopen(i, now);
                             return false;
                         }
@@ -514,12 +532,13 @@ impl<'a> Worker<'a> {
                 }
             }
         }
+        let closing = resp.close || self.per_request;
         if self.rate.is_some() {
-            if self.conns[i].inflight.is_empty() && !resp.close {
+            if self.conns[i].inflight.is_empty() && !closing {
                 self.make_idle(i);
                 self.dispatch(now);
             }
-        } else if !resp.close {
+        } else if !closing {
             self.fill(i, now);
         }
         true
@@ -534,63 +553,5 @@ impl<'a> Worker<'a> {
         } else {
             self.fail(i, now, ErrorKind::Read, 0);
         }
-    }
-
-    /// Clean close (e.g. `Connection: close`): requests still in flight are sent again later.
-    fn reopen(&mut self, i: usize, now: u64) {
-        let lost = self.conns[i].close(self.poll.registry(), now) as u64;
-        self.issued -= lost;
-        self.connect(i, now);
-    }
-
-    /// Counts an error, drops the connection and reconnects (after `backoff` ns).
-    fn fail(&mut self, i: usize, now: u64, kind: ErrorKind, backoff: u64) {
-        self.stats.error(now, kind);
-        let lost = self.conns[i].close(self.poll.registry(), now + backoff) as u64;
-        if self.quota != u64::MAX {
-            // -n counts failed attempts so that a dead target still ends the run.
-            let attempts = lost.max(1);
-            self.done += attempts;
-            self.issued += attempts - lost;
-        }
-        if backoff == 0 {
-            self.connect(i, now);
-        }
-    }
-
-    fn connect(&mut self, i: usize, now: u64) {
-        if self.stopping {
-            return;
-        }
-        let reg = self.poll.registry();
-        if self.conns[i]
-            .connect(reg, Token(i), self.cfg.addr, now)
-            .is_err()
-        {
-            self.stats.error(now, ErrorKind::Connect);
-            self.conns[i].state = State::Backoff(now + BACKOFF_NS);
-        }
-    }
-
-    /// Every ~10 ms: per-request timeouts, connect timeouts and reconnects after backoff.
-    fn housekeeping(&mut self, now: u64) {
-        for i in 0..self.conns.len() {
-            match self.conns[i].state {
-                State::Ready => {
-                    self.check_lowat(i, now);
-                    if let Some(front) = self.conns[i].inflight.front() {
-                        if now.saturating_sub(front.sent) > self.timeout_ns {
-                            self.fail(i, now, ErrorKind::Timeout, 0);
-                        }
-                    }
-                }
-                State::Connecting(t) if now.saturating_sub(t) > self.timeout_ns => {
-                    self.fail(i, now, ErrorKind::Connect, BACKOFF_NS)
-                }
-                State::Backoff(until) if now >= until => self.connect(i, now),
-                _ => {}
-            }
-        }
-        self.dispatch(now);
     }
 }

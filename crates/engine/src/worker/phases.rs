@@ -75,7 +75,7 @@ impl Worker<'_> {
             for c in self.conns.iter_mut() {
                 if let State::Connecting(t) = c.state {
                     if now.saturating_sub(t) > self.timeout_ns {
-                        c.close(self.poll.registry(), now);
+                        c.close(now);
                         pending -= 1;
                         failed += 1;
                     }
@@ -97,10 +97,13 @@ impl Worker<'_> {
                 if !matches!(c.state, State::Connecting(_)) {
                     continue;
                 }
-                match c.check_connected() {
-                    Some(true) => pending -= 1,
+                match c.check_connected(ev.is_writable()) {
+                    Some(true) => {
+                        c.state = State::Connected;
+                        pending -= 1;
+                    }
                     Some(false) => {
-                        c.close(self.poll.registry(), 0);
+                        c.close(0);
                         pending -= 1;
                         failed += 1;
                     }

@@ -1,8 +1,10 @@
 //! Small servers started in-process on loopback, and config helpers, for the engine's tests.
 #![allow(dead_code)]
 
+pub mod tls;
+
 use serverbench_engine::config::{http_target, HttpOptions};
-use serverbench_engine::{Config, Protocol, Reads, Schedule, Stop};
+use serverbench_engine::{Config, Lifetime, Protocol, Reads, Schedule, Stop};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -148,8 +150,8 @@ pub fn http_config(addr: SocketAddr, paths: &[&str], verify: bool) -> Config {
         verify,
         ..Default::default()
     };
-    let (addr, protocol) = http_target(&urls, &opts).unwrap();
-    base_config(addr, urls, protocol)
+    let target = http_target(&urls, &opts).unwrap();
+    base_config(target.addr, urls, target.protocol)
 }
 
 pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) -> Config {
@@ -166,6 +168,8 @@ pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) ->
         cpus: Vec::new(),
         connect_rate: None,
         reads: Reads::Window,
+        tls: None,
+        lifetime: Lifetime::KeepAlive,
     }
 }
 

@@ -42,6 +42,24 @@ pub struct StartOptions {
     pub ready_timeout: Duration,
     /// More environment variables.
     pub extra_env: Vec<(String, String)>,
+    /// `TLS_PORT`, `TLS_CERT` and `TLS_KEY`, exported and waited for when set and the server
+    /// implements `tls` or `h2`.
+    pub tls: Option<TlsListener>,
+}
+
+/// Where a server serves TLS, and with which certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsListener {
+    /// `TLS_PORT`.
+    pub port: u16,
+    /// The certificate and key files.
+    pub files: crate::certs::TlsFiles,
+}
+
+/// True when `server` listens on `TLS_PORT`.
+pub fn serves_tls(server: &Server) -> bool {
+    use crate::catalog::Feature;
+    server.implements(Feature::Tls) || server.implements(Feature::H2)
 }
 
 impl StartOptions {
@@ -57,6 +75,7 @@ impl StartOptions {
             log_path,
             ready_timeout: Duration::from_secs(server.manifest.ready_timeout_s),
             extra_env: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -172,12 +191,18 @@ pub fn start(
     })?;
     check_ports_free(server, opts)?;
     let run = server.manifest.commands.run.clone();
+    let mut extra = opts.extra_env.clone();
+    if let (Some(t), true) = (&opts.tls, serves_tls(server)) {
+        extra.push(("TLS_PORT".into(), t.port.to_string()));
+        extra.push(("TLS_CERT".into(), t.files.cert.display().to_string()));
+        extra.push(("TLS_KEY".into(), t.files.key.display().to_string()));
+    }
     let env = ServerEnv {
         host: opts.host.clone(),
         port: opts.port,
         echo_port: opts.echo_port,
         workers: opts.workers,
-        extra: opts.extra_env.clone(),
+        extra,
     };
     let mut cmd = env.command(server, paths, &run);
     cmd.stdout(log).stderr(log_err);
@@ -228,6 +253,9 @@ fn ready_addrs(server: &Server, opts: &StartOptions) -> Result<Vec<SocketAddr>, 
         opts.echo_port,
     ) {
         ports.push(p);
+    }
+    if let (true, Some(t)) = (serves_tls(server), &opts.tls) {
+        ports.push(t.port);
     }
     ports
         .into_iter()

@@ -67,6 +67,12 @@ fn server_versions(catalog: &Catalog, paths: &Paths) -> BTreeMap<String, ServerV
                 why: None,
                 version: version_of(s, paths),
                 framework_version: Some(s.manifest.framework_version.clone()),
+                deviations: s
+                    .manifest
+                    .deviations
+                    .iter()
+                    .map(|(d, why)| (d.as_str().to_owned(), why.clone()))
+                    .collect(),
             },
         };
         map.insert(s.id.clone(), v);

@@ -154,6 +154,8 @@ impl RemoteServer {
             host: host.address.clone(),
             port: ready.port,
             echo_port: ready.echo_port,
+            // TLS listeners need the run's certificate on that host: not over hosts yet.
+            tls_port: None,
         };
         let remote = RemoteServer {
             session,

@@ -163,6 +163,9 @@ pub enum RunError {
     /// `results.jsonl` could not be read or written.
     #[error(transparent)]
     Results(#[from] ResultsError),
+    /// The run's TLS certificate could not be made.
+    #[error(transparent)]
+    Cert(#[from] crate::certs::CertError),
     /// `env.json` could not be written.
     #[error(transparent)]
     Env(#[from] EnvError),
@@ -299,7 +302,12 @@ pub fn run(
         .iter()
         .map(LapRecord::key)
         .collect();
-    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done);
+    let tls_files = if plan.servers.iter().any(crate::process::serves_tls) {
+        Some(crate::certs::generate(&dir.join("tls"), &opts.host)?)
+    } else {
+        None
+    };
+    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done).with_tls(tls_files);
     on_event(Event::Started {
         dir: dir.clone(),
         servers: plan.servers.iter().map(|s| s.id.clone()).collect(),
@@ -337,6 +345,7 @@ fn check_tool(tool: &Prepared, plan: &Plan, suite: &Suite) -> Result<(), RunErro
         host: "127.0.0.1".into(),
         port: 1,
         echo_port: Some(2),
+        tls_port: None,
     };
     let mut state_jobs = plan.jobs.iter().filter(|j| j.lap == 1);
     state_jobs.try_for_each(|j| {

@@ -45,6 +45,8 @@ pub(super) struct RunState<'a> {
     started: Instant,
     expected_left: f64,
     expected_done: f64,
+    /// The run's certificate, for servers that serve TLS.
+    tls_files: Option<crate::certs::TlsFiles>,
 }
 
 impl<'a> RunState<'a> {
@@ -67,6 +69,7 @@ impl<'a> RunState<'a> {
             started: Instant::now(),
             expected_left: 0.0,
             expected_done: 0.0,
+            tls_files: None,
         };
         s.expected_left = plan
             .jobs
@@ -75,6 +78,12 @@ impl<'a> RunState<'a> {
             .map(|j| s.expected_s(j))
             .sum();
         s
+    }
+
+    /// Servers that serve TLS get these certificate files (`TLS_CERT`, `TLS_KEY`).
+    pub(super) fn with_tls(mut self, files: Option<crate::certs::TlsFiles>) -> Self {
+        self.tls_files = files;
+        self
     }
 
     /// Laps already recorded before this run.
@@ -405,11 +414,20 @@ impl<'a> RunState<'a> {
         let mut so = StartOptions::new(server, port, echo_port, self.log_path(server, lap));
         so.host = host.clone();
         (so.cpus, so.workers) = self.server_cpus(cores);
+        if let (true, Some(files)) = (process::serves_tls(server), &self.tls_files) {
+            let port =
+                process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
+            so.tls = Some(process::TlsListener {
+                port,
+                files: files.clone(),
+            });
+        }
         let proc = process::start(server, paths, &so).map_err(|e| e.to_string())?;
         let target = Target {
             host: host.clone(),
             port,
             echo_port,
+            tls_port: so.tls.as_ref().map(|t| t.port),
         };
         Ok((proc, target))
     }
@@ -527,9 +545,9 @@ fn died(proc: &mut Running) -> Option<String> {
 /// endpoint, one echo).
 fn quick_check(server: &Server, target: &Target) -> Result<(), String> {
     let http = server.serves_http().then_some(target.port);
-    let targets = crate::verify::Targets::new(&target.host, http, target.echo_port)
+    let targets = serverbench_contract::Targets::new(&target.host, http, target.echo_port)
         .map_err(|e| format!("{}: {e}", target.host))?;
-    let report = crate::verify::quick(&targets, &server.manifest.implements);
+    let report = serverbench_contract::quick(&targets, &server.manifest.implements);
     if report.passed() {
         Ok(())
     } else {

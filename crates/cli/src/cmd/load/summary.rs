@@ -1,16 +1,19 @@
 //! The short, wrk-like human summary of one load run.
 
-use serverbench_engine::result::{Latency, LoadResult};
+use serverbench_engine::result::{Latency, LoadResult, TlsResult};
 use std::fmt::Write;
 
 /// Renders the summary (several lines, ending in a newline).
 pub fn render(r: &LoadResult) -> String {
     let mut s = String::new();
+    let mode = match r.connection_mode.as_deref() {
+        Some("new-conn") => format!("{}, a new connection per request", r.mode),
+        _ => r.mode.to_string(),
+    };
     let _ = writeln!(
         s,
-        "{} ({}, {} threads, {} connections, {:.2}s)",
+        "{} ({mode}, {} threads, {} connections, {:.2}s)",
         r.target.join(" "),
-        r.mode,
         r.threads,
         r.connections,
         r.duration_s
@@ -40,6 +43,13 @@ pub fn render(r: &LoadResult) -> String {
             latency(&mut s, "Uncorrected", u);
         }
     }
+    if let (Some(n), Some(per_s), Some(l)) = (r.connects, r.connects_per_s, &r.connect_latency_us) {
+        let _ = writeln!(s, "  Connects     {n}, {per_s:.1}/s");
+        latency(&mut s, "Connect", l);
+    }
+    if let Some(tls) = &r.tls {
+        tls_lines(&mut s, tls);
+    }
     if let (Some(target), Some(achieved)) = (r.rate_target, r.rate_achieved) {
         let _ = writeln!(
             s,
@@ -52,9 +62,14 @@ pub fn render(r: &LoadResult) -> String {
         let _ = writeln!(s, "  Status       {}", codes.join(", "));
     }
     let _ = writeln!(s, "  Errors       {}", errors(r));
-    let per_req = r
-        .client_cpu_us_per_request
-        .map_or(String::new(), |u| format!(" ({u:.2} µs/request)"));
+    let per_handshake = r
+        .tls
+        .as_ref()
+        .and_then(|t| t.client_cpu_us_per_handshake)
+        .map_or(String::new(), |u| format!(", {u:.1} µs/handshake"));
+    let per_req = r.client_cpu_us_per_request.map_or(String::new(), |u| {
+        format!(" ({u:.2} µs/request{per_handshake})")
+    });
     let saturated = if r.client_saturated {
         " -- CLIENT SATURATED: results may measure the client, not the server"
     } else {
@@ -66,6 +81,26 @@ pub fn render(r: &LoadResult) -> String {
         r.client_cpu_s
     );
     s
+}
+
+/// What was negotiated, handshakes full and resumed, and their latency.
+fn tls_lines(s: &mut String, t: &TlsResult) {
+    if let Some(version) = &t.version {
+        let mut parts = vec![version.clone()];
+        parts.extend(t.cipher_suite.clone());
+        parts.extend(t.key_exchange_group.clone());
+        parts.push(format!("ALPN {}", t.alpn.as_deref().unwrap_or("none")));
+        let mixed = if t.mixed { " (and others)" } else { "" };
+        let _ = writeln!(s, "  TLS          {}{mixed}", parts.join(", "));
+    }
+    let _ = writeln!(
+        s,
+        "  Handshakes   {}, {:.1}/s: {} full, {} resumed (--tls-resume {})",
+        t.handshakes, t.handshakes_per_s, t.handshakes_full, t.handshakes_resumed, t.resume
+    );
+    if t.handshakes > 0 {
+        latency(s, "Handshake", &t.handshake_latency_us);
+    }
 }
 
 fn latency(s: &mut String, label: &str, l: &Latency) {
@@ -102,11 +137,19 @@ fn errors(r: &LoadResult) -> String {
         ("parse", e.parse),
         ("status", e.status),
         ("body", e.body),
+        ("tls", e.tls),
     ];
+    let causes = r.tls.as_ref().filter(|t| !t.errors.is_empty()).map(|t| {
+        let c: Vec<String> = t.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        format!(" ({})", c.join(", "))
+    });
     let parts: Vec<String> = kinds
         .iter()
         .filter(|(_, n)| *n > 0)
-        .map(|(k, n)| format!("{k} {n}"))
+        .map(|(k, n)| match (*k, &causes) {
+            ("tls", Some(c)) => format!("{k} {n}{c}"),
+            _ => format!("{k} {n}"),
+        })
         .collect();
     parts.join(", ")
 }
@@ -155,6 +198,42 @@ mod tests {
         assert!(out.contains("p99 1.50ms"), "{out}");
         assert!(out.contains("200: 10"));
         assert!(out.contains("read 2"));
+    }
+
+    #[test]
+    fn https_summary_shows_the_negotiation_handshakes_and_tls_causes() {
+        let mut tls = TlsResult {
+            version: Some("TLSv1.3".into()),
+            cipher_suite: Some("TLS_AES_256_GCM_SHA384".into()),
+            key_exchange_group: Some("X25519".into()),
+            alpn: Some("http/1.1".into()),
+            resume: "tickets".into(),
+            handshakes: 100,
+            handshakes_full: 2,
+            handshakes_resumed: 98,
+            client_cpu_us_per_handshake: Some(61.5),
+            ..Default::default()
+        };
+        tls.errors.insert("handshake eof".into(), 3);
+        let mut r = LoadResult {
+            mode: Mode::Http,
+            connection_mode: Some("new-conn".into()),
+            requests: 100,
+            client_cpu_us_per_request: Some(61.5),
+            tls: Some(tls),
+            ..Default::default()
+        };
+        r.errors.tls = 3;
+        let out = render(&r);
+        for want in [
+            "a new connection per request",
+            "TLSv1.3, TLS_AES_256_GCM_SHA384, X25519, ALPN http/1.1",
+            "100, 0.0/s: 2 full, 98 resumed (--tls-resume tickets)",
+            "tls 3 (handshake eof 3)",
+            "61.5 µs/handshake",
+        ] {
+            assert!(out.contains(want), "`{want}` in\n{out}");
+        }
     }
 
     #[test]

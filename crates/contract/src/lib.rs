@@ -1,21 +1,27 @@
-//! `serverbench verify`: start a server and check it against spec/contract.md.
+//! serverbench-contract owns the check of spec/contract.md against a running server's
+//! addresses: [`check_all`] runs the whole contract, then the shapes real clients send
+//! ([`shapes`], [`pipeline`]); [`quick`] is a fast subset (one request per declared endpoint and
+//! a 1-byte echo) for the pre-lap check of `run`. Every failure is a named [`Check`] with a
+//! [`Diff`] of what was expected and what came.
 //!
-//! [`check_all`] runs the whole contract against addresses, [`quick`] a fast subset (one request
-//! per declared endpoint and a 1-byte echo) for the pre-lap check of `run`, and
-//! [`verify_server`] starts a catalog server on free ports, checks it and stops it.
+//! Its HTTP client ([`http`]) is hand-written on purpose: it must see the exact bytes a server
+//! sends (framing, header case, a connection left open). It must not start or stop servers
+//! (serverbench-harness's `verify_server` does) nor know about results.
 
 pub mod checks;
 pub mod diff;
 pub mod echo;
+#[cfg(test)]
+mod fixture;
 pub mod http;
+pub mod pipeline;
+pub mod shapes;
 
 pub use diff::Diff;
 
-use crate::catalog::{Feature, Server};
-use crate::paths::{slug, Paths};
-use crate::process::{self, StartOptions};
 use serde::Serialize;
-use std::net::SocketAddr;
+use serverbench_catalog::Feature;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
 /// One named check and what differed (nothing = passed).
@@ -70,8 +76,8 @@ impl Targets {
     /// Targets from the host and ports a server was started with.
     pub fn new(host: &str, port: Option<u16>, echo_port: Option<u16>) -> std::io::Result<Targets> {
         Ok(Targets {
-            http: port.map(|p| process::resolve(host, p)).transpose()?,
-            echo: echo_port.map(|p| process::resolve(host, p)).transpose()?,
+            http: port.map(|p| resolve(host, p)).transpose()?,
+            echo: echo_port.map(|p| resolve(host, p)).transpose()?,
         })
     }
 }
@@ -111,29 +117,15 @@ impl VerifyReport {
     }
 }
 
-/// Options of [`verify_server`].
-#[derive(Debug, Clone)]
-pub struct VerifyOptions {
-    /// `HOST` (default 127.0.0.1).
-    pub host: String,
-    /// CPUs to pin to (empty = none).
-    pub cpus: Vec<usize>,
-    /// `WORKERS` (default 1).
-    pub workers: usize,
-    /// Where the server's log goes (`<dir>/<lang>__<name>.verify.log`).
-    pub log_dir: PathBuf,
-}
-
-impl VerifyOptions {
-    /// Defaults: 127.0.0.1, no pinning, 1 worker, logs in `<cache>/logs`.
-    pub fn new(paths: &Paths) -> VerifyOptions {
-        VerifyOptions {
-            host: "127.0.0.1".into(),
-            cpus: Vec::new(),
-            workers: 1,
-            log_dir: paths.logs_dir(),
-        }
-    }
+/// `host` (an IP literal, bracketed or not, or a name) and `port` as one socket address.
+pub fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    (bare, port).to_socket_addrs()?.next().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{host} has no address"),
+        )
+    })
 }
 
 /// The whole contract for the declared features.
@@ -155,6 +147,7 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
             out.push(checks::check_keep_alive(addr, e, 100));
             out.push(checks::check_pipelining(addr, &good, 16));
             out.push(checks::check_http10(addr, e));
+            out.extend(real_world(addr, e, &good));
         }
     }
     if let (Some(addr), true) = (targets.echo, features.contains(&Feature::Echo)) {
@@ -165,6 +158,23 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
     }
     out
 }
+
+/// The shapes real clients send (issue 18): trickled and split requests, HTTP/1.0 keep-alive,
+/// deep pipelining on many connections, a large head, garbage, many connections at once.
+pub fn real_world(addr: SocketAddr, e: &checks::Endpoint, good: &[checks::Endpoint]) -> Vec<Check> {
+    vec![
+        shapes::check_trickle(addr, e),
+        shapes::check_split_crlf(addr, e),
+        shapes::check_http10_keep_alive(addr, e),
+        pipeline::check_deep(addr, &pipeline::small(good), pipeline::DEEP),
+        shapes::check_big_head(addr, e),
+        shapes::check_garbage(addr, e),
+        shapes::check_connections(addr, e, CONNECTIONS_AT_ONCE),
+    ]
+}
+
+/// Connections of the many-connections check.
+pub const CONNECTIONS_AT_ONCE: usize = 200;
 
 /// A fast subset: one request per declared endpoint and a 1-byte echo.
 pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
@@ -184,91 +194,54 @@ pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     }
 }
 
-/// Starts `server` on free ports, runs [`check_all`], checks it is still running, stops it.
-pub fn verify_server(server: &Server, paths: &Paths, opts: &VerifyOptions) -> VerifyReport {
-    let log_path = opts
-        .log_dir
-        .join(format!("{}.verify.log", slug(&server.id)));
-    let mut report = VerifyReport {
-        server: server.id.clone(),
-        checks: Vec::new(),
-        log_path: Some(log_path.clone()),
-    };
-    let ports = free_ports(&opts.host, server);
-    let (port, echo_port) = match ports {
-        Ok(p) => p,
-        Err(e) => {
-            report.checks.push(Check::new(
-                "start",
-                vec![Diff::error("free port", "a port", &e)],
-            ));
-            return report;
-        }
-    };
-    let mut start = StartOptions::new(server, port, echo_port, log_path);
-    start.host = opts.host.clone();
-    start.cpus = opts.cpus.clone();
-    start.workers = opts.workers.max(1);
-    let mut proc = match process::start(server, paths, &start) {
-        Ok(p) => p,
-        Err(e) => {
-            let d = Diff::new("process", "ports accepting connections", e.to_string());
-            report.checks.push(Check::new("start", vec![d]));
-            return report;
-        }
-    };
-    let http_port = server.serves_http().then_some(port);
-    let targets = match Targets::new(&opts.host, http_port, echo_port) {
-        Ok(t) => t,
-        Err(e) => {
-            report.checks.push(Check::new(
-                "start",
-                vec![Diff::error("address", "an address", &e)],
-            ));
-            return report;
-        }
-    };
-    report.checks = check_all(&targets, &server.manifest.implements);
-    mark_deviations(&mut report.checks, server);
-    report.checks.push(match proc.try_exit() {
-        None => Check::pass("still running after the checks"),
-        Some(status) => Check::new(
-            "still running after the checks",
-            vec![Diff::new(
-                "process",
-                "running",
-                format!("exited ({status}): {}", proc.log_tail(5)),
-            )],
-        ),
-    });
-    proc.stop();
-    report
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverbench_catalog::Deviation;
 
-/// Marks failed checks that a deviation declared in the manifest explains.
-fn mark_deviations(checks: &mut [Check], server: &Server) {
-    for c in checks.iter_mut().filter(|c| !c.diffs.is_empty()) {
-        let declared = server
-            .manifest
-            .deviations
-            .iter()
-            .find(|(d, _)| d.covers(&c.name));
-        if let Some((_, reason)) = declared {
-            c.known_deviation = Some(reason.clone());
-        }
+    /// The names of the real-world checks, run against a port nobody listens on.
+    fn real_world_names() -> Vec<String> {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap();
+        let e = checks::ENDPOINTS[0];
+        let mut names: Vec<String> = real_world(addr, &e, &[e])
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        names.push(checks::check_http10(addr, &e).name);
+        names
     }
-}
 
-fn free_ports(host: &str, server: &Server) -> std::io::Result<(u16, Option<u16>)> {
-    let port = process::free_port(host)?;
-    let echo = if server.implements(Feature::Echo) {
-        let mut p = process::free_port(host)?;
-        while p == port {
-            p = process::free_port(host)?;
-        }
-        Some(p)
-    } else {
-        None
-    };
-    Ok((port, echo))
+    #[test]
+    fn each_deviation_covers_the_checks_it_names_and_no_other() {
+        let names = real_world_names();
+        let covered = |d: Deviation| -> Vec<&str> {
+            names
+                .iter()
+                .filter(|n| d.covers(n))
+                .map(String::as_str)
+                .collect()
+        };
+        assert_eq!(
+            covered(Deviation::Http10),
+            vec![
+                "HTTP/1.0 GET /hello with Connection: keep-alive, twice",
+                "HTTP/1.0 GET /hello"
+            ]
+        );
+        assert_eq!(
+            covered(Deviation::Http10KeepAlive),
+            vec!["HTTP/1.0 GET /hello with Connection: keep-alive, twice"]
+        );
+        let split = covered(Deviation::SplitRequestLine);
+        assert_eq!(
+            split[0],
+            "GET /hello sent 3 bytes at a time, twice on one connection"
+        );
+        assert!(split[1].starts_with("16 requests pipelined"), "{split:?}");
+        assert_eq!(split.len(), 2);
+        assert_eq!(covered(Deviation::DeepPipelining).len(), 1);
+        assert!(covered(Deviation::DeepPipelining)[0].starts_with("16 requests pipelined"));
+    }
 }

@@ -3,7 +3,7 @@
 use super::diff::Diff;
 use super::http::{get_request, Conn, Response};
 use super::Check;
-use crate::catalog::Feature;
+use serverbench_catalog::Feature;
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -1,0 +1,110 @@
+//! A connection's life in the worker loop: up (then, over TLS, the handshake), closed and
+//! reopened, failed and retried after a backoff, and the 10 ms housekeeping that times out
+//! requests, connects and handshakes.
+
+use super::{Worker, BACKOFF_NS};
+use crate::conn::{Conn, State};
+use crate::stats::ErrorKind;
+use crate::tls::TlsCause;
+use mio::Token;
+
+impl Worker<'_> {
+    /// The TCP connection is up (`started`: when its connect began, if it was during the run):
+    /// over TLS the handshake starts, otherwise requests do.
+    pub(super) fn on_connected(&mut self, i: usize, now: u64, started: Option<u64>) {
+        if let Some(t) = started {
+            self.stats.connected(now, now.saturating_sub(t));
+        }
+        let Some((config, name)) = &self.tls else {
+            self.conns[i].state = State::Ready;
+            self.on_ready(i, now);
+            return;
+        };
+        match self.conns[i].start_tls(config.clone(), name.clone()) {
+            Ok(()) => {
+                self.conns[i].state = State::Handshaking(now);
+                self.handshake(i, now, true);
+            }
+            Err(kind) => self.fail(i, now, kind, BACKOFF_NS),
+        }
+    }
+
+    /// Clean close (e.g. `Connection: close`): requests still in flight are sent again later.
+    pub(super) fn reopen(&mut self, i: usize, now: u64) {
+        let lost = self.conns[i].close(now) as u64;
+        self.issued -= lost;
+        self.connect(i, now);
+    }
+
+    /// Counts an error, drops the connection and reconnects (after `backoff` ns).
+    pub(super) fn fail(&mut self, i: usize, now: u64, kind: ErrorKind, backoff: u64) {
+        self.stats.error(now, kind);
+        let lost = self.conns[i].close(now + backoff) as u64;
+        if self.quota != u64::MAX {
+            // -n counts failed attempts so that a dead target still ends the run.
+            let attempts = lost.max(1);
+            self.done += attempts;
+            self.issued += attempts - lost;
+        }
+        if backoff == 0 {
+            self.connect(i, now);
+        }
+    }
+
+    pub(super) fn connect(&mut self, i: usize, now: u64) {
+        // `--new-conn -n N`: no connection (nor handshake) for a request that will not be sent.
+        if self.stopping || (self.per_request && self.issued + self.opening() >= self.quota) {
+            return;
+        }
+        let reg = self.poll.registry();
+        if self.conns[i]
+            .connect(reg, Token(i), self.cfg.addr, now)
+            .is_err()
+        {
+            self.stats.error(now, ErrorKind::Connect);
+            self.conns[i].state = State::Backoff(now + BACKOFF_NS);
+        }
+    }
+
+    /// `--new-conn -n N`: connections on their way to a request, each of which will take one.
+    pub(super) fn opening(&self) -> u64 {
+        if self.quota == u64::MAX {
+            return 0;
+        }
+        let opening = |c: &&Conn| {
+            matches!(
+                c.state,
+                State::Connecting(_) | State::Connected | State::Handshaking(_)
+            )
+        };
+        self.conns.iter().filter(opening).count() as u64
+    }
+
+    /// Every ~10 ms: per-request timeouts, connect timeouts and reconnects after backoff.
+    pub(super) fn housekeeping(&mut self, now: u64) {
+        for i in 0..self.conns.len() {
+            match self.conns[i].state {
+                State::Ready => {
+                    self.check_lowat(i, now);
+                    if let Some(front) = self.conns[i].inflight.front() {
+                        if now.saturating_sub(front.sent) > self.timeout_ns {
+                            self.fail(i, now, ErrorKind::Timeout, 0);
+                        }
+                    }
+                }
+                State::Connecting(t) if now.saturating_sub(t) > self.timeout_ns => {
+                    self.fail(i, now, ErrorKind::Connect, BACKOFF_NS)
+                }
+                State::Handshaking(t) if now.saturating_sub(t) > self.timeout_ns => self.fail(
+                    i,
+                    now,
+                    ErrorKind::Tls(TlsCause::HandshakeTimeout),
+                    BACKOFF_NS,
+                ),
+                State::Backoff(until) if now >= until => self.connect(i, now),
+                _ => {}
+            }
+        }
+        self.dispatch(now);
+    }
+}
