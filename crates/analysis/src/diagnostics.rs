@@ -392,6 +392,7 @@ mod tests {
                 cores_used: 2.0,
                 ..ServerStats::default()
             }),
+            hosts: None,
         }
     }
 

@@ -305,6 +305,82 @@ fn help_exits_0() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("--pipeline"));
 }
 
+#[test]
+fn barrier_prints_ready_and_measures_only_after_go() {
+    use std::io::BufRead;
+    let addr = hello_server();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args([
+            "load",
+            "--barrier",
+            "--json",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "300ms",
+        ])
+        .arg(format!("http://{addr}/"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let released = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let mut json = String::new();
+    out.read_to_string(&mut json).unwrap();
+    assert!(child.wait().unwrap().success());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let start = v["measure_start_unix_s"].as_f64().unwrap();
+    assert!(
+        start > released && start - released < 0.1,
+        "measured from {start}, released at {released}"
+    );
+    assert!(v["requests"].as_u64().unwrap() > 0);
+    assert!(v["histograms"]["latency_us"]
+        .as_str()
+        .unwrap()
+        .starts_with("HISTF"));
+}
+
+#[test]
+fn barrier_without_go_measures_nothing_and_exits_3() {
+    let addr = hello_server();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["load", "--barrier", "-c", "1", "-d", "1s"])
+        .arg(format!("http://{addr}/"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ready\n");
+    assert!(stderr_of(&out).contains("no `go` line on stdin"));
+}
+
+#[test]
+fn hosts_without_client_hosts_is_bad_input() {
+    let out = serverbench(&["--hosts", "hosts.toml", "http://127.0.0.1:1/"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("--client-hosts"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
 /// `load -c 3000` with `ulimit -n 256` (soft and hard) in the test's own child: the limit
 /// cannot be raised, so the run is refused with the numbers instead of failing 2,700 connects.
 #[test]

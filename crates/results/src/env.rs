@@ -67,6 +67,39 @@ pub struct Env {
     /// Every `--resume` of this folder.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<Resumed>,
+    /// `run --hosts`: the machines the run used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<HostsEnv>,
+}
+
+/// The machines of a `run --hosts`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostsEnv {
+    /// The inventory file.
+    pub inventory: String,
+    /// Where the servers ran.
+    pub server: HostEnv,
+    /// Where the load came from.
+    pub clients: Vec<HostEnv>,
+}
+
+/// One machine as `serverbench hosts check` saw it at the start of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostEnv {
+    /// Its inventory name.
+    pub name: String,
+    /// The address the others reach it at.
+    pub address: String,
+    /// CPUs available there.
+    pub cpus: usize,
+    /// The CPUs the inventory pins to (empty: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<usize>,
+    /// `serverbench --version` there.
+    pub version: Option<String>,
+    /// Its clock minus the controller's, in milliseconds, and the round trip bounding it.
+    pub clock_offset_ms: f64,
+    pub rtt_ms: f64,
 }
 
 /// The checkout's commit.

@@ -1,6 +1,7 @@
 //! `serverbench run SUITE.toml` (or the ad-hoc `--servers a,b --scenario hello -c 100 -d 10s`):
 //! runs the suite through the harness, renders its events as a progress bar, prints the table.
 
+mod on_hosts;
 mod yours;
 
 use anyhow::{bail, Context};
@@ -100,6 +101,26 @@ pub struct Args {
     /// The executable run as `<exe> load --json ...` (default: this serverbench).
     #[arg(long, value_name = "PATH", hide = true)]
     pub load_exe: Option<PathBuf>,
+    /// Several machines: the inventory (spec/hosts.md); needs --server-host and --client-hosts.
+    #[arg(long, value_name = "FILE", help_heading = "Several machines")]
+    pub hosts: Option<PathBuf>,
+    /// The host the servers run on (all its CPUs, or its inventory `cpus`; WORKERS follows).
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "hosts",
+        help_heading = "Several machines"
+    )]
+    pub server_host: Option<String>,
+    /// The hosts the load comes from; connections and -R are split between them.
+    #[arg(
+        long,
+        value_name = "A,B",
+        value_delimiter = ',',
+        requires = "hosts",
+        help_heading = "Several machines"
+    )]
+    pub client_hosts: Vec<String>,
 }
 
 /// Runs `serverbench run`: exit 0 when every lap succeeded, 3 when any failed, 130 on Ctrl-C.
@@ -109,11 +130,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
     let yours = args.yours.resolve(&catalog)?;
     let ids: Vec<String> = yours.servers.iter().map(|s| s.id.clone()).collect();
-    let pinning = run::pinning(
-        crate::cpus::of(&args.server_cpus),
-        crate::cpus::of(&args.client_cpus),
-        &run::affinity_cpus(),
-    );
+    let hosts = on_hosts::prepare(&args, &paths)?;
+    let pinning = match &hosts {
+        Some((_, pinning)) => pinning.clone(),
+        None => run::pinning(
+            crate::cpus::of(&args.server_cpus),
+            crate::cpus::of(&args.client_cpus),
+            &run::affinity_cpus(),
+        ),
+    };
     let suite = build_suite(&args, &ids, &pinning)?;
     note_unmeasured(&yours.attached);
     catalog.servers.extend(yours.servers);
@@ -134,6 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         cancel,
         quick_verify: !args.no_verify,
         attached: yours.attached,
+        hosts: hosts.map(|(h, _)| h),
         suite,
     };
     let mut progress = Progress::new(opts.suite.laps);

@@ -39,7 +39,7 @@ impl Worker<'_> {
                 r.timer.arm(due);
                 return;
             }
-            if self.issued >= self.quota || self.stopping {
+            if self.issued >= self.quota || self.stopping || self.paused {
                 return;
             }
             let Some(i) = r.idle.pop() else { return };

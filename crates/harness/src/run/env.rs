@@ -104,5 +104,6 @@ pub fn collect(
         pinning: Some(pinning.clone()),
         skipped: skipped.to_vec(),
         resumed: Vec::new(),
+        hosts: None,
     }
 }
