@@ -7,6 +7,7 @@
 
 pub mod config;
 mod conn;
+pub mod duration;
 pub mod histo;
 pub mod http;
 pub mod limits;
