@@ -161,6 +161,11 @@ fn a_correct_h2c_server_passes_every_check_with_all_streams_and_the_payload() {
             "GET /payload on 4 streams at once, 64 KiB windows over h2c",
         ]
     );
+    let c = find(&checks, "50 concurrent streams on one connection over h2c");
+    assert_eq!(
+        c.note.as_deref(),
+        Some("the server sets no limit on concurrent streams")
+    );
 }
 
 #[test]
