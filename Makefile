@@ -19,6 +19,7 @@ bench: build
 
 ## Unit, snapshot and integration tests (drive the real binary against servers on loopback).
 test:
+	@bash scripts/test-prereqs.sh
 	@mkdir -p target
 	$(CARGO) test --workspace --locked 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6; s += $$8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' target/test.log

@@ -1,6 +1,9 @@
 //! `serverbench`: glue between the command line and the libraries. Logic lives in the crates.
 
 mod cmd;
+mod cpus;
+mod exit;
+mod interrupt;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -38,13 +41,10 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("serverbench: error: {err:#}");
-            ExitCode::from(1)
+            ExitCode::from(exit::ERROR)
         }
     }
 }
-
-/// Exit code of bad input (a usage error); 2 is kept for `load`'s "refused every connection".
-const EXIT_USAGE: u8 = 1;
 
 /// Parses the command line and runs the subcommand; returns the process exit code.
 fn run() -> anyhow::Result<u8> {
@@ -52,7 +52,7 @@ fn run() -> anyhow::Result<u8> {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version are "errors" printed to stdout with success.
-            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let code = if e.use_stderr() { exit::ERROR } else { 0 };
             let _ = e.print();
             return Ok(code);
         }

@@ -46,6 +46,28 @@ fn list_shows_why_servers_cannot_run() {
 }
 
 #[test]
+fn list_shows_declared_deviations_by_key_and_json_gives_the_reason() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = serverbench(&fixture_root(), cache.path(), &["list"]);
+    let text = stdout(&out);
+    assert!(
+        line_of(&text, "python/deviant").contains("  http10_keep_alive  "),
+        "{text}"
+    );
+    assert!(line_of(&text, "python/good").contains("  -  "), "{text}");
+    let out = serverbench(&fixture_root(), cache.path(), &["list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let deviant = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "python/deviant")
+        .unwrap();
+    let why = deviant["deviations"]["http10_keep_alive"].as_str().unwrap();
+    assert!(why.contains("closes every HTTP/1.0 connection"), "{why}");
+}
+
+#[test]
 fn list_json_is_an_array_with_a_status_per_server() {
     let cache = tempfile::tempdir().unwrap();
     let out = serverbench(&fixture_root(), cache.path(), &["list", "--json"]);

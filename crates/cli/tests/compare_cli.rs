@@ -31,7 +31,7 @@ fn a_twenty_percent_regression_fails_a_five_percent_threshold() {
         "--fail-above",
         "5%",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(
         err.contains("regression: node/http (hello, c50) is 20.0% slower"),
@@ -94,10 +94,59 @@ fn a_bad_threshold_is_rejected_by_the_flag_parser() {
         "--fail-above",
         "lots",
     ]);
-    assert!(!out.status.success());
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a usage error, not the regression code"
+    );
     assert!(
         text(&out.stderr).contains("not a percentage"),
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn html_or_svg_output_of_a_comparison_is_a_usage_error_not_a_terminal_table() {
+    for format in ["html", "svg"] {
+        let out = serverbench(&[
+            "compare",
+            &fixture("basic"),
+            &fixture("regressed"),
+            "--format",
+            format,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "--format {format}");
+        assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(&format!("a comparison has no {format} form"))
+                && err.contains("term, md, json or csv"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_comparison_renders_as_csv_with_raw_figures() {
+    let out = serverbench(&[
+        "compare",
+        &fixture("basic"),
+        &fixture("regressed"),
+        "-f",
+        "csv",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("server,scenario,profile,old_median,new_median,ratio,ratio_low,ratio_high,verdict")
+    );
+    let node = lines.find(|l| l.starts_with("node/http,")).unwrap();
+    assert!(
+        node.starts_with("node/http,hello,c50,30250,24200,0.8"),
+        "{node}"
+    );
+    assert!(node.ends_with(",slower"), "{node}");
 }

@@ -248,6 +248,79 @@ fn html_report_renders_tables_and_charts_in_headless_chromium_offline() {
     );
 }
 
+/// Measures the page laid out in a `width` x 1000 window: writes, into `<body data-layout>`,
+/// the right edge of each summary table's `req/s` (or `Mbps down`) heading, and the widest of
+/// the page's and the tables' scroll widths, then returns `(headline right edges, widest,
+/// window width)` as read back from the rendered DOM.
+fn layout_at(bin: &Path, tmp: &Path, html: &str, width: u32) -> (Vec<f64>, f64, f64) {
+    let measure = "<script>var r=[],w=document.documentElement.scrollWidth;\
+        document.querySelectorAll('table.sortable').forEach(function(t){\
+        Array.prototype.slice.call(t.tHead.rows[0].cells).forEach(function(h){\
+        if(h.textContent==='req/s'||h.textContent==='Mbps down'){\
+        r.push(h.getBoundingClientRect().right);}});\
+        w=Math.max(w,t.parentNode.scrollWidth);});\
+        document.body.setAttribute('data-layout',r.join(' ')+';'+w+';'+window.innerWidth);\
+        </script></body>";
+    let page = tmp.join(format!("layout-{width}.html"));
+    std::fs::write(&page, html.replace("</body>", measure)).unwrap();
+    let url = format!("file://{}", page.display());
+    let size = format!("--window-size={width},1000");
+    let profile = tmp.join(format!("profile-layout-{width}"));
+    let out = browser(bin, &profile, &["--dump-dom", &size], &url);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let layout = dom
+        .split("data-layout=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("the layout script did not run:\n{dom}"));
+    let parts: Vec<&str> = layout.split(';').collect();
+    let number = |s: &str| s.parse::<f64>().unwrap_or_else(|_| panic!("{layout}"));
+    let edges = parts[0].split(' ').map(number).collect();
+    (edges, number(parts[1]), number(parts[2]))
+}
+
+#[test]
+fn at_1280_pixels_every_table_fits_and_req_per_second_is_in_view() {
+    let Some(bin) = chromium() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let html = std::fs::read_to_string(write_report(tmp.path())).unwrap();
+    let (edges, widest, window) = layout_at(&bin, tmp.path(), &html, 1280);
+    assert_eq!(window, 1280.0, "the window is not 1280 px wide");
+    assert_eq!(edges.len(), 2, "one headline heading per table: {edges:?}");
+    for right in &edges {
+        assert!(*right <= window, "req/s ends at {right} px, out of view");
+    }
+    assert!(
+        widest <= window,
+        "a horizontal scroll bar: content {widest} px wide in a {window} px window"
+    );
+    assert!(
+        !html.contains("<th class=\"l\">version</th>"),
+        "a version column in the ranking"
+    );
+    assert!(html.contains("<h3 id=\"versions\">"), "no server versions");
+}
+
+#[test]
+fn the_layout_check_catches_a_table_wider_than_the_window() {
+    let Some(bin) = chromium() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let html = std::fs::read_to_string(write_report(tmp.path())).unwrap();
+    // A whole `--version` banner in a cell before req/s, as the page once had.
+    let banner = "openjdk version 21.0.5 2024-10-15 LTS OpenJDK Runtime Environment Temurin-21.0.5+11 \
+                  (build 21.0.5+11-LTS) OpenJDK 64-Bit Server VM Temurin-21.0.5+11 mixed mode sharing";
+    let wide = html.replacen(
+        "<td class=\"l\">node/uws</td>",
+        &format!("<td class=\"l\">node/uws</td><td class=\"l\">{banner}</td>"),
+        1,
+    );
+    let (edges, widest, window) = layout_at(&bin, tmp.path(), &wide, 1280);
+    assert!(
+        widest > window || edges.iter().any(|r| *r > window),
+        "a {widest} px table went unnoticed: {edges:?}"
+    );
+}
+
 #[test]
 fn the_request_check_catches_a_page_that_fetches_an_image() {
     let Some(bin) = chromium() else { return };
@@ -266,9 +339,10 @@ fn clicking_a_column_header_sorts_the_table_by_it() {
     let Some(bin) = chromium() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let html = std::fs::read_to_string(write_report(tmp.path())).unwrap();
-    // Click "Req/s (median)" (the fifth column) of the first table once: ascending order.
-    let click = "<script>document.querySelector('table.sortable').tHead.rows[0].cells[4].click();\
-                 </script></body>";
+    // Click "req/s" in the first table once: ascending order.
+    let click = "<script>Array.prototype.slice.call(document.querySelector('table.sortable')\
+                 .tHead.rows[0].cells).filter(function(h){return h.textContent==='req/s';})[0]\
+                 .click();</script></body>";
     let page = tmp.path().join("clicked.html");
     std::fs::write(&page, html.replace("</body>", click)).unwrap();
     let url = format!("file://{}", page.display());

@@ -379,12 +379,12 @@ fn https_with_cacert_loads_and_records_the_negotiation() {
 }
 
 #[test]
-fn https_without_its_ca_fails_every_handshake_with_a_hint_and_exit_3() {
+fn https_without_its_ca_fails_every_handshake_with_a_hint_and_exit_5() {
     let (addr, _dir, _) = https_server(true);
     let url = format!("https://{addr}/hello");
     let out = serverbench(&["-c", "2", "-n", "4", &url]);
     let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(out.status.code(), Some(5), "{err}");
     assert!(
         err.contains("every TLS handshake failed: certificate unknown issuer")
             && err.contains("--cacert FILE, or -k/--insecure"),
@@ -408,8 +408,8 @@ fn insecure_accepts_a_certificate_from_an_unknown_ca() {
 }
 
 #[test]
-fn tls_resume_exits_3_when_the_server_resumes_nothing_and_0_when_it_does() {
-    for (resumable, code) in [(false, 3), (true, 0)] {
+fn tls_resume_exits_5_when_the_server_resumes_nothing_and_0_when_it_does() {
+    for (resumable, code) in [(false, 5), (true, 0)] {
         let (addr, _dir, ca) = https_server(resumable);
         let url = format!("https://{addr}/hello");
         let args = ["--cacert", &ca, "--new-conn", "--tls-resume", "tickets"];
@@ -434,4 +434,50 @@ fn tls_resume_exits_3_when_the_server_resumes_nothing_and_0_when_it_does() {
             );
         }
     }
+}
+
+/// `load -c 3000` with `ulimit -n 256` (soft and hard) in the test's own child: the limit
+/// cannot be raised, so the run is refused with the numbers instead of failing 2,700 connects.
+#[test]
+fn too_many_connections_for_the_file_limit_are_refused_with_the_numbers() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let bin = env!("CARGO_BIN_EXE_serverbench");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 256 && exec {bin} load -c 3000 -d 1s {url}"
+        ))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("3000 connections need 3064 file descriptors; the limit is 256"),
+        "{stderr}"
+    );
+}
+
+/// With a soft limit below what is needed but a higher hard limit, the soft limit is raised and
+/// every connection opens (without it, sockets past 256 fail with EMFILE as connect errors).
+#[test]
+fn the_soft_file_limit_is_raised_to_fit_the_connections() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(400).flatten().collect();
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        drop(held);
+    });
+    let bin = env!("CARGO_BIN_EXE_serverbench");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -Sn 256 && exec {bin} load --json -c 400 -t 1 -d 300ms --timeout 2s {url}"
+        ))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("a JSON result");
+    assert_eq!(v["errors"]["connect"], 0, "{stdout}");
 }

@@ -30,7 +30,41 @@ fn markdown_report_uses_the_suite_baseline_and_shows_versions() {
         md.contains("Speed factor relative to node/express."),
         "{md}"
     );
-    assert!(md.contains("| hyper 1.4.1 |"), "{md}");
+    assert!(
+        md.contains("  Versions:    go/stdlib     go1.26.0\n"),
+        "{md}"
+    );
+    assert!(md.contains("rust/hyper    hyper 1.4.1\n"), "{md}");
+    assert!(
+        !md.contains("| hyper 1.4.1 |"),
+        "a version in the ranking: {md}"
+    );
+}
+
+#[test]
+fn the_default_terminal_report_fits_120_columns_and_wide_shows_versions() {
+    let dir = fixture("basic");
+    let out = serverbench(&["report", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let widest = report.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 120, "{widest} columns:\n{report}");
+    assert!(
+        report.contains("150,500"),
+        "no thousands separators:\n{report}"
+    );
+    let out = serverbench(&["report", dir.to_str().unwrap(), "--wide"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let wide = text(&out.stdout);
+    let row = wide
+        .lines()
+        .find(|l| l.contains("rust/hyper") && l.contains("150,000"))
+        .unwrap();
+    assert!(row.contains("hyper 1.4.1"), "{row}");
+    assert!(
+        row.chars().count() > 120,
+        "--wide shows every column: {row}"
+    );
 }
 
 #[test]

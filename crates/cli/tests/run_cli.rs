@@ -82,8 +82,16 @@ fn wrk_runs_as_the_load_tool_when_asked() {
     let on_path = std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("wrk").is_file()));
     if !on_path {
-        eprintln!("wrk is not installed: `serverbench run --tool wrk` would install it with apt");
-        return;
+        if std::env::var_os("SERVERBENCH_SKIP_WRK").is_some() {
+            eprintln!(
+                "wrk_runs_as_the_load_tool_when_asked: skipped, no wrk and SERVERBENCH_SKIP_WRK=1"
+            );
+            return;
+        }
+        panic!(
+            "this test needs wrk: `make test` installs it (apt-get install wrk) when root; or set \
+             SERVERBENCH_SKIP_WRK=1 to skip it explicitly"
+        );
     }
     let tmp = tempfile::tempdir().unwrap();
     let args = [
@@ -197,4 +205,67 @@ fn laps_and_duration_given_with_a_suite_win_over_quick_and_relabel_the_profile()
             "--quick caps the suite's 5 s warm-up"
         );
     }
+}
+
+#[test]
+fn a_server_that_dies_makes_the_run_exit_3_with_its_log_tail_on_stdout_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--servers",
+        "python/dies,python/fast",
+        "--scenario",
+        "hello",
+        "-c",
+        "2",
+        "-d",
+        "1s",
+        "--laps",
+        "1",
+        "--warmup",
+        "0s",
+        "--no-verify",
+    ];
+    let out = serverbench(&args, tmp.path());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+    let failed = stdout.lines().filter(|l| l.starts_with("FAILED")).count();
+    assert_eq!(failed, 1, "{stdout}");
+    assert!(stdout.contains("FAILED python/dies"), "{stdout}");
+    assert!(
+        stdout.contains("    listening on"),
+        "the server's log tail is shown under the failure: {stdout}"
+    );
+}
+
+#[test]
+fn a_core_sweep_runs_the_counts_that_fit_and_says_why_the_others_were_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--servers",
+        "python/fast",
+        "-c",
+        "2",
+        "-d",
+        "500ms",
+        "--laps",
+        "1",
+        "--warmup",
+        "0s",
+        "--server-cpus",
+        "0",
+        "--client-cpus",
+        "1",
+        "--server-cpus-sweep",
+        "1,2,all",
+    ];
+    let out = serverbench(&args, tmp.path());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("skipped 2 server CPU(s)"), "{stderr}");
+    assert!(stderr.contains("already in the sweep"), "{stderr}");
+    let dir = only_results_dir(tmp.path());
+    let line = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    assert_eq!(rec["profile"], "2conn/500ms/1cpu", "{rec}");
+    assert_eq!(rec["params"]["server_cpus"], 1, "{rec}");
 }

@@ -56,3 +56,26 @@ fn serve_answers_and_stops_its_server_group_on_sigterm() {
     assert_eq!(status.code(), Some(130));
     assert!(!group_alive(pgid), "the server group survived");
 }
+
+#[test]
+fn serve_refuses_a_port_another_process_listens_on() {
+    let cache = tempfile::tempdir().unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/catalog");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["serve", "python/good", "--port", &port, "--root"])
+        .arg(root)
+        .env("SERVERBENCH_CACHE", cache.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "port {port} is already in use by {}",
+            std::process::id()
+        )),
+        "{stderr}"
+    );
+}

@@ -61,3 +61,25 @@ fn an_unavailable_server_named_explicitly_fails_with_its_reason() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text.contains("unavailable: needs a GPU"), "{text}");
 }
+
+#[test]
+fn a_cpu_list_flag_pins_the_server_instead_of_crashing_the_parser() {
+    let (out, text) = verify(&["python/good", "--cpus", "0", "--workers", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}\n{stderr}");
+    assert!(text.contains("python/good ... PASS"), "{text}");
+}
+
+#[test]
+fn a_declared_deviation_is_shown_with_its_reason_and_does_not_fail() {
+    let (out, text) = verify(&["python/deviant"]);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("python/deviant ... PASS"), "{text}");
+    assert!(
+        text.contains(
+            "~ HTTP/1.0 GET /hello with Connection: keep-alive, twice: known deviation, \
+             declared in server.toml: the fixture closes every HTTP/1.0 connection"
+        ),
+        "{text}"
+    );
+}

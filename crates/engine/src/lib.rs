@@ -8,6 +8,7 @@
 pub mod config;
 mod conn;
 pub mod http;
+pub mod limits;
 pub mod result;
 pub mod stats;
 pub mod sys;
@@ -44,15 +45,39 @@ pub enum EngineError {
     Config(#[from] ConfigError),
     #[error("{target} refused every connection ({attempts} attempts): is the server running?")]
     Refused { target: String, attempts: u64 },
+    #[error(
+        "{connections} connections need {needed} file descriptors; the limit is {limit} \
+         (ulimit -n; the hard limit caps it)"
+    )]
+    FileLimit {
+        connections: u32,
+        needed: u64,
+        limit: u64,
+    },
     #[error("worker thread failed: {0}")]
     Io(#[from] std::io::Error),
     #[error("worker thread panicked")]
     Panicked,
 }
 
+/// Raises the open-file limit for `connections`, or says why the run cannot fit.
+fn check_file_limit(connections: u32) -> Result<(), EngineError> {
+    let needed = u64::from(connections) + limits::SPARE_FDS;
+    let limit = limits::raise_nofile(needed)?;
+    if limit < needed {
+        return Err(EngineError::FileLimit {
+            connections,
+            needed,
+            limit,
+        });
+    }
+    Ok(())
+}
+
 /// Validates `config`, runs the load and returns the merged result.
 pub fn run(config: &Config, observer: &dyn Fn(Event)) -> Result<LoadResult, EngineError> {
     config.validate()?;
+    check_file_limit(config.connections)?;
     let threads = config.threads.min(config.connections) as usize;
     let plans = plans(config, threads);
     let shared = worker::Shared {
@@ -182,9 +207,9 @@ fn build_result(
 ) -> result::LoadResult {
     let secs = duration.as_secs_f64().max(1e-9);
     let (mode, message_len) = match &config.protocol {
-        Protocol::Http(_) => ("http", 0),
-        Protocol::TcpStream { message } => ("tcp-stream", message.len() as u64),
-        Protocol::TcpPingPong { .. } => ("tcp-pingpong", 0),
+        Protocol::Http(_) => (result::Mode::Http, 0),
+        Protocol::TcpStream { message } => (result::Mode::TcpStream, message.len() as u64),
+        Protocol::TcpPingPong { .. } => (result::Mode::TcpPingpong, 0),
     };
     let requests = s.bytes_read.checked_div(message_len).unwrap_or(s.requests);
     let ran_on = if config.cpus.is_empty() {
@@ -199,11 +224,11 @@ fn build_result(
     }
     .max(1);
     let rate = matches!(config.schedule, Schedule::Rate { .. });
-    let tcp = mode != "http";
+    let tcp = mode.is_tcp();
     let mbps = |b: u64| b as f64 * 8.0 / secs / 1e6;
     let connects = s.conn.connects;
     result::LoadResult {
-        mode: mode.to_string(),
+        mode,
         target: config.target.clone(),
         connections: config.connections,
         threads: threads as u32,

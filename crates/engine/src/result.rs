@@ -63,11 +63,51 @@ pub struct TimelinePoint {
     pub bytes_read: u64,
 }
 
+/// What kind of load ran: the spelling in suites, results and the JSON result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// HTTP/1.1 requests.
+    #[default]
+    Http,
+    /// TCP echo: a message repeated into large writes, bytes counted both ways.
+    TcpStream,
+    /// TCP echo: one message at a time, latency per round trip.
+    TcpPingpong,
+}
+
+impl Mode {
+    /// The spelling in suites, `results.jsonl` and the JSON result.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Http => "http",
+            Mode::TcpStream => "tcp-stream",
+            Mode::TcpPingpong => "tcp-pingpong",
+        }
+    }
+
+    /// A TCP echo mode (no HTTP requests).
+    pub fn is_tcp(self) -> bool {
+        self != Mode::Http
+    }
+
+    /// The stream mode, whose figures are Mbps and messages rather than requests.
+    pub fn is_stream(self) -> bool {
+        self == Mode::TcpStream
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The whole result of `serverbench load`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadResult {
     /// `http`, `tcp-stream` or `tcp-pingpong`.
-    pub mode: String,
+    pub mode: Mode,
     /// The URL(s) or `host:port` that were loaded.
     pub target: Vec<String>,
     pub connections: u32,

@@ -42,7 +42,7 @@ fn rate_json_validates_against_the_schema() {
 #[test]
 fn json_missing_a_required_key_is_rejected_by_the_schema() {
     let result = serverbench_engine::LoadResult {
-        mode: "http".into(),
+        mode: serverbench_engine::result::Mode::Http,
         ..Default::default()
     };
     let mut v = serde_json::to_value(result).unwrap();

@@ -1,19 +1,19 @@
-//! The serverbench harness: the catalog of servers, their setup and verification, running suites,
-//! sampling the server's process tree, statistics over laps and the results folder.
+//! serverbench-harness owns what runs: suites ([`suite`]), the run loop ([`run`]), server and
+//! client processes in their own groups with one interrupt handler ([`process`]), the /proc
+//! sampler ([`sampler`]) and the contract check ([`verify`]).
 //!
-//! The harness never prints: it returns values or emits events that the CLI renders.
+//! It builds on serverbench-catalog (what a server is and how it is set up), serverbench-tools
+//! (how a load tool is driven) and serverbench-results (what is recorded). It never prints: it
+//! returns values or emits events that the CLI renders, and it computes no statistics.
 
-pub mod catalog;
-pub mod compare;
-pub mod diagnostics;
-pub mod paths;
+pub mod certs;
 pub mod process;
-pub mod results;
 pub mod run;
 pub mod sampler;
-pub mod setup;
-pub mod stats;
 pub mod suite;
-pub mod summary;
-pub mod tools;
 pub mod verify;
+
+// Crate-local shorthands for the crates the harness builds on.
+use serverbench_catalog::{self as catalog, paths};
+use serverbench_results as results;
+use serverbench_tools as tools;

@@ -6,7 +6,7 @@ use common::{fixture_paths, server};
 use serverbench_harness::process::{self, group_members, ProcessError, StartOptions};
 use std::time::Duration;
 
-fn options(srv: &serverbench_harness::catalog::Server, dir: &std::path::Path) -> StartOptions {
+fn options(srv: &serverbench_catalog::Server, dir: &std::path::Path) -> StartOptions {
     let port = process::free_port("127.0.0.1").unwrap();
     let mut o = StartOptions::new(srv, port, None, dir.join("server.log"));
     o.ready_timeout = Duration::from_secs(10);
@@ -81,4 +81,18 @@ fn pinning_to_one_cpu_is_inherited_by_the_server() {
         .find(|l| l.starts_with("Cpus_allowed_list"))
         .unwrap();
     assert!(line.ends_with("\t0"), "{line}");
+}
+
+#[test]
+fn a_server_whose_port_is_taken_is_refused_before_it_starts() {
+    let (paths, cache) = fixture_paths();
+    let srv = server("python/good");
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let log = cache.path().join("busy.log");
+    let err = process::start(&srv, &paths, &StartOptions::new(&srv, port, None, log)).unwrap_err();
+    assert!(
+        matches!(err, ProcessError::PortBusy { port: p, .. } if p == port),
+        "{err}"
+    );
 }

@@ -1,11 +1,11 @@
 //! End-to-end runs of small suites against the fixture catalog in `fixtures/run-catalog`
 //! (Python stdlib servers) with `fakeload.py` standing in for `serverbench load --json`.
 
-use serverbench_harness::catalog::Catalog;
-use serverbench_harness::paths::Paths;
-use serverbench_harness::results::record::LapStatus;
+use serverbench_catalog::paths::Paths;
+use serverbench_catalog::Catalog;
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
 use serverbench_harness::suite::Suite;
+use serverbench_results::record::LapStatus;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -35,6 +35,7 @@ fn options(suite: Suite, results: &Path) -> RunOptions {
         serverbench_exe: fixtures().join("fakeload.py"),
         cancel: Arc::new(AtomicBool::new(false)),
         quick_verify: true,
+        attached: Vec::new(),
     }
 }
 

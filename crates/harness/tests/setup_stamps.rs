@@ -3,8 +3,8 @@
 mod common;
 
 use common::{fixture_paths, server};
-use serverbench_harness::catalog::{availability, Availability};
-use serverbench_harness::setup::{setup_servers, Outcome, SetupEvent, SetupOptions};
+use serverbench_catalog::setup::{setup_servers, Outcome, SetupEvent, SetupOptions};
+use serverbench_catalog::{availability, Availability};
 
 fn opts() -> SetupOptions {
     SetupOptions {
@@ -69,8 +69,8 @@ fn files_written_by_setup_into_the_folder_do_not_invalidate_the_stamp() {
     .replace("python/setup-counter", "python/gen")
     .replace("echo ran >>", "date +%N > generated.txt; echo ran >>");
     std::fs::write(dir.join("server.toml"), manifest).unwrap();
-    let paths = serverbench_harness::paths::Paths::new(root.path(), root.path().join("cache"));
-    let srv = serverbench_harness::catalog::load_server("python/gen", &dir).unwrap();
+    let paths = serverbench_catalog::paths::Paths::new(root.path(), root.path().join("cache"));
+    let srv = serverbench_catalog::load_server("python/gen", &dir).unwrap();
     let first = setup_servers(&[&srv], &paths, &opts(), &mut |_| {});
     assert_eq!(first[0].outcome, Outcome::Built);
     assert!(dir.join("generated.txt").exists());

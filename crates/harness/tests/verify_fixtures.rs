@@ -23,6 +23,13 @@ fn the_reference_fixture_passes_the_whole_contract() {
         "100 requests on one keep-alive connection",
         "16 mixed requests pipelined in one write",
         "HTTP/1.0 GET /hello",
+        "GET /hello sent 3 bytes at a time, twice on one connection",
+        "GET /hello split inside a CRLF (3 writes)",
+        "HTTP/1.0 GET /hello with Connection: keep-alive, twice",
+        "16 requests pipelined on each of 50 connections for 2.5 s, writes cut anywhere",
+        "GET /hello with an 8 KiB request head, then still serving",
+        "a garbage request line, then a new connection served",
+        "200 connections at once, GET /hello on each",
         "echo 1 MiB",
         "100 concurrent echo connections",
     ] {

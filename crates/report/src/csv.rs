@@ -1,145 +1,75 @@
-//! CSV: one row per server x scenario x profile, stable column names, RFC 4180 quoting.
+//! CSV: one row per server x scenario x profile (or per compared row), with the machine names
+//! of [`crate::table`]'s columns as the header and the cells' raw values as the fields. The
+//! `csv` crate does the RFC 4180 quoting.
 
-use crate::env::server_version;
-use crate::Exporter;
-use serde_json::Value;
-use serverbench_harness::summary::{ServerSummary, Summary, Table};
-
-/// The column names, in order. Scripts rely on them: only ever append.
-pub const COLUMNS: [&str; 40] = [
-    "suite",
-    "scenario",
-    "profile",
-    "mode",
-    "connections",
-    "server",
-    "version",
-    "tool",
-    "rank",
-    "laps",
-    "failed_laps",
-    "rps_median",
-    "rps_ci_low",
-    "rps_ci_high",
-    "rps_ci_method",
-    "rps_min",
-    "rps_max",
-    "rps_mean",
-    "rps_stdev",
-    "rps_cv",
-    "rps_best",
-    "noisy",
-    "latency_p50_us",
-    "latency_p99_us",
-    "throughput_mb_s",
-    "mbps_down",
-    "mbps_up",
-    "requests",
-    "errors",
-    "error_rate",
-    "non_2xx",
-    "rss_peak_mb",
-    "cores_used",
-    "cpu_us_per_request",
-    "ctx_switches_per_request",
-    "client_saturated",
-    "speed_factor",
-    "speed_factor_low",
-    "speed_factor_high",
-    "first_failure",
-];
+use crate::table::{self, Grid};
+use crate::{Comparison, Exporter, NoComparisonForm};
+use serverbench_analysis::summary::Summary;
+use serverbench_results::env::Env;
 
 /// The CSV exporter.
 pub struct CsvExporter;
 
 impl Exporter for CsvExporter {
-    fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
-        let mut out = COLUMNS.join(",") + "\n";
-        for t in &summary.tables {
-            for s in &t.servers {
-                let mut cells = cells(summary, t, s, env);
-                cells.push(s.first_failure.clone().unwrap_or_default());
-                let quoted: Vec<String> = cells.iter().map(|c| quote(c)).collect();
-                out.push_str(&quoted.join(","));
-                out.push('\n');
-            }
-        }
-        out
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
+        write(&table::csv_grid(summary, env))
+    }
+
+    fn render_comparison(
+        &self,
+        c: &Comparison,
+        _old: &str,
+        _new: &str,
+    ) -> Result<String, NoComparisonForm> {
+        Ok(write(&table::comparison_csv(c)))
     }
 }
 
-/// Quotes a field when it holds a comma, a quote or a line break (RFC 4180).
-pub fn quote(field: &str) -> String {
-    if field.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", field.replace('"', "\"\""))
-    } else {
-        field.to_owned()
-    }
-}
-
-/// A number as full-precision text; empty when absent.
-fn f(x: Option<f64>) -> String {
-    x.filter(|v| v.is_finite())
-        .map_or_else(String::new, |v| v.to_string())
-}
-
-fn cells(summary: &Summary, t: &Table, s: &ServerSummary, env: Option<&Value>) -> Vec<String> {
-    let r = s.rps;
-    let ci = s.rps_ci;
-    let sf = s.speed_factor;
-    let sfi = sf.and_then(|x| x.interval);
-    vec![
-        summary.suite.clone().unwrap_or_default(),
-        t.scenario.clone(),
-        t.profile.clone(),
-        t.mode.clone(),
-        t.connections.to_string(),
-        s.server.clone(),
-        server_version(env, &s.server),
-        s.tool.clone(),
-        s.rank.map_or_else(String::new, |x| x.to_string()),
-        s.laps.to_string(),
-        s.failed_laps.to_string(),
-        f(r.map(|x| x.median)),
-        f(ci.map(|x| x.low)),
-        f(ci.map(|x| x.high)),
-        ci.map_or_else(String::new, |x| format!("{:?}", x.method).to_lowercase()),
-        f(r.map(|x| x.min)),
-        f(r.map(|x| x.max)),
-        f(r.map(|x| x.mean)),
-        f(r.map(|x| x.stdev)),
-        f(r.map(|x| x.cv)),
-        f(s.rps_best),
-        s.noisy.to_string(),
-        f(s.latency_p50_us),
-        f(s.latency_p99_us),
-        f(s.throughput_mb_s),
-        f(s.mbps_down),
-        f(s.mbps_up),
-        s.requests.to_string(),
-        s.errors.to_string(),
-        f(s.error_rate),
-        s.non_2xx.to_string(),
-        f(s.rss_peak_mb),
-        f(s.cores_used),
-        f(s.cpu_us_per_request),
-        f(s.ctx_switches_per_request),
-        s.client_saturated.to_string(),
-        f(sf.map(|x| x.ratio)),
-        f(sfi.map(|x| x.low)),
-        f(sfi.map(|x| x.high)),
-    ]
+/// The grid as CSV text: keys, then raw values.
+fn write(g: &Grid) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = g.columns.iter().map(|c| c.key);
+    let rows = g
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.raw.as_str()));
+    std::iter::once(w.write_record(header))
+        .chain(rows.map(|r| w.write_record(r)))
+        .collect::<Result<(), _>>()
+        .and_then(|()| w.into_inner().map_err(|e| e.into_error().into()))
+        .map(|bytes| String::from_utf8(bytes).expect("UTF-8 fields make UTF-8 CSV"))
+        .expect("writing CSV to memory cannot fail")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::{Align, Cell, Column, Row};
+
+    fn one_field(field: &str) -> String {
+        let g = Grid {
+            columns: vec![
+                Column {
+                    key: "a",
+                    label: "a".into(),
+                    align: Align::Left,
+                };
+                2
+            ],
+            rows: vec![Row {
+                cells: vec![Cell::plain(field), Cell::plain("")],
+                ..Row::default()
+            }],
+            headline: None,
+        };
+        write(&g).lines().skip(1).collect::<Vec<_>>().join("\n")
+    }
 
     #[test]
     fn fields_with_commas_quotes_or_newlines_are_quoted() {
-        assert_eq!(quote("plain"), "plain");
-        assert_eq!(quote("a,b"), "\"a,b\"");
-        assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(quote("two\nlines"), "\"two\nlines\"");
+        assert_eq!(one_field("plain"), "plain,");
+        assert_eq!(one_field("a,b"), "\"a,b\",");
+        assert_eq!(one_field("say \"hi\""), "\"say \"\"hi\"\"\",");
+        assert_eq!(one_field("two\nlines"), "\"two\nlines\",");
     }
 }

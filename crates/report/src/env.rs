@@ -1,180 +1,200 @@
-//! Reading the free-form `env.json` defensively: another part of serverbench writes it and its
-//! shape may grow, so every key is optional and looked up in a few likely places.
+//! The configuration block every report shows above its tables, read from the typed
+//! [`Env`] of the results folder: one sentence-like line per setting, in a fixed order.
 
-use serde_json::Value;
+use serverbench_analysis::summary::Summary;
+use serverbench_results::env::{Env, Pinning};
 
-/// The first value found at any of `paths` (each a list of object keys), skipping nulls.
-fn lookup<'a>(env: &'a Value, paths: &[&[&str]]) -> Option<&'a Value> {
-    paths.iter().find_map(|path| {
-        let v = path.iter().try_fold(env, |v, k| v.get(*k))?;
-        (!v.is_null()).then_some(v)
+/// The version of `server` as one line, `-` when `env.json` has none.
+pub fn server_version(env: Option<&Env>, server: &str) -> String {
+    env.and_then(|e| e.server_version(server))
+        .unwrap_or("-")
+        .to_owned()
+}
+
+/// The suite's baseline server, if `env.json` names one.
+pub fn suite_baseline(env: Option<&Env>) -> Option<String> {
+    env?.baseline().map(str::to_owned)
+}
+
+/// CPUs as a short list: `0`, `0, 1`, `0-3`.
+fn cpus(list: &[usize]) -> String {
+    let contiguous = list.windows(2).all(|w| w[1] == w[0] + 1);
+    match list {
+        [] => "any CPU".to_owned(),
+        [one] => format!("CPU {one}"),
+        [first, .., last] if contiguous && list.len() > 2 => format!("CPUs {first}-{last}"),
+        _ => {
+            let all: Vec<String> = list.iter().map(usize::to_string).collect();
+            format!("CPUs {}", all.join(", "))
+        }
+    }
+}
+
+/// `server on CPU 0 (WORKERS=1), client on CPU 1`.
+fn pinning(p: &Pinning) -> String {
+    format!(
+        "server on {} (WORKERS={}), client on {}",
+        cpus(&p.server_cpus),
+        p.workers.max(1),
+        cpus(&p.client_cpus)
+    )
+}
+
+/// `0.1.0, commit 1a2b3c4d5e6f (uncommitted changes)`.
+fn serverbench(env: &Env) -> Option<String> {
+    let version = env.serverbench_version.clone()?;
+    let commit = env.git.commit.as_deref().map(|c| &c[..c.len().min(12)]);
+    Some(match (commit, env.git.dirty) {
+        (Some(c), Some(true)) => format!("{version}, commit {c} (uncommitted changes)"),
+        (Some(c), _) => format!("{version}, commit {c}"),
+        (None, _) => version,
     })
 }
 
-/// A value as one line of text: strings as they are, arrays joined with `, `, objects as
-/// `key=value` pairs (keys sorted), nested values as compact JSON.
-pub fn show(v: &Value) -> String {
+/// A JSON scalar as text (`"2s"` → `2s`, `2.0` → `2s`).
+fn warmup(v: &serde_json::Value) -> String {
     match v {
-        Value::String(s) => s.lines().next().unwrap_or("").trim().to_owned(),
-        Value::Array(a) => a.iter().map(show).collect::<Vec<_>>().join(", "),
-        Value::Object(o) => o
-            .iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| match v {
-                Value::Object(_) | Value::Array(_) => format!("{k}={v}"),
-                _ => format!("{k}={}", show(v)),
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => format!("{n}s"),
         other => other.to_string(),
     }
 }
 
-/// The version of `server`: `env.servers[id].version`, then `.framework_version`,
-/// then `env.servers[id]` itself when it is a string, then `env.versions[id]`; `-` otherwise.
-pub fn server_version(env: Option<&Value>, server: &str) -> String {
-    let found = env.and_then(|env| {
-        lookup(
-            env,
-            &[
-                &["servers", server, "version"],
-                &["servers", server, "framework_version"],
-                &["versions", server],
-            ],
-        )
-        .or_else(|| env.get("servers")?.get(server).filter(|v| v.is_string()))
-    });
-    match found.map(show) {
-        Some(s) if !s.is_empty() => s,
-        _ => "-".to_owned(),
-    }
-}
-
-/// The suite's baseline server, if env.json names one (`suite.baseline` or `baseline`).
-pub fn suite_baseline(env: Option<&Value>) -> Option<String> {
-    let v = lookup(env?, &[&["suite", "baseline"], &["baseline"]])?;
-    v.as_str().map(str::to_owned)
-}
-
 /// The configuration lines a report shows above its tables, as (label, value) pairs, in a fixed
-/// order; keys that are absent are left out.
-pub fn config_lines(env: Option<&Value>) -> Vec<(&'static str, String)> {
+/// order; settings that are absent are left out.
+pub fn config_lines(env: Option<&Env>) -> Vec<(&'static str, String)> {
     let Some(env) = env else {
         return Vec::new();
     };
-    let wanted: [(&'static str, &[&[&str]]); 16] = [
-        ("Suite", &[&["suite", "name"], &["suite"]]),
-        ("Reproduces", &[&["suite", "reproduces"]]),
-        ("Baseline", &[&["suite", "baseline"], &["baseline"]]),
-        (
-            "CPU Model",
-            &[&["machine", "cpu_model"], &["cpu_model"], &["cpu", "model"]],
-        ),
-        (
-            "Cores",
-            &[
-                &["machine", "cpus_available"],
-                &["machine", "cores"],
-                &["cores"],
-            ],
-        ),
-        ("Kernel", &[&["machine", "kernel"], &["kernel"]]),
-        ("OS", &[&["machine", "os"], &["os"]]),
-        ("Governor", &[&["machine", "governor"], &["governor"]]),
-        ("Pinning", &[&["pinning"], &["cpus"]]),
-        ("Tool", &[&["load_tool"], &["suite", "tool"], &["tool"]]),
-        (
-            "Laps",
-            &[&["suite", "laps"], &["params", "laps"], &["laps"]],
-        ),
-        (
-            "Warm-up (s)",
-            &[&["suite", "warmup"], &["params", "warmup_s"]],
-        ),
-        ("Parameters", &[&["params"], &["parameters"]]),
-        (
-            "serverbench",
-            &[&["serverbench_version"], &["serverbench", "version"]],
-        ),
-        (
-            "Commit",
-            &[&["git"], &["serverbench", "commit"], &["commit"]],
-        ),
-        ("rustc", &[&["toolchains", "rustc"]]),
+    let suite = env.suite.as_ref();
+    let m = &env.machine;
+    let lines: [(&'static str, Option<String>); 14] = [
+        ("Suite", suite.map(|s| s.name.clone())),
+        ("Reproduces", suite.and_then(|s| s.reproduces.clone())),
+        ("Baseline", env.baseline().map(str::to_owned)),
+        ("CPU", m.cpu_model.clone()),
+        ("Cores", m.cpus_available.map(|n| n.to_string())),
+        ("Kernel", m.kernel.clone()),
+        ("OS", m.os.clone()),
+        ("Governor", m.governor.clone()),
+        ("Pinning", env.pinning.as_ref().map(pinning)),
+        ("Load tool", env.load_tool.clone()),
+        ("Laps", suite.and_then(|s| s.laps).map(|n| n.to_string())),
+        ("Warm-up", suite.and_then(|s| s.warmup.as_ref()).map(warmup)),
+        ("serverbench", serverbench(env)),
+        ("Started", env.started_at.clone()),
     ];
-    let mut lines: Vec<(&'static str, String)> = wanted
-        .iter()
-        .filter_map(|(label, paths)| {
-            let v = lookup(env, paths)?;
-            let text = match (*label, v) {
-                ("Suite", Value::Object(_)) => return None,
-                _ => show(v),
-            };
-            (!text.is_empty()).then_some((*label, text))
-        })
-        .collect();
-    if let Some(start) = lookup(env, &[&["started_at"], &["date"]]) {
-        lines.push(("Started", show(start)));
-    }
+    let rustc = env.toolchains.get("rustc").cloned().flatten();
     lines
+        .into_iter()
+        .chain([("rustc", rustc)])
+        .filter_map(|(label, v)| Some((label, v.filter(|s| !s.is_empty())?)))
+        .collect()
 }
 
-/// The configuration lines as aligned `label: value` text, each line starting with `indent`
-/// (empty when env.json has none of the keys). Shared by the terminal and Markdown exporters.
-pub fn config_block(env: Option<&Value>, indent: &str) -> String {
+/// The servers of `summary` with the one-line version `env.json` gives each, sorted by name;
+/// servers without a version are left out. Reports show them in the configuration block, not
+/// in the ranking (`--wide` puts them in the tables too).
+pub fn versions(env: Option<&Env>, summary: &Summary) -> Vec<(String, String)> {
+    let Some(env) = env else {
+        return Vec::new();
+    };
+    let mut servers: Vec<&str> = summary
+        .tables
+        .iter()
+        .flat_map(|t| t.servers.iter().map(|s| s.server.as_str()))
+        .collect();
+    servers.sort_unstable();
+    servers.dedup();
+    servers
+        .into_iter()
+        .filter_map(|s| Some((s.to_owned(), env.server_version(s)?.to_owned())))
+        .collect()
+}
+
+/// The configuration lines and the server versions as aligned `label: value` text, each line
+/// starting with `indent` (empty when env.json has none of the keys). Shared by the terminal
+/// and Markdown exporters.
+pub fn config_block(env: Option<&Env>, versions: &[(String, String)], indent: &str) -> String {
     let config = config_lines(env);
-    let width = config.iter().map(|(l, _)| l.len()).max().unwrap_or(0) + 1;
-    config
+    let versions_label = (!versions.is_empty()).then_some("Versions");
+    let labels = config.iter().map(|(l, _)| *l).chain(versions_label);
+    let width = labels.map(str::len).max().unwrap_or(0) + 1;
+    let mut out: String = config
         .iter()
         .map(|(label, value)| {
             let label = format!("{label}:");
             format!("{indent}{label:<width$} {value}\n")
         })
-        .collect()
+        .collect();
+    let name_width = versions.iter().map(|(s, _)| s.chars().count()).max();
+    for (i, (server, version)) in versions.iter().enumerate() {
+        let label = if i == 0 { "Versions:" } else { "" };
+        let name_width = name_width.unwrap_or(0);
+        out.push_str(&format!(
+            "{indent}{label:<width$} {server:<name_width$}  {version}\n"
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serverbench_results::env::{ServerVersion, SuiteRecord};
 
     #[test]
-    fn versions_come_from_the_servers_map_or_fall_back_to_a_dash() {
-        let env = json!({"servers": {"a": {"version": "1.2\nmore"}, "b": {"framework_version": "go1.26"},
-                                     "c": "3.0"}, "versions": {"d": "4"}});
+    fn versions_are_one_line_or_a_dash() {
+        let mut env = Env::default();
+        env.servers.insert(
+            "a".into(),
+            ServerVersion {
+                available: true,
+                version: Some("1.2\nmore".into()),
+                ..ServerVersion::default()
+            },
+        );
         assert_eq!(server_version(Some(&env), "a"), "1.2");
-        assert_eq!(server_version(Some(&env), "b"), "go1.26");
-        assert_eq!(server_version(Some(&env), "c"), "3.0");
-        assert_eq!(server_version(Some(&env), "d"), "4");
         assert_eq!(server_version(Some(&env), "e"), "-");
         assert_eq!(server_version(None, "a"), "-");
     }
 
     #[test]
-    fn config_lines_skip_missing_and_null_keys() {
-        let env = json!({"suite": "quick", "kernel": "6.1", "governor": null,
-                         "pinning": {"server_cpus": "0", "client_cpus": "1"}});
+    fn the_configuration_reads_as_sentences_and_skips_what_is_missing() {
+        let env = Env {
+            serverbench_version: Some("0.1.0".into()),
+            suite: Some(SuiteRecord {
+                name: "quick".into(),
+                warmup: Some(serde_json::json!("500ms")),
+                ..SuiteRecord::default()
+            }),
+            pinning: Some(Pinning {
+                server_cpus: vec![0],
+                client_cpus: vec![1],
+                workers: 1,
+                how: "default".into(),
+            }),
+            ..Env::default()
+        };
         let lines = config_lines(Some(&env));
         assert_eq!(
             lines,
             vec![
                 ("Suite", "quick".to_owned()),
-                ("Kernel", "6.1".to_owned()),
-                ("Pinning", "client_cpus=1, server_cpus=0".to_owned()),
+                (
+                    "Pinning",
+                    "server on CPU 0 (WORKERS=1), client on CPU 1".to_owned()
+                ),
+                ("Warm-up", "500ms".to_owned()),
+                ("serverbench", "0.1.0".to_owned()),
             ]
         );
     }
 
     #[test]
-    fn the_suite_baseline_is_read_from_either_place() {
-        assert_eq!(
-            suite_baseline(Some(&json!({"suite": {"baseline": "x"}}))),
-            Some("x".into())
-        );
-        assert_eq!(
-            suite_baseline(Some(&json!({"baseline": "y"}))),
-            Some("y".into())
-        );
-        assert_eq!(suite_baseline(Some(&json!({}))), None);
+    fn cpu_lists_are_short() {
+        assert_eq!(cpus(&[0, 1, 2, 3]), "CPUs 0-3");
+        assert_eq!(cpus(&[0, 2]), "CPUs 0, 2");
+        assert_eq!(cpus(&[]), "any CPU");
     }
 }

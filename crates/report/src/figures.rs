@@ -1,11 +1,11 @@
 //! The charts of a report, built from a [`Summary`] and the laps behind it. The HTML page embeds
 //! them inline; `--format svg` writes each one to its own file.
 
+use serverbench_analysis::stats;
+use serverbench_analysis::summary::{ServerSummary, Summary, Table};
 use serverbench_charts::{Bar, BarChart, LineChart, Series, XAxis};
 use serverbench_engine::result::TimelinePoint;
-use serverbench_harness::results::record::{LapRecord, LapStatus, LatencySummary};
-use serverbench_harness::stats;
-use serverbench_harness::summary::{ServerSummary, Summary, Table};
+use serverbench_results::record::{LapRecord, LapStatus, LatencySummary};
 
 /// One chart: a file-name-safe id, a title and the SVG document.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,7 +83,7 @@ pub fn for_table(table: &Table, records: &[LapRecord]) -> Vec<Figure> {
             .collect::<Vec<_>>();
         bars
     };
-    let stream = crate::text::is_stream(table);
+    let stream = table.mode.is_stream();
     let rps = if stream {
         BarChart::new(
             format!("Mbps down: median, 95% interval ({label})"),
@@ -210,7 +210,7 @@ pub fn echo_mbps(summary: &Summary) -> Option<Figure> {
     let tables: Vec<&Table> = summary
         .tables
         .iter()
-        .filter(|t| t.mode == "tcp-stream")
+        .filter(|t| t.mode.is_stream())
         .collect();
     if tables.is_empty() {
         return None;
@@ -268,7 +268,7 @@ pub fn timelines(table: &Table, records: &[LapRecord], server: &str) -> Vec<Figu
         "per second",
         XAxis::Linear,
         vec![
-            if crate::text::is_stream(table) {
+            if table.mode.is_stream() {
                 series("messages echoed", |p| p.requests as f64)
             } else {
                 series("requests", |p| p.requests as f64)
@@ -290,7 +290,7 @@ pub fn timelines(table: &Table, records: &[LapRecord], server: &str) -> Vec<Figu
     .with_width(HALF_WIDTH);
     let id = |kind: &str| slug(&[&table.scenario, &table.profile, server, kind]);
     let mut out = vec![figure(id("timeline"), flow.title.clone(), flow.to_svg())];
-    if !crate::text::is_stream(table) {
+    if !table.mode.is_stream() {
         out.push(figure(
             id("timeline-latency"),
             latency.title.clone(),
@@ -307,7 +307,7 @@ fn rps_of(r: &LapRecord) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_harness::summary::summarize;
+    use serverbench_analysis::summary::summarize;
 
     fn fixture() -> Vec<LapRecord> {
         include_str!("../tests/fixtures/basic/results.jsonl")

@@ -1,9 +1,10 @@
-//! The summary (and env.json) as pretty JSON: `{"summary": ..., "env": ...}`.
+//! The summary (and env.json) as pretty JSON: `{"summary": ..., "env": ...}`; a comparison as
+//! `{"old": ..., "new": ..., "comparison": ...}`.
 
-use crate::Exporter;
+use crate::{Comparison, Exporter, NoComparisonForm};
 use serde::Serialize;
-use serde_json::Value;
-use serverbench_harness::summary::Summary;
+use serverbench_analysis::summary::Summary;
+use serverbench_results::env::Env;
 
 /// The JSON exporter.
 pub struct JsonExporter;
@@ -12,12 +13,33 @@ pub struct JsonExporter;
 #[derive(Serialize)]
 struct Document<'a> {
     summary: &'a Summary,
-    env: Option<&'a Value>,
+    env: Option<&'a Env>,
+}
+
+/// The document of a comparison: the folder labels, then the comparison.
+#[derive(Serialize)]
+struct ComparisonDocument<'a> {
+    old: &'a str,
+    new: &'a str,
+    comparison: &'a Comparison,
 }
 
 impl Exporter for JsonExporter {
-    fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
         pretty(&Document { summary, env })
+    }
+
+    fn render_comparison(
+        &self,
+        comparison: &Comparison,
+        old: &str,
+        new: &str,
+    ) -> Result<String, NoComparisonForm> {
+        Ok(pretty(&ComparisonDocument {
+            old,
+            new,
+            comparison,
+        }))
     }
 }
 

@@ -1,10 +1,12 @@
 //! serverbench exporters: one trait, one file per format (in the manner of hyperfine's
-//! `src/export/`). Every exporter renders the same [`Summary`] and the optional free-form
-//! `env.json` of the results folder; none of them computes statistics. The HTML page and the
-//! SVG charts also need the laps themselves (latency curves, per-second timelines): build them
-//! with [`exporter_with_laps`] or [`render_with_laps`].
+//! `src/export/`). Every exporter renders the same [`Summary`] and the optional `env.json` of
+//! the results folder, or a [`Comparison`] of two folders; none of them computes statistics.
+//! What the tables hold (columns, headings, order, the text of each cell) is decided once in
+//! [`table`]; the exporters only supply syntax. The HTML page and the SVG charts also need the
+//! laps themselves (latency curves, per-second timelines): pass them to [`render_with`].
+//!
+//! It reads nothing and prints nothing: the CLI loads the folder and writes the output.
 
-mod comparison;
 mod csv;
 pub mod env;
 pub mod figures;
@@ -12,23 +14,56 @@ mod html;
 mod json;
 mod markdown;
 pub mod svg;
+pub mod table;
 mod term;
 mod text;
 
-use serverbench_harness::diagnostics::diagnose;
-use serverbench_harness::results::record::LapRecord;
-use serverbench_harness::summary::{summarize, Summary};
+use serverbench_analysis::summary::Summary;
+use serverbench_results::env::Env;
+use serverbench_results::record::LapRecord;
 use std::fmt;
 use std::str::FromStr;
 
-pub use comparison::render_comparison;
-pub use serverbench_harness::compare::Comparison;
+pub use serverbench_analysis::compare::Comparison;
 
-/// Renders a summary in one format.
+/// Renders a summary, or a comparison, in one format.
 pub trait Exporter {
     /// The whole document, ending with a newline.
-    fn render(&self, summary: &Summary, env: Option<&serde_json::Value>) -> String;
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String;
+
+    /// The comparison of the folders labelled `old` and `new`, ending with a newline; an error
+    /// for a format that has no comparison form.
+    fn render_comparison(
+        &self,
+        c: &Comparison,
+        old: &str,
+        new: &str,
+    ) -> Result<String, NoComparisonForm>;
 }
+
+/// How much the tables show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Every column, server versions included, in the terminal and Markdown tables (by
+    /// default they fit 120 columns and versions are listed in the configuration block).
+    pub wide: bool,
+}
+
+impl Options {
+    /// The columns of the terminal and Markdown tables.
+    pub fn view(self) -> table::View {
+        if self.wide {
+            table::View::Wide
+        } else {
+            table::View::Ranking
+        }
+    }
+}
+
+/// A format with no comparison form (HTML, SVG): `serverbench compare` refuses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a comparison has no {0} form; compare renders {names}", names = Format::COMPARISON_NAMES)]
+pub struct NoComparisonForm(pub Format);
 
 /// The output formats of `serverbench report`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +87,17 @@ impl Format {
     /// The names `FromStr` accepts, for help texts and errors.
     pub const NAMES: &'static str = "term, md (markdown), json, csv, html, svg";
 
-    /// Whether the format draws charts from the laps (use [`render_with_laps`]).
+    /// The names of the formats a comparison can be rendered in.
+    pub const COMPARISON_NAMES: &'static str = "term, md, json or csv";
+
+    /// Whether the format draws charts from the laps (pass them to [`render_with`]).
     pub fn needs_laps(self) -> bool {
         matches!(self, Format::Html | Format::Svg)
+    }
+
+    /// Whether a comparison of two folders can be rendered in this format.
+    pub fn renders_comparison(self) -> bool {
+        !matches!(self, Format::Html | Format::Svg)
     }
 }
 
@@ -92,17 +135,13 @@ impl fmt::Display for Format {
     }
 }
 
-/// The exporter of a format; the HTML and SVG ones get no laps, so they draw only the charts
-/// the summary alone gives (use [`exporter_with_laps`] for the full page).
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
-    exporter_with_laps(format, &[])
-}
-
-/// The exporter of a format, with the laps the charts are drawn from.
-pub fn exporter_with_laps(format: Format, records: &[LapRecord]) -> Box<dyn Exporter + '_> {
+/// The exporter of a format, with the laps the charts are drawn from (the HTML page and the SVG
+/// charts draw only what the summary alone gives without them).
+pub fn exporter(format: Format, records: &[LapRecord], options: Options) -> Box<dyn Exporter + '_> {
+    let view = options.view();
     match format {
-        Format::Term => Box::new(term::TermExporter),
-        Format::Markdown => Box::new(markdown::MarkdownExporter),
+        Format::Term => Box::new(term::TermExporter { view }),
+        Format::Markdown => Box::new(markdown::MarkdownExporter { view }),
         Format::Json => Box::new(json::JsonExporter),
         Format::Csv => Box::new(csv::CsvExporter),
         Format::Html => Box::new(html::HtmlExporter { records }),
@@ -110,33 +149,38 @@ pub fn exporter_with_laps(format: Format, records: &[LapRecord]) -> Box<dyn Expo
     }
 }
 
-/// Renders `summary` (and `env`, the results folder's `env.json`, when there is one).
-pub fn render(format: Format, summary: &Summary, env: Option<&serde_json::Value>) -> String {
-    exporter(format).render(summary, env)
+/// Renders `summary` (and `env`, the results folder's `env.json`, when there is one) with the
+/// default options and no laps: the table `serverbench run` prints at its end.
+pub fn render(format: Format, summary: &Summary, env: Option<&Env>) -> String {
+    render_with(format, summary, env, &[], Options::default())
 }
 
-/// Renders `summary` with the laps it was made from (needed by the HTML page and SVG charts).
-pub fn render_with_laps(
+/// Renders `summary` with the laps it was made from (the HTML page and SVG charts need them).
+pub fn render_with(
     format: Format,
     summary: &Summary,
-    env: Option<&serde_json::Value>,
+    env: Option<&Env>,
     records: &[LapRecord],
+    options: Options,
 ) -> String {
-    exporter_with_laps(format, records).render(summary, env)
+    exporter(format, records, options).render(summary, env)
 }
 
-/// The summary every report shows: [`summarize`] plus the diagnostics of
-/// [`serverbench_harness::diagnostics::diagnose`] appended to its warnings. `env` is the
-/// results folder's `env.json` (it tells how many CPUs the server was given).
-pub fn full_summary(
-    records: &[LapRecord],
-    baseline: Option<&str>,
-    env: Option<&serde_json::Value>,
-) -> Summary {
-    let mut summary = summarize(records, baseline);
-    let extra = diagnose(&summary, records, env);
-    summary.warnings.extend(extra);
-    summary
+/// Renders the comparison of the folders labelled `old` and `new`; HTML and SVG have no
+/// comparison form and are an error.
+pub fn render_comparison(
+    format: Format,
+    c: &Comparison,
+    old: &str,
+    new: &str,
+) -> Result<String, NoComparisonForm> {
+    exporter(format, &[], Options::default()).render_comparison(c, old, new)
+}
+
+/// The summary every report shows, with every warning: [`serverbench_analysis::analyze`] (the
+/// report computes nothing itself). `env` is the results folder's `env.json`.
+pub fn full_summary(records: &[LapRecord], baseline: Option<&str>, env: Option<&Env>) -> Summary {
+    serverbench_analysis::analyze(records, baseline, env)
 }
 
 #[cfg(test)]
@@ -152,6 +196,24 @@ mod tests {
         assert_eq!("json".parse::<Format>(), Ok(Format::Json));
         assert_eq!("HTML".parse::<Format>(), Ok(Format::Html));
         assert_eq!("svg".parse::<Format>(), Ok(Format::Svg));
+    }
+
+    #[test]
+    fn html_and_svg_have_no_comparison_form() {
+        let c = Comparison {
+            rows: Vec::new(),
+            only_old: Vec::new(),
+            only_new: Vec::new(),
+        };
+        for format in [Format::Html, Format::Svg] {
+            let err = render_comparison(format, &c, "a", "b").unwrap_err();
+            assert_eq!(err, NoComparisonForm(format));
+            assert!(err.to_string().contains("term, md, json or csv"), "{err}");
+        }
+        for format in [Format::Term, Format::Markdown, Format::Json, Format::Csv] {
+            assert!(format.renders_comparison());
+            assert!(render_comparison(format, &c, "a", "b").is_ok(), "{format}");
+        }
     }
 
     #[test]

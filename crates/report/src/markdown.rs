@@ -1,29 +1,37 @@
 //! Markdown tables in the style of the Node frameworks experiment (seed 003): a configuration
-//! block, one table per scenario x profile, medals for the top three where not tied, warnings.
+//! block, one table per scenario x profile, medals for the top three where not tied, warnings
+//! and a legend. The columns come from [`crate::table`]; this file only supplies the syntax.
 
-use crate::env::{config_block, server_version};
-use crate::text::{self, num, pad, rps_cell, speed_cell, Align};
-use crate::Exporter;
-use serde_json::Value;
-use serverbench_harness::summary::{ServerSummary, Summary, Table};
+use crate::env::{config_block, versions};
+use crate::table::{self, Align, Grid, View};
+use crate::text::{count, pad, widths};
+use crate::{Comparison, Exporter, NoComparisonForm};
+use serverbench_analysis::summary::{Summary, Table};
+use serverbench_results::env::Env;
 
 /// Medals for ranks 1, 2 and 3.
 const MEDALS: [&str; 3] = ["🥇", "🥈", "🥉"];
 
 /// The Markdown exporter.
-pub struct MarkdownExporter;
+pub struct MarkdownExporter {
+    pub view: View,
+}
 
 impl Exporter for MarkdownExporter {
-    fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
         let mut out = String::new();
-        let config = config_block(env, "  ");
+        let config = config_block(env, &versions(env, summary), "  ");
         if !config.is_empty() {
             out.push_str("```\nConfiguration:\n");
             out.push_str(&config);
             out.push_str("```\n\n");
         }
-        for table in &summary.tables {
-            out.push_str(&render_table(table, env));
+        for t in &summary.tables {
+            out.push_str(&title(t));
+            out.push_str(&grid(&table::summary_grid(summary, t, env, self.view)));
+            if let Some(b) = &t.baseline {
+                out.push_str(&format!("\nSpeed factor relative to {}.\n", escape(b)));
+            }
             out.push('\n');
         }
         if !summary.warnings.is_empty() {
@@ -33,28 +41,41 @@ impl Exporter for MarkdownExporter {
             }
             out.push('\n');
         }
-        out.push_str(
-            "Requests/s: median of the laps ± the larger half of its 95% bootstrap interval. \
-             Speed Factor: ratio of medians with its 95% interval. \
-             Medals go to the top three where the intervals do not overlap; `=` marks a shared rank.\n",
-        );
-        if summary.tables.iter().any(text::is_stream) {
-            out.push_str(
-                "Mbps per connection ⇅: Mbps down plus up, divided by the connections \
-                 (tcpkali's \"Bandwidth per channel\").\n",
-            );
+        for line in table::legend(summary) {
+            out.push_str(&format!("{line}\n"));
         }
+        out.push_str("Medals go to the top three where the intervals do not overlap.\n");
         out
+    }
+
+    fn render_comparison(
+        &self,
+        c: &Comparison,
+        old: &str,
+        new: &str,
+    ) -> Result<String, NoComparisonForm> {
+        let mut out = format!("Comparing `{new}` (new) with `{old}` (old).\n\n");
+        out.push_str(&grid(&table::comparison_grid(c)));
+        let extra = table::unmatched(c, old, new);
+        if !extra.is_empty() {
+            out.push_str("\nNot compared:\n\n");
+            for line in extra {
+                out.push_str(&format!("- {}\n", escape(&line)));
+            }
+        }
+        Ok(out)
     }
 }
 
-/// The medal of a row: only for ranks 1-3 held by this row alone.
-fn medal(t: &Table, s: &ServerSummary) -> Option<&'static str> {
-    let r = s.rank?;
-    if r > 3 || text::shared_rank(t, r) {
-        return None;
-    }
-    Some(MEDALS[r as usize - 1])
+/// `### hello · c50 (http, 50 connections)`.
+fn title(t: &Table) -> String {
+    format!(
+        "### {} · {} ({}, {})\n\n",
+        escape(&t.scenario),
+        escape(&t.profile),
+        t.mode,
+        count(t.connections, "connection")
+    )
 }
 
 /// Escapes what would break a table cell or start Markdown formatting.
@@ -64,125 +85,49 @@ fn escape(s: &str) -> String {
         .replace('_', "\\_")
 }
 
-fn render_table(t: &Table, env: Option<&Value>) -> String {
-    let tcp = text::is_tcp(t);
-    let stream = text::is_stream(t);
-    let mut cols: Vec<(&str, Align)> = vec![
-        ("#", Align::Right),
-        ("Name", Align::Left),
-        ("Version", Align::Left),
-        ("Errors", Align::Right),
-        ("Speed Factor", Align::Right),
-    ];
-    if stream {
-        cols.extend([
-            ("Mbps down", Align::Right),
-            ("Mbps up", Align::Right),
-            ("Mbps per connection ⇅", Align::Right),
-            ("Throughput (MB/s)", Align::Right),
-        ]);
-    } else {
-        cols.extend([
-            ("Requests/s", Align::Right),
-            ("Latency p50 (µs)", Align::Right),
-            ("Latency p99 (µs)", Align::Right),
-            ("Throughput (MB/s)", Align::Right),
-        ]);
-        if tcp {
-            cols.extend([("Mbps down", Align::Right), ("Mbps up", Align::Right)]);
-        }
-    }
-    cols.extend([("Peak RSS (MB)", Align::Right), ("CPU cores", Align::Right)]);
-    if !stream {
-        cols.push(("CPU µs/req", Align::Right));
-    }
-    let header: Vec<String> = cols.iter().map(|(h, _)| (*h).to_owned()).collect();
-    let rows: Vec<Vec<String>> = t.servers.iter().map(|s| row(t, s, env)).collect();
+/// The grid as a GitHub-flavoured table, padded so that the source lines up too; the headline
+/// cell of a medalled row starts with its medal.
+fn grid(g: &Grid) -> String {
+    let rows: Vec<Vec<String>> = g
+        .rows
+        .iter()
+        .map(|r| {
+            let mut cells: Vec<String> = r.cells.iter().map(|c| escape(&c.text)).collect();
+            if let (Some(h), Some(m)) = (g.headline, r.medal) {
+                cells[h] = format!("{} {}", MEDALS[m as usize - 1], cells[h]);
+            }
+            cells
+        })
+        .collect();
+    let header: Vec<String> = g.columns.iter().map(|c| escape(&c.label)).collect();
+    let header_strs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let row_strs: Vec<Vec<&str>> = rows
+        .iter()
+        .map(|r| r.iter().map(String::as_str).collect())
+        .collect();
     // At least 2 so that the separator (`:-` or `-:`) is as wide as its column.
-    let widths: Vec<usize> = text::widths(&header, &rows)
+    let widths: Vec<usize> = widths(&header_strs, &row_strs)
         .into_iter()
         .map(|w| w.max(2))
         .collect();
+    let aligns: Vec<Align> = g.columns.iter().map(|c| c.align).collect();
     let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-    let mut out = format!(
-        "### {} · {} ({}, {} connections)\n\n",
-        escape(&t.scenario),
-        escape(&t.profile),
-        t.mode,
-        t.connections
-    );
+    let padded = |cells: &[String]| {
+        (0..cells.len())
+            .map(|c| pad(&cells[c], widths[c], aligns[c]))
+            .collect()
+    };
+    let mut out = line(padded(&header));
     out.push_str(&line(
-        (0..cols.len())
-            .map(|c| pad(&header[c], widths[c], cols[c].1))
-            .collect(),
-    ));
-    out.push_str(&line(
-        (0..cols.len())
-            .map(|c| match cols[c].1 {
+        (0..header.len())
+            .map(|c| match aligns[c] {
                 Align::Left => format!(":{}", "-".repeat(widths[c] - 1)),
                 Align::Right => format!("{}:", "-".repeat(widths[c] - 1)),
             })
             .collect(),
     ));
-    for r in rows {
-        out.push_str(&line(
-            r.iter()
-                .enumerate()
-                .map(|(c, cell)| pad(cell, widths[c], cols[c].1))
-                .collect(),
-        ));
-    }
-    if let Some(b) = &t.baseline {
-        out.push_str(&format!("\nSpeed factor relative to {}.\n", escape(b)));
+    for r in &rows {
+        out.push_str(&line(padded(r)));
     }
     out
-}
-
-fn row(t: &Table, s: &ServerSummary, env: Option<&Value>) -> Vec<String> {
-    let mut cells = vec![
-        text::rank_cell(t, s),
-        escape(&s.server),
-        escape(&server_version(env, &s.server)),
-        s.errors.to_string(),
-        speed_cell(s, "–"),
-    ];
-    if text::is_stream(t) {
-        let down = match (s.mbps_down, text::mbps_half_width(s)) {
-            (None, _) if s.rps.is_none() => "failed".to_owned(),
-            (Some(d), Some(h)) => format!("{} ± {}", num(Some(d)), num(Some(h))),
-            (d, _) => num(d),
-        };
-        let down = match medal(t, s) {
-            Some(m) => format!("{m} {down}"),
-            None => down,
-        };
-        cells.extend([
-            down,
-            num(s.mbps_up),
-            num(text::mbps_per_connection(t, s)),
-            num(s.throughput_mb_s),
-            num(s.rss_peak_mb),
-            num(s.cores_used),
-        ]);
-        return cells;
-    }
-    let rps = match medal(t, s) {
-        Some(m) => format!("{m} {}", rps_cell(s, "±")),
-        None => rps_cell(s, "±"),
-    };
-    cells.extend([
-        rps,
-        num(s.latency_p50_us),
-        num(s.latency_p99_us),
-        num(s.throughput_mb_s),
-    ]);
-    if text::is_tcp(t) {
-        cells.extend([num(s.mbps_down), num(s.mbps_up)]);
-    }
-    cells.extend([
-        num(s.rss_peak_mb),
-        num(s.cores_used),
-        num(s.cpu_us_per_request),
-    ]);
-    cells
 }

@@ -3,9 +3,10 @@
 //! Markdown snippet that embeds those files.
 
 use crate::figures::{self, Figure};
-use crate::Exporter;
-use serverbench_harness::results::record::LapRecord;
-use serverbench_harness::summary::Summary;
+use crate::{Comparison, Exporter, Format, NoComparisonForm};
+use serverbench_analysis::summary::Summary;
+use serverbench_results::env::Env;
+use serverbench_results::record::LapRecord;
 use std::fmt::Write;
 
 /// Renders the Markdown snippet; [`files`] gives the SVG documents themselves.
@@ -45,12 +46,21 @@ pub fn files(summary: &Summary, records: &[LapRecord]) -> Vec<(String, String)> 
 }
 
 impl Exporter for SvgExporter<'_> {
-    fn render(&self, summary: &Summary, _env: Option<&serde_json::Value>) -> String {
+    fn render(&self, summary: &Summary, _env: Option<&Env>) -> String {
         let mut out = String::new();
         let titles = charts(summary, self.records).into_iter().map(|f| f.title);
         for ((name, _), title) in files(summary, self.records).iter().zip(titles) {
             let _ = writeln!(out, "![{}]({name})", title.replace(['[', ']'], ""));
         }
         out
+    }
+
+    fn render_comparison(
+        &self,
+        _c: &Comparison,
+        _old: &str,
+        _new: &str,
+    ) -> Result<String, NoComparisonForm> {
+        Err(NoComparisonForm(Format::Svg))
     }
 }

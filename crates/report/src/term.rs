@@ -1,159 +1,138 @@
-//! Aligned ASCII tables for a terminal, one per scenario x profile, warnings below.
+//! Aligned tables for a terminal, one per scenario x profile, warnings below. The columns come
+//! from [`crate::table`]; this file only lines them up. By default a table fits 120 columns
+//! (versions are in the configuration block above it); `--wide` shows every column.
 
-use crate::env::{config_block, server_version};
-use crate::text::{self, int, num, pad, rps_cell, speed_cell, Align};
-use crate::Exporter;
-use serde_json::Value;
-use serverbench_harness::summary::{ServerSummary, Summary, Table};
+use crate::env::{config_block, versions};
+use crate::table::{self, Grid, View};
+use crate::text::{count, pad, widths};
+use crate::{Comparison, Exporter, NoComparisonForm};
+use serverbench_analysis::summary::{Summary, Table};
+use serverbench_results::env::Env;
 
 /// The terminal exporter.
-pub struct TermExporter;
+pub struct TermExporter {
+    pub view: View,
+}
 
 impl Exporter for TermExporter {
-    fn render(&self, summary: &Summary, env: Option<&Value>) -> String {
-        let mut out = String::new();
-        let config = config_block(env, "");
-        if !config.is_empty() {
-            out.push_str(&config);
+    fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
+        let mut out = config_block(env, &versions(env, summary), "");
+        if !out.is_empty() {
             out.push('\n');
         }
-        for table in &summary.tables {
-            out.push_str(&render_table(table, env));
+        for t in &summary.tables {
+            out.push_str(&title(t));
+            out.push_str(&grid(&table::summary_grid(summary, t, env, self.view)));
             out.push('\n');
         }
         if !summary.warnings.is_empty() {
             out.push_str("Warnings:\n");
             for w in &summary.warnings {
-                out.push_str(&format!("  - {}\n", w.message));
+                out.push_str(&bullet(&w.message));
             }
         }
         out
     }
+
+    fn render_comparison(
+        &self,
+        c: &Comparison,
+        old: &str,
+        new: &str,
+    ) -> Result<String, NoComparisonForm> {
+        let mut out = format!("old: {old}\nnew: {new}\n\n");
+        out.push_str(&grid(&table::comparison_grid(c)));
+        let extra = table::unmatched(c, old, new);
+        if !extra.is_empty() {
+            out.push_str("\nNot compared:\n");
+            for line in extra {
+                out.push_str(&format!("  - {line}\n"));
+            }
+        }
+        Ok(out)
+    }
 }
 
-fn render_table(t: &Table, env: Option<&Value>) -> String {
-    let stream = text::is_stream(t);
-    let tcp = text::is_tcp(t);
-    let mut header: Vec<&str> = vec!["#", "server", "version"];
-    if stream {
-        header.extend(["Mbps down", "+-95%", "Mbps up", "Mbps/conn", "cv%", "MB/s"]);
-    } else {
-        header.extend(["req/s", "+-95%", "best", "cv%", "p50 us", "p99 us", "MB/s"]);
-        if tcp {
-            header.extend(["Mbps down", "Mbps up"]);
-        }
-    }
-    header.extend(["RSS MB", "cores"]);
-    if !stream {
-        header.push("us/req");
-    }
-    header.extend(["errors", "laps", "speed"]);
-    let header: Vec<String> = header.into_iter().map(str::to_owned).collect();
-    let rows: Vec<Vec<String>> = t
-        .servers
-        .iter()
-        .map(|s| {
-            let mut cells = vec![
-                text::rank_cell(t, s),
-                s.server.clone(),
-                server_version(env, &s.server),
-            ];
-            cells.extend(if stream {
-                stream_cells(t, s)
-            } else {
-                request_cells(s, tcp)
-            });
-            cells.extend([
-                s.errors.to_string(),
-                format!("{}/{}", s.laps - s.failed_laps, s.laps),
-                speed_cell(s, "-"),
-            ]);
-            cells
-        })
-        .collect();
-    let widths = text::widths(&header, &rows);
-    let align = |c: usize| {
-        if c == 1 || c == 2 {
-            Align::Left
-        } else {
-            Align::Right
-        }
-    };
-    let line = |cells: &[String]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| pad(cell, widths[c], align(c)))
-            .collect();
-        format!("  {}\n", padded.join("  ").trim_end())
-    };
-    let mut out = format!(
-        "{} / {} ({}, {} connections){}\n",
+/// The width prose is wrapped to, like the tables at their default width.
+pub const WIDTH: usize = 120;
+
+/// `  - text`, wrapped at [`WIDTH`] with a hanging indent; words are never split.
+fn bullet(text: &str) -> String {
+    let options = textwrap::Options::new(WIDTH)
+        .initial_indent("  - ")
+        .subsequent_indent("    ")
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let mut out = textwrap::fill(text, options);
+    out.push('\n');
+    out
+}
+
+/// `hello / c50 (http, 50 connections), speed vs node/express`.
+fn title(t: &Table) -> String {
+    let baseline = t
+        .baseline
+        .as_ref()
+        .map_or(String::new(), |b| format!(", speed vs {b}"));
+    format!(
+        "{} / {} ({}, {}){baseline}\n",
         t.scenario,
         t.profile,
         t.mode,
-        t.connections,
-        t.baseline
-            .as_ref()
-            .map_or(String::new(), |b| format!(", speed vs {b}"))
-    );
-    out.push_str(&line(&header));
+        count(t.connections, "connection")
+    )
+}
+
+/// The grid as aligned text: two spaces before each column, trailing spaces trimmed.
+pub fn grid(g: &Grid) -> String {
+    let header: Vec<&str> = g.columns.iter().map(|c| c.label.as_str()).collect();
+    let rows: Vec<Vec<&str>> = g
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
+        .collect();
+    let widths = widths(&header, &rows);
+    let line = |cells: &[&str]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&g.columns)
+            .zip(&widths)
+            .map(|((text, col), w)| pad(text, *w, col.align))
+            .collect();
+        format!("  {}\n", padded.join("  ").trim_end())
+    };
+    let mut out = line(&header);
     for r in &rows {
         out.push_str(&line(r));
     }
     out
 }
 
-/// Requests and latency (HTTP, TCP ping-pong), then memory and CPU.
-fn request_cells(s: &ServerSummary, tcp: bool) -> Vec<String> {
-    let median = s.rps.map(|r| r.median);
-    let pm = match (median, s.rps_ci) {
-        (Some(m), Some(ci)) => int(Some(text::half_width(m, &ci))),
-        _ => text::MISSING.to_owned(),
-    };
-    let mut cells = vec![
-        if s.rps.is_some() {
-            int(median)
-        } else {
-            rps_cell(s, "+-")
-        },
-        pm,
-        int(s.rps_best),
-        cv_cell(s),
-        num(s.latency_p50_us),
-        num(s.latency_p99_us),
-        num(s.throughput_mb_s),
-    ];
-    if tcp {
-        cells.extend([num(s.mbps_down), num(s.mbps_up)]);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_warning_wraps_under_its_bullet_without_splitting_words() {
+        let text = format!("{} echo-stream{}", "word ".repeat(22), " end".repeat(10));
+        let out = bullet(&text);
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines.len() > 1, "{out}");
+        assert!(lines[0].starts_with("  - word") && lines[1].starts_with("    "));
+        assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{out}");
+        assert!(out.contains("echo-stream"), "{out}");
     }
-    cells.extend([
-        num(s.rss_peak_mb),
-        num(s.cores_used),
-        num(s.cpu_us_per_request),
-    ]);
-    cells
-}
 
-/// A TCP stream: Mbps both ways and per connection (tcpkali's figure), then memory and CPU.
-fn stream_cells(t: &Table, s: &ServerSummary) -> Vec<String> {
-    let down = match s.mbps_down {
-        None if s.rps.is_none() => "failed".to_owned(),
-        d => num(d),
-    };
-    vec![
-        down,
-        num(text::mbps_half_width(s)),
-        num(s.mbps_up),
-        num(text::mbps_per_connection(t, s)),
-        cv_cell(s),
-        num(s.throughput_mb_s),
-        num(s.rss_peak_mb),
-        num(s.cores_used),
-    ]
-}
-
-fn cv_cell(s: &ServerSummary) -> String {
-    s.rps
-        .map_or(text::MISSING.to_owned(), |r| format!("{:.1}", r.cv * 100.0))
+    #[test]
+    fn one_connection_is_singular() {
+        let t = Table {
+            scenario: "hello".into(),
+            profile: "c1".into(),
+            mode: serverbench_results::Mode::Http,
+            connections: 1,
+            baseline: None,
+            servers: Vec::new(),
+        };
+        assert_eq!(title(&t), "hello / c1 (http, 1 connection)\n");
+    }
 }

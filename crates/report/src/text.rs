@@ -1,24 +1,50 @@
-//! Number formatting and column alignment shared by the exporters.
+//! Number formatting shared by the table model: thousands separators, three significant
+//! figures, plurals. Every human-readable number of a report goes through here.
 
-use serverbench_harness::stats::Interval;
-use serverbench_harness::summary::{ServerSummary, Table};
+use crate::table::Align;
+use serverbench_analysis::stats::Interval;
+use serverbench_analysis::summary::{ServerSummary, Table};
 
 /// `-` stands for a figure that was not measured.
 pub const MISSING: &str = "-";
 
-/// A whole number, no separators (`165935`), or `-`.
-pub fn int(x: Option<f64>) -> String {
-    x.filter(|v| v.is_finite())
-        .map_or_else(|| MISSING.to_owned(), |v| format!("{v:.0}"))
+/// `value` rounded to a whole number, with a comma every three digits: `150,500`, `-1,234`.
+pub fn grouped(value: f64) -> String {
+    let digits = format!("{:.0}", value.abs());
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if value.round() < 0.0 {
+        out.push('-');
+    }
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
-/// Three significant figures or more: `1094`, `13.4`, `0.98`, or `-`.
+/// Two or three significant figures or more: `1,094`, `13.4`, `2.50`, `0.98`, `0.00070`, or
+/// `-`.
 pub fn num(x: Option<f64>) -> String {
     match x.filter(|v| v.is_finite()) {
         None => MISSING.to_owned(),
-        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 100.0 => grouped(v),
         Some(v) if v.abs() >= 10.0 => format!("{v:.1}"),
-        Some(v) => format!("{v:.2}"),
+        Some(v) if v == 0.0 || v.abs() >= 0.1 => format!("{v:.2}"),
+        Some(v) => {
+            // Below 0.1, keep two significant figures: 0.0007 is not 0.00.
+            let decimals = (-v.abs().log10()).floor() as usize + 2;
+            format!("{v:.prec$}", prec = decimals.min(9))
+        }
+    }
+}
+
+/// `1 connection`, `50 connections`.
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
     }
 }
 
@@ -28,71 +54,24 @@ pub fn half_width(median: f64, ci: &Interval) -> f64 {
     (ci.high - median).max(median - ci.low).max(0.0)
 }
 
-/// `150000 ± 1500` (or just the median without an interval), `failed` when no lap succeeded.
-pub fn rps_cell(s: &ServerSummary, plus_minus: &str) -> String {
-    match (s.rps, s.rps_ci) {
-        (None, _) => "failed".to_owned(),
-        (Some(r), Some(ci)) => format!(
-            "{} {plus_minus} {}",
-            int(Some(r.median)),
-            int(Some(half_width(r.median, &ci)))
-        ),
-        (Some(r), None) => int(Some(r.median)),
-    }
-}
-
-/// `16.58x (16.31-16.80)`, `1.00x` for the baseline, `-` without a baseline.
-pub fn speed_cell(s: &ServerSummary, dash: &str) -> String {
-    match s.speed_factor {
-        None => MISSING.to_owned(),
-        Some(f) => match f.interval {
-            Some(i) => format!("{:.2}x ({:.2}{dash}{:.2})", f.ratio, i.low, i.high),
-            None => format!("{:.2}x", f.ratio),
-        },
-    }
-}
-
-/// Whether the table is a TCP echo table (Mbps columns instead of nothing).
-pub fn is_tcp(t: &Table) -> bool {
-    t.mode.starts_with("tcp")
-}
-
-/// Whether the table is a TCP echo stream: Mbps instead of requests and latency.
-pub fn is_stream(t: &Table) -> bool {
-    t.mode == "tcp-stream"
-}
-
 /// Mbps per connection, both directions added, as tcpkali's "Bandwidth per channel" (⇅).
 pub fn mbps_per_connection(t: &Table, s: &ServerSummary) -> Option<f64> {
     Some((s.mbps_down? + s.mbps_up?) / f64::from(t.connections.max(1)))
 }
 
-/// The half-width of the req/s interval carried over to Mbps down (both scale with the bytes
-/// echoed in a stream).
-pub fn mbps_half_width(s: &ServerSummary) -> Option<f64> {
+/// The req/s interval carried over to Mbps down (both scale with the bytes echoed in a stream):
+/// `(low, high)`.
+pub fn mbps_interval(s: &ServerSummary) -> Option<(f64, f64)> {
     let (rps, ci, down) = (s.rps?, s.rps_ci?, s.mbps_down?);
-    (rps.median > 0.0).then(|| half_width(rps.median, &ci) * down / rps.median)
-}
-
-/// The rank as printed: `1`, or `=1` when shared with another row of the table.
-pub fn rank_cell(t: &Table, s: &ServerSummary) -> String {
-    match s.rank {
-        None => MISSING.to_owned(),
-        Some(r) if shared_rank(t, r) => format!("={r}"),
-        Some(r) => r.to_string(),
-    }
+    (rps.median > 0.0).then(|| {
+        let scale = down / rps.median;
+        (ci.low * scale, ci.high * scale)
+    })
 }
 
 /// True when more than one row of `t` has rank `r`.
 pub fn shared_rank(t: &Table, r: u32) -> bool {
     t.servers.iter().filter(|s| s.rank == Some(r)).count() > 1
-}
-
-/// How a column is aligned.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Align {
-    Left,
-    Right,
 }
 
 /// Pads `cell` to `width` characters.
@@ -104,8 +83,8 @@ pub fn pad(cell: &str, width: usize, align: Align) -> String {
     }
 }
 
-/// The width of each column: the longest cell, header included.
-pub fn widths(header: &[String], rows: &[Vec<String>]) -> Vec<usize> {
+/// The width in characters of each column: its longest cell, header included.
+pub fn widths(header: &[&str], rows: &[Vec<&str>]) -> Vec<usize> {
     (0..header.len())
         .map(|c| {
             rows.iter()
@@ -120,15 +99,44 @@ pub fn widths(header: &[String], rows: &[Vec<String>]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_harness::stats::IntervalMethod;
+    use serverbench_analysis::stats::IntervalMethod;
+    use serverbench_results::Mode;
 
     #[test]
-    fn numbers_keep_three_significant_figures() {
-        assert_eq!(num(Some(1094.4)), "1094");
+    fn numbers_keep_three_significant_figures_and_group_thousands() {
+        assert_eq!(num(Some(1094.4)), "1,094");
         assert_eq!(num(Some(13.44)), "13.4");
         assert_eq!(num(Some(0.984)), "0.98");
+        assert_eq!(num(Some(0.0)), "0.00");
+        assert_eq!(num(Some(0.0701)), "0.070");
+        assert_eq!(num(Some(0.000_701_6)), "0.00070");
+        assert_eq!(num(Some(-0.05)), "-0.050");
         assert_eq!(num(None), "-");
-        assert_eq!(int(Some(f64::NAN)), "-");
+        assert_eq!(num(Some(f64::NAN)), "-");
+    }
+
+    #[test]
+    fn thousands_are_separated_by_commas_whatever_the_sign() {
+        assert_eq!(grouped(0.0), "0");
+        assert_eq!(grouped(999.4), "999");
+        assert_eq!(grouped(999.6), "1,000");
+        assert_eq!(grouped(150_500.0), "150,500");
+        assert_eq!(grouped(1_234_567.0), "1,234,567");
+        assert_eq!(grouped(-1_234.0), "-1,234");
+        assert_eq!(grouped(-0.2), "0");
+    }
+
+    #[test]
+    fn padding_counts_characters_not_bytes() {
+        assert_eq!(pad("µs", 4, Align::Right), "  µs");
+        assert_eq!(pad("ab", 3, Align::Left), "ab ");
+    }
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(count(1u32, "thread"), "1 thread");
+        assert_eq!(count(2u32, "thread"), "2 threads");
+        assert_eq!(count(0u32, "lap"), "0 laps");
     }
 
     #[test]
@@ -146,7 +154,7 @@ mod tests {
         let t = Table {
             scenario: "echo-stream".into(),
             profile: "100conn".into(),
-            mode: "tcp-stream".into(),
+            mode: Mode::TcpStream,
             connections: 100,
             baseline: None,
             servers: Vec::new(),
@@ -157,11 +165,5 @@ mod tests {
             ..ServerSummary::default()
         };
         assert!((mbps_per_connection(&t, &s).unwrap() - 158.23).abs() < 1e-9);
-    }
-
-    #[test]
-    fn padding_counts_characters_not_bytes() {
-        assert_eq!(pad("µs", 4, Align::Right), "  µs");
-        assert_eq!(pad("ab", 3, Align::Left), "ab ");
     }
 }

@@ -1,13 +1,17 @@
-//! Snapshot tests: every exporter over the fixture results folder, compared byte for byte with
-//! `tests/snapshots/` (the SVG charts with `tests/snapshots/svg/`, one file per chart, viewable
-//! in a browser). Run with `UPDATE_SNAPSHOTS=1` to rewrite the snapshots after a deliberate
-//! change, then review the diff.
+//! Snapshot tests with `insta`: every exporter over the fixture results folder, compared with
+//! the `.snap` files in `tests/snapshots/` (the SVG charts as binary snapshots in
+//! `tests/snapshots/svg/`, each chart a plain `.snap.svg` file viewable in a browser). After a
+//! deliberate change, run `INSTA_UPDATE=always cargo test -p serverbench-report --test snapshots`
+//! (or `cargo insta review`, when cargo-insta is installed) and review the diff.
 
-use serverbench_harness::compare::compare;
-use serverbench_harness::results::{read_records, record::LapRecord};
-use serverbench_harness::summary::{summarize, Summary};
+use serverbench_analysis::compare::compare;
+use serverbench_analysis::summary::Summary;
 use serverbench_report::env::suite_baseline;
-use serverbench_report::{full_summary, render, render_comparison, render_with_laps, svg, Format};
+use serverbench_report::{
+    full_summary, render, render_comparison, render_with, svg, Format, Options,
+};
+use serverbench_results::env::Env;
+use serverbench_results::{read_records, record::LapRecord};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -20,37 +24,23 @@ fn laps(name: &str) -> Vec<LapRecord> {
     read_records(&fixture(name).join("results.jsonl")).unwrap()
 }
 
-fn env_json() -> serde_json::Value {
+fn env_json() -> Env {
     let text = std::fs::read_to_string(fixture("basic").join("env.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
-/// Compares `actual` with the snapshot file, or rewrites it when UPDATE_SNAPSHOTS is set.
-fn check_snapshot(file: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(file);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_SNAPSHOTS=1)", path.display()));
-    if expected != actual {
-        let line = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .map_or(expected.lines().count().min(actual.lines().count()), |i| i);
-        panic!(
-            "{} differs from the output at line {}:\nexpected: {:?}\nactual:   {:?}\n\
-             (UPDATE_SNAPSHOTS=1 rewrites it)",
-            path.display(),
-            line + 1,
-            expected.lines().nth(line),
-            actual.lines().nth(line)
-        );
-    }
+/// Snapshots named after the test's subject alone (`basic-term.snap`), in `tests/snapshots/`.
+fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_prepend_module_to_snapshot(false);
+    s.set_omit_expression(true);
+    s
+}
+
+/// Asserts `actual` equals the named text snapshot.
+fn check_snapshot(name: &str, actual: &str) {
+    assert!(actual.ends_with('\n'), "{name}: no final newline");
+    settings().bind(|| insta::assert_snapshot!(name, actual));
 }
 
 fn basic_summary() -> Summary {
@@ -62,28 +52,84 @@ fn basic_summary() -> Summary {
     )
 }
 
+fn render_basic_with(format: Format, options: Options) -> String {
+    render_with(
+        format,
+        &basic_summary(),
+        Some(&env_json()),
+        &laps("basic"),
+        options,
+    )
+}
+
 fn render_basic(format: Format) -> String {
-    render_with_laps(format, &basic_summary(), Some(&env_json()), &laps("basic"))
+    render_basic_with(format, Options::default())
 }
 
 #[test]
 fn terminal_table_matches_the_snapshot() {
-    check_snapshot("basic.txt", &render_basic(Format::Term));
+    check_snapshot("basic-term", &render_basic(Format::Term));
+}
+
+#[test]
+fn wide_terminal_table_shows_versions_and_every_column() {
+    let wide = render_basic_with(Format::Term, Options { wide: true });
+    check_snapshot("basic-term-wide", &wide);
+    let header = wide
+        .lines()
+        .find(|l| l.trim_start().starts_with("# "))
+        .unwrap();
+    for column in ["version", "best", "cv%", "MB/s", "ctx sw/req"] {
+        assert!(header.contains(column), "{column} missing from {header}");
+    }
+    assert!(wide.contains("16.63x (16.21–16.78)"), "{wide}");
+}
+
+#[test]
+fn the_default_terminal_report_fits_120_columns_with_versions_above_the_tables() {
+    let report = render_basic(Format::Term);
+    for line in report.lines() {
+        let width = line.chars().count();
+        assert!(width <= 120, "{width} columns: {line}");
+    }
+    let (config, tables) = report.split_once("\nhello / c50").unwrap();
+    assert!(config.contains("rust/hyper    hyper 1.4.1"), "{config}");
+    assert!(!tables.contains("hyper 1.4.1") && !tables.contains("version"));
+}
+
+#[test]
+fn the_interval_column_says_whether_it_is_a_bootstrap_interval_or_a_range() {
+    let report = render_basic(Format::Term);
+    let hello = report.lines().find(|l| l.contains("req/s")).unwrap();
+    assert!(hello.contains("95% CI/range"), "mixed table: {hello}");
+    assert!(
+        report.contains("±250 range"),
+        "node/http has 2 laps: {report}"
+    );
+    let two_laps: Vec<LapRecord> = laps("basic").into_iter().filter(|r| r.lap <= 2).collect();
+    let summary = full_summary(&two_laps, None, None);
+    let report = render(Format::Term, &summary, None);
+    let hello = report.lines().find(|l| l.contains("req/s")).unwrap();
+    assert!(
+        hello.contains(" range ") && !hello.contains("CI"),
+        "{hello}"
+    );
+    assert!(!report.contains("±250 range"), "{report}");
 }
 
 #[test]
 fn markdown_table_matches_the_snapshot() {
-    check_snapshot("basic.md", &render_basic(Format::Markdown));
+    check_snapshot("basic-markdown", &render_basic(Format::Markdown));
 }
 
 #[test]
 fn json_summary_matches_the_snapshot() {
-    check_snapshot("basic.json", &render_basic(Format::Json));
+    check_snapshot("basic-json", &render_basic(Format::Json));
 }
 
 #[test]
 fn csv_rows_match_the_snapshot() {
-    check_snapshot("basic.csv", &render_basic(Format::Csv));
+    check_snapshot("basic-csv", &render_basic(Format::Csv));
 }
 
 #[test]
@@ -99,21 +145,20 @@ fn svg_charts_match_the_snapshots_one_file_each() {
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
     assert!(names.contains(&"hello-c50-latency.svg") && names.contains(&"echo-mbps.svg"));
     assert!(names.contains(&"hello-c50-node-express-timeline.svg"));
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/svg");
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-    }
+    let mut settings = settings();
+    settings.set_snapshot_path("snapshots/svg");
     for (name, svg) in &files {
         assert!(
             svg.starts_with("<svg xmlns=") && svg.ends_with("</svg>\n"),
             "{name}"
         );
-        check_snapshot(&format!("svg/{name}"), svg);
+        settings.bind(|| insta::assert_binary_snapshot!(name.as_str(), svg.clone().into_bytes()));
     }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/svg");
     let mut stored: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|f| f.strip_suffix(".snap.svg").map(|n| format!("{n}.svg")))
         .collect();
     stored.sort();
     let mut expected: Vec<&str> = names.clone();
@@ -124,7 +169,7 @@ fn svg_charts_match_the_snapshots_one_file_each() {
         "stale or missing files in {}",
         dir.display()
     );
-    check_snapshot("basic-svg.md", &render_basic(Format::Svg));
+    check_snapshot("basic-svg-markdown", &render_basic(Format::Svg));
 }
 
 #[test]
@@ -156,20 +201,42 @@ fn html_page_holds_every_table_row_and_chart_and_nothing_external() {
 }
 
 #[test]
-fn markdown_without_env_has_no_configuration_and_dashes_for_versions() {
-    let summary = summarize(&laps("basic"), None);
-    check_snapshot("basic-no-env.md", &render(Format::Markdown, &summary, None));
+fn markdown_without_env_has_no_configuration_nor_versions() {
+    let summary = full_summary(&laps("basic"), None, None);
+    let md = render(Format::Markdown, &summary, None);
+    check_snapshot("basic-no-env-markdown", &md);
+    assert!(
+        !md.contains("Configuration") && !md.contains("Versions"),
+        "{md}"
+    );
+}
+
+#[test]
+fn wide_markdown_without_env_shows_a_dash_for_each_version() {
+    let summary = full_summary(&laps("basic"), None, None);
+    let md = render_with(
+        Format::Markdown,
+        &summary,
+        None,
+        &[],
+        Options { wide: true },
+    );
+    assert!(
+        md.contains("| version |") || md.contains("| version "),
+        "{md}"
+    );
+    assert!(md.contains("| node/uws     | -       |"), "{md}");
 }
 
 #[test]
 fn comparison_of_the_regressed_folder_matches_the_snapshot() {
     let c = compare(&laps("basic"), &laps("regressed"));
     check_snapshot(
-        "compare.txt",
-        &render_comparison(Format::Term, &c, "basic", "regressed"),
+        "compare-term",
+        &render_comparison(Format::Term, &c, "basic", "regressed").unwrap(),
     );
     check_snapshot(
-        "compare.md",
-        &render_comparison(Format::Markdown, &c, "basic", "regressed"),
+        "compare-markdown",
+        &render_comparison(Format::Markdown, &c, "basic", "regressed").unwrap(),
     );
 }

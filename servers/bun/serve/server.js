@@ -1,9 +1,11 @@
-// bun/serve: Bun's built-in HTTP server (Bun.serve) and TCP echo (Bun.listen), one process.
+// bun/serve: Bun's built-in HTTP server (Bun.serve) and TCP echo (Bun.listen), one process; a
+// second Bun.serve with `tls` serves the same routes over HTTPS on TLS_PORT when it is set.
 import { Chan } from 'ts-chan';
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
 const ECHO_PORT = Number(process.env.ECHO_PORT || 9000);
+const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = new Uint8Array(1 << 20);
@@ -26,10 +28,8 @@ const JSON_TYPE = { 'Content-Type': 'application/json' };
 const OCTETS = { 'Content-Type': 'application/octet-stream' };
 
 // Handlers are functions (not static Response objects) so that every request runs JS,
-// as it does in the other servers.
-const server = Bun.serve({
-  hostname: HOST,
-  port: PORT,
+// as it does in the other servers. The same routes serve PORT and TLS_PORT.
+const app = {
   routes: {
     '/hey': { GET: () => new Response('Hey!', { headers: TEXT }) },
     '/hell': { GET: () => new Response('Hell!', { headers: TEXT }) },
@@ -42,8 +42,21 @@ const server = Bun.serve({
   fetch() {
     return new Response('Not Found', { status: 404, headers: TEXT });
   },
-});
-console.log(`bun/serve listening on ${server.url}`);
+};
+const servers = [Bun.serve({ hostname: HOST, port: PORT, ...app })];
+console.log(`bun/serve listening on ${servers[0].url}`);
+
+// HTTPS: Bun.serve's `tls` with the PEM files (BunFile); Bun's own TLS (BoringSSL) defaults.
+if (TLS_PORT !== null) {
+  const { TLS_CERT, TLS_KEY } = process.env;
+  if (!TLS_CERT || !TLS_KEY) {
+    console.error('bun/serve: TLS_PORT is set but TLS_CERT or TLS_KEY is not');
+    process.exit(1);
+  }
+  const tls = { cert: Bun.file(TLS_CERT), key: Bun.file(TLS_KEY) };
+  servers.push(Bun.serve({ hostname: HOST, port: TLS_PORT, tls, ...app }));
+  console.log(`bun/serve listening on ${servers[1].url}`);
+}
 
 // TCP echo: write back what arrives; keep what the kernel did not take until `drain`.
 function flush(socket) {
@@ -88,7 +101,7 @@ Bun.listen({
 console.log(`bun/serve echo on ${HOST}:${ECHO_PORT}`);
 
 function stop() {
-  server.stop(true);
+  for (const server of servers) server.stop(true);
   process.exit(0);
 }
 process.on('SIGTERM', stop);

@@ -1,10 +1,12 @@
-// deno/serve: Deno's built-in HTTP server (Deno.serve) and TCP echo (Deno.listen), one process.
+// deno/serve: Deno's built-in HTTP server (Deno.serve) and TCP echo (Deno.listen), one process; a
+// second Deno.serve with `cert`/`key` serves the same handler over HTTPS on TLS_PORT when set.
 // ts-chan is resolved from node_modules through package.json.
 import { Chan } from 'ts-chan';
 
 const HOST = Deno.env.get('HOST') || '127.0.0.1';
 const PORT = Number(Deno.env.get('PORT') || 8080);
 const ECHO_PORT = Number(Deno.env.get('ECHO_PORT') || 9000);
+const TLS_PORT = Deno.env.get('TLS_PORT') ? Number(Deno.env.get('TLS_PORT')) : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = new Uint8Array(1 << 20);
@@ -47,14 +49,34 @@ function pathOf(url) {
   return q === -1 ? url.slice(start) : url.slice(start, q);
 }
 
-const server = Deno.serve({
+function handler(req) {
+  const route = req.method === 'GET' ? ROUTES[pathOf(req.url)] : undefined;
+  return route ? route() : notFound();
+}
+
+const servers = [Deno.serve({
   hostname: HOST,
   port: PORT,
   onListen: ({ hostname, port }) => console.log(`deno/serve listening on http://${hostname}:${port}`),
-}, (req) => {
-  const route = req.method === 'GET' ? ROUTES[pathOf(req.url)] : undefined;
-  return route ? route() : notFound();
-});
+}, handler)];
+
+// HTTPS: Deno.serve with the PEM certificate chain and key (rustls underneath); it offers ALPN
+// h2 and http/1.1. The run command grants read access to exactly these two files.
+if (TLS_PORT !== null) {
+  const certFile = Deno.env.get('TLS_CERT');
+  const keyFile = Deno.env.get('TLS_KEY');
+  if (!certFile || !keyFile) {
+    console.error('deno/serve: TLS_PORT is set but TLS_CERT or TLS_KEY is not');
+    Deno.exit(1);
+  }
+  servers.push(Deno.serve({
+    hostname: HOST,
+    port: TLS_PORT,
+    cert: Deno.readTextFileSync(certFile),
+    key: Deno.readTextFileSync(keyFile),
+    onListen: ({ hostname, port }) => console.log(`deno/serve listening on https://${hostname}:${port}`),
+  }, handler));
+}
 
 // TCP echo: pipe each connection's readable into its writable; pipeTo closes our side at EOF.
 const listener = Deno.listen({ hostname: HOST, port: ECHO_PORT });
@@ -70,7 +92,7 @@ console.log(`deno/serve echo on ${HOST}:${ECHO_PORT}`);
 
 function stop() {
   listener.close();
-  server.shutdown();
+  for (const server of servers) server.shutdown();
   Deno.exit(0);
 }
 Deno.addSignalListener('SIGTERM', stop);

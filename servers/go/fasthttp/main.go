@@ -137,6 +137,9 @@ func main() {
 	server := &fasthttp.Server{
 		Handler: handler(payload, pings),
 		Name:    "go-fasthttp",
+		// The default 4 KiB read buffer also caps the request head: an 8 KiB Cookie got
+		// 431. 16 KiB is what Node and most proxies accept.
+		ReadBufferSize: 16 << 10,
 	}
 	go func() {
 		sig := make(chan os.Signal, 1)

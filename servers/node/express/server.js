@@ -1,10 +1,14 @@
 'use strict';
-// node/express: express 5 on node:http, one process.
+// node/express: express 5 on node:http, one process; the same app on node:https on TLS_PORT
+// when it is set (the way the express docs serve HTTPS).
+const fs = require('node:fs');
+const https = require('node:https');
 const express = require('express');
 const { Chan } = require('ts-chan');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
+const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -39,6 +43,17 @@ app.get('/pingpong', async (req, res) => {
 app.use((req, res) => res.status(404).type('text/plain').send('Not Found'));
 
 app.listen(PORT, HOST, () => console.log(`node/express listening on http://${HOST}:${PORT}`));
+
+// HTTPS: node:https with Node's TLS defaults (ALPN http/1.1, TLS 1.2 and 1.3, session tickets).
+if (TLS_PORT !== null) {
+  const { TLS_CERT, TLS_KEY } = process.env;
+  if (!TLS_CERT || !TLS_KEY) {
+    console.error('node/express: TLS_PORT is set but TLS_CERT or TLS_KEY is not');
+    process.exit(1);
+  }
+  https.createServer({ cert: fs.readFileSync(TLS_CERT), key: fs.readFileSync(TLS_KEY) }, app)
+    .listen(TLS_PORT, HOST, () => console.log(`node/express listening on https://${HOST}:${TLS_PORT}`));
+}
 
 process.on('SIGTERM', () => process.exit(0));
 process.on('SIGINT', () => process.exit(0));

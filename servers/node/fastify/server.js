@@ -1,10 +1,13 @@
 'use strict';
-// node/fastify: fastify 5 on node:http, one process.
+// node/fastify: fastify 5 on node:http, one process; a second instance with the `https` option
+// (node:https) serves the same routes on TLS_PORT when it is set.
+const fs = require('node:fs');
 const fastify = require('fastify');
 const { Chan } = require('ts-chan');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
+const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -21,8 +24,6 @@ async function pingpong() {
   return (await reply.recv()).value;
 }
 
-const app = fastify({ logger: false });
-
 // A response schema lets fastify serialize /json with fast-json-stringify, as its docs advise.
 const jsonSchema = {
   response: {
@@ -30,21 +31,40 @@ const jsonSchema = {
   },
 };
 
-app.get('/hey', (req, reply) => { reply.type('text/plain').send('Hey!'); });
-app.get('/hell', (req, reply) => { reply.type('text/plain').send('Hell!'); });
-app.get('/hello', (req, reply) => { reply.type('text/plain').send('Hello World!'); });
-app.get('/about', (req, reply) => { reply.type('text/html').send('<html><body>About page</body></html>'); });
-app.get('/json', { schema: jsonSchema }, (req, reply) => { reply.send({ message: 'Hello, World!' }); });
-app.get('/payload', (req, reply) => { reply.type('application/octet-stream').send(PAYLOAD); });
-app.get('/pingpong', async (req, reply) => {
-  reply.type('application/octet-stream');
-  return pingpong();
-});
-app.setNotFoundHandler((req, reply) => { reply.code(404).type('text/plain').send('Not Found'); });
+// One fastify instance per listener (fastify serves either http or https): same routes on both.
+function build(options) {
+  const app = fastify({ logger: false, ...options });
+  app.get('/hey', (req, reply) => { reply.type('text/plain').send('Hey!'); });
+  app.get('/hell', (req, reply) => { reply.type('text/plain').send('Hell!'); });
+  app.get('/hello', (req, reply) => { reply.type('text/plain').send('Hello World!'); });
+  app.get('/about', (req, reply) => { reply.type('text/html').send('<html><body>About page</body></html>'); });
+  app.get('/json', { schema: jsonSchema }, (req, reply) => { reply.send({ message: 'Hello, World!' }); });
+  app.get('/payload', (req, reply) => { reply.type('application/octet-stream').send(PAYLOAD); });
+  app.get('/pingpong', async (req, reply) => {
+    reply.type('application/octet-stream');
+    return pingpong();
+  });
+  app.setNotFoundHandler((req, reply) => { reply.code(404).type('text/plain').send('Not Found'); });
+  return app;
+}
 
-app.listen({ port: PORT, host: HOST }).then(
-  () => console.log(`node/fastify listening on http://${HOST}:${PORT}`),
-  (err) => { console.error(err); process.exit(1); });
+function listen(app, port, scheme) {
+  app.listen({ port, host: HOST }).then(
+    () => console.log(`node/fastify listening on ${scheme}://${HOST}:${port}`),
+    (err) => { console.error(err); process.exit(1); });
+}
+
+listen(build({}), PORT, 'http');
+
+// HTTPS: fastify's `https` option (node:https, Node's TLS defaults: ALPN http/1.1, session tickets).
+if (TLS_PORT !== null) {
+  const { TLS_CERT, TLS_KEY } = process.env;
+  if (!TLS_CERT || !TLS_KEY) {
+    console.error('node/fastify: TLS_PORT is set but TLS_CERT or TLS_KEY is not');
+    process.exit(1);
+  }
+  listen(build({ https: { cert: fs.readFileSync(TLS_CERT), key: fs.readFileSync(TLS_KEY) } }), TLS_PORT, 'https');
+}
 
 process.on('SIGTERM', () => process.exit(0));
 process.on('SIGINT', () => process.exit(0));

@@ -1,12 +1,16 @@
 'use strict';
-// node/http: Node's built-in http module, one process, plus a node:net TCP echo.
+// node/http: Node's built-in http module, one process, plus a node:net TCP echo, and the same
+// handler over node:https on TLS_PORT when it is set.
+const fs = require('node:fs');
 const http = require('node:http');
+const https = require('node:https');
 const net = require('node:net');
 const { Chan } = require('ts-chan');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
 const ECHO_PORT = Number(process.env.ECHO_PORT || 9000);
+const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -57,6 +61,19 @@ function handle(req, res) {
 
 const server = http.createServer(handle);
 server.listen(PORT, HOST, () => console.log(`node/http listening on http://${HOST}:${PORT}`));
+
+// HTTPS: node:https with the harness's PEM certificate chain and PKCS#8 key; Node's TLS defaults
+// (ALPN http/1.1, TLS 1.2 and 1.3, session tickets on).
+if (TLS_PORT !== null) {
+  const { TLS_CERT, TLS_KEY } = process.env;
+  if (!TLS_CERT || !TLS_KEY) {
+    console.error('node/http: TLS_PORT is set but TLS_CERT or TLS_KEY is not');
+    process.exit(1);
+  }
+  const tls = { cert: fs.readFileSync(TLS_CERT), key: fs.readFileSync(TLS_KEY) };
+  https.createServer(tls, handle)
+    .listen(TLS_PORT, HOST, () => console.log(`node/http listening on https://${HOST}:${TLS_PORT}`));
+}
 
 const echo = net.createServer((socket) => {
   socket.on('error', () => socket.destroy());

@@ -1,11 +1,13 @@
 'use strict';
-// node/hyper-express: hyper-express 6 (an express-like API over uWebSockets.js), one process.
+// node/hyper-express: hyper-express 6 (an express-like API over uWebSockets.js), one process; a
+// second Server with its SSL options (a uWS SSLApp) serves the same routes on TLS_PORT when set.
 // uWebSockets.js comes from the npm republish uwebsockets@3.0.6 through package.json overrides.
 const HyperExpress = require('hyper-express');
 const { Chan } = require('ts-chan');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
+const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -22,26 +24,46 @@ async function pingpong() {
   return (await reply.recv()).value;
 }
 
-const server = new HyperExpress.Server();
+// One Server per listener (a Server is either plain or SSL): the same routes on both.
+function build(options) {
+  const server = new HyperExpress.Server(options);
+  server.get('/hey', (req, res) => res.type('text/plain').send('Hey!'));
+  server.get('/hell', (req, res) => res.type('text/plain').send('Hell!'));
+  server.get('/hello', (req, res) => res.type('text/plain').send('Hello World!'));
+  server.get('/about', (req, res) => res.type('text/html').send('<html><body>About page</body></html>'));
+  server.get('/json', (req, res) => res.json({ message: 'Hello, World!' }));
+  server.get('/payload', (req, res) => res.type('application/octet-stream').send(PAYLOAD));
+  server.get('/pingpong', async (req, res) => {
+    const body = await pingpong();
+    res.type('application/octet-stream').send(body);
+  });
+  server.set_not_found_handler((req, res) => res.status(404).type('text/plain').send('Not Found'));
+  return server;
+}
 
-server.get('/hey', (req, res) => res.type('text/plain').send('Hey!'));
-server.get('/hell', (req, res) => res.type('text/plain').send('Hell!'));
-server.get('/hello', (req, res) => res.type('text/plain').send('Hello World!'));
-server.get('/about', (req, res) => res.type('text/html').send('<html><body>About page</body></html>'));
-server.get('/json', (req, res) => res.json({ message: 'Hello, World!' }));
-server.get('/payload', (req, res) => res.type('application/octet-stream').send(PAYLOAD));
-server.get('/pingpong', async (req, res) => {
-  const body = await pingpong();
-  res.type('application/octet-stream').send(body);
-});
-server.set_not_found_handler((req, res) => res.status(404).type('text/plain').send('Not Found'));
+const servers = [];
+function listen(server, port, scheme) {
+  servers.push(server);
+  server.listen(port, HOST).then(
+    () => console.log(`node/hyper-express listening on ${scheme}://${HOST}:${port}`),
+    (err) => { console.error(`node/hyper-express: cannot listen on ${HOST}:${port}:`, err); process.exit(1); });
+}
 
-server.listen(PORT, HOST).then(
-  () => console.log(`node/hyper-express listening on http://${HOST}:${PORT}`),
-  (err) => { console.error(`node/hyper-express: cannot listen on ${HOST}:${PORT}:`, err); process.exit(1); });
+listen(build({}), PORT, 'http');
+
+// HTTPS: hyper-express's SSL options hand the PEM file names to uWS.SSLApp (BoringSSL inside the
+// uWS binary); no ALPN is advertised, so clients speak HTTP/1.1 without negotiating it.
+if (TLS_PORT !== null) {
+  const { TLS_CERT, TLS_KEY } = process.env;
+  if (!TLS_CERT || !TLS_KEY) {
+    console.error('node/hyper-express: TLS_PORT is set but TLS_CERT or TLS_KEY is not');
+    process.exit(1);
+  }
+  listen(build({ cert_file_name: TLS_CERT, key_file_name: TLS_KEY }), TLS_PORT, 'https');
+}
 
 function stop() {
-  server.close();
+  for (const server of servers) server.close();
   process.exit(0);
 }
 process.on('SIGTERM', stop);

@@ -2,12 +2,16 @@
 // node/net: a minimal HTTP/1.1 server written directly on node:net, plus a TCP echo.
 // Keep-alive, pipelining (answered in order), HTTP/1.0, Content-Length request bodies;
 // chunked request bodies are refused with 501 and the connection is closed.
+// The same connection handler serves HTTPS on TLS_PORT (when set) through node:tls.
+const fs = require('node:fs');
 const net = require('node:net');
+const tls = require('node:tls');
 const { Chan } = require('ts-chan');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
 const ECHO_PORT = Number(process.env.ECHO_PORT || 9000);
+const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
 const MAX_HEAD = 64 * 1024;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
@@ -188,6 +192,25 @@ function onConnection(socket) {
 
 net.createServer({ noDelay: true, allowHalfOpen: true }, onConnection)
   .listen(PORT, HOST, () => console.log(`node/net listening on http://${HOST}:${PORT}`));
+
+// HTTPS: node:tls hands onConnection a TLSSocket, a Duplex like the TCP socket (cork, pause,
+// half-close all work the same). ALPN http/1.1 as node:https advertises; Node's TLS defaults
+// otherwise (TLS 1.2 and 1.3, session tickets on).
+if (TLS_PORT !== null) {
+  const { TLS_CERT, TLS_KEY } = process.env;
+  if (!TLS_CERT || !TLS_KEY) {
+    console.error('node/net: TLS_PORT is set but TLS_CERT or TLS_KEY is not');
+    process.exit(1);
+  }
+  tls.createServer({
+    cert: fs.readFileSync(TLS_CERT),
+    key: fs.readFileSync(TLS_KEY),
+    ALPNProtocols: ['http/1.1'],
+    noDelay: true,
+    allowHalfOpen: true,
+  }, onConnection)
+    .listen(TLS_PORT, HOST, () => console.log(`node/net listening on https://${HOST}:${TLS_PORT}`));
+}
 
 net.createServer((socket) => {
   socket.on('error', () => socket.destroy());

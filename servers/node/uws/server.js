@@ -1,11 +1,13 @@
 'use strict';
-// node/uws: uWebSockets.js (C++ HTTP server with a V8 binding), one event loop.
+// node/uws: uWebSockets.js (C++ HTTP server with a V8 binding), one event loop; an SSLApp with
+// the same routes serves HTTPS on TLS_PORT when it is set.
 // Installed from the npm republish uwebsockets@3.0.6 under its upstream name, see README.md.
 const uWS = require('uWebSockets.js');
 const { Chan } = require('ts-chan');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
+const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -27,38 +29,56 @@ function send(res, type, body) {
   res.writeHeader('Content-Type', type).end(body);
 }
 
-const app = uWS.App()
-  .get('/hey', (res) => send(res, 'text/plain', 'Hey!'))
-  .get('/hell', (res) => send(res, 'text/plain', 'Hell!'))
-  .get('/hello', (res) => send(res, 'text/plain', 'Hello World!'))
-  .get('/about', (res) => send(res, 'text/html', '<html><body>About page</body></html>'))
-  .get('/json', (res) => send(res, 'application/json', JSON.stringify({ message: 'Hello, World!' })))
-  .get('/payload', (res) => send(res, 'application/octet-stream', PAYLOAD))
-  .get('/pingpong', (res) => {
-    let aborted = false;
-    res.onAborted(() => { aborted = true; });
-    pingpong().then((body) => {
-      if (!aborted) res.cork(() => send(res, 'application/octet-stream', body));
-    }, () => {
-      if (!aborted) res.cork(() => res.writeStatus('500 Internal Server Error').writeHeader('Content-Type', 'text/plain').end('Internal Server Error'));
+// The same routes on the plain App and on the SSLApp.
+function routes(app) {
+  return app
+    .get('/hey', (res) => send(res, 'text/plain', 'Hey!'))
+    .get('/hell', (res) => send(res, 'text/plain', 'Hell!'))
+    .get('/hello', (res) => send(res, 'text/plain', 'Hello World!'))
+    .get('/about', (res) => send(res, 'text/html', '<html><body>About page</body></html>'))
+    .get('/json', (res) => send(res, 'application/json', JSON.stringify({ message: 'Hello, World!' })))
+    .get('/payload', (res) => send(res, 'application/octet-stream', PAYLOAD))
+    .get('/pingpong', (res) => {
+      let aborted = false;
+      res.onAborted(() => { aborted = true; });
+      pingpong().then((body) => {
+        if (!aborted) res.cork(() => send(res, 'application/octet-stream', body));
+      }, () => {
+        if (!aborted) res.cork(() => res.writeStatus('500 Internal Server Error').writeHeader('Content-Type', 'text/plain').end('Internal Server Error'));
+      });
+    })
+    .any('/*', (res) => {
+      res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/plain').end('Not Found');
     });
-  })
-  .any('/*', (res) => {
-    res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/plain').end('Not Found');
-  });
+}
 
-let listenSocket = null;
-app.listen(HOST, PORT, (token) => {
-  if (!token) {
-    console.error(`node/uws: cannot listen on ${HOST}:${PORT}`);
+const listenSockets = [];
+function listen(app, port, scheme) {
+  app.listen(HOST, port, (token) => {
+    if (!token) {
+      console.error(`node/uws: cannot listen on ${HOST}:${port}`);
+      process.exit(1);
+    }
+    listenSockets.push(token);
+    console.log(`node/uws listening on ${scheme}://${HOST}:${port}`);
+  });
+}
+
+listen(routes(uWS.App()), PORT, 'http');
+
+// HTTPS: uWS.SSLApp reads the PEM files itself (uSockets over the BoringSSL built into the
+// binary); no ALPN is advertised, so clients speak HTTP/1.1 without negotiating it.
+if (TLS_PORT !== null) {
+  const { TLS_CERT, TLS_KEY } = process.env;
+  if (!TLS_CERT || !TLS_KEY) {
+    console.error('node/uws: TLS_PORT is set but TLS_CERT or TLS_KEY is not');
     process.exit(1);
   }
-  listenSocket = token;
-  console.log(`node/uws listening on http://${HOST}:${PORT}`);
-});
+  listen(routes(uWS.SSLApp({ cert_file_name: TLS_CERT, key_file_name: TLS_KEY })), TLS_PORT, 'https');
+}
 
 function stop() {
-  if (listenSocket) uWS.us_listen_socket_close(listenSocket);
+  for (const token of listenSockets) uWS.us_listen_socket_close(token);
   process.exit(0);
 }
 process.on('SIGTERM', stop);

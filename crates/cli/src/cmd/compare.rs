@@ -1,10 +1,10 @@
 //! `serverbench compare OLD NEW`: the ratio NEW/OLD of each server's median req/s with its
-//! interval; `--fail-above 5%` exits 1 on a significant regression larger than 5%.
+//! interval; `--fail-above 5%` exits 4 on a significant regression larger than 5%.
 
 use super::report::load_laps;
-use anyhow::bail;
-use serverbench_harness::compare::{compare, parse_threshold};
-use serverbench_report::{render_comparison, Format};
+use anyhow::{bail, Context};
+use serverbench_analysis::compare::{compare, parse_threshold};
+use serverbench_report::{render_comparison, Format, NoComparisonForm};
 use std::path::PathBuf;
 
 /// Arguments of `serverbench compare`.
@@ -18,9 +18,22 @@ pub struct Args {
     /// bound of its NEW/OLD interval is below 1 - PERCENT.
     #[arg(long, value_name = "PERCENT", value_parser = parse_threshold)]
     pub fail_above: Option<f64>,
-    /// Output format: term, md, json or csv.
-    #[arg(long, short = 'f', default_value = "term")]
+    /// Output format: term, md, json or csv (a comparison has no HTML or SVG form).
+    #[arg(long, short = 'f', default_value = "term", value_parser = comparison_format)]
     pub format: Format,
+}
+
+/// A format a comparison can be rendered in; HTML and SVG are refused as bad usage, before
+/// any folder is read.
+fn comparison_format(s: &str) -> Result<Format, String> {
+    let format: Format = s
+        .parse()
+        .map_err(|e: serverbench_report::UnknownFormat| e.to_string())?;
+    if format.renders_comparison() {
+        Ok(format)
+    } else {
+        Err(NoComparisonForm(format).to_string())
+    }
 }
 
 /// Runs `serverbench compare`.
@@ -39,12 +52,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         args.old.display().to_string(),
         args.new.display().to_string(),
     );
-    print!(
-        "{}",
-        render_comparison(args.format, &c, &old_label, &new_label)
-    );
+    let text = render_comparison(args.format, &c, &old_label, &new_label)
+        .with_context(|| format!("compare --format {}", args.format))?;
+    print!("{text}");
     let Some(threshold) = args.fail_above else {
-        return Ok(0);
+        return Ok(crate::exit::OK);
     };
     let regressions = c.regressions_above(threshold);
     for r in &regressions {
@@ -60,5 +72,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             threshold * 100.0
         );
     }
-    Ok(u8::from(!regressions.is_empty()))
+    Ok(if regressions.is_empty() {
+        crate::exit::OK
+    } else {
+        crate::exit::REGRESSION
+    })
 }

@@ -1,8 +1,8 @@
 //! `serverbench list`: every catalog server, what it implements and whether it can run here.
 
 use anyhow::Context;
-use serverbench_harness::catalog::{availability, Catalog};
-use serverbench_harness::paths::Paths;
+use serverbench_catalog::paths::Paths;
+use serverbench_catalog::{availability, Catalog};
 use std::path::PathBuf;
 
 /// Arguments of `serverbench list`.
@@ -21,6 +21,8 @@ struct Row {
     id: String,
     framework: String,
     implements: String,
+    /// Declared `[deviations]` keys, `-` when none.
+    deviations: String,
     status: String,
     json: serde_json::Value,
 }
@@ -37,14 +39,26 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             let m = &s.manifest;
             let avail = availability(s, &paths);
             let features: Vec<&str> = m.implements.iter().map(|f| f.as_str()).collect();
+            let deviations: Vec<&str> = m.deviations.keys().map(|d| d.as_str()).collect();
+            let reasons: serde_json::Map<String, serde_json::Value> = m
+                .deviations
+                .iter()
+                .map(|(d, why)| (d.as_str().to_string(), why.clone().into()))
+                .collect();
             Row {
                 id: s.id.clone(),
                 framework: format!("{} {}", m.framework, m.framework_version),
                 implements: features.join(" "),
+                deviations: if deviations.is_empty() {
+                    "-".into()
+                } else {
+                    deviations.join(" ")
+                },
                 status: avail.to_string(),
                 json: serde_json::json!({
                     "id": s.id, "language": m.language, "framework": m.framework,
                     "framework_version": m.framework_version, "implements": features,
+                    "deviations": reasons,
                     "status": avail.to_string(), "availability": avail,
                     "description": m.description,
                 }),
@@ -55,6 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         id: b.id.clone(),
         framework: "-".into(),
         implements: "-".into(),
+        deviations: "-".into(),
         status: format!("broken manifest: {}", b.error),
         json: serde_json::json!({"id": b.id, "status": "broken", "error": b.error.to_string()}),
     }));
@@ -71,19 +86,25 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 }
 
 fn print_table(rows: &[Row]) {
-    let header = ["SERVER", "FRAMEWORK", "IMPLEMENTS", "STATUS"];
+    let header = ["SERVER", "FRAMEWORK", "IMPLEMENTS", "DEVIATIONS", "STATUS"];
     let w = |f: fn(&Row) -> &str, h: &str| rows.iter().map(|r| f(r).len()).chain([h.len()]).max();
     let w0 = w(|r| &r.id, header[0]).unwrap_or(0);
     let w1 = w(|r| &r.framework, header[1]).unwrap_or(0);
     let w2 = w(|r| &r.implements, header[2]).unwrap_or(0);
+    let w3 = w(|r| &r.deviations, header[3]).unwrap_or(0);
     println!(
-        "{:w0$}  {:w1$}  {:w2$}  {}",
-        header[0], header[1], header[2], header[3]
+        "{:w0$}  {:w1$}  {:w2$}  {:w3$}  {}",
+        header[0], header[1], header[2], header[3], header[4]
     );
     for r in rows {
         println!(
-            "{:w0$}  {:w1$}  {:w2$}  {}",
-            r.id, r.framework, r.implements, r.status
+            "{:w0$}  {:w1$}  {:w2$}  {:w3$}  {}",
+            r.id, r.framework, r.implements, r.deviations, r.status
+        );
+    }
+    if rows.iter().any(|r| r.deviations != "-") {
+        println!(
+            "DEVIATIONS: declared in server.toml with the reason (`list --json`); verify shows them, not failing"
         );
     }
 }

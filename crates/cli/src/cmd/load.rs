@@ -96,7 +96,7 @@ pub struct Args {
     new_conn: bool,
     /// With --new-conn over https://: resume TLS sessions with `tickets` (TLS 1.2 tickets or
     /// session ids, TLS 1.3 tickets) or TLS 1.2 session `ids`; `off` makes every handshake full.
-    /// Exits 3 if the server resumed none.
+    /// Exits 5 if the server resumed none.
     #[arg(long, value_enum, value_name = "HOW", conflicts_with = "tcp")]
     tls_resume: Option<ResumeArg>,
     /// Offer only this TLS version (default: 1.3 and 1.2, the server picks).
@@ -169,11 +169,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Ok(r) => r,
         Err(e @ EngineError::Refused { .. }) => {
             eprintln!("serverbench load: {e}");
-            return Ok(2);
+            return Ok(crate::exit::REFUSED);
         }
-        Err(EngineError::Config(e)) => {
+        Err(e @ (EngineError::Config(_) | EngineError::FileLimit { .. })) => {
             eprintln!("serverbench load: {e}");
-            return Ok(1);
+            return Ok(crate::exit::ERROR);
         }
         Err(e) => return Err(e).context("serverbench load"),
     };
@@ -190,11 +190,19 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         print!("{}", summary::render(&result));
     }
+    if result.requests == 0 && result.errors.total() > 0 && verdict::tls_failure(&result).is_none()
+    {
+        eprintln!(
+            "serverbench load: no request succeeded ({} errors); see the errors above",
+            result.errors.total()
+        );
+        return Ok(crate::exit::ERROR);
+    }
     if let Some(why) = verdict::tls_failure(&result) {
         eprintln!("serverbench load: {why}");
-        return Ok(3);
+        return Ok(crate::exit::TLS);
     }
-    Ok(0)
+    Ok(crate::exit::OK)
 }
 
 /// Turns the flags into an engine configuration; errors are one line naming the flag.

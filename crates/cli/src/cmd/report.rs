@@ -3,10 +3,11 @@
 //! (`DIR/charts/` by default).
 
 use anyhow::{bail, Context};
-use serverbench_harness::results::record::LapRecord;
-use serverbench_harness::results::{read_records, RESULTS_FILE};
-use serverbench_harness::summary::Summary;
-use serverbench_report::{env::suite_baseline, full_summary, render_with_laps, svg, Format};
+use serverbench_analysis::summary::Summary;
+use serverbench_report::{env::suite_baseline, full_summary, render_with, svg, Format, Options};
+use serverbench_results::env::Env;
+use serverbench_results::record::LapRecord;
+use serverbench_results::{self as results, RESULTS_FILE};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `serverbench report`.
@@ -25,47 +26,31 @@ pub struct Args {
     /// else the slowest server of each table).
     #[arg(long, value_name = "SERVER")]
     pub baseline: Option<String>,
+    /// Show every column in the terminal and Markdown tables, server versions included (by
+    /// default the terminal table fits 120 columns and versions are listed above it).
+    #[arg(long)]
+    pub wide: bool,
 }
 
-/// Reads the laps of `DIR/results.jsonl`: an error naming the folder when the file is missing or
-/// holds no lap; a warning when a trailing partial line (a lap cut short by a crash) is ignored.
+/// Reads the laps of `DIR/results.jsonl` through serverbench-results, warning on standard error
+/// when a trailing partial line (a lap cut short by a crash) was ignored.
 pub fn load_laps(dir: &Path) -> anyhow::Result<Vec<LapRecord>> {
-    let path = dir.join(RESULTS_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!(
-                "{}: no {RESULTS_FILE} in this folder (is it a serverbench results folder?)",
-                dir.display()
-            )
-        }
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let records = read_records(&path)?;
-    let tail = bytes.rsplit(|b| *b == b'\n').next().unwrap_or_default();
-    if !tail.iter().all(u8::is_ascii_whitespace) {
+    let loaded = results::load_laps(dir)?;
+    if loaded.partial_tail {
         eprintln!(
             "serverbench: warning: {} ends with a partial line (a lap cut short); it was ignored",
-            path.display()
+            dir.join(RESULTS_FILE).display()
         );
     }
-    if records.is_empty() {
-        bail!("{}: holds no laps", path.display());
-    }
-    Ok(records)
+    Ok(loaded.records)
 }
 
 /// Reads `DIR/env.json` when it exists; an unreadable or invalid one is a warning, not an error.
-pub fn read_env(dir: &Path) -> Option<serde_json::Value> {
-    let path = dir.join("env.json");
-    let text = std::fs::read_to_string(&path).ok()?;
-    match serde_json::from_str(&text) {
-        Ok(v) => Some(v),
+pub fn read_env(dir: &Path) -> Option<Env> {
+    match results::read_env(dir) {
+        Ok(env) => env,
         Err(e) => {
-            eprintln!(
-                "serverbench: warning: {} is not valid JSON ({e}); reporting without it",
-                path.display()
-            );
+            eprintln!("serverbench: warning: {e}; reporting without it");
             None
         }
     }
@@ -92,6 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .clone()
         .or_else(|| suite_baseline(env.as_ref()));
     let summary = full_summary(&records, baseline.as_deref(), env.as_ref());
+    let options = Options { wide: args.wide };
     match args.format {
         Format::Svg => write_svgs(&args, &summary, &records),
         Format::Html => {
@@ -99,14 +85,14 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 .output
                 .clone()
                 .unwrap_or_else(|| args.dir.join("report.html"));
-            let html = render_with_laps(Format::Html, &summary, env.as_ref(), &records);
+            let html = render_with(Format::Html, &summary, env.as_ref(), &records, options);
             std::fs::write(&file, html)
                 .with_context(|| format!("cannot write the HTML report to {}", file.display()))?;
             println!("{}", file.display());
             Ok(0)
         }
         format => {
-            let text = render_with_laps(format, &summary, env.as_ref(), &records);
+            let text = render_with(format, &summary, env.as_ref(), &records, options);
             match &args.output {
                 Some(file) => std::fs::write(file, text).with_context(|| {
                     format!("cannot write the report to {} (-o)", file.display())

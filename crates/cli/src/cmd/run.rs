@@ -1,19 +1,23 @@
 //! `serverbench run SUITE.toml` (or the ad-hoc `--servers a,b --scenario hello -c 100 -d 10s`):
 //! runs the suite through the harness, renders its events as a progress bar, prints the table.
 
+mod yours;
+
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use serverbench_harness::catalog::Catalog;
-use serverbench_harness::paths::Paths;
-use serverbench_harness::process::{self, parse_cpu_list};
-use serverbench_harness::results::record::{LapRecord, LapStatus, Measurement};
+use serverbench_catalog::paths::Paths;
+use serverbench_catalog::Catalog;
+use serverbench_harness::process::{self, OnInterrupt};
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
-use serverbench_harness::suite::{parse_duration, Profile, Scenario, ServerSelection, Suite};
-use serverbench_harness::tools::Tool;
+use serverbench_harness::suite::{
+    parse_duration, CpuCount, Profile, Scenario, ServerSelection, Suite,
+};
+use serverbench_results::env::Pinning;
+use serverbench_results::record::{LapRecord, LapStatus, Measurement};
+use serverbench_tools::Tool;
+use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Arguments of `serverbench run`.
 #[derive(clap::Args)]
@@ -33,17 +37,20 @@ pub struct Args {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub servers: Option<Vec<String>>,
     /// Pin the servers to these CPUs (default: the first half of the CPUs; `0` here).
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    pub server_cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub server_cpus: Option<crate::cpus::CpuList>,
     /// Pin the load tool to these CPUs (default: the second half of the CPUs; `1` here).
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    pub client_cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub client_cpus: Option<crate::cpus::CpuList>,
     /// Load tool: serverbench (default), wrk, ab, autocannon, h2load, hey or oha (installed when missing).
     #[arg(long)]
     pub tool: Option<Tool>,
     /// Continue this results folder, skipping laps already recorded.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// With --resume: continue even though the settings differ from the recorded ones.
+    #[arg(long, requires = "resume")]
+    pub force: bool,
     /// Folder in which `<timestamp>-<suite>/` is created (default: `<root>/results`).
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
@@ -80,38 +87,50 @@ pub struct Args {
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Run each server at each of these server CPU counts, WORKERS following (`1,2,all`):
+    /// a core sweep; counts that do not fit next to the client are skipped with the reason.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = CpuCount::parse)]
+    pub server_cpus_sweep: Vec<CpuCount>,
+    /// Your own servers.
+    #[command(flatten)]
+    pub yours: yours::Yours,
     /// The executable run as `<exe> load --json ...` (default: this serverbench).
     #[arg(long, value_name = "PATH", hide = true)]
     pub load_exe: Option<PathBuf>,
 }
 
-/// Runs `serverbench run`. Exit 0 when at least one lap succeeded, 1 when none did, 130 on Ctrl-C.
+/// Runs `serverbench run`: exit 0 when every lap succeeded, 3 when any failed, 130 on Ctrl-C.
 pub fn run(args: Args) -> anyhow::Result<u8> {
     let paths = Paths::discover(args.root.as_deref())?;
-    let suite = build_suite(&args)?;
-    let catalog = Catalog::load(&paths.root)
+    let mut catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
+    let yours = args.yours.resolve(&catalog)?;
+    let ids: Vec<String> = yours.servers.iter().map(|s| s.id.clone()).collect();
+    let pinning = run::pinning(
+        crate::cpus::of(&args.server_cpus),
+        crate::cpus::of(&args.client_cpus),
+        &run::affinity_cpus(),
+    );
+    let suite = build_suite(&args, &ids, &pinning)?;
+    note_unmeasured(&yours.attached);
+    catalog.servers.extend(yours.servers);
     let load_exe = match &args.load_exe {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("locating the serverbench executable")?,
     };
-    let cancel = Arc::new(AtomicBool::new(false));
-    install_interrupt(Arc::clone(&cancel));
+    let cancel = crate::interrupt::install(OnInterrupt::Cancel);
     let opts = RunOptions {
         results_parent: args
             .results
             .clone()
             .unwrap_or_else(|| paths.root.join("results")),
         resume: args.resume.clone(),
-        pinning: run::pinning(
-            args.server_cpus.clone(),
-            args.client_cpus.clone(),
-            &run::affinity_cpus(),
-        ),
+        pinning,
         host: args.host.clone(),
         serverbench_exe: load_exe,
         cancel,
         quick_verify: !args.no_verify,
+        attached: yours.attached,
         suite,
     };
     let mut progress = Progress::new(opts.suite.laps);
@@ -129,7 +148,7 @@ fn exit_code(outcome: &RunOutcome) -> u8 {
             "interrupted: continue with `serverbench run --resume {}`",
             outcome.dir.display()
         );
-        return 130;
+        return crate::exit::INTERRUPTED;
     }
     let failed = outcome
         .records
@@ -137,14 +156,22 @@ fn exit_code(outcome: &RunOutcome) -> u8 {
         .filter(|r| r.status == LapStatus::Failed)
         .count();
     if failed > 0 {
-        eprintln!("{failed} lap(s) failed; see `failure` in results.jsonl and the logs/ folder");
+        eprintln!(
+            "{failed} lap(s) failed (exit code {}); their reasons are above, in `failure` of \
+             results.jsonl and in the logs/ folder",
+            crate::exit::LAPS_FAILED
+        );
+        return crate::exit::LAPS_FAILED;
     }
-    u8::from(!outcome.records.iter().any(|r| r.status == LapStatus::Ok))
+    crate::exit::OK
 }
 
 /// The suite from the file, the resumed folder or the ad-hoc flags, with the overrides applied.
-fn build_suite(args: &Args) -> anyhow::Result<Suite> {
-    let adhoc = !args.scenario.is_empty() || args.connections.is_some() || args.requests.is_some();
+fn build_suite(args: &Args, yours: &[String], pinning: &Pinning) -> anyhow::Result<Suite> {
+    let adhoc = !args.scenario.is_empty()
+        || args.connections.is_some()
+        || args.requests.is_some()
+        || (args.suite.is_none() && args.resume.is_none() && !yours.is_empty());
     let mut suite = match (&args.suite, &args.resume) {
         (Some(_), _) if adhoc => {
             bail!("-c/-n/--scenario are for the ad-hoc form, without SUITE.toml")
@@ -156,7 +183,7 @@ fn build_suite(args: &Args) -> anyhow::Result<Suite> {
                 dir.display()
             )
         })?,
-        _ => adhoc_suite(args)?,
+        _ => adhoc_suite(args, yours)?,
     };
     if let Some(list) = &args.servers {
         suite.servers = if list.len() == 1 && list[0] == "all" {
@@ -164,6 +191,15 @@ fn build_suite(args: &Args) -> anyhow::Result<Suite> {
         } else {
             ServerSelection::List(list.clone())
         };
+    }
+    if let ServerSelection::List(list) = &mut suite.servers {
+        list.extend(
+            yours
+                .iter()
+                .filter(|y| !list.contains(y))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
     }
     if args.quick {
         suite.quicken();
@@ -184,7 +220,53 @@ fn build_suite(args: &Args) -> anyhow::Result<Suite> {
     if let Some(t) = args.tool {
         suite.tool = t;
     }
+    if !args.server_cpus_sweep.is_empty() {
+        for p in &mut suite.profiles {
+            p.server_cpus = args.server_cpus_sweep.clone();
+        }
+    }
+    let available = match pinning.server_cpus.len() {
+        0 => run::affinity_cpus().len(),
+        n => n,
+    };
+    for note in suite.expand_sweeps(available, pinning.client_cpus.len()) {
+        eprintln!("core sweep: {note}");
+    }
+    if suite.profiles.is_empty() {
+        bail!("no profile is left to run: no CPU count of the core sweep fits here");
+    }
+    if let (Some(dir), false) = (&args.resume, args.force) {
+        check_resume(dir, &suite)?;
+    }
     Ok(suite)
+}
+
+/// `--resume DIR` refuses settings other than those DIR was started with (unless `--force`).
+fn check_resume(dir: &std::path::Path, suite: &Suite) -> anyhow::Result<()> {
+    let Some(recorded) = run::suite_of(dir) else {
+        return Ok(());
+    };
+    let changes = suite.changes_from(&recorded);
+    if !changes.is_empty() {
+        bail!(
+            "--resume {}: the settings differ from those it was started with ({}); laps would \
+             not be comparable. Resume with the same settings, or add --force",
+            dir.display(),
+            changes.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// Says what cannot be measured of a server that was already running.
+fn note_unmeasured(attached: &[run::Attached]) {
+    for a in attached.iter().filter(|a| a.pid.is_none()) {
+        eprintln!(
+            "note: {}: already running and no --pid given: its CPU, memory and threads are not \
+             measured (only what the load sees)",
+            a.name
+        );
+    }
 }
 
 /// A lap's headline: Mbps both ways for a TCP stream, else req/s.
@@ -204,9 +286,14 @@ fn lap_duration(text: &str) -> anyhow::Result<f64> {
     }
 }
 
-fn adhoc_suite(args: &Args) -> anyhow::Result<Suite> {
-    let Some(servers) = args.servers.clone() else {
-        bail!("give a SUITE.toml, or --servers a,b with --scenario (the ad-hoc form)");
+fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
+    let servers = match args.servers.clone() {
+        Some(s) => s,
+        None if !yours.is_empty() => Vec::new(),
+        None => bail!(
+            "give a SUITE.toml, or --servers a,b with --scenario (the ad-hoc form), or your own \
+             server with --server NAME=COMMAND or --url NAME=URL"
+        ),
     };
     let names = if args.scenario.is_empty() {
         vec!["hello".to_string()]
@@ -241,6 +328,8 @@ fn adhoc_suite(args: &Args) -> anyhow::Result<Suite> {
         requests: args.requests,
         pipeline: args.pipeline.unwrap_or(1).max(1),
         rate: None,
+        server_cpus: Vec::new(),
+        cores: None,
     };
     profile.name = profile.default_name();
     Ok(Suite {
@@ -257,51 +346,24 @@ fn adhoc_suite(args: &Args) -> anyhow::Result<Suite> {
     })
 }
 
-static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    SIGNALS.fetch_add(1, Ordering::SeqCst);
-}
-
-/// First Ctrl-C: stop gracefully (the lap in flight is dropped, `--resume` redoes it). Second
-/// Ctrl-C, or a graceful stop taking more than 15 s: stop every server group and exit 130.
-fn install_interrupt(cancel: Arc<AtomicBool>) {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: installing a handler that only touches an atomic.
-        unsafe {
-            libc::signal(
-                sig,
-                on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
-            )
-        };
-    }
-    std::thread::spawn(move || {
-        let mut since: Option<Instant> = None;
-        loop {
-            std::thread::sleep(Duration::from_millis(50));
-            let n = SIGNALS.load(Ordering::SeqCst);
-            if n >= 1 && since.is_none() {
-                eprintln!("\nserverbench: stopping after cleanup (Ctrl-C again to stop now)");
-                cancel.store(true, Ordering::SeqCst);
-                since = Some(Instant::now());
-            }
-            if n >= 2 || since.is_some_and(|t| t.elapsed() > Duration::from_secs(15)) {
-                process::stop_all_registered();
-                std::process::exit(130);
-            }
-        }
-    });
-}
-
 /// Renders events: a progress bar on a terminal, plain lines otherwise.
 struct Progress {
     bar: Option<ProgressBar>,
     laps: u32,
+    /// Failure reasons already shown in full.
+    shown: HashSet<String>,
 }
+
+/// Lines of a failure's reason (its log tail) shown under it.
+const FAILURE_LINES: usize = 10;
 
 impl Progress {
     fn new(laps: u32) -> Progress {
-        Progress { bar: None, laps }
+        Progress {
+            bar: None,
+            laps,
+            shown: HashSet::new(),
+        }
     }
 
     fn line(&self, text: String) {
@@ -331,8 +393,12 @@ impl Progress {
                 bar.enable_steady_tick(Duration::from_millis(200));
                 self.bar = Some(bar);
             }
+            Event::Preparing { what } => eprintln!("{what}..."),
             Event::ToolInstall(step) => {
                 self.line(format!("installing {}: {}", step.tool, step.command))
+            }
+            Event::ServerSkipped { server, why } if self.shown.contains(&why) => {
+                self.line(format!("skip {server}: it failed (above)"))
             }
             Event::ServerSkipped { server, why } => self.line(format!("skip {server}: {why}")),
             Event::ScenarioSkipped {
@@ -344,8 +410,7 @@ impl Progress {
                 self.message(format!("starting {server} (lap {lap}/{})", self.laps))
             }
             Event::ServerFailed { server, lap, why } => {
-                let first = why.lines().next().unwrap_or("");
-                self.line(format!("FAILED {server} lap {lap}: {first}"));
+                self.failure(&format!("FAILED {server} lap {lap}"), &why)
             }
             Event::WarmupStarted {
                 server,
@@ -383,7 +448,7 @@ impl Progress {
         }
     }
 
-    fn finished(&self, r: &LapRecord) {
+    fn finished(&mut self, r: &LapRecord) {
         if let Some(b) = &self.bar {
             b.inc(1);
         }
@@ -399,17 +464,22 @@ impl Progress {
                 }
             }
             (LapStatus::Ok, None) => {}
-            (LapStatus::Failed, _) => {
-                let why = r
-                    .failure
-                    .as_deref()
-                    .unwrap_or("")
-                    .lines()
-                    .next()
-                    .unwrap_or("");
-                self.line(format!("{what}: FAILED: {why}"));
-            }
+            (LapStatus::Failed, _) => self.failure(
+                &format!("{what}: FAILED"),
+                r.failure.as_deref().unwrap_or(""),
+            ),
         }
+    }
+
+    /// A failure, shown by its first line once per distinct reason (the log tail is printed
+    /// once under the final table); the same reason again says so.
+    fn failure(&mut self, what: &str, why: &str) {
+        if !self.shown.insert(why.to_owned()) {
+            self.line(format!("{what} (same reason as above)"));
+            return;
+        }
+        let first = why.lines().find(|l| !l.trim().is_empty());
+        self.line(format!("{what}: {}", first.unwrap_or("(no reason given)")));
     }
 
     fn finish(&mut self) {
@@ -428,6 +498,34 @@ fn hms(d: Duration) -> String {
     }
 }
 
+/// Every distinct failure once, with the laps it hit and its reason's last lines (the server's
+/// log tail), so a broken server is explained on screen and not only in results.jsonl.
+fn print_failures(records: &[LapRecord]) {
+    let mut seen: Vec<(&str, Vec<String>)> = Vec::new();
+    for r in records.iter().filter(|r| r.status == LapStatus::Failed) {
+        let why = r.failure.as_deref().unwrap_or("(no reason given)");
+        let lap = format!(
+            "{} · {} · {} · lap {}",
+            r.server, r.scenario, r.profile, r.lap
+        );
+        match seen.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, laps)) => laps.push(lap),
+            None => seen.push((why, vec![lap])),
+        }
+    }
+    for (why, laps) in seen {
+        println!("FAILED {}", laps.join(", "));
+        let lines: Vec<&str> = why.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = lines.len().saturating_sub(FAILURE_LINES + 1);
+        if let Some(first) = lines.first() {
+            println!("  {first}");
+        }
+        for l in lines.iter().skip(1.max(tail)) {
+            println!("    {l}");
+        }
+    }
+}
+
 /// The terminal table (serverbench_report) and the results folder.
 fn print_table(outcome: &RunOutcome, suite: &Suite) {
     let env = super::report::read_env(&outcome.dir);
@@ -437,8 +535,10 @@ fn print_table(outcome: &RunOutcome, suite: &Suite) {
         "{}",
         serverbench_report::render(serverbench_report::Format::Term, &summary, env.as_ref())
     );
+    print_failures(&outcome.records);
     for s in &outcome.skipped {
-        println!("skipped {}: {}", s.server, s.why);
+        let first = s.why.lines().next().unwrap_or("");
+        println!("skipped {}: {first}", s.server);
     }
     println!("results: {}", outcome.dir.display());
     println!(

@@ -1,9 +1,10 @@
 //! `serverbench serve SERVER`: run one catalog server in the foreground with its log streamed.
 
 use anyhow::Context;
-use serverbench_harness::catalog::{Catalog, Feature, Server};
-use serverbench_harness::paths::{slug, Paths};
-use serverbench_harness::process::{self, parse_cpu_list, StartOptions};
+use serverbench_catalog::paths::{slug, Paths};
+use serverbench_catalog::{Catalog, Feature, Server};
+use serverbench_harness::certs;
+use serverbench_harness::process::{self, OnInterrupt, StartOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,32 +25,32 @@ pub struct Args {
     #[arg(long)]
     pub workers: Option<usize>,
     /// Pin the server to these CPUs (e.g. `0` or `0-1`).
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    pub cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub cpus: Option<crate::cpus::CpuList>,
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
+    /// HTTPS port, for servers that implement tls or h2 (default: a free one); the certificate
+    /// is generated for the address and its path printed.
+    #[arg(long)]
+    pub tls_port: Option<u16>,
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 }
 
-/// Stops started servers on Ctrl-C/SIGTERM and exits 130 (idempotent; main may also install it).
-pub fn install_interrupt_cleanup() {
-    let notice = |_sig: libc::c_int| eprintln!("\nserverbench: stopping the server(s)");
-    if let Err(e) = process::install_interrupt_cleanup(130, notice) {
-        eprintln!("serverbench: warning: cannot install the Ctrl-C handler: {e}");
-    }
-}
-
 /// Runs `serverbench serve` until Ctrl-C (exit 130) or the server exits (exit 1).
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    install_interrupt_cleanup();
+    crate::interrupt::install(OnInterrupt::Exit);
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
     let server = catalog.get(&args.server)?;
-    let opts = options(&args, server, &paths)?;
+    let certs = tempfile::Builder::new()
+        .prefix("serverbench-serve-tls-")
+        .tempdir()
+        .context("creating a folder for the TLS certificate")?;
+    let opts = options(&args, server, &paths, certs.path())?;
     eprintln!("starting {} (log: {})", server.id, opts.log_path.display());
     let mut proc = match process::start(server, &paths, &opts) {
         Ok(p) => p,
@@ -79,7 +80,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
 }
 
-fn options(args: &Args, server: &Server, paths: &Paths) -> anyhow::Result<StartOptions> {
+fn options(
+    args: &Args,
+    server: &Server,
+    paths: &Paths,
+    cert_dir: &Path,
+) -> anyhow::Result<StartOptions> {
     let port = match args.port {
         Some(p) => p,
         None => process::free_port(&args.host).context("finding a free port")?,
@@ -94,8 +100,16 @@ fn options(args: &Args, server: &Server, paths: &Paths) -> anyhow::Result<StartO
         .join(format!("{}.serve.log", slug(&server.id)));
     let mut opts = StartOptions::new(server, port, echo_port, log);
     opts.host = args.host.clone();
-    opts.cpus = args.cpus.clone().unwrap_or_default();
+    opts.cpus = crate::cpus::of(&args.cpus).unwrap_or_default();
     opts.workers = args.workers.unwrap_or(opts.cpus.len().max(1));
+    if process::serves_tls(server) {
+        let port = match args.tls_port {
+            Some(p) => p,
+            None => process::free_port(&args.host).context("finding a free port")?,
+        };
+        let files = certs::generate(cert_dir, &args.host)?;
+        opts.tls = Some(process::TlsListener { port, files });
+    }
     Ok(opts)
 }
 
@@ -108,6 +122,10 @@ fn print_urls(server: &Server, opts: &StartOptions) {
     println!("{} is ready (Ctrl-C to stop). Try:", server.id);
     for e in serverbench_harness::verify::checks::declared(&server.manifest.implements) {
         println!("  curl -i http://{host}:{}{}", opts.port, e.path);
+    }
+    if let Some(t) = &opts.tls {
+        let cert = t.files.cert.display();
+        println!("  curl -i --cacert {cert} https://{host}:{}/hello", t.port);
     }
     if let (true, Some(p)) = (server.implements(Feature::Echo), opts.echo_port) {
         println!("  echo hello | nc -q1 {} {p}", opts.host);

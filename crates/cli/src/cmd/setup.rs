@@ -1,9 +1,9 @@
 //! `serverbench setup [SERVER...]`: install what is missing and build, idempotent and cached.
 
 use anyhow::Context;
-use serverbench_harness::catalog::{Catalog, Server};
-use serverbench_harness::paths::Paths;
-use serverbench_harness::setup::{setup_servers, Outcome, SetupEvent, SetupOptions};
+use serverbench_catalog::paths::Paths;
+use serverbench_catalog::setup::{setup_servers, Outcome, SetupEvent, SetupOptions};
+use serverbench_catalog::{Catalog, Server};
 use std::path::PathBuf;
 
 /// Arguments of `serverbench setup`.

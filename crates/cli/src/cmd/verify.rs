@@ -1,10 +1,12 @@
 //! `serverbench verify [SERVER...]`: start servers and check them against spec/contract.md.
 
 use anyhow::Context;
-use serverbench_harness::catalog::{availability, Availability, Catalog, Server};
-use serverbench_harness::paths::Paths;
-use serverbench_harness::process::parse_cpu_list;
-use serverbench_harness::verify::{verify_server, Check, Diff, VerifyOptions, VerifyReport};
+use serverbench_catalog::paths::Paths;
+use serverbench_catalog::{availability, Availability, Catalog, Feature, Server};
+use serverbench_harness::verify::{
+    check_all, verify_server, Check, Diff, Targets, VerifyOptions, VerifyReport,
+};
+use serverbench_tools::Target;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -15,14 +17,21 @@ pub struct Args {
     #[arg(value_name = "SERVER")]
     pub servers: Vec<String>,
     /// Pin the server to these CPUs (e.g. `0` or `0-1`); no pinning by default.
-    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list)]
-    pub cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub cpus: Option<crate::cpus::CpuList>,
     /// WORKERS for the server (default: 1, or the number of --cpus).
     #[arg(long)]
     pub workers: Option<usize>,
     /// Address to bind and test.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
+    /// Check a server that is already running at this URL (yours, in a container, elsewhere)
+    /// instead of starting catalog servers.
+    #[arg(long, value_name = "URL", conflicts_with = "servers")]
+    pub url: Option<String>,
+    /// With --url: what the server implements of spec/contract.md (default: the HTTP features).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "url")]
+    pub implements: Vec<String>,
     /// Print the reports as JSON.
     #[arg(long)]
     pub json: bool,
@@ -33,12 +42,15 @@ pub struct Args {
 
 /// Runs `serverbench verify`; exit 1 when any server fails.
 pub fn run(args: Args) -> anyhow::Result<u8> {
-    crate::cmd::serve::install_interrupt_cleanup();
+    crate::interrupt::install(serverbench_harness::process::OnInterrupt::Exit);
+    if let Some(url) = &args.url {
+        return verify_url(url, &args);
+    }
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
     let servers = pick(&catalog, &paths, &args.servers, args.json)?;
-    let cpus = args.cpus.clone().unwrap_or_default();
+    let cpus = crate::cpus::of(&args.cpus).unwrap_or_default();
     let mut opts = VerifyOptions::new(&paths);
     opts.host = args.host.clone();
     opts.workers = args.workers.unwrap_or(cpus.len().max(1));
@@ -67,6 +79,35 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         println!("verify: {} passed, {failed} failed", reports.len() - failed);
     }
     Ok(u8::from(failed > 0))
+}
+
+/// `verify --url`: the contract's checks against a server that is already running.
+fn verify_url(url: &str, args: &Args) -> anyhow::Result<u8> {
+    let target = Target::from_url(url).map_err(|e| anyhow::anyhow!("--url {url}: {e}"))?;
+    let features = if args.implements.is_empty() {
+        Feature::ALL.into_iter().filter(|f| f.is_http()).collect()
+    } else {
+        args.implements
+            .iter()
+            .map(|f| {
+                Feature::parse(f).with_context(|| format!("--implements {f}: unknown feature"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?
+    };
+    let targets = Targets::new(&target.host, Some(target.port), None)
+        .with_context(|| format!("--url {url}"))?;
+    let report = VerifyReport {
+        server: url.to_owned(),
+        checks: check_all(&targets, &features),
+        log_path: None,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&[&report])?);
+    } else {
+        print!("{url} ... ");
+        print_report(&report);
+    }
+    Ok(u8::from(!report.passed()))
 }
 
 /// Named servers (with why they are not ready), or every ready server.
@@ -115,19 +156,22 @@ fn print_report(r: &VerifyReport) {
     let failures = r.failures();
     if failures.is_empty() {
         println!("PASS ({} checks)", r.checks.len());
-        for c in r.checks.iter().filter(|c| c.is_known_deviation()) {
-            let why = c.known_deviation.as_deref().unwrap_or_default();
-            println!(
-                "  ~ {}: known deviation, declared in server.toml: {why}",
-                c.name
-            );
-            for d in &c.diffs {
-                println!("      {}: expected {}, got {}", d.what, d.expected, d.got);
-            }
+    } else {
+        println!("FAIL ({} of {} checks)", failures.len(), r.checks.len());
+    }
+    for c in r.checks.iter().filter(|c| c.is_known_deviation()) {
+        let why = c.known_deviation.as_deref().unwrap_or_default();
+        println!(
+            "  ~ {}: known deviation, declared in server.toml: {why}",
+            c.name
+        );
+        for d in &c.diffs {
+            println!("      {}: expected {}, got {}", d.what, d.expected, d.got);
         }
+    }
+    if failures.is_empty() {
         return;
     }
-    println!("FAIL ({} of {} checks)", failures.len(), r.checks.len());
     for c in failures {
         println!("  ✗ {}", c.name);
         for d in &c.diffs {

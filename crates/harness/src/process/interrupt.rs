@@ -1,9 +1,21 @@
-//! Ctrl-C and SIGTERM: a handler that only writes to a pipe, and a thread that stops every
-//! registered server group, then exits.
+//! Ctrl-C and SIGTERM, handled in one place for every command: the signal handler only writes a
+//! byte to a pipe (async-signal-safe); a thread reads it and acts.
+//!
+//! - [`OnInterrupt::Exit`] (`serve`, `verify`): stop every registered server group, exit 130.
+//! - [`OnInterrupt::Cancel`] (`run`): the first signal sets the cancel flag, so the lap in flight
+//!   is dropped (never recorded) and the run ends cleanly; a second signal, or a graceful stop
+//!   lasting longer than [`GRACE`], stops every group and exits 130.
+//!
+//! Servers and load tools run in process groups of their own, so a terminal's Ctrl-C reaches
+//! only serverbench, which then decides what to stop.
 
 use super::stop_all_registered;
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a graceful stop may take before everything is stopped at once.
+pub const GRACE: Duration = Duration::from_secs(15);
 
 static INTERRUPT_PIPE: AtomicI32 = AtomicI32::new(-1);
 
@@ -18,41 +30,49 @@ extern "C" fn on_interrupt(sig: libc::c_int) {
     }
 }
 
-/// On SIGINT or SIGTERM: [`stop_all_registered`], then `exit(exit_code)` (130 by convention).
-/// The handler only writes to a pipe; a thread does the cleanup. Idempotent; `notice` runs
-/// (e.g. prints) before the cleanup.
-pub fn install_interrupt_cleanup(exit_code: i32, notice: fn(libc::c_int)) -> std::io::Result<()> {
-    static INSTALLED: Mutex<bool> = Mutex::new(false);
+/// What the first signal does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnInterrupt {
+    /// Stop every registered server group and exit 130.
+    Exit,
+    /// Set the cancel flag; the second signal (or [`GRACE`]) exits.
+    Cancel,
+}
+
+/// What is happening, for the notice the caller prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// The first signal of a graceful stop: the lap in flight is being dropped.
+    Stopping,
+    /// Every server group is being stopped and serverbench exits.
+    Exiting,
+}
+
+/// Installs the handler for SIGINT and SIGTERM (once per process; later calls return the same
+/// flag) and returns the cancel flag the first signal sets. `notice` runs before each stage.
+pub fn install_interrupt(on: OnInterrupt, notice: fn(Stage)) -> std::io::Result<Arc<AtomicBool>> {
+    static INSTALLED: Mutex<Option<Arc<AtomicBool>>> = Mutex::new(None);
     let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
-    if *installed {
-        return Ok(());
+    if let Some(flag) = installed.as_ref() {
+        return Ok(Arc::clone(flag));
     }
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: fds has room for the two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    INTERRUPT_PIPE.store(fds[1], Ordering::Relaxed);
-    let reader = fds[0];
+    let reader = pipe()?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
     std::thread::Builder::new()
-        .name("interrupt-cleanup".into())
+        .name("interrupt".into())
         .spawn(move || {
-            let mut b = 0u8;
-            loop {
-                // SAFETY: reading one byte into a live stack variable.
-                let n = unsafe { libc::read(reader, (&mut b as *mut u8).cast(), 1) };
-                if n == 1 {
-                    break;
-                }
-                if n == 0
-                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-                {
-                    return;
-                }
+            if !read_byte(reader, None) {
+                return;
             }
-            notice(libc::c_int::from(b));
+            if on == OnInterrupt::Cancel {
+                flag.store(true, Ordering::SeqCst);
+                notice(Stage::Stopping);
+                read_byte(reader, Some(GRACE));
+            }
+            notice(Stage::Exiting);
             stop_all_registered();
-            std::process::exit(exit_code);
+            std::process::exit(130);
         })?;
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction with a plain handler and SA_RESTART is valid.
@@ -66,6 +86,40 @@ pub fn install_interrupt_cleanup(exit_code: i32, notice: fn(libc::c_int)) -> std
             }
         }
     }
-    *installed = true;
-    Ok(())
+    *installed = Some(Arc::clone(&cancel));
+    Ok(cancel)
+}
+
+/// Creates the pipe, publishes its write end to the handler and returns the read end.
+fn pipe() -> std::io::Result<libc::c_int> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    INTERRUPT_PIPE.store(fds[1], Ordering::Relaxed);
+    Ok(fds[0])
+}
+
+/// Waits for one byte on `fd` (at most `timeout`); true when one arrived.
+fn read_byte(fd: libc::c_int, timeout: Option<Duration>) -> bool {
+    let ms = timeout.map_or(-1, |t| t.as_millis() as libc::c_int);
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        if n <= 0 {
+            return false;
+        }
+        let mut b = 0u8;
+        // SAFETY: reading one byte into a live stack variable.
+        return unsafe { libc::read(fd, (&mut b as *mut u8).cast(), 1) } == 1;
+    }
 }

@@ -3,17 +3,19 @@
 //! registered so that [`stop_all_registered`] can clean up on Ctrl-C.
 
 use crate::catalog::Server;
-use crate::paths::{Paths, CACHE_ENV};
-use std::io::{Read, Seek, SeekFrom};
+use crate::paths::Paths;
+use serverbench_catalog::command::ServerEnv;
+pub use serverbench_catalog::logs::{last_lines, log_tail};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod interrupt;
-pub use interrupt::install_interrupt_cleanup;
+pub mod listeners;
+pub use interrupt::{install_interrupt, OnInterrupt, Stage};
 
 /// How long [`ServerProcess::stop`] waits after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -40,6 +42,24 @@ pub struct StartOptions {
     pub ready_timeout: Duration,
     /// More environment variables.
     pub extra_env: Vec<(String, String)>,
+    /// `TLS_PORT`, `TLS_CERT` and `TLS_KEY`, exported and waited for when set and the server
+    /// implements `tls` or `h2`.
+    pub tls: Option<TlsListener>,
+}
+
+/// Where a server serves TLS, and with which certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsListener {
+    /// `TLS_PORT`.
+    pub port: u16,
+    /// The certificate and key files.
+    pub files: crate::certs::TlsFiles,
+}
+
+/// True when `server` listens on `TLS_PORT`.
+pub fn serves_tls(server: &Server) -> bool {
+    use crate::catalog::Feature;
+    server.implements(Feature::Tls) || server.implements(Feature::H2)
 }
 
 impl StartOptions {
@@ -55,6 +75,7 @@ impl StartOptions {
             log_path,
             ready_timeout: Duration::from_secs(server.manifest.ready_timeout_s),
             extra_env: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -103,6 +124,19 @@ pub enum ProcessError {
         waiting_for: String,
         /// The last 20 lines of its log.
         log_tail: String,
+    },
+    /// Another process already listens on one of the server's ports.
+    #[error(
+        "{server}: port {port} is already in use by {owners}: stop it or pick another port \
+         (the load would measure that process, not {server})"
+    )]
+    PortBusy {
+        /// Catalog id.
+        server: String,
+        /// The port.
+        port: u16,
+        /// Who holds it, as `pid (command)`.
+        owners: String,
     },
     /// HOST/port do not form an address.
     #[error("{server}: bad address {addr}: {source}")]
@@ -155,22 +189,23 @@ pub fn start(
         path: opts.log_path.clone(),
         source,
     })?;
+    check_ports_free(server, opts)?;
     let run = server.manifest.commands.run.clone();
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(&run)
-        .current_dir(&server.dir)
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_err)
-        .env("HOST", &opts.host)
-        .env("PORT", opts.port.to_string())
-        .env("WORKERS", opts.workers.max(1).to_string())
-        .env(CACHE_ENV, &paths.cache);
-    if let Some(echo) = opts.echo_port {
-        cmd.env("ECHO_PORT", echo.to_string());
+    let mut extra = opts.extra_env.clone();
+    if let (Some(t), true) = (&opts.tls, serves_tls(server)) {
+        extra.push(("TLS_PORT".into(), t.port.to_string()));
+        extra.push(("TLS_CERT".into(), t.files.cert.display().to_string()));
+        extra.push(("TLS_KEY".into(), t.files.key.display().to_string()));
     }
-    cmd.envs(opts.extra_env.iter().map(|(k, v)| (k, v)));
+    let env = ServerEnv {
+        host: opts.host.clone(),
+        port: opts.port,
+        echo_port: opts.echo_port,
+        workers: opts.workers,
+        extra,
+    };
+    let mut cmd = env.command(server, paths, &run);
+    cmd.stdout(log).stderr(log_err);
     new_group_pinned(&mut cmd, &opts.cpus);
     let child = cmd.spawn().map_err(|source| ProcessError::Spawn {
         server: server.id.clone(),
@@ -192,6 +227,21 @@ pub fn start(
     Ok(proc)
 }
 
+/// A port already listened on by some process is an error before the server starts.
+fn check_ports_free(server: &Server, opts: &StartOptions) -> Result<(), ProcessError> {
+    for addr in ready_addrs(server, opts)? {
+        let owners = listeners::owners(addr.port());
+        if !owners.is_empty() {
+            return Err(ProcessError::PortBusy {
+                server: server.id.clone(),
+                port: addr.port(),
+                owners: owners.join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The addresses the server should accept connections on.
 fn ready_addrs(server: &Server, opts: &StartOptions) -> Result<Vec<SocketAddr>, ProcessError> {
     let mut ports = Vec::new();
@@ -203,6 +253,9 @@ fn ready_addrs(server: &Server, opts: &StartOptions) -> Result<Vec<SocketAddr>, 
         opts.echo_port,
     ) {
         ports.push(p);
+    }
+    if let (true, Some(t)) = (serves_tls(server), &opts.tls) {
+        ports.push(t.port);
     }
     ports
         .into_iter()
@@ -360,7 +413,11 @@ impl ServerProcess {
         let start = Instant::now();
         let mut pending: Vec<SocketAddr> = addrs.to_vec();
         loop {
-            pending.retain(|a| TcpStream::connect_timeout(a, Duration::from_millis(200)).is_err());
+            let members = group_members(self.pgid);
+            pending.retain(|a| {
+                TcpStream::connect_timeout(a, Duration::from_millis(200)).is_err()
+                    || !listeners::listens(&members, a.port())
+            });
             if pending.is_empty() {
                 return Ok(());
             }
@@ -488,40 +545,9 @@ pub fn free_port(host: &str) -> std::io::Result<u16> {
     Ok(TcpListener::bind(addr)?.local_addr()?.port())
 }
 
-/// The last `lines` lines of a file (reads at most its last 256 KiB); empty if unreadable.
-pub fn log_tail(path: &Path, lines: usize) -> String {
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return String::new();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let from = len.saturating_sub(256 * 1024);
-    if f.seek(SeekFrom::Start(from)).is_err() {
-        return String::new();
-    }
-    let mut buf = Vec::new();
-    let _ = f.read_to_end(&mut buf);
-    last_lines(&String::from_utf8_lossy(&buf), lines)
-}
-
-/// The last `lines` lines of `text`.
-pub fn last_lines(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn log_tail_keeps_the_last_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("log");
-        let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
-        std::fs::write(&p, text).unwrap();
-        let tail = log_tail(&p, 3);
-        assert_eq!(tail, "line 28\nline 29\nline 30");
-    }
 
     #[test]
     fn free_port_is_bindable() {

@@ -99,11 +99,29 @@ fn wait(pid: i32, cancel: &AtomicBool, limit: Duration) -> (Option<i32>, libc::r
         if cancel.load(Ordering::Relaxed) || start.elapsed() > limit {
             cancelled = cancel.load(Ordering::Relaxed);
             timed_out = !cancelled;
-            // SAFETY: killing our own, not yet reaped child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // SAFETY: killing our own child's process group (the child leads it, not yet reaped).
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
             continue;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The run was cancelled while the tool ran: the flag is set, or the tool died of SIGINT or
+/// SIGTERM (sent to it by someone else) and the flag follows within a moment.
+fn interrupted(status: Option<i32>, cancel: &AtomicBool) -> bool {
+    let by_signal = status.is_some_and(|s| {
+        libc::WIFSIGNALED(s) && matches!(libc::WTERMSIG(s), libc::SIGINT | libc::SIGTERM)
+    });
+    let deadline = Instant::now() + Duration::from_millis(if by_signal { 500 } else { 0 });
+    loop {
+        if cancel.load(Ordering::SeqCst) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -135,7 +153,9 @@ pub fn run_load(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    crate::process::pin(&mut cmd, client_cpus);
+    // Its own process group: a terminal's Ctrl-C reaches serverbench only, which cancels the lap
+    // instead of seeing the tool die of SIGINT and recording a failure.
+    crate::process::new_group_pinned(&mut cmd, client_cpus);
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|source| LoadError::Spawn {
         command: command.clone(),
@@ -147,7 +167,7 @@ pub fn run_load(
     let wall_s = started.elapsed().as_secs_f64();
     let stdout = out.join().unwrap_or_default();
     let stderr = err.join().unwrap_or_default();
-    if cancelled {
+    if cancelled || interrupted(status, cancel) {
         return Err(LoadError::Cancelled);
     }
     if timed_out {

@@ -5,20 +5,23 @@
 //!
 //! The harness never prints: progress is reported as [`Event`]s to a callback.
 
+pub mod env;
 mod load;
 pub mod plan;
+mod running;
 mod server;
 
 pub use load::{run_load, LoadError, LoadOutcome};
 pub use plan::{affinity_cpus, pinning, Job, Plan};
+pub use running::Attached;
 
 use crate::catalog::Catalog;
 use crate::paths::Paths;
-use crate::results::env::{self, Pinning, Skipped};
 use crate::results::record::LapRecord;
 use crate::results::{self, clock, read_records, ResultsError, ResultsWriter};
 use crate::suite::Suite;
 use crate::tools::{self, InstallStep, Prepared, Target, ToolError};
+use serverbench_results::env::{Env, EnvError, Pinning, Resumed, Skipped};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,11 +47,19 @@ pub struct RunOptions {
     pub cancel: Arc<AtomicBool>,
     /// Run `verify::quick` before the first lap of each server.
     pub quick_verify: bool,
+    /// Servers already running (`run --url`), by the name they have in the catalog given to
+    /// [`run`] (as [`crate::catalog::Server::attached`]).
+    pub attached: Vec<Attached>,
 }
 
 /// Progress of a run.
 #[derive(Debug, Clone)]
 pub enum Event {
+    /// Before anything is measured: what takes the first seconds.
+    Preparing {
+        /// What is being done.
+        what: String,
+    },
     /// The results folder is ready; `total` laps are planned, `already` were recorded before.
     Started {
         /// Results folder.
@@ -149,6 +160,12 @@ pub enum RunError {
     /// `results.jsonl` could not be read or written.
     #[error(transparent)]
     Results(#[from] ResultsError),
+    /// The run's TLS certificate could not be made.
+    #[error(transparent)]
+    Cert(#[from] crate::certs::CertError),
+    /// `env.json` could not be written.
+    #[error(transparent)]
+    Env(#[from] EnvError),
     /// The load tool cannot be used.
     #[error(transparent)]
     Tool(#[from] ToolError),
@@ -197,28 +214,28 @@ fn prepare_dir(
     std::fs::create_dir_all(dir.join(results::LOGS_DIR)).map_err(io_err(&dir))?;
     let env_path = dir.join(results::ENV_FILE);
     let started = clock::rfc3339(now);
-    let mut value = env::collect(
-        paths,
-        catalog,
-        &opts.suite,
-        &opts.pinning,
-        skipped,
-        &started,
-    );
-    if opts.resume.is_some() {
-        if let Some(mut old) = std::fs::read_to_string(&env_path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        {
-            let entry = serde_json::json!({ "started_at": started, "pinning": opts.pinning });
-            match old.get_mut("resumed").and_then(|r| r.as_array_mut()) {
-                Some(list) => list.push(entry),
-                None => old["resumed"] = serde_json::json!([entry]),
-            }
-            value = old;
+    let old = match opts.resume {
+        Some(_) => Env::read(&env_path).ok().flatten(),
+        None => None,
+    };
+    let value = match old {
+        Some(mut old) => {
+            old.resumed.push(Resumed {
+                started_at: started,
+                pinning: opts.pinning.clone(),
+            });
+            old
         }
-    }
-    env::write(&env_path, &value).map_err(io_err(&env_path))?;
+        None => env::collect(
+            paths,
+            catalog,
+            &opts.suite,
+            &opts.pinning,
+            skipped,
+            &started,
+        ),
+    };
+    value.write(&env_path)?;
     Ok(dir)
 }
 
@@ -246,6 +263,13 @@ pub fn run(
             },
         });
     }
+    on_event(Event::Preparing {
+        what: format!(
+            "recording the environment ({} servers' versions) and preparing {}",
+            catalog.servers.len(),
+            opts.suite.tool
+        ),
+    });
     let dir = prepare_dir(opts, paths, catalog, &plan.skipped)?;
     let tool = tools::prepare(
         opts.suite.tool,
@@ -261,7 +285,12 @@ pub fn run(
         .iter()
         .map(LapRecord::key)
         .collect();
-    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done);
+    let tls_files = if plan.servers.iter().any(crate::process::serves_tls) {
+        Some(crate::certs::generate(&dir.join("tls"), &opts.host)?)
+    } else {
+        None
+    };
+    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done).with_tls(tls_files);
     on_event(Event::Started {
         dir: dir.clone(),
         servers: plan.servers.iter().map(|s| s.id.clone()).collect(),
@@ -299,6 +328,7 @@ fn check_tool(tool: &Prepared, plan: &Plan, suite: &Suite) -> Result<(), RunErro
         host: "127.0.0.1".into(),
         port: 1,
         echo_port: Some(2),
+        tls_port: None,
     };
     let mut state_jobs = plan.jobs.iter().filter(|j| j.lap == 1);
     state_jobs.try_for_each(|j| {
@@ -327,19 +357,17 @@ fn report_skips(plan: &Plan, on_event: &mut dyn FnMut(Event)) {
 /// Rewrites `skipped` in `env.json` (servers excluded during the run are added).
 fn record_skipped(dir: &Path, skipped: &[Skipped]) -> Result<(), RunError> {
     let env_path = dir.join(results::ENV_FILE);
-    if let Some(mut v) = std::fs::read_to_string(&env_path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-    {
-        v["skipped"] = serde_json::to_value(skipped).unwrap_or_default();
-        env::write(&env_path, &v).map_err(io_err(&env_path))?;
+    if let Ok(Some(mut env)) = Env::read(&env_path) {
+        env.skipped = skipped.to_vec();
+        env.write(&env_path)?;
     }
     Ok(())
 }
 
 /// Reads the suite recorded in a results folder's `env.json` (for `--resume DIR` alone).
 pub fn suite_of(dir: &Path) -> Option<Suite> {
-    let text = std::fs::read_to_string(dir.join(results::ENV_FILE)).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    serde_json::from_value(v.get("suite")?.clone()).ok()
+    let suite = Env::read(&dir.join(results::ENV_FILE)).ok()??.suite?;
+    serde_json::to_value(suite)
+        .and_then(serde_json::from_value)
+        .ok()
 }

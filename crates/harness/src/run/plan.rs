@@ -3,8 +3,8 @@
 
 use crate::catalog::{availability, Availability, Catalog, CatalogError, Feature, Server};
 use crate::paths::Paths;
-use crate::results::env::{Pinning, Skipped};
 use crate::suite::{Scenario, ServerSelection, Suite};
+use serverbench_results::env::{Pinning, Skipped};
 
 /// One measured lap to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,15 +2,17 @@
 //! profile, record failures, stop it.
 
 use super::plan::{Job, Plan};
+use super::running::Running;
 use super::{run_load, Event, LoadError, RunError, RunOptions};
 use crate::catalog::{Feature, Server};
 use crate::paths::{slug, Paths};
 use crate::process::{self, ServerProcess, StartOptions};
-use crate::results::env::Skipped;
 use crate::results::record::{LapRecord, LapStatus, LoadParams};
 use crate::results::{clock, ResultsWriter, LOGS_DIR};
 use crate::sampler::{Sampler, INTERVAL};
 use crate::tools::{Prepared, Target};
+use serverbench_results::env::Skipped;
+use serverbench_results::LapKey;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -19,7 +21,15 @@ use std::time::{Duration, Instant, SystemTime};
 /// Lines of server log kept in a failure.
 const LOG_TAIL: usize = 20;
 
-type Key = (String, String, String, u32);
+type Key = LapKey;
+
+/// One start of a server: which server, which lap, how many CPUs (a core sweep).
+#[derive(Debug, Clone, Copy)]
+struct Turn {
+    si: usize,
+    lap: u32,
+    cores: Option<u32>,
+}
 
 /// Progress across the whole run.
 pub(super) struct RunState<'a> {
@@ -34,6 +44,8 @@ pub(super) struct RunState<'a> {
     started: Instant,
     expected_left: f64,
     expected_done: f64,
+    /// The run's certificate, for servers that serve TLS.
+    tls_files: Option<crate::certs::TlsFiles>,
 }
 
 impl<'a> RunState<'a> {
@@ -56,6 +68,7 @@ impl<'a> RunState<'a> {
             started: Instant::now(),
             expected_left: 0.0,
             expected_done: 0.0,
+            tls_files: None,
         };
         s.expected_left = plan
             .jobs
@@ -64,6 +77,12 @@ impl<'a> RunState<'a> {
             .map(|j| s.expected_s(j))
             .sum();
         s
+    }
+
+    /// Servers that serve TLS get these certificate files (`TLS_CERT`, `TLS_KEY`).
+    pub(super) fn with_tls(mut self, files: Option<crate::certs::TlsFiles>) -> Self {
+        self.tls_files = files;
+        self
     }
 
     /// Laps already recorded before this run.
@@ -88,12 +107,12 @@ impl<'a> RunState<'a> {
 
     fn key(&self, j: &Job) -> Key {
         let s = &self.opts.suite;
-        (
-            self.plan.servers[j.server].id.clone(),
-            s.scenarios[j.scenario].name.clone(),
-            s.profiles[j.profile].name.clone(),
-            j.lap,
-        )
+        LapKey {
+            server: self.plan.servers[j.server].id.clone(),
+            scenario: s.scenarios[j.scenario].name.clone(),
+            profile: s.profiles[j.profile].name.clone(),
+            lap: j.lap,
+        }
     }
 
     /// Expected seconds for a lap: warm-up, load, and a little for start and stop.
@@ -128,7 +147,12 @@ impl<'a> RunState<'a> {
     }
 
     fn record(&self, j: &Job, status: LapStatus, failure: Option<String>) -> LapRecord {
-        let (server, scenario, profile, lap) = self.key(j);
+        let LapKey {
+            server,
+            scenario,
+            profile,
+            lap,
+        } = self.key(j);
         LapRecord {
             suite: self.opts.suite.name.clone(),
             server,
@@ -137,7 +161,7 @@ impl<'a> RunState<'a> {
             lap,
             status,
             failure,
-            tool: self.tool.tool.as_str().to_string(),
+            tool: self.tool.tool,
             started_at: clock::rfc3339(SystemTime::now()),
             wall_s: 0.0,
             params: self.params(j),
@@ -190,19 +214,47 @@ impl<'a> RunState<'a> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), RunError> {
         let pending = self.pending_jobs(si, lap);
+        let mut cores: Vec<Option<u32>> = pending.iter().map(|j| self.cores(j)).collect();
+        cores.dedup();
+        for c in cores {
+            let group: Vec<Job> = pending
+                .iter()
+                .filter(|j| self.cores(j) == c)
+                .copied()
+                .collect();
+            let turn = Turn { si, lap, cores: c };
+            self.server_turn(paths, turn, &group, writer, on_event)?;
+        }
+        Ok(())
+    }
+
+    /// The server CPU count of a job's profile (a core sweep), `None` for the run's pinning.
+    fn cores(&self, j: &Job) -> Option<u32> {
+        self.opts.suite.profiles[j.profile].cores
+    }
+
+    /// Starts a server once for its turn and runs `pending` on it.
+    fn server_turn(
+        &mut self,
+        paths: &Paths,
+        Turn { si, lap, cores }: Turn,
+        pending: &[Job],
+        writer: &mut ResultsWriter,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), RunError> {
         if pending.is_empty() {
             return Ok(());
         }
         let server = &self.plan.servers[si];
         if let Some((_, why)) = self.excluded.iter().find(|(s, _)| *s == si) {
             let why = format!("not run: {why}");
-            return self.fail_all(&pending, &why, writer, on_event);
+            return self.fail_all(pending, &why, writer, on_event);
         }
         on_event(Event::ServerStarting {
             server: server.id.clone(),
             lap,
         });
-        let (mut proc, target) = match self.start(paths, server, lap) {
+        let (mut proc, target) = match self.start_or_attach(paths, server, lap, cores) {
             Ok(p) => p,
             Err(why) => {
                 on_event(Event::ServerFailed {
@@ -210,7 +262,7 @@ impl<'a> RunState<'a> {
                     lap,
                     why: why.clone(),
                 });
-                return self.fail_all(&pending, &why, writer, on_event);
+                return self.fail_all(pending, &why, writer, on_event);
             }
         };
         if let Err(why) = self.verify_once(si, server, &target) {
@@ -224,9 +276,9 @@ impl<'a> RunState<'a> {
                 server: server.id.clone(),
                 why: why.clone(),
             });
-            return self.fail_all(&pending, &why, writer, on_event);
+            return self.fail_all(pending, &why, writer, on_event);
         }
-        self.run_jobs(&mut proc, &target, &pending, writer, on_event)?;
+        self.run_jobs(&mut proc, &target, pending, writer, on_event)?;
         proc.stop();
         Ok(())
     }
@@ -253,7 +305,7 @@ impl<'a> RunState<'a> {
     /// Measures each job on the running server; once it dies, the rest are recorded as not run.
     fn run_jobs(
         &mut self,
-        proc: &mut ServerProcess,
+        proc: &mut Running,
         target: &Target,
         pending: &[Job],
         writer: &mut ResultsWriter,
@@ -272,7 +324,7 @@ impl<'a> RunState<'a> {
             let Some(record) = self.measure(proc, target, j, on_event) else {
                 break; // interrupted: nothing recorded, `--resume` redoes this lap
             };
-            if record.status == LapStatus::Failed && proc.try_exit().is_some() {
+            if record.status == LapStatus::Failed && proc.exited().is_some() {
                 dead = record.failure.clone();
                 on_event(Event::ServerFailed {
                     server: record.server.clone(),
@@ -303,11 +355,29 @@ impl<'a> RunState<'a> {
         }
     }
 
+    /// Starts the server, or finds the one already running (`run --url`).
+    fn start_or_attach(
+        &self,
+        paths: &Paths,
+        server: &Server,
+        lap: u32,
+        cores: Option<u32>,
+    ) -> Result<(Running, Target), String> {
+        if server.is_attached() {
+            let a = self.opts.attached.iter().find(|a| a.name == server.id);
+            let a = a.ok_or_else(|| format!("{}: no URL given for it", server.id))?;
+            return Ok((Running::Attached { pid: a.pid }, a.target.clone()));
+        }
+        let (proc, target) = self.start(paths, server, lap, cores)?;
+        Ok((Running::Started(proc), target))
+    }
+
     fn start(
         &self,
         paths: &Paths,
         server: &Server,
         lap: u32,
+        cores: Option<u32>,
     ) -> Result<(ServerProcess, Target), String> {
         let host = &self.opts.host;
         let port = process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
@@ -324,11 +394,24 @@ impl<'a> RunState<'a> {
         so.host = host.clone();
         so.workers = self.opts.pinning.workers;
         so.cpus = self.opts.pinning.server_cpus.clone();
+        if let Some(n) = cores {
+            so.cpus.truncate(n as usize);
+            so.workers = n as usize;
+        }
+        if let (true, Some(files)) = (process::serves_tls(server), &self.tls_files) {
+            let port =
+                process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
+            so.tls = Some(process::TlsListener {
+                port,
+                files: files.clone(),
+            });
+        }
         let proc = process::start(server, paths, &so).map_err(|e| e.to_string())?;
         let target = Target {
             host: host.clone(),
             port,
             echo_port,
+            tls_port: so.tls.as_ref().map(|t| t.port),
         };
         Ok((proc, target))
     }
@@ -336,12 +419,17 @@ impl<'a> RunState<'a> {
     /// Warm-up and one measured lap; `None` when interrupted.
     fn measure(
         &mut self,
-        proc: &mut ServerProcess,
+        proc: &mut Running,
         target: &Target,
         j: &Job,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<LapRecord> {
-        let (server, scenario, profile, lap) = self.key(j);
+        let LapKey {
+            server,
+            scenario,
+            profile,
+            lap,
+        } = self.key(j);
         let params = self.params(j);
         let cpus = &self.opts.pinning.client_cpus;
         let cancel = &self.opts.cancel;
@@ -357,6 +445,7 @@ impl<'a> RunState<'a> {
             warm.requests = None;
             match run_load(self.tool, &warm, target, cpus, cancel) {
                 Err(LoadError::Cancelled) => return None,
+                Err(_) if cancel.load(Ordering::SeqCst) => return None,
                 Err(e) => {
                     let why = died(proc).unwrap_or_else(|| {
                         format!("warm-up failed: {e}\n{}", proc.log_tail(LOG_TAIL))
@@ -377,14 +466,16 @@ impl<'a> RunState<'a> {
         });
         let mut record = self.record(j, LapStatus::Ok, None);
         let t0 = Instant::now();
-        let sampler = Sampler::start(proc.pid(), INTERVAL, cpus.clone());
+        let sampler = proc
+            .pid()
+            .map(|pid| Sampler::start(pid, INTERVAL, cpus.clone()));
         let result = run_load(self.tool, &params, target, cpus, cancel);
         let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
-        let stats = sampler.finish(requests);
+        record.server_stats = sampler.map(|s| s.finish(requests));
         record.wall_s = t0.elapsed().as_secs_f64();
-        record.server_stats = Some(stats);
         match result {
             Err(LoadError::Cancelled) => return None,
+            Err(_) if cancel.load(Ordering::SeqCst) => return None,
             Err(e) => {
                 record.status = LapStatus::Failed;
                 record.failure = Some(died(proc).unwrap_or_else(|| {
@@ -407,7 +498,7 @@ impl<'a> RunState<'a> {
 pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
     let (sc, p) = (&s.scenarios[j.scenario], &s.profiles[j.profile]);
     LoadParams {
-        mode: sc.mode.as_str().to_string(),
+        mode: sc.mode,
         paths: sc.paths.clone(),
         connections: p.connections,
         threads: p.threads.unwrap_or(0),
@@ -418,12 +509,13 @@ pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
         warmup_s: s.warmup,
         message: sc.message.clone(),
         size: sc.size,
+        server_cpus: p.cores,
     }
 }
 
-/// If the server's leader has exited: its status and log tail.
-fn died(proc: &mut ServerProcess) -> Option<String> {
-    let status = proc.try_exit()?;
+/// If the server has exited: how, and its log tail.
+fn died(proc: &mut Running) -> Option<String> {
+    let status = proc.exited()?;
     Some(format!(
         "server exited during the lap ({status}); log tail:\n{}",
         proc.log_tail(LOG_TAIL)
@@ -443,3 +535,7 @@ fn quick_check(server: &Server, target: &Target) -> Result<(), String> {
         Err(report.failure_lines().join("; "))
     }
 }
+
+#[cfg(test)]
+#[path = "server_tests.rs"]
+mod tests;

@@ -4,15 +4,17 @@
 //! (how hard), the number of laps, the warm-up and the load tool.
 
 use crate::catalog::Feature;
-use crate::tools::Tool;
 use serde::{Deserialize, Serialize};
+pub use serverbench_results::Mode;
+use serverbench_results::Tool;
 use std::path::{Path, PathBuf};
 
 /// Default number of laps.
 pub const DEFAULT_LAPS: u32 = 3;
 /// Default warm-up in seconds.
 pub const DEFAULT_WARMUP_S: f64 = 2.0;
-/// The longest lap `--quick` keeps, in seconds.
+/// The longest lap `--quick` keeps for a suite's shortest profile, in seconds (longer profiles
+/// keep their ratio to it).
 pub const QUICK_MAX_DURATION_S: f64 = 2.0;
 
 /// A parse or validation error, naming the file, the line and the key.
@@ -56,29 +58,6 @@ pub enum ServerSelection {
 pub enum AllServers {
     /// Every server.
     All,
-}
-
-/// How load is applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// HTTP/1.1 requests on `PORT`.
-    Http,
-    /// TCP echo: a message repeated into large writes, bytes counted both ways.
-    TcpStream,
-    /// TCP echo: one message at a time, latency per round trip.
-    TcpPingpong,
-}
-
-impl Mode {
-    /// The spelling in suites and in `LoadParams::mode`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Http => "http",
-            Mode::TcpStream => "tcp-stream",
-            Mode::TcpPingpong => "tcp-pingpong",
-        }
-    }
 }
 
 /// One `[[scenario]]`: what is requested.
@@ -128,6 +107,13 @@ pub struct Profile {
     /// Open-loop rate, requests/s in total.
     #[serde(default)]
     pub rate: Option<f64>,
+    /// A core sweep: run each server at each of these server CPU counts (`[1, 2, 4, "all"]`),
+    /// `WORKERS` following; see [`Suite::expand_sweeps`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpus: Vec<CpuCount>,
+    /// Set by [`Suite::expand_sweeps`]: the server CPU count of this expanded profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<u32>,
 }
 
 /// A whole suite.
@@ -217,6 +203,11 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
         }
     };
     Ok(value * factor)
+}
+
+/// `d` times `factor`, to the millisecond (so labels read `18s`, not `17.999999s`).
+fn scaled(d: f64, factor: f64) -> f64 {
+    (d * factor * 1000.0).round() / 1000.0
 }
 
 /// Formats seconds the way suites write them: `500ms`, `2s`, `1.5s`.
@@ -343,6 +334,11 @@ impl Profile {
     }
 }
 
+mod changes;
+mod sweep;
+
+pub use sweep::CpuCount;
+
 impl Suite {
     /// Reads and validates a suite file.
     pub fn load(path: &Path) -> Result<Suite, SuiteError> {
@@ -435,23 +431,64 @@ impl Suite {
         Ok(())
     }
 
-    /// Shortens the suite for a smoke run (`--quick`): at most 2 laps of at most 2 s after at
-    /// most 0.5 s of warm-up; request counts divided by 10. Explicit overrides (`--laps`,
-    /// `-d`) are applied after this, so they win.
+    /// Shortens the suite for a smoke run (`--quick`): at most 2 laps after at most 0.5 s of
+    /// warm-up; the shortest timed profile is capped at 2 s and the longer ones keep their
+    /// ratio to it (10 s and 60 s become 2 s and 12 s), so each keeps its own label; request
+    /// counts are divided by 10. Explicit overrides (`--laps`, `-d`) are applied after this,
+    /// so they win.
     pub fn quicken(&mut self) {
         self.laps = self.laps.min(2);
         self.warmup = self.warmup.min(0.5);
+        let factor = self
+            .shortest_duration()
+            .map_or(1.0, |s| (QUICK_MAX_DURATION_S / s).min(1.0));
+        let originals = self.labels();
         for p in &mut self.profiles {
-            let duration = p.duration.map(|d| d.min(QUICK_MAX_DURATION_S));
+            let duration = p.duration.map(|d| scaled(d, factor));
             let requests = p.requests.map(|n| (n / 10).max(1));
             p.set_length(duration, requests);
         }
+        self.keep_labels_distinct(&originals);
     }
 
-    /// Every profile runs for `seconds` (`-d` with a suite), request-bounded ones included.
+    /// `-d` with a suite: the shortest timed profile runs for `seconds` and the longer ones
+    /// keep their ratio to it (tcp-echo's 10 s and 60 s with `-d 5s`: 5 s and 30 s), so no
+    /// two profiles end up with one label and pooled laps; request-bound profiles run for
+    /// `seconds`.
     pub fn set_duration(&mut self, seconds: f64) {
+        let factor = self.shortest_duration().map(|s| seconds / s);
+        let originals = self.labels();
         for p in &mut self.profiles {
-            p.set_length(Some(seconds), None);
+            let d = match (p.duration, factor) {
+                (Some(d), Some(f)) => scaled(d, f),
+                _ => seconds,
+            };
+            p.set_length(Some(d), None);
+        }
+        self.keep_labels_distinct(&originals);
+    }
+
+    /// The shortest duration of the timed profiles.
+    fn shortest_duration(&self) -> Option<f64> {
+        self.profiles
+            .iter()
+            .filter_map(|p| p.duration)
+            .min_by(f64::total_cmp)
+    }
+
+    fn labels(&self) -> Vec<String> {
+        self.profiles.iter().map(|p| p.name.clone()).collect()
+    }
+
+    /// Profiles an override gave one label (a request-bound one turned timed next to a timed
+    /// one) get their original label with the new length in brackets, so laps never pool.
+    fn keep_labels_distinct(&mut self, originals: &[String]) {
+        let labels = self.labels();
+        for (i, p) in self.profiles.iter_mut().enumerate() {
+            let shared = labels.iter().filter(|l| **l == labels[i]).count() > 1;
+            if shared && originals[i] != labels[i] {
+                p.name = format!("{} ({})", originals[i], p.length_label());
+            }
         }
     }
 

@@ -112,6 +112,8 @@ fn quick_shortens_laps_durations_warmup_and_requests() {
         requests: Some(10_000),
         pipeline: 1,
         rate: None,
+        server_cpus: Vec::new(),
+        cores: None,
     });
     s.quicken();
     assert_eq!((s.laps, s.warmup), (2, 0.5));
@@ -134,6 +136,8 @@ fn profile(name: &str, duration: Option<f64>, requests: Option<u64>) -> Profile 
         requests,
         pipeline: 1,
         rate: None,
+        server_cpus: Vec::new(),
+        cores: None,
     }
 }
 
@@ -167,6 +171,68 @@ fn set_duration_turns_request_bounded_profiles_into_timed_ones() {
         .iter()
         .all(|p| p.duration == Some(5.0) && p.requests.is_none()));
     assert_eq!(s.profiles[1].name, "n (5s)");
+}
+
+/// tcp-echo's four profiles: 1, 100 and 500 connections for 10 s, and 100 for 60 s.
+fn echo_profiles() -> Suite {
+    let mut s = Suite::parse(GOOD, Path::new("t")).unwrap();
+    s.profiles = vec![
+        profile("1conn/10s", Some(10.0), None),
+        profile("100conn/10s", Some(10.0), None),
+        profile("500conn/10s", Some(10.0), None),
+        profile("100conn/60s", Some(60.0), None),
+    ];
+    s.profiles[0].connections = 1;
+    s.profiles[2].connections = 500;
+    s
+}
+
+fn names_and_durations(s: &Suite) -> Vec<(String, Option<f64>)> {
+    s.profiles
+        .iter()
+        .map(|p| (p.name.clone(), p.duration))
+        .collect()
+}
+
+#[test]
+fn a_duration_override_scales_a_long_profile_so_it_keeps_its_own_label() {
+    let mut s = echo_profiles();
+    s.set_duration(5.0);
+    let got = names_and_durations(&s);
+    assert_eq!(got[1], ("100conn/5s".to_string(), Some(5.0)));
+    assert_eq!(got[3], ("100conn/30s".to_string(), Some(30.0)));
+    let mut s = echo_profiles();
+    s.set_duration(3.0);
+    assert_eq!(
+        names_and_durations(&s)[3],
+        ("100conn/18s".to_string(), Some(18.0))
+    );
+}
+
+#[test]
+fn quick_caps_the_shortest_profile_at_2_s_and_keeps_the_others_ratio() {
+    let mut s = echo_profiles();
+    s.quicken();
+    let names: Vec<String> = s.profiles.iter().map(|p| p.name.clone()).collect();
+    assert_eq!(
+        names,
+        vec!["1conn/2s", "100conn/2s", "500conn/2s", "100conn/12s"]
+    );
+}
+
+#[test]
+fn an_override_that_would_give_two_profiles_one_label_keeps_them_apart() {
+    let mut s = echo_profiles();
+    s.profiles
+        .push(profile("100conn/10000req", None, Some(10_000)));
+    s.set_duration(5.0);
+    let names: Vec<String> = s.profiles.iter().map(|p| p.name.clone()).collect();
+    assert_eq!(names[1], "100conn/10s (5s)");
+    assert_eq!(names[4], "100conn/10000req (5s)");
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
 }
 
 #[test]

@@ -77,6 +77,18 @@ impl Conn {
         self.stream.write_all(bytes)
     }
 
+    /// Writes `bytes` in writes of at most `piece` bytes with `pause` between them (Nagle is
+    /// off, so each write leaves as its own segment): what a slow client or a proxy sends.
+    pub fn send_pieces(&mut self, bytes: &[u8], piece: usize, pause: Duration) -> io::Result<()> {
+        for (i, chunk) in bytes.chunks(piece.max(1)).enumerate() {
+            if i > 0 {
+                std::thread::sleep(pause);
+            }
+            self.stream.write_all(chunk)?;
+        }
+        Ok(())
+    }
+
     /// Reads one response (to a GET: no HEAD handling).
     pub fn read_response(&mut self) -> io::Result<Response> {
         let deadline = Instant::now() + RESPONSE_DEADLINE;

@@ -1,13 +1,18 @@
 //! `serverbench verify`: start a server and check it against spec/contract.md.
 //!
-//! [`check_all`] runs the whole contract against addresses, [`quick`] a fast subset (one request
-//! per declared endpoint and a 1-byte echo) for the pre-lap check of `run`, and
-//! [`verify_server`] starts a catalog server on free ports, checks it and stops it.
+//! [`check_all`] runs the whole contract against addresses, then the shapes real clients send
+//! ([`shapes`], [`pipeline`]); [`quick`] is a fast subset (one request per declared endpoint and
+//! a 1-byte echo) for the pre-lap check of `run`, and [`verify_server`] starts a catalog server
+//! on free ports, checks it and stops it.
 
 pub mod checks;
 pub mod diff;
 pub mod echo;
+#[cfg(test)]
+mod fixture;
 pub mod http;
+pub mod pipeline;
+pub mod shapes;
 
 pub use diff::Diff;
 
@@ -155,6 +160,7 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
             out.push(checks::check_keep_alive(addr, e, 100));
             out.push(checks::check_pipelining(addr, &good, 16));
             out.push(checks::check_http10(addr, e));
+            out.extend(real_world(addr, e, &good));
         }
     }
     if let (Some(addr), true) = (targets.echo, features.contains(&Feature::Echo)) {
@@ -165,6 +171,23 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
     }
     out
 }
+
+/// The shapes real clients send (issue 18): trickled and split requests, HTTP/1.0 keep-alive,
+/// deep pipelining on many connections, a large head, garbage, many connections at once.
+pub fn real_world(addr: SocketAddr, e: &checks::Endpoint, good: &[checks::Endpoint]) -> Vec<Check> {
+    vec![
+        shapes::check_trickle(addr, e),
+        shapes::check_split_crlf(addr, e),
+        shapes::check_http10_keep_alive(addr, e),
+        pipeline::check_deep(addr, &pipeline::small(good), pipeline::DEEP),
+        shapes::check_big_head(addr, e),
+        shapes::check_garbage(addr, e),
+        shapes::check_connections(addr, e, CONNECTIONS_AT_ONCE),
+    ]
+}
+
+/// Connections of the many-connections check.
+pub const CONNECTIONS_AT_ONCE: usize = 200;
 
 /// A fast subset: one request per declared endpoint and a 1-byte echo.
 pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
@@ -271,4 +294,56 @@ fn free_ports(host: &str, server: &Server) -> std::io::Result<(u16, Option<u16>)
         None
     };
     Ok((port, echo))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Deviation;
+
+    /// The names of the real-world checks, run against a port nobody listens on.
+    fn real_world_names() -> Vec<String> {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap();
+        let e = checks::ENDPOINTS[0];
+        let mut names: Vec<String> = real_world(addr, &e, &[e])
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        names.push(checks::check_http10(addr, &e).name);
+        names
+    }
+
+    #[test]
+    fn each_deviation_covers_the_checks_it_names_and_no_other() {
+        let names = real_world_names();
+        let covered = |d: Deviation| -> Vec<&str> {
+            names
+                .iter()
+                .filter(|n| d.covers(n))
+                .map(String::as_str)
+                .collect()
+        };
+        assert_eq!(
+            covered(Deviation::Http10),
+            vec![
+                "HTTP/1.0 GET /hello with Connection: keep-alive, twice",
+                "HTTP/1.0 GET /hello"
+            ]
+        );
+        assert_eq!(
+            covered(Deviation::Http10KeepAlive),
+            vec!["HTTP/1.0 GET /hello with Connection: keep-alive, twice"]
+        );
+        let split = covered(Deviation::SplitRequestLine);
+        assert_eq!(
+            split[0],
+            "GET /hello sent 3 bytes at a time, twice on one connection"
+        );
+        assert!(split[1].starts_with("16 requests pipelined"), "{split:?}");
+        assert_eq!(split.len(), 2);
+        assert_eq!(covered(Deviation::DeepPipelining).len(), 1);
+        assert!(covered(Deviation::DeepPipelining)[0].starts_with("16 requests pipelined"));
+    }
 }

@@ -2,8 +2,8 @@
 
 #![allow(dead_code)]
 
-use serverbench_harness::catalog::{Catalog, Server};
-use serverbench_harness::paths::Paths;
+use serverbench_catalog::paths::Paths;
+use serverbench_catalog::{Catalog, Server};
 use std::path::PathBuf;
 
 /// The fixture catalog's root.

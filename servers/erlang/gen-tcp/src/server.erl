@@ -5,6 +5,7 @@
 -export([main/0, start/0, acceptor/2, http_conn/1, echo_conn/1, pingpong_worker/0]).
 
 -define(PAYLOAD_SIZE, 1048576).
+-define(MAX_LINE, 65536).
 -define(LISTEN_OPTS, [binary, {active, false}, {reuseaddr, true}, {backlog, 1024},
                       {nodelay, true}]).
 
@@ -31,7 +32,10 @@ start() ->
     persistent_term:put(payload, payload()),
     register(pingpong, spawn_link(fun pingpong_worker/0)),
     Opts = [Family, {ip, Addr} | ?LISTEN_OPTS],
-    {ok, HttpL} = gen_tcp:listen(Port, [{packet, http_bin} | Opts]),
+    %% packet_size: header lines up to 64 KiB are accepted; without it a line longer than the
+    %% socket's small default buffer (an 8 KiB Cookie) fails with emsgsize and the connection
+    %% is dropped unanswered.
+    {ok, HttpL} = gen_tcp:listen(Port, [{packet, http_bin}, {packet_size, ?MAX_LINE} | Opts]),
     %% A 64 KiB user-space buffer for echo: the small default costs ~10x in throughput.
     {ok, EchoL} = gen_tcp:listen(EchoPort, [{packet, raw}, {buffer, 65536} | Opts]),
     %% One acceptor per scheduler for each listener; every connection gets its own process.

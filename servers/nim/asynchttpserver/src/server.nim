@@ -29,14 +29,23 @@ proc serveHttp(cfg: Config) {.async.} =
   let octets = newHttpHeaders({"Content-Type": "application/octet-stream"})
 
   proc handler(req: Request) {.async, gcsafe.} =
+    # HTTP/1.0 with `Connection: keep-alive` (ab -k): asynchttpserver keeps the connection open
+    # but does not say so, and a 1.0 client closes unless the response says it.
+    let keep10 = req.protocol.minor == 0 and
+      cmpIgnoreCase(req.headers.getOrDefault("connection"), "keep-alive") == 0
+    proc typed(base: HttpHeaders): HttpHeaders =
+      if keep10:
+        newHttpHeaders({"Content-Type": $base["Content-Type"], "Connection": "keep-alive"})
+      else:
+        base
     case req.url.path
-    of "/hello": await req.respond(Http200, "Hello World!", plain)
-    of "/hey": await req.respond(Http200, "Hey!", plain)
-    of "/hell": await req.respond(Http200, "Hell!", plain)
-    of "/about": await req.respond(Http200, "<html><body>About page</body></html>", html)
-    of "/json": await req.respond(Http200, $(%*{"message": "Hello, World!"}), jsonType)
-    of "/payload": await req.respond(Http200, payload, octets)
-    else: await req.respond(Http404, "Not Found", plain)
+    of "/hello": await req.respond(Http200, "Hello World!", typed(plain))
+    of "/hey": await req.respond(Http200, "Hey!", typed(plain))
+    of "/hell": await req.respond(Http200, "Hell!", typed(plain))
+    of "/about": await req.respond(Http200, "<html><body>About page</body></html>", typed(html))
+    of "/json": await req.respond(Http200, $(%*{"message": "Hello, World!"}), typed(jsonType))
+    of "/payload": await req.respond(Http200, payload, typed(octets))
+    else: await req.respond(Http404, "Not Found", typed(plain))
 
   let server = newAsyncHttpServer(reuseAddr = true, reusePort = true, maxBody = 1 shl 20)
   await server.serve(Port(cfg.port), handler, cfg.host, assumedDescriptorsPerRequest = 5,

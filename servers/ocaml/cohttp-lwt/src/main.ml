@@ -23,13 +23,43 @@ let pingpong () =
   let* () = Lwt_mvar.put mailbox reply in
   answer
 
-let respond ?(status = `OK) content_type body =
-  let headers = Cohttp.Header.init_with "content-type" content_type in
-  Cohttp_lwt_unix.Server.respond_string ~headers ~status ~body ()
+(* cohttp 4.0.0 closes every HTTP/1.0 connection after a [`Response]: [Request.is_keep_alive]
+   is false for any HTTP/1.0 request (cohttp/src/request.ml), even one that asks for
+   keep-alive as ab -k does. An [`Expert] response keeps the connection open (cohttp-lwt's
+   server loop reads the next request after it), so such a request gets one that says
+   [Connection: keep-alive]. *)
+let http10_keep_alive req =
+  Cohttp.Request.version req = `HTTP_1_0
+  &&
+  match Cohttp.Header.get (Cohttp.Request.headers req) "connection" with
+  | Some v -> String.lowercase_ascii (String.trim v) = "keep-alive"
+  | None -> false
+
+let respond req ?(status = `OK) content_type body =
+  if http10_keep_alive req then
+    let headers =
+      Cohttp.Header.of_list
+        [
+          ("content-type", content_type);
+          ("content-length", string_of_int (String.length body));
+          ("connection", "keep-alive");
+        ]
+    in
+    let res = Cohttp.Response.make ~status ~headers () in
+    let write_body _ic oc =
+      let* () = Lwt_io.write oc body in
+      Lwt_io.flush oc
+    in
+    Lwt.return (`Expert (res, write_body))
+  else
+    let headers = Cohttp.Header.init_with "content-type" content_type in
+    let+ response = Cohttp_lwt_unix.Server.respond_string ~headers ~status ~body () in
+    `Response response
 
 let octets = "application/octet-stream"
 
 let callback _conn req _body =
+  let respond = respond req in
   match Uri.path (Cohttp.Request.uri req) with
   | "/hello" -> respond "text/plain" "Hello World!"
   | "/hey" -> respond "text/plain" "Hey!"
@@ -84,7 +114,7 @@ let serve http echo =
   Lwt.async pingpong_worker;
   Lwt.async (fun () -> echo_accept echo);
   Cohttp_lwt_unix.Server.create ~mode:(`TCP (`Socket http))
-    (Cohttp_lwt_unix.Server.make ~callback ())
+    (Cohttp_lwt_unix.Server.make_response_action ~callback ())
 
 (* Forks WORKERS - 1 children; the parent forwards SIGTERM to them and exits. *)
 let fork_workers n =

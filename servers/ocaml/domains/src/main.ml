@@ -161,7 +161,10 @@ let serve_http fd =
             else if length <= avail then answer (body_start + length)
             else `Skip (length - avail)
       in
-      let result = if skip > n then `Skip (skip - n) else answer (filled + skipped) in
+      (* A kept incomplete request starts at 0, so the search for its end starts there too
+         (its "\r\n\r\n" may straddle the old and the new bytes); body bytes owed to a
+         previous request only ever arrive into an empty buffer. *)
+      let result = if skip > n then `Skip (skip - n) else answer skipped in
       flush_out fd out;
       match result with
       | `Close -> ()

@@ -8,7 +8,7 @@ pub fn render(r: &LoadResult) -> String {
     let mut s = String::new();
     let mode = match r.connection_mode.as_deref() {
         Some("new-conn") => format!("{}, a new connection per request", r.mode),
-        _ => r.mode.clone(),
+        _ => r.mode.to_string(),
     };
     let _ = writeln!(
         s,
@@ -18,7 +18,7 @@ pub fn render(r: &LoadResult) -> String {
         r.connections,
         r.duration_s
     );
-    let what = if r.mode == "tcp-stream" {
+    let what = if r.mode.is_stream() {
         "messages"
     } else {
         "requests"
@@ -37,7 +37,7 @@ pub fn render(r: &LoadResult) -> String {
             bytes(r.bytes_per_connection.unwrap_or(0.0) as u64)
         );
     }
-    if r.requests > 0 && r.mode != "tcp-stream" {
+    if r.requests > 0 && !r.mode.is_stream() {
         latency(&mut s, "Latency", &r.latency_us);
         if let Some(u) = &r.latency_us_uncorrected {
             latency(&mut s, "Uncorrected", u);
@@ -181,11 +181,12 @@ fn bytes(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_engine::result::Mode;
 
     #[test]
     fn summary_lists_percentiles_status_and_errors() {
         let mut r = LoadResult {
-            mode: "http".into(),
+            mode: Mode::Http,
             target: vec!["http://127.0.0.1:1/".into()],
             requests: 10,
             ..Default::default()
@@ -215,7 +216,7 @@ mod tests {
         };
         tls.errors.insert("handshake eof".into(), 3);
         let mut r = LoadResult {
-            mode: "http".into(),
+            mode: Mode::Http,
             connection_mode: Some("new-conn".into()),
             requests: 100,
             client_cpu_us_per_request: Some(61.5),

@@ -1,0 +1,29 @@
+//! serverbench-analysis owns the statistics of a results folder: [`stats`] (medians, bootstrap
+//! intervals, ranks), [`summary`] (one table per scenario x profile), [`diagnostics`] (every
+//! warning, in one pass), [`scaling`] (core sweeps) and [`compare`] (two folders, server by
+//! server).
+//!
+//! Pure functions over [`serverbench_results`] values: no I/O, no processes, no printing.
+
+pub mod compare;
+pub mod diagnostics;
+pub mod scaling;
+pub mod stats;
+pub mod summary;
+pub mod warnings;
+
+use serverbench_results::env::Env;
+use serverbench_results::record::LapRecord;
+
+/// The summary every report shows: [`summary::summarize`] with every warning of
+/// [`diagnostics::diagnose`]. `env` is the results folder's `env.json` (it tells how many CPUs
+/// the server was given).
+pub fn analyze(
+    records: &[LapRecord],
+    baseline: Option<&str>,
+    env: Option<&Env>,
+) -> summary::Summary {
+    let mut summary = summary::summarize(records, baseline);
+    summary.warnings = diagnostics::diagnose(&summary, records, env);
+    summary
+}

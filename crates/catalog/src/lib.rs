@@ -1,0 +1,376 @@
+//! serverbench-catalog owns the catalog: every `servers/<language>/<name>/server.toml`, parsed
+//! strictly and validated; where the project and its cache live ([`paths`]); whether a server can
+//! run here ([`availability`]); its setup with content-hash stamps ([`setup`]); and the one
+//! environment a manifest's commands run with ([`command`]), for setup, start and version alike.
+//!
+//! A broken manifest does not hide the others: [`Catalog::load`] keeps it in
+//! [`Catalog::broken`] with its error, and [`Catalog::get`] returns that error for its id.
+//!
+//! It must not generate load, sample processes or know about results.
+
+mod availability;
+pub mod command;
+pub mod custom;
+pub mod logs;
+pub mod manifest;
+pub mod paths;
+pub mod setup;
+
+pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};
+pub use manifest::{Commands, Deviation, Manifest, Requires};
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A feature of the server contract (spec/contract.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Feature {
+    /// `GET /hello`.
+    Hello,
+    /// `/hey`, `/hell`, `/about` and the 404.
+    Routes,
+    /// `GET /json`.
+    Json,
+    /// `GET /payload`: 1 MiB.
+    Payload,
+    /// `GET /pingpong`: 1 MiB through a worker.
+    Pingpong,
+    /// TCP echo on `ECHO_PORT`.
+    Echo,
+    /// The same HTTP contract over HTTPS (TLS, HTTP/1.1) on `TLS_PORT`, with the certificate and
+    /// key the harness hands over in `TLS_CERT` and `TLS_KEY`.
+    Tls,
+    /// HTTP/2 over TLS (negotiated by ALPN) on `TLS_PORT`.
+    H2,
+    /// HTTP/2 over cleartext with prior knowledge on `PORT`.
+    H2c,
+}
+
+impl Feature {
+    /// Every feature, in contract order.
+    pub const ALL: [Feature; 9] = [
+        Feature::Hello,
+        Feature::Routes,
+        Feature::Json,
+        Feature::Payload,
+        Feature::Pingpong,
+        Feature::Echo,
+        Feature::Tls,
+        Feature::H2,
+        Feature::H2c,
+    ];
+
+    /// The manifest spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Feature::Hello => "hello",
+            Feature::Routes => "routes",
+            Feature::Json => "json",
+            Feature::Payload => "payload",
+            Feature::Pingpong => "pingpong",
+            Feature::Echo => "echo",
+            Feature::Tls => "tls",
+            Feature::H2 => "h2",
+            Feature::H2c => "h2c",
+        }
+    }
+
+    /// True for the endpoints served over HTTP on `PORT` (not echo, not the transports).
+    pub fn is_http(self) -> bool {
+        matches!(
+            self,
+            Feature::Hello | Feature::Routes | Feature::Json | Feature::Payload | Feature::Pingpong
+        )
+    }
+
+    /// True for the transports the endpoints are also served over (`tls`, `h2`, `h2c`).
+    pub fn is_transport(self) -> bool {
+        matches!(self, Feature::Tls | Feature::H2 | Feature::H2c)
+    }
+
+    /// Parses the manifest spelling.
+    pub fn parse(s: &str) -> Option<Feature> {
+        Feature::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Errors of the catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// A file or folder could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A manifest is malformed or invalid.
+    #[error("{}:{line}: key `{key}`: {message}", file.display())]
+    Manifest {
+        /// The `server.toml`.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The key (`table.key` inside a table).
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// No server has this id.
+    #[error("no server `{id}` in the catalog{}", closest_hint(closest))]
+    UnknownServer {
+        /// The id asked for.
+        id: String,
+        /// The closest ids that exist.
+        closest: Vec<String>,
+    },
+}
+
+fn closest_hint(closest: &[String]) -> String {
+    if closest.is_empty() {
+        String::new()
+    } else {
+        format!(" (closest: {})", closest.join(", "))
+    }
+}
+
+/// A server of the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    /// `<language>/<name>`.
+    pub id: String,
+    /// The server's folder (absolute).
+    pub dir: PathBuf,
+    /// The parsed manifest.
+    pub manifest: Manifest,
+}
+
+impl Server {
+    /// `<dir>/server.toml`.
+    pub fn manifest_path(&self) -> PathBuf {
+        self.dir.join("server.toml")
+    }
+
+    /// True when the server implements `feature`.
+    pub fn implements(&self, feature: Feature) -> bool {
+        self.manifest.implements(feature)
+    }
+
+    /// True when it serves HTTP on `PORT`.
+    pub fn serves_http(&self) -> bool {
+        self.manifest.implements.iter().any(|f| f.is_http())
+    }
+}
+
+/// A server folder whose manifest is broken.
+#[derive(Debug)]
+pub struct BrokenServer {
+    /// `<language>/<name>` of the folder.
+    pub id: String,
+    /// The folder.
+    pub dir: PathBuf,
+    /// Why it is broken.
+    pub error: CatalogError,
+}
+
+/// Every server of `<root>/servers`, sorted by id.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    /// Servers with a valid manifest.
+    pub servers: Vec<Server>,
+    /// Server folders with a broken manifest.
+    pub broken: Vec<BrokenServer>,
+}
+
+impl Catalog {
+    /// Reads every `<root>/servers/*/*/server.toml`. Only an unreadable `servers/` folder is an
+    /// error; a broken manifest goes to [`Catalog::broken`].
+    pub fn load(root: &Path) -> Result<Catalog, CatalogError> {
+        let servers_dir = root.join("servers");
+        let mut catalog = Catalog::default();
+        for lang_dir in sorted_subdirs(&servers_dir)? {
+            for dir in sorted_subdirs(&lang_dir)? {
+                if !dir.join("server.toml").is_file() {
+                    continue;
+                }
+                let id = format!("{}/{}", file_name(&lang_dir), file_name(&dir));
+                match load_server(&id, &dir) {
+                    Ok(server) => catalog.servers.push(server),
+                    Err(error) => catalog.broken.push(BrokenServer { id, dir, error }),
+                }
+            }
+        }
+        Ok(catalog)
+    }
+
+    /// The server with this id; a broken one gives its manifest error, an unknown one an error
+    /// listing the closest ids.
+    pub fn get(&self, id: &str) -> Result<&Server, CatalogError> {
+        if let Some(s) = self.servers.iter().find(|s| s.id == id) {
+            return Ok(s);
+        }
+        if let Some(b) = self.broken.iter().find(|b| b.id == id) {
+            return Err(reload_error(b));
+        }
+        Err(CatalogError::UnknownServer {
+            id: id.to_string(),
+            closest: closest_ids(id, self.ids()),
+        })
+    }
+
+    /// Every id (valid and broken), sorted.
+    pub fn ids(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = self.servers.iter().map(|s| s.id.as_str()).collect();
+        ids.extend(self.broken.iter().map(|b| b.id.as_str()));
+        ids.sort_unstable();
+        ids
+    }
+}
+
+/// Errors are not `Clone` (io::Error); rebuild an equivalent one for `get`.
+fn reload_error(b: &BrokenServer) -> CatalogError {
+    match &b.error {
+        CatalogError::Manifest {
+            file,
+            line,
+            key,
+            message,
+        } => CatalogError::Manifest {
+            file: file.clone(),
+            line: *line,
+            key: key.clone(),
+            message: message.clone(),
+        },
+        CatalogError::Io { path, source } => CatalogError::Io {
+            path: path.clone(),
+            source: std::io::Error::new(source.kind(), source.to_string()),
+        },
+        CatalogError::UnknownServer { id, closest } => CatalogError::UnknownServer {
+            id: id.clone(),
+            closest: closest.clone(),
+        },
+    }
+}
+
+/// Parses and validates one server folder.
+pub fn load_server(id: &str, dir: &Path) -> Result<Server, CatalogError> {
+    let file = dir.join("server.toml");
+    let text = std::fs::read_to_string(&file).map_err(|source| CatalogError::Io {
+        path: file.clone(),
+        source,
+    })?;
+    let manifest = Manifest::parse(&text, &file)?;
+    validate(id, dir, &file, &text, &manifest)?;
+    Ok(Server {
+        id: id.to_string(),
+        dir: dir.to_path_buf(),
+        manifest,
+    })
+}
+
+fn validate(
+    id: &str,
+    dir: &Path,
+    file: &Path,
+    text: &str,
+    m: &Manifest,
+) -> Result<(), CatalogError> {
+    let invalid = |key: &str, message: String| CatalogError::Manifest {
+        file: file.to_path_buf(),
+        line: manifest::line_of_key(text, key),
+        key: key.to_string(),
+        message,
+    };
+    if m.name != id {
+        return Err(invalid(
+            "name",
+            format!("is \"{}\" but the folder is servers/{id}", m.name),
+        ));
+    }
+    if m.implements.is_empty() {
+        return Err(invalid("implements", "declares no feature".into()));
+    }
+    if m.commands.run.trim().is_empty() {
+        return Err(invalid("commands.run", "is empty".into()));
+    }
+    if let Some(missing) = m
+        .requires
+        .lockfiles
+        .iter()
+        .find(|l| !dir.join(l.as_str()).is_file())
+    {
+        return Err(invalid(
+            "requires.lockfiles",
+            format!("lockfile {missing} does not exist in {}", dir.display()),
+        ));
+    }
+    Ok(())
+}
+
+fn sorted_subdirs(dir: &Path) -> Result<Vec<PathBuf>, CatalogError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| CatalogError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !file_name(p).starts_with('.'))
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Up to three ids closest to `id` (substring matches first, then by edit distance).
+pub fn closest_ids(id: &str, ids: Vec<&str>) -> Vec<String> {
+    let mut scored: Vec<(usize, &str)> = ids
+        .into_iter()
+        .map(|c| {
+            let d = if c.contains(id) || id.contains(c) {
+                0
+            } else {
+                edit_distance(id, c)
+            };
+            (d, c)
+        })
+        .filter(|(d, c)| *d <= c.len().max(id.len()) / 2 + 1)
+        .collect();
+    scored.sort();
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests;

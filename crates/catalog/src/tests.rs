@@ -1,0 +1,174 @@
+use super::*;
+
+const MANIFEST: &str = r#"name = "NAME"
+language = "Python"
+framework = "http.server"
+framework_version = "3.11"
+description = "A fixture."
+implements = ["hello"]
+tuning = "none"
+
+[requires]
+commands = ["sh"]
+LOCK
+
+[commands]
+run = "exec python3 server.py"
+version = "python3 --version"
+"#;
+
+fn write_server(root: &Path, id: &str, name: &str, lock: &str) -> PathBuf {
+    let dir = root.join("servers").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = MANIFEST.replace("NAME", name).replace("LOCK", lock);
+    std::fs::write(dir.join("server.toml"), text).unwrap();
+    dir
+}
+
+fn manifest_error(err: CatalogError) -> (PathBuf, usize, String, String) {
+    match err {
+        CatalogError::Manifest {
+            file,
+            line,
+            key,
+            message,
+        } => (file, line, key, message),
+        other => panic!("expected a manifest error, got {other}"),
+    }
+}
+
+#[test]
+fn name_differing_from_the_folder_is_an_error_on_the_name_line() {
+    let root = tempfile::tempdir().unwrap();
+    write_server(root.path(), "py/a", "py/b", "");
+    let catalog = Catalog::load(root.path()).unwrap();
+    assert!(catalog.servers.is_empty());
+    let (file, line, key, message) = manifest_error(catalog.get("py/a").unwrap_err());
+    assert!(file.ends_with("servers/py/a/server.toml"));
+    assert_eq!((line, key.as_str()), (1, "name"), "{message}");
+}
+
+#[test]
+fn missing_lockfile_is_an_error_naming_the_lockfile() {
+    let root = tempfile::tempdir().unwrap();
+    write_server(
+        root.path(),
+        "py/a",
+        "py/a",
+        "lockfiles = [\"requirements.lock\"]",
+    );
+    let catalog = Catalog::load(root.path()).unwrap();
+    let (_, line, key, message) = manifest_error(catalog.get("py/a").unwrap_err());
+    assert_eq!((line, key.as_str()), (11, "requires.lockfiles"));
+    assert!(message.contains("requirements.lock"), "{message}");
+}
+
+#[test]
+fn present_lockfile_passes_validation() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = write_server(root.path(), "py/a", "py/a", "lockfiles = [\"r.lock\"]");
+    std::fs::write(dir.join("r.lock"), "x").unwrap();
+    let catalog = Catalog::load(root.path()).unwrap();
+    assert_eq!(catalog.get("py/a").unwrap().id, "py/a");
+}
+
+#[test]
+fn a_broken_manifest_does_not_hide_the_others() {
+    let root = tempfile::tempdir().unwrap();
+    write_server(root.path(), "py/good", "py/good", "");
+    write_server(root.path(), "py/bad", "py/bad", "pip = []");
+    let catalog = Catalog::load(root.path()).unwrap();
+    assert_eq!(catalog.servers.len(), 1);
+    assert_eq!(catalog.broken.len(), 1);
+    let msg = catalog.broken[0].error.to_string();
+    assert!(msg.contains("server.toml:11: key `requires.pip`"), "{msg}");
+    assert_eq!(catalog.ids(), vec!["py/bad", "py/good"]);
+}
+
+#[test]
+fn unknown_server_lists_the_closest_ids() {
+    let root = tempfile::tempdir().unwrap();
+    write_server(root.path(), "node/http", "node/http", "");
+    write_server(root.path(), "rust/hyper", "rust/hyper", "");
+    let catalog = Catalog::load(root.path()).unwrap();
+    let err = catalog.get("node/htp").unwrap_err();
+    match &err {
+        CatalogError::UnknownServer { closest, .. } => assert_eq!(closest[0], "node/http"),
+        other => panic!("unexpected {other}"),
+    }
+    assert!(err.to_string().contains("closest: node/http"), "{err}");
+}
+
+#[test]
+fn folders_without_a_manifest_are_ignored() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("servers/go/empty")).unwrap();
+    let catalog = Catalog::load(root.path()).unwrap();
+    assert!(catalog.ids().is_empty());
+}
+
+#[test]
+fn features_round_trip_through_their_spelling() {
+    for f in Feature::ALL {
+        assert_eq!(Feature::parse(f.as_str()), Some(f));
+    }
+    assert!(!Feature::Echo.is_http());
+}
+
+#[test]
+fn a_declared_http10_deviation_is_parsed_with_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_server(tmp.path(), "python/dev", "python/dev", "");
+    let path = dir.join("server.toml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "[requires]",
+        "[deviations]\nhttp10 = \"answers 505\"\n\n[requires]",
+    );
+    std::fs::write(&path, text).unwrap();
+    let catalog = Catalog::load(tmp.path()).unwrap();
+    let server = catalog.get("python/dev").unwrap();
+    let reason = server.manifest.deviations.get(&Deviation::Http10);
+    assert_eq!(reason.map(String::as_str), Some("answers 505"));
+    assert!(Deviation::Http10.covers("HTTP/1.0 GET /hello"));
+    assert!(!Deviation::Http10.covers("GET /hello"));
+}
+
+#[test]
+fn deviation_keys_are_snake_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_server(tmp.path(), "python/dev", "python/dev", "");
+    let path = dir.join("server.toml");
+    let keys = "http10_keep_alive = \"a\"\nsplit_request_line = \"b\"\ndeep_pipelining = \"c\"";
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("[requires]", &format!("[deviations]\n{keys}\n\n[requires]"));
+    std::fs::write(&path, text).unwrap();
+    let catalog = Catalog::load(tmp.path()).unwrap();
+    let declared: Vec<&str> = catalog
+        .get("python/dev")
+        .unwrap()
+        .manifest
+        .deviations
+        .keys()
+        .map(|d| d.as_str())
+        .collect();
+    assert_eq!(
+        declared,
+        vec!["http10_keep_alive", "split_request_line", "deep_pipelining"]
+    );
+}
+
+#[test]
+fn an_unknown_deviation_is_a_manifest_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_server(tmp.path(), "python/dev", "python/dev", "");
+    let path = dir.join("server.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("[requires]", "[deviations]\nhttp2 = \"no\"\n\n[requires]");
+    std::fs::write(&path, text).unwrap();
+    let err = load_server("python/dev", &dir).unwrap_err();
+    let (file, line, _, _) = manifest_error(err);
+    assert!(file.ends_with("server.toml"));
+    assert!(line > 0);
+}

@@ -1,0 +1,262 @@
+//! Benchmarking your own server: a command (`run --server NAME=COMMAND`) ranked beside a catalog
+//! server in one run, a server already running (`run --url NAME=URL --pid PID`), and
+//! `verify --url`. The servers here are written by the tests themselves.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/run-catalog")
+}
+
+fn serverbench(args: &[&str], tmp: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(args)
+        .env("SERVERBENCH_CACHE", tmp.join("cache"))
+        .current_dir(tmp)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A user's server: Python's http.server on $HOST:$PORT answering /hello.
+const MY_SERVER: &str = r#"
+import os
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        body = b"Hello World!"
+        self.send_response(200 if self.path == "/hello" else 404)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+ThreadingHTTPServer((os.environ["HOST"], int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+fn records(results: &Path) -> Vec<serde_json::Value> {
+    let dir = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("results.jsonl").is_file())
+        .expect("a results folder");
+    let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn your_own_command_is_ranked_beside_a_catalog_server_in_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("my_server.py"), MY_SERVER).unwrap();
+    let root = fixture_root();
+    let results = tmp.path().join("results");
+    let out = serverbench(
+        &[
+            "run",
+            "--root",
+            root.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+            "--servers",
+            "python/fast",
+            "--server",
+            "mine=exec python3 my_server.py",
+            "-c",
+            "2",
+            "-d",
+            "1s",
+            "--laps",
+            "1",
+            "--warmup",
+            "0s",
+        ],
+        tmp.path(),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("mine") && stdout.contains("python/fast"),
+        "{stdout}"
+    );
+    let recs = records(&results);
+    let mine = recs
+        .iter()
+        .find(|r| r["server"] == "mine")
+        .expect("a lap of mine");
+    assert_eq!(mine["status"], "ok", "{mine}");
+    assert!(mine["load"]["requests"].as_u64().unwrap() > 0, "{mine}");
+    assert!(
+        mine["server_stats"]["rss_peak_mb"].as_f64().unwrap() > 1.0,
+        "your server's process tree is sampled: {mine}"
+    );
+}
+
+/// An HTTP/1.1 server inside this test process, answering `/hello` until the test ends.
+fn in_process_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut out = stream;
+                loop {
+                    let mut head = String::new();
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        head.push_str(&line);
+                    }
+                    let (status, body) = if head.starts_with("GET /hello ") {
+                        ("200 OK", "Hello World!")
+                    } else {
+                        ("404 Not Found", "Not Found")
+                    };
+                    let http10 = head.lines().next().is_some_and(|l| l.ends_with("HTTP/1.0"));
+                    let keep = head.to_ascii_lowercase().contains("connection: keep-alive");
+                    // An HTTP/1.0 client keeps the connection only if the reply says so.
+                    let connection = if http10 && keep {
+                        "Connection: keep-alive\r\n"
+                    } else {
+                        ""
+                    };
+                    let reply = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\n{connection}Content-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if out.write_all(reply.as_bytes()).is_err() || (http10 && !keep) {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn a_server_already_running_is_measured_by_url_and_sampled_by_pid() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = in_process_server();
+    let url = format!("running=http://127.0.0.1:{port}/");
+    let pid = std::process::id().to_string();
+    let root = fixture_root();
+    let results = tmp.path().join("results");
+    let out = serverbench(
+        &[
+            "run",
+            "--root",
+            root.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+            "--url",
+            &url,
+            "--pid",
+            &pid,
+            "-c",
+            "2",
+            "-d",
+            "1s",
+            "--laps",
+            "1",
+            "--warmup",
+            "0s",
+        ],
+        tmp.path(),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let recs = records(&results);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(recs[0]["status"], "ok", "{}", recs[0]);
+    assert!(recs[0]["load"]["requests"].as_u64().unwrap() > 0);
+    assert!(
+        recs[0]["server_stats"]["cpu_s"].as_f64().is_some(),
+        "{}",
+        recs[0]
+    );
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        "a server serverbench did not start is left running"
+    );
+}
+
+#[test]
+fn without_a_pid_a_running_server_is_measured_by_load_alone_and_the_run_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = in_process_server();
+    let url = format!("running=http://127.0.0.1:{port}/");
+    let root = fixture_root();
+    let results = tmp.path().join("results");
+    let args = ["run", "--root", root.to_str().unwrap(), "--results"];
+    let rest = [
+        "--url", &url, "-c", "1", "-d", "500ms", "--laps", "1", "--warmup", "0s",
+    ];
+    let out = serverbench(
+        &[&args[..], &[results.to_str().unwrap()], &rest[..]].concat(),
+        tmp.path(),
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("not measured"), "{stderr}");
+    assert!(records(&results)[0]["server_stats"].is_null());
+}
+
+#[test]
+fn verify_checks_a_running_server_by_url_and_reports_what_it_lacks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = in_process_server();
+    let url = format!("http://127.0.0.1:{port}");
+    let ok = serverbench(
+        &["verify", "--url", &url, "--implements", "hello"],
+        tmp.path(),
+    );
+    assert!(ok.status.success(), "{}", text(&ok.stdout));
+    let json = serverbench(
+        &["verify", "--url", &url, "--implements", "hello,json"],
+        tmp.path(),
+    );
+    assert_eq!(json.status.code(), Some(1), "{}", text(&json.stdout));
+    assert!(
+        text(&json.stdout).contains("json"),
+        "{}",
+        text(&json.stdout)
+    );
+}
+
+#[test]
+fn a_name_of_yours_that_is_a_catalog_server_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fixture_root();
+    let out = serverbench(
+        &[
+            "run",
+            "--root",
+            root.to_str().unwrap(),
+            "--server",
+            "python/fast=exec true",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("catalog server"),
+        "{}",
+        text(&out.stderr)
+    );
+}

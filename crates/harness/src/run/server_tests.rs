@@ -1,0 +1,175 @@
+//! Unit tests of one server's share of a lap: the ETA, the resume index, a server that dies.
+
+use super::*;
+use crate::catalog::Feature;
+use crate::suite::{Profile, Scenario, ServerSelection, Suite};
+use crate::tools::Tool;
+use serverbench_results::env::Pinning;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+fn suite(laps: u32) -> Suite {
+    Suite {
+        name: "unit".into(),
+        description: "d".into(),
+        reproduces: "none".into(),
+        baseline: None,
+        servers: ServerSelection::List(vec!["a".into()]),
+        laps,
+        warmup: 1.0,
+        tool: Tool::Serverbench,
+        scenarios: vec![
+            Scenario::builtin("hello").unwrap(),
+            Scenario::builtin("json").unwrap(),
+        ],
+        profiles: vec![Profile {
+            name: "p".into(),
+            connections: 1,
+            threads: None,
+            duration: Some(2.0),
+            requests: None,
+            pipeline: 1,
+            rate: None,
+            server_cpus: Vec::new(),
+            cores: None,
+        }],
+    }
+}
+
+fn options(suite: Suite, dir: &Path) -> RunOptions {
+    RunOptions {
+        suite,
+        results_parent: dir.to_path_buf(),
+        resume: None,
+        pinning: Pinning::default(),
+        host: "127.0.0.1".into(),
+        serverbench_exe: PathBuf::from("serverbench"),
+        cancel: Arc::new(AtomicBool::new(false)),
+        quick_verify: false,
+        attached: Vec::new(),
+    }
+}
+
+/// One server (`command`), both scenarios, `laps` laps, interleaved as the run lays them out.
+fn plan(command: &str, dir: &Path, laps: u32) -> Plan {
+    let feats = [Feature::Hello, Feature::Json];
+    let server = Server::from_command("a", command, dir, &feats).unwrap();
+    let jobs = (1..=laps)
+        .flat_map(|lap| {
+            (0..2).map(move |scenario| Job {
+                server: 0,
+                scenario,
+                profile: 0,
+                lap,
+            })
+        })
+        .collect();
+    Plan {
+        servers: vec![server],
+        skipped: Vec::new(),
+        scenario_skips: Vec::new(),
+        jobs,
+    }
+}
+
+fn tool() -> Prepared {
+    Prepared {
+        tool: Tool::Serverbench,
+        exe: PathBuf::from("serverbench"),
+        scratch: std::env::temp_dir(),
+    }
+}
+
+#[test]
+fn the_eta_is_the_expected_time_left_scaled_by_how_the_laps_so_far_went() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (plan, opts, tool) = (
+        plan("exec true", tmp.path(), 2),
+        options(suite(2), tmp.path()),
+        tool(),
+    );
+    let done = HashSet::new();
+    let mut s = RunState::new(&plan, &opts, &tool, tmp.path(), &done);
+    // 4 laps of 1 s warm-up + 2 s + 0.5 s.
+    assert_eq!(s.expected_left, 14.0);
+    assert_eq!(
+        s.eta(),
+        Duration::from_secs(14),
+        "nothing done yet: the plain estimate"
+    );
+    s.expected_done = 3.5;
+    s.expected_left = 10.5;
+    s.started = Instant::now() - Duration::from_secs(7);
+    let eta = s.eta().as_secs_f64();
+    assert!(
+        (20.9..21.2).contains(&eta),
+        "laps took twice as long: {eta}"
+    );
+    s.started = Instant::now() - Duration::from_secs(70);
+    assert_eq!(
+        s.eta(),
+        Duration::from_secs(42),
+        "the slowdown is capped at 4x"
+    );
+}
+
+#[test]
+fn resumed_laps_count_as_done_and_only_the_missing_ones_are_pending() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (plan, opts, tool) = (
+        plan("exec true", tmp.path(), 2),
+        options(suite(2), tmp.path()),
+        tool(),
+    );
+    let mut done = HashSet::new();
+    done.insert(LapKey {
+        server: "a".into(),
+        scenario: "hello".into(),
+        profile: "p".into(),
+        lap: 1,
+    });
+    let mut s = RunState::new(&plan, &opts, &tool, tmp.path(), &done);
+    assert_eq!(s.already(), 1);
+    let pending = s.pending_jobs(0, 1);
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        (pending[0].scenario, s.index),
+        (1, 1),
+        "the json lap is left; hello counted"
+    );
+    assert_eq!(s.pending_jobs(0, 2).len(), 2);
+}
+
+#[test]
+fn a_server_that_dies_at_start_fails_every_lap_of_its_turn_with_its_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join(LOGS_DIR)).unwrap();
+    let command = "echo 'cannot bind: permission denied' >&2; exit 3";
+    let (plan, opts, tool) = (
+        plan(command, tmp.path(), 1),
+        options(suite(1), tmp.path()),
+        tool(),
+    );
+    let done = HashSet::new();
+    let mut s = RunState::new(&plan, &opts, &tool, tmp.path(), &done);
+    let paths = Paths::new(tmp.path(), tmp.path().join("cache"));
+    let mut writer = ResultsWriter::open(&tmp.path().join("results.jsonl")).unwrap();
+    let mut events = Vec::new();
+    s.server_lap(&paths, 0, 1, &mut writer, &mut |e| events.push(e))
+        .unwrap();
+    let records = crate::results::read_records(writer.path()).unwrap();
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert_eq!(r.status, LapStatus::Failed);
+        let why = r.failure.as_deref().unwrap_or("");
+        assert!(why.contains("exited during start-up"), "{why}");
+        assert!(
+            why.contains("cannot bind: permission denied"),
+            "the log tail is kept: {why}"
+        );
+    }
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::ServerFailed { .. })));
+}

@@ -1,0 +1,581 @@
+//! The columns of a summary table (one scenario x profile) and of the CSV file, defined once:
+//! the machine name, the heading, the alignment and the cell of each.
+
+use super::{build, Align, Cell, ColumnDef, Grid};
+use crate::env::server_version;
+use crate::text::{self, count, grouped, num};
+use serverbench_analysis::stats::IntervalMethod;
+use serverbench_analysis::summary::{ServerSummary, Summary, Table};
+use serverbench_results::env::Env;
+
+/// Which columns a summary table shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// The ranking that fits a 120-column terminal: the headline figure with its interval,
+    /// latency, memory, CPU, errors, laps and the speed factor.
+    Ranking,
+    /// Everything, versions included (`--wide`).
+    Wide,
+    /// Everything but versions, which the page shows in its environment section (HTML).
+    Page,
+}
+
+/// What a cell is computed from.
+pub(crate) struct Ctx<'a> {
+    summary: &'a Summary,
+    table: &'a Table,
+    s: &'a ServerSummary,
+    env: Option<&'a Env>,
+}
+
+/// Every column a summary table or the CSV file can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Suite,
+    Scenario,
+    Profile,
+    Mode,
+    Connections,
+    Server,
+    Version,
+    Tool,
+    Rank,
+    Laps,
+    FailedLaps,
+    RpsMedian,
+    RpsCiLow,
+    RpsCiHigh,
+    RpsCiMethod,
+    RpsMin,
+    RpsMax,
+    RpsMean,
+    RpsStdev,
+    RpsCv,
+    RpsBest,
+    Noisy,
+    P50,
+    P99,
+    Throughput,
+    MbpsDown,
+    MbpsUp,
+    Requests,
+    Errors,
+    ErrorRate,
+    Non2xx,
+    Rss,
+    Cores,
+    CpuPerRequest,
+    CtxPerRequest,
+    ClientSaturated,
+    Speed,
+    SpeedLow,
+    SpeedHigh,
+    FirstFailure,
+    // Only in the tables people read:
+    /// `±3,000`: the larger half of the req/s interval.
+    RpsInterval,
+    /// `2/3`: successful laps of all laps.
+    LapsDone,
+    /// Errors plus non-2xx responses.
+    Failures,
+    /// A stream's headline: Mbps down, `failed` when no lap succeeded.
+    MbpsHeadline,
+    /// The req/s interval carried over to Mbps down.
+    MbpsInterval,
+    MbpsPerConnection,
+    /// `16.63x (16.21–16.78)`.
+    SpeedWithInterval,
+}
+
+/// The CSV columns, in order. Scripts rely on them: only ever append.
+const CSV: [Col; 40] = {
+    use Col::*;
+    [
+        Suite,
+        Scenario,
+        Profile,
+        Mode,
+        Connections,
+        Server,
+        Version,
+        Tool,
+        Rank,
+        Laps,
+        FailedLaps,
+        RpsMedian,
+        RpsCiLow,
+        RpsCiHigh,
+        RpsCiMethod,
+        RpsMin,
+        RpsMax,
+        RpsMean,
+        RpsStdev,
+        RpsCv,
+        RpsBest,
+        Noisy,
+        P50,
+        P99,
+        Throughput,
+        MbpsDown,
+        MbpsUp,
+        Requests,
+        Errors,
+        ErrorRate,
+        Non2xx,
+        Rss,
+        Cores,
+        CpuPerRequest,
+        CtxPerRequest,
+        ClientSaturated,
+        Speed,
+        SpeedLow,
+        SpeedHigh,
+        FirstFailure,
+    ]
+};
+
+/// The columns of `table` (by its mode) in `view`.
+fn columns(table: &Table, view: View) -> Vec<Col> {
+    use Col::*;
+    let wide = view != View::Ranking;
+    let mut cols = vec![Rank, Server];
+    if view == View::Wide {
+        cols.push(Version);
+    }
+    if table.mode.is_stream() {
+        cols.extend([MbpsHeadline, MbpsInterval, MbpsUp, MbpsPerConnection]);
+        if wide {
+            cols.extend([RpsCv, Throughput]);
+        }
+        cols.extend([Rss, Cores]);
+    } else {
+        cols.extend([RpsMedian, RpsInterval]);
+        if wide {
+            cols.extend([RpsBest, RpsCv]);
+        }
+        cols.extend([P50, P99]);
+        if wide {
+            cols.push(Throughput);
+        }
+        if wide && table.mode.is_tcp() {
+            cols.extend([MbpsDown, MbpsUp]);
+        }
+        cols.extend([Rss, Cores, CpuPerRequest]);
+        if wide {
+            cols.push(CtxPerRequest);
+        }
+    }
+    cols.extend([
+        Failures,
+        LapsDone,
+        if wide { SpeedWithInterval } else { Speed },
+    ]);
+    cols
+}
+
+impl Col {
+    /// The cells only the CSV file has; `None` for the others.
+    fn machine_cell(self, c: &Ctx) -> Option<Cell> {
+        let (s, ci) = (c.s, c.s.rps_ci);
+        let stat = |f: fn(&serverbench_analysis::stats::Stats) -> f64| {
+            Cell::number(s.rps.map(|r| f(&r)), grouped)
+        };
+        let speed_bound = |high: bool| {
+            let i = s.speed_factor.and_then(|f| f.interval);
+            Cell::number(i.map(|i| if high { i.high } else { i.low }), |v| {
+                format!("{v:.2}")
+            })
+        };
+        Some(match self {
+            Col::Suite => Cell::plain(c.summary.suite.clone().unwrap_or_default()),
+            Col::Scenario => Cell::plain(&c.table.scenario),
+            Col::Profile => Cell::plain(&c.table.profile),
+            Col::Mode => Cell::plain(c.table.mode.to_string()),
+            Col::Connections => Cell::plain(c.table.connections.to_string()),
+            Col::Tool => Cell::plain(s.tool.to_string()),
+            Col::Laps => Cell::plain(s.laps.to_string()),
+            Col::FailedLaps => Cell::plain(s.failed_laps.to_string()),
+            Col::RpsCiLow => Cell::number(ci.map(|i| i.low), grouped),
+            Col::RpsCiHigh => Cell::number(ci.map(|i| i.high), grouped),
+            Col::RpsCiMethod => Cell::plain(ci.map_or_else(String::new, |i| method_name(i.method))),
+            Col::RpsMin => stat(|r| r.min),
+            Col::RpsMax => stat(|r| r.max),
+            Col::RpsMean => stat(|r| r.mean),
+            Col::RpsStdev => stat(|r| r.stdev),
+            Col::Noisy => Cell::plain(s.noisy.to_string()),
+            Col::Requests => Cell::plain(s.requests.to_string()),
+            Col::Errors => Cell::plain(s.errors.to_string()),
+            Col::ErrorRate => Cell::number(s.error_rate, |v| format!("{:.2}%", v * 100.0)),
+            Col::Non2xx => Cell::plain(s.non_2xx.to_string()),
+            Col::ClientSaturated => Cell::plain(s.client_saturated.to_string()),
+            Col::SpeedLow => speed_bound(false),
+            Col::SpeedHigh => speed_bound(true),
+            Col::FirstFailure => Cell::plain(s.first_failure.clone().unwrap_or_default()),
+            _ => return None,
+        })
+    }
+
+    /// The cells of the tables people read (the CSV file takes their raw values).
+    fn human_cell(self, c: &Ctx) -> Cell {
+        let s = c.s;
+        match self {
+            Col::Server => Cell::plain(&s.server),
+            Col::Version => Cell::plain(server_version(c.env, &s.server)),
+            Col::Rank => rank(c.table, s),
+            Col::RpsMedian => rps(s),
+            Col::RpsInterval => rps_interval(s),
+            Col::RpsCv => Cell::number(s.rps.map(|r| r.cv), |v| format!("{:.1}", v * 100.0)),
+            Col::RpsBest => Cell::number(s.rps_best, grouped),
+            Col::P50 => Cell::number(s.latency_p50_us, |v| num(Some(v))),
+            Col::P99 => Cell::number(s.latency_p99_us, |v| num(Some(v))),
+            Col::Throughput => Cell::number(s.throughput_mb_s, |v| num(Some(v))),
+            Col::MbpsDown => Cell::number(s.mbps_down, |v| num(Some(v))),
+            Col::MbpsUp => Cell::number(s.mbps_up, |v| num(Some(v))),
+            Col::MbpsHeadline => match s.mbps_down {
+                None if s.rps.is_none() => failed(),
+                d => Cell::number(d, |v| num(Some(v))),
+            },
+            Col::MbpsInterval => mbps_interval(s),
+            Col::MbpsPerConnection => {
+                Cell::number(text::mbps_per_connection(c.table, s), |v| num(Some(v)))
+            }
+            Col::Rss => Cell::number(s.rss_peak_mb, |v| num(Some(v))),
+            Col::Cores => Cell::number(s.cores_used, |v| num(Some(v))),
+            Col::CpuPerRequest => Cell::number(s.cpu_us_per_request, |v| num(Some(v))),
+            Col::CtxPerRequest => Cell::number(s.ctx_switches_per_request, |v| num(Some(v))),
+            Col::Failures => {
+                let n = s.errors + s.non_2xx;
+                Cell {
+                    text: grouped(n as f64),
+                    raw: n.to_string(),
+                    hint: None,
+                }
+            }
+            Col::LapsDone => Cell {
+                text: format!("{}/{}", s.laps - s.failed_laps, s.laps),
+                raw: (s.laps - s.failed_laps).to_string(),
+                hint: None,
+            },
+            Col::Speed => Cell::number(s.speed_factor.map(|f| f.ratio), |v| format!("{v:.2}x")),
+            Col::SpeedWithInterval => speed_with_interval(s),
+            other => other.machine_cell(c).unwrap_or_default(),
+        }
+    }
+}
+
+impl ColumnDef<Ctx<'_>> for Col {
+    fn key(&self) -> &'static str {
+        key(*self)
+    }
+
+    fn label(&self) -> &'static str {
+        label(*self)
+    }
+
+    fn align(&self) -> Align {
+        match self {
+            Col::Server | Col::Version => Align::Left,
+            _ => Align::Right,
+        }
+    }
+
+    fn cell(&self, c: &Ctx) -> Cell {
+        self.human_cell(c)
+    }
+
+    fn interval(&self, c: &Ctx) -> Option<IntervalMethod> {
+        match self {
+            Col::RpsInterval | Col::MbpsInterval => c.s.rps_ci.map(|i| i.method),
+            _ => None,
+        }
+    }
+
+    fn headline(&self) -> bool {
+        matches!(self, Col::RpsMedian | Col::MbpsHeadline)
+    }
+}
+
+fn key(col: Col) -> &'static str {
+    use Col::*;
+    match col {
+        Suite => "suite",
+        Scenario => "scenario",
+        Profile => "profile",
+        Mode => "mode",
+        Connections => "connections",
+        Server => "server",
+        Version => "version",
+        Tool => "tool",
+        Rank => "rank",
+        Laps => "laps",
+        FailedLaps => "failed_laps",
+        RpsMedian => "rps_median",
+        RpsCiLow => "rps_ci_low",
+        RpsCiHigh => "rps_ci_high",
+        RpsCiMethod => "rps_ci_method",
+        RpsMin => "rps_min",
+        RpsMax => "rps_max",
+        RpsMean => "rps_mean",
+        RpsStdev => "rps_stdev",
+        RpsCv => "rps_cv",
+        RpsBest => "rps_best",
+        Noisy => "noisy",
+        P50 => "latency_p50_us",
+        P99 => "latency_p99_us",
+        Throughput => "throughput_mb_s",
+        MbpsDown | MbpsHeadline => "mbps_down",
+        MbpsUp => "mbps_up",
+        Requests => "requests",
+        Errors => "errors",
+        ErrorRate => "error_rate",
+        Non2xx => "non_2xx",
+        Rss => "rss_peak_mb",
+        Cores => "cores_used",
+        CpuPerRequest => "cpu_us_per_request",
+        CtxPerRequest => "ctx_switches_per_request",
+        ClientSaturated => "client_saturated",
+        Speed | SpeedWithInterval => "speed_factor",
+        SpeedLow => "speed_factor_low",
+        SpeedHigh => "speed_factor_high",
+        FirstFailure => "first_failure",
+        RpsInterval => "rps_ci",
+        LapsDone => "laps_ok",
+        Failures => "failures",
+        MbpsInterval => "mbps_down_ci",
+        MbpsPerConnection => "mbps_per_connection",
+    }
+}
+
+/// The heading people read; the machine name for columns only the CSV file has.
+fn label(col: Col) -> &'static str {
+    use Col::*;
+    match col {
+        Server => "server",
+        Version => "version",
+        Rank => "#",
+        RpsMedian => "req/s",
+        RpsInterval | MbpsInterval => "95% CI",
+        RpsCv => "cv%",
+        RpsBest => "best",
+        P50 => "p50 µs",
+        P99 => "p99 µs",
+        Throughput => "MB/s",
+        MbpsDown | MbpsHeadline => "Mbps down",
+        MbpsUp => "Mbps up",
+        MbpsPerConnection => "Mbps/conn",
+        Rss => "RSS MB",
+        Cores => "cores",
+        CpuPerRequest => "µs/req",
+        CtxPerRequest => "ctx sw/req",
+        Failures => "errors",
+        LapsDone => "laps",
+        Speed | SpeedWithInterval => "speed",
+        other => key(other),
+    }
+}
+
+fn method_name(m: IntervalMethod) -> String {
+    format!("{m:?}").to_lowercase()
+}
+
+fn failed() -> Cell {
+    Cell {
+        text: "failed".to_owned(),
+        raw: String::new(),
+        hint: None,
+    }
+}
+
+/// `1`, or `=1` when shared with another row of the table.
+fn rank(t: &Table, s: &ServerSummary) -> Cell {
+    match s.rank {
+        None => Cell::number(None, grouped),
+        Some(r) => Cell {
+            text: if text::shared_rank(t, r) {
+                format!("={r}")
+            } else {
+                r.to_string()
+            },
+            raw: r.to_string(),
+            hint: None,
+        },
+    }
+}
+
+/// The median req/s, `failed` when no lap succeeded; the hint lists each lap's figure.
+fn rps(s: &ServerSummary) -> Cell {
+    let Some(r) = s.rps else { return failed() };
+    let laps: Vec<String> = s
+        .lap_rps
+        .iter()
+        .map(|l| format!("lap {}: {}", l.lap, grouped(l.rps)))
+        .collect();
+    Cell::number(Some(r.median), grouped).with_hint((!laps.is_empty()).then(|| laps.join(", ")))
+}
+
+/// What an interval is, for a hint.
+fn interval_kind(m: IntervalMethod, laps: usize) -> String {
+    match m {
+        IntervalMethod::Bootstrap => "95% bootstrap interval of the median".to_owned(),
+        IntervalMethod::Range => format!("min..max of {}", count(laps as u64, "lap")),
+    }
+}
+
+/// `±3,000`: the larger half of the req/s interval; its bounds in the hint.
+fn rps_interval(s: &ServerSummary) -> Cell {
+    let (Some(r), Some(ci)) = (s.rps, s.rps_ci) else {
+        return Cell::number(None, grouped);
+    };
+    let hint = format!(
+        "{}–{}: {}",
+        grouped(ci.low),
+        grouped(ci.high),
+        interval_kind(ci.method, r.n)
+    );
+    Cell {
+        text: format!("±{}", grouped(text::half_width(r.median, &ci))),
+        raw: ci.low.to_string(),
+        hint: Some(hint),
+    }
+}
+
+/// The req/s interval carried over to Mbps down.
+fn mbps_interval(s: &ServerSummary) -> Cell {
+    let (Some(r), Some(ci), Some(down), Some((low, high))) =
+        (s.rps, s.rps_ci, s.mbps_down, text::mbps_interval(s))
+    else {
+        return Cell::number(None, grouped);
+    };
+    let half = (high - down).max(down - low).max(0.0);
+    Cell {
+        text: format!("±{}", num(Some(half))),
+        raw: low.to_string(),
+        hint: Some(format!(
+            "{}–{} Mbps: {}",
+            num(Some(low)),
+            num(Some(high)),
+            interval_kind(ci.method, r.n)
+        )),
+    }
+}
+
+/// `16.63x (16.21–16.78)`, `1.00x` for the baseline, `-` without a baseline.
+fn speed_with_interval(s: &ServerSummary) -> Cell {
+    let Some(f) = s.speed_factor else {
+        return Cell::number(None, grouped);
+    };
+    let text = match f.interval {
+        Some(i) => format!("{:.2}x ({:.2}–{:.2})", f.ratio, i.low, i.high),
+        None => format!("{:.2}x", f.ratio),
+    };
+    Cell {
+        text,
+        raw: f.ratio.to_string(),
+        hint: None,
+    }
+}
+
+/// Medal (ranks 1-3 held alone) and noisy flag of a row.
+fn decorate(c: &Ctx) -> (Option<u32>, bool) {
+    let medal =
+        c.s.rank
+            .filter(|&r| r <= 3 && !text::shared_rank(c.table, r));
+    (medal, c.s.noisy)
+}
+
+/// The grid of one summary table in `view`.
+pub fn summary_grid(summary: &Summary, table: &Table, env: Option<&Env>, view: View) -> Grid {
+    let rows: Vec<Ctx> = table
+        .servers
+        .iter()
+        .map(|s| Ctx {
+            summary,
+            table,
+            s,
+            env,
+        })
+        .collect();
+    build(&columns(table, view), &rows, decorate)
+}
+
+/// The CSV grid: one row per server x scenario x profile, the cells' raw values are the fields.
+pub fn csv_grid(summary: &Summary, env: Option<&Env>) -> Grid {
+    let rows: Vec<Ctx> = summary
+        .tables
+        .iter()
+        .flat_map(|table| {
+            table.servers.iter().map(move |s| Ctx {
+                summary,
+                table,
+                s,
+                env,
+            })
+        })
+        .collect();
+    build(&CSV, &rows, |_| (None, false))
+}
+
+/// What the columns of the tables mean, one sentence each, for the formats with room for a
+/// legend (Markdown, HTML).
+pub fn legend(summary: &Summary) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "req/s: median of the laps. 95% CI: ± the larger half of the 95% bootstrap interval \
+             of the median; range: ± the larger half of the min..max of the laps, when fewer \
+             than {} laps succeeded.",
+            serverbench_analysis::stats::MIN_LAPS_FOR_BOOTSTRAP
+        ),
+        "speed: ratio of medians to the baseline, with its 95% interval where shown; `=` marks \
+         a rank shared with a server whose interval overlaps."
+            .to_owned(),
+        "errors: failed requests plus non-2xx responses. µs/req: server CPU time per request. \
+         RSS MB: peak of the server's process tree."
+            .to_owned(),
+    ];
+    if summary.tables.iter().any(|t| t.mode.is_stream()) {
+        out.push(
+            "Mbps/conn: Mbps down plus up, divided by the connections (tcpkali's \
+             \"Bandwidth per channel\")."
+                .to_owned(),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverbench_results::Mode;
+
+    fn table(mode: Mode) -> Table {
+        Table {
+            scenario: "hello".into(),
+            profile: "c50".into(),
+            mode,
+            connections: 50,
+            baseline: None,
+            servers: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_ranking_leaves_versions_to_the_wide_view() {
+        let t = table(Mode::Http);
+        assert!(!columns(&t, View::Ranking).contains(&Col::Version));
+        assert!(!columns(&t, View::Page).contains(&Col::Version));
+        assert!(columns(&t, View::Wide).contains(&Col::Version));
+    }
+
+    #[test]
+    fn a_stream_table_shows_mbps_instead_of_requests() {
+        let cols = columns(&table(Mode::TcpStream), View::Ranking);
+        assert!(cols.contains(&Col::MbpsHeadline) && !cols.contains(&Col::RpsMedian));
+        assert!(!cols.contains(&Col::P50));
+    }
+
+    #[test]
+    fn csv_column_names_are_unique() {
+        let keys: std::collections::BTreeSet<&str> = CSV.iter().map(|c| key(*c)).collect();
+        assert_eq!(keys.len(), CSV.len());
+    }
+}

@@ -1,0 +1,285 @@
+//! `env.json`: the machine, the toolchains' versions, the serverbench commit, the exact suite
+//! parameters and the CPU pinning, so a result can be trusted and redone.
+//!
+//! One typed [`Env`], written by the harness and read by reports, diagnostics and `--resume`
+//! through [`Env::read`] and [`Env::write`] only. Every key is optional on reading, so folders
+//! written by older versions still report.
+
+use crate::Tool;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Errors reading or writing `env.json`.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    /// I/O on the file.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Not JSON, or not the shape of `env.json`.
+    #[error("{}: not a serverbench env.json: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// serde's message.
+        message: String,
+    },
+}
+
+/// Everything recorded about the run's environment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Env {
+    /// The serverbench version that ran.
+    #[serde(default)]
+    pub serverbench_version: Option<String>,
+    /// The checkout's commit.
+    #[serde(default)]
+    pub git: Git,
+    /// RFC 3339 UTC start time.
+    #[serde(default)]
+    pub started_at: Option<String>,
+    /// The machine.
+    #[serde(default)]
+    pub machine: Machine,
+    /// Toolchain versions by name (`rustc`).
+    #[serde(default)]
+    pub toolchains: BTreeMap<String, Option<String>>,
+    /// Every catalog server's version (or why it could not run).
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerVersion>,
+    /// The suite as it ran.
+    #[serde(default)]
+    pub suite: Option<SuiteRecord>,
+    /// The load tool and its version, e.g. `wrk 4.1.0-4`.
+    #[serde(default)]
+    pub load_tool: Option<String>,
+    /// How server and client were placed on CPUs.
+    #[serde(default)]
+    pub pinning: Option<Pinning>,
+    /// Servers the run did not measure, and why.
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
+    /// Every `--resume` of this folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<Resumed>,
+}
+
+/// The checkout's commit.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Git {
+    /// The full commit hash, when the root is a git checkout.
+    #[serde(default)]
+    pub commit: Option<String>,
+    /// Uncommitted changes at the start.
+    #[serde(default)]
+    pub dirty: Option<bool>,
+}
+
+/// The machine the run was on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Machine {
+    /// `model name` of /proc/cpuinfo.
+    #[serde(default)]
+    pub cpu_model: Option<String>,
+    /// CPUs in the affinity mask.
+    #[serde(default)]
+    pub cpus_available: Option<usize>,
+    /// Kernel release.
+    #[serde(default)]
+    pub kernel: Option<String>,
+    /// `Debian 12.x`.
+    #[serde(default)]
+    pub os: Option<String>,
+    /// The CPU frequency governor, when exposed.
+    #[serde(default)]
+    pub governor: Option<String>,
+    /// Total memory.
+    #[serde(default)]
+    pub memory_kb: Option<u64>,
+}
+
+/// One catalog server's version, or why it could not run here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerVersion {
+    /// It could run here.
+    #[serde(default)]
+    pub available: bool,
+    /// Why not, when unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Its `version` command's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The manifest's `framework_version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework_version: Option<String>,
+}
+
+/// The suite as it ran. The fields reports show are typed; the scenarios, profiles and server
+/// selection are kept as they were written (the harness reads them back for `--resume`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SuiteRecord {
+    /// Suite name.
+    #[serde(default)]
+    pub name: String,
+    /// One line.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The seed experiment it reproduces.
+    #[serde(default)]
+    pub reproduces: Option<String>,
+    /// The server whose speed is 1.00x.
+    #[serde(default)]
+    pub baseline: Option<String>,
+    /// Laps per cell.
+    #[serde(default)]
+    pub laps: Option<u32>,
+    /// Warm-up per lap, as written (`"2s"`, `"500ms"`).
+    #[serde(default)]
+    pub warmup: Option<serde_json::Value>,
+    /// The load tool.
+    #[serde(default)]
+    pub tool: Option<Tool>,
+    /// Everything else of the suite (servers, scenarios, profiles).
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
+}
+
+/// How server and client were placed on CPUs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pinning {
+    /// CPUs the server's process group is pinned to (empty = not pinned).
+    pub server_cpus: Vec<usize>,
+    /// CPUs the load tool is pinned to (empty = not pinned).
+    pub client_cpus: Vec<usize>,
+    /// `WORKERS` given to servers.
+    pub workers: usize,
+    /// `default (first half / second half of the affinity mask)`, `flags` or `one CPU: no pinning`.
+    pub how: String,
+}
+
+/// A server the run did not measure, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// Catalog id (or the unknown name).
+    pub server: String,
+    /// Why.
+    pub why: String,
+}
+
+/// One `--resume` of a results folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resumed {
+    /// When it started.
+    pub started_at: String,
+    /// How it was pinned.
+    pub pinning: Pinning,
+}
+
+impl Env {
+    /// Reads `path`; `Ok(None)` when there is no such file.
+    pub fn read(path: &Path) -> Result<Option<Env>, EnvError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(EnvError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| EnvError::Invalid {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })
+    }
+
+    /// Writes `path` (pretty, with a final newline) via a temporary file and a rename.
+    pub fn write(&self, path: &Path) -> Result<(), EnvError> {
+        let io = |source| EnvError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let tmp = path.with_extension("json.tmp");
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| io(e.into()))?;
+        text.push('\n');
+        std::fs::write(&tmp, text).map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(io)
+    }
+
+    /// The first line of `server`'s version (its `version` output, else the manifest's
+    /// `framework_version`).
+    pub fn server_version(&self, server: &str) -> Option<&str> {
+        let v = self.servers.get(server)?;
+        let text = v.version.as_deref().or(v.framework_version.as_deref())?;
+        Some(text.lines().next().unwrap_or("").trim()).filter(|s| !s.is_empty())
+    }
+
+    /// The suite's baseline server.
+    pub fn baseline(&self) -> Option<&str> {
+        self.suite.as_ref()?.baseline.as_deref()
+    }
+
+    /// How many CPUs the server was pinned to (`None` when unpinned or unknown).
+    pub fn server_cpu_count(&self) -> Option<usize> {
+        let n = self.pinning.as_ref()?.server_cpus.len();
+        (n > 0).then_some(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_env_round_trips_through_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("env.json");
+        let mut env = Env {
+            serverbench_version: Some("0.1.0".into()),
+            ..Env::default()
+        };
+        env.servers.insert(
+            "node/http".into(),
+            ServerVersion {
+                available: true,
+                version: Some("v20.20.2\nmore".into()),
+                ..ServerVersion::default()
+            },
+        );
+        env.write(&path).unwrap();
+        let back = Env::read(&path).unwrap().unwrap();
+        assert_eq!(back, env);
+        assert_eq!(back.server_version("node/http"), Some("v20.20.2"));
+        assert_eq!(back.server_version("go/net-http"), None);
+    }
+
+    #[test]
+    fn a_missing_file_is_none_and_a_foreign_one_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("env.json");
+        assert!(Env::read(&path).unwrap().is_none());
+        std::fs::write(&path, "{\"pinning\": \"cpu 0\"}").unwrap();
+        let err = Env::read(&path).unwrap_err().to_string();
+        assert!(err.contains("env.json"), "{err}");
+    }
+
+    #[test]
+    fn the_suite_keeps_the_keys_it_does_not_type() {
+        let text = r#"{"suite": {"name": "quick", "baseline": "node/http", "laps": 2,
+                      "warmup": "500ms", "tool": "wrk", "scenario": [{"name": "hello"}]}}"#;
+        let env: Env = serde_json::from_str(text).unwrap();
+        let suite = env.suite.as_ref().unwrap();
+        assert_eq!(env.baseline(), Some("node/http"));
+        assert_eq!(suite.tool, Some(Tool::Wrk));
+        assert!(suite.rest.contains_key("scenario"));
+    }
+}

@@ -1,0 +1,185 @@
+//! One line of `results.jsonl`: everything measured in one lap of one server x scenario x profile.
+//!
+//! Fields a tool does not report stay `None` (JSON `null`); nothing is invented.
+
+use crate::{Mode, Tool};
+use serde::{Deserialize, Serialize};
+use serverbench_engine::result::{Errors, LoadResult, TimelinePoint};
+use std::collections::BTreeMap;
+
+/// Whether the lap produced a measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LapStatus {
+    Ok,
+    Failed,
+}
+
+/// The load parameters of a lap, exactly as given to the load tool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadParams {
+    /// `http`, `tcp-stream` or `tcp-pingpong`.
+    pub mode: Mode,
+    /// Paths requested in rotation (HTTP), e.g. `["/hello"]`.
+    pub paths: Vec<String>,
+    pub connections: u32,
+    pub threads: u32,
+    pub duration_s: Option<f64>,
+    pub requests: Option<u64>,
+    pub pipeline: u32,
+    pub rate: Option<f64>,
+    pub warmup_s: f64,
+    /// TCP stream message or ping-pong size.
+    pub message: Option<String>,
+    pub size: Option<u32>,
+    /// The server's CPU count in a core sweep (`WORKERS` followed it); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<u32>,
+}
+
+/// Latency percentiles in microseconds; `None` where the tool does not report one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub p50: Option<f64>,
+    pub p75: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+    pub p999: Option<f64>,
+    pub p9999: Option<f64>,
+    pub max: Option<f64>,
+    pub mean: Option<f64>,
+    pub stdev: Option<f64>,
+}
+
+/// What the load tool measured (client side).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub requests: Option<u64>,
+    pub duration_s: Option<f64>,
+    pub rps: Option<f64>,
+    pub bytes_read: Option<u64>,
+    pub bytes_written: Option<u64>,
+    pub latency_us: LatencySummary,
+    /// Errors by kind (serverbench's own engine); external tools may only give `errors_total`.
+    pub errors: Option<Errors>,
+    pub errors_total: Option<u64>,
+    pub non_2xx: Option<u64>,
+    pub status: BTreeMap<String, u64>,
+    pub client_cpu_s: Option<f64>,
+    pub client_cpu_us_per_request: Option<f64>,
+    pub client_saturated: Option<bool>,
+    pub mbps_down: Option<f64>,
+    pub mbps_up: Option<f64>,
+    pub timeline: Vec<TimelinePoint>,
+}
+
+/// The server's whole process tree, sampled from `/proc` every 100 ms during the lap.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerStats {
+    pub samples: u32,
+    pub rss_peak_mb: f64,
+    pub rss_mean_mb: f64,
+    /// RSS at the first and last sample (MB): growth through the lap hints at a leak.
+    pub rss_first_mb: f64,
+    pub rss_last_mb: f64,
+    pub cpu_s: f64,
+    /// `cpu_s` / lap wall time.
+    pub cores_used: f64,
+    pub cpu_us_per_request: Option<f64>,
+    pub threads_peak: u32,
+    pub processes_peak: u32,
+    pub ctx_switches_voluntary: u64,
+    pub ctx_switches_involuntary: u64,
+}
+
+/// One lap, one line of `results.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LapRecord {
+    /// Suite name (file stem, or `adhoc`).
+    pub suite: String,
+    /// Catalog id, e.g. `node/http`.
+    pub server: String,
+    /// Scenario name from the suite, e.g. `hello`, `routes`, `payload`, `echo-stream`.
+    pub scenario: String,
+    /// Load profile label, e.g. `c100`, `100conn/10s`.
+    pub profile: String,
+    /// 1-based lap number.
+    pub lap: u32,
+    pub status: LapStatus,
+    /// Why the lap failed: exit status, error and the server's log tail.
+    pub failure: Option<String>,
+    /// `serverbench`, `wrk`, `ab`, `autocannon`, `h2load`, `hey` or `oha`.
+    pub tool: Tool,
+    /// RFC 3339 UTC time the lap started.
+    pub started_at: String,
+    pub wall_s: f64,
+    pub params: LoadParams,
+    pub load: Option<Measurement>,
+    pub server_stats: Option<ServerStats>,
+}
+
+/// What identifies a lap in a run: server x scenario x profile x lap number (`--resume` skips
+/// the keys already recorded).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LapKey {
+    /// Catalog id or the user's server name.
+    pub server: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// Profile label.
+    pub profile: String,
+    /// 1-based lap number.
+    pub lap: u32,
+}
+
+impl LapRecord {
+    /// The key that identifies this lap for `--resume`.
+    pub fn key(&self) -> LapKey {
+        LapKey {
+            server: self.server.clone(),
+            scenario: self.scenario.clone(),
+            profile: self.profile.clone(),
+            lap: self.lap,
+        }
+    }
+}
+
+impl From<&LoadResult> for Measurement {
+    fn from(r: &LoadResult) -> Self {
+        let l = &r.latency_us;
+        let non_2xx = r
+            .status
+            .iter()
+            .filter(|(code, _)| !code.starts_with('2'))
+            .map(|(_, n)| *n)
+            .sum();
+        Measurement {
+            requests: Some(r.requests),
+            duration_s: Some(r.duration_s),
+            rps: Some(r.rps),
+            bytes_read: Some(r.bytes_read),
+            bytes_written: Some(r.bytes_written),
+            latency_us: LatencySummary {
+                p50: Some(l.p50),
+                p75: Some(l.p75),
+                p90: Some(l.p90),
+                p99: Some(l.p99),
+                p999: Some(l.p999),
+                p9999: Some(l.p9999),
+                max: Some(l.max),
+                mean: Some(l.mean),
+                stdev: Some(l.stdev),
+            },
+            errors_total: Some(r.errors.total()),
+            errors: Some(r.errors.clone()),
+            non_2xx: Some(non_2xx),
+            status: r.status.clone(),
+            client_cpu_s: Some(r.client_cpu_s),
+            client_cpu_us_per_request: r.client_cpu_us_per_request,
+            client_saturated: Some(r.client_saturated),
+            mbps_down: r.mbps_down,
+            mbps_up: r.mbps_up,
+            timeline: r.timeline.clone(),
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The load tools a lap can be measured with, as a type: serverbench's own engine and the
+//! external tools the original experiments used. Their adapters live in `serverbench-tools`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// A load tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tool {
+    /// The built-in engine, run as `serverbench load --json`.
+    #[default]
+    Serverbench,
+    /// wrk 4.x (Debian `wrk`).
+    Wrk,
+    /// ApacheBench (Debian `apache2-utils`).
+    Ab,
+    /// autocannon (npm).
+    Autocannon,
+    /// h2load (Debian `nghttp2-client`), HTTP/1.1 mode.
+    H2load,
+    /// hey (Debian `hey`).
+    Hey,
+    /// oha (crates.io, installed into the cache).
+    Oha,
+}
+
+impl Tool {
+    /// Every tool, in the order of `--tool`'s help.
+    pub const ALL: [Tool; 7] = [
+        Tool::Serverbench,
+        Tool::Wrk,
+        Tool::Ab,
+        Tool::Autocannon,
+        Tool::H2load,
+        Tool::Hey,
+        Tool::Oha,
+    ];
+
+    /// The spelling in suites, `--tool` and `LapRecord::tool`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tool::Serverbench => "serverbench",
+            Tool::Wrk => "wrk",
+            Tool::Ab => "ab",
+            Tool::Autocannon => "autocannon",
+            Tool::H2load => "h2load",
+            Tool::Hey => "hey",
+            Tool::Oha => "oha",
+        }
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Tool {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Tool, String> {
+        Tool::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| {
+                let all: Vec<&str> = Tool::ALL.iter().map(|t| t.as_str()).collect();
+                format!("unknown tool `{s}` (one of {})", all.join(", "))
+            })
+    }
+}

@@ -1,0 +1,171 @@
+//! h2load (Debian `nghttp2-client`) in HTTP/1.1 mode (`--h1`): paths rotate per request,
+//! `-m` pipelines. It reports min/max/mean/sd of request time but no percentiles: those stay
+//! unknown.
+
+use super::{mbps, Target, Tool, ToolError};
+use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
+
+/// Arguments after `h2load`.
+pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
+    if p.rate.is_some() {
+        return Err(ToolError::Unsupported {
+            tool: Tool::H2load,
+            why: "h2load's rate is connections per second, not requests".into(),
+        });
+    }
+    let mut a = vec![
+        "--h1".to_string(),
+        "-c".into(),
+        p.connections.to_string(),
+        "-t".into(),
+        p.threads.max(1).min(p.connections).to_string(),
+        "-m".into(),
+        p.pipeline.max(1).to_string(),
+    ];
+    match (p.requests, p.duration_s) {
+        (Some(n), _) => a.extend(["-n".into(), n.to_string()]),
+        (None, Some(d)) => a.extend(["-D".into(), super::serverbench::millis(d)]),
+        (None, None) => {
+            return Err(ToolError::Unsupported {
+                tool: Tool::H2load,
+                why: "no duration and no request count".into(),
+            })
+        }
+    }
+    let base = target.base_url();
+    a.extend(p.paths.iter().map(|path| format!("{base}{path}")));
+    Ok(a)
+}
+
+/// `150us`, `13.46ms`, `1.2s` -> microseconds.
+fn micros(v: &str) -> Option<f64> {
+    let split = v.find(|c: char| c.is_ascii_alphabetic())?;
+    let n: f64 = v[..split].parse().ok()?;
+    Some(match &v[split..] {
+        "us" => n,
+        "ms" => n * 1e3,
+        "s" => n * 1e6,
+        _ => return None,
+    })
+}
+
+/// The number before `label` in a comma-separated summary line (`2832 succeeded`).
+fn count(line: &str, label: &str) -> Option<u64> {
+    line.split(',').find_map(|part| {
+        let mut it = part.split_whitespace().rev();
+        (it.next()? == label).then_some(())?;
+        it.next()?.parse().ok()
+    })
+}
+
+fn line<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .map(|l| &l[prefix.len()..])
+}
+
+/// Parses h2load's summary.
+pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
+    let err = |why: &str| ToolError::Parse {
+        tool: Tool::H2load,
+        why: why.to_string(),
+    };
+    let finished = line(stdout, "finished in ").ok_or_else(|| err("no `finished in` line"))?;
+    let mut parts = finished.split(", ");
+    let secs = parts.next().and_then(micros).map(|us| us / 1e6);
+    let rps = parts
+        .next()
+        .and_then(|r| r.trim_end_matches(" req/s").parse().ok());
+    let req = line(stdout, "requests: ").ok_or_else(|| err("no `requests:` line"))?;
+    let done = count(req, "done");
+    let errors = ["failed", "errored", "timeout"]
+        .iter()
+        .map(|k| count(req, k).unwrap_or(0))
+        .sum();
+    let non_2xx = line(stdout, "status codes: ").map(|s| {
+        ["3xx", "4xx", "5xx"]
+            .iter()
+            .map(|k| count(s, k).unwrap_or(0))
+            .sum()
+    });
+    let bytes = line(stdout, "traffic: ").and_then(|t| {
+        let open = t.find('(')? + 1;
+        t[open..open + t[open..].find(')')?].parse::<u64>().ok()
+    });
+    let times: Vec<f64> = line(stdout, "time for request:")
+        .map(|t| t.split_whitespace().filter_map(micros).collect())
+        .unwrap_or_default();
+    let at = |i: usize| times.get(i).copied();
+    Ok(Measurement {
+        requests: done,
+        duration_s: secs,
+        rps,
+        bytes_read: bytes,
+        latency_us: LatencySummary {
+            max: at(1),
+            mean: at(2),
+            stdev: at(3),
+            ..LatencySummary::default()
+        },
+        errors_total: Some(errors),
+        non_2xx,
+        mbps_down: mbps(bytes, secs),
+        ..Measurement::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverbench_results::Mode;
+
+    #[test]
+    fn real_h2load_output_parses_into_a_measurement() {
+        let m = parse(include_str!("../tests/fixtures/tools/h2load-hello.txt")).unwrap();
+        assert_eq!(
+            (m.requests, m.rps, m.duration_s),
+            (Some(2832), Some(2832.0), Some(1.01))
+        );
+        assert_eq!(m.bytes_read, Some(424_800));
+        assert_eq!(
+            (m.latency_us.max, m.latency_us.mean),
+            (Some(13_460.0), Some(1_410.0))
+        );
+        assert_eq!((m.errors_total, m.non_2xx), (Some(0), Some(0)));
+        // h2load prints no percentiles: they stay unknown.
+        assert_eq!((m.latency_us.p50, m.latency_us.p99), (None, None));
+    }
+
+    #[test]
+    fn failed_requests_and_4xx_are_counted() {
+        let m = parse(include_str!("../tests/fixtures/tools/h2load-mixed.txt")).unwrap();
+        assert_eq!(
+            (m.requests, m.errors_total, m.non_2xx),
+            (Some(40), Some(20), Some(20))
+        );
+    }
+
+    #[test]
+    fn rotated_paths_become_several_uris() {
+        let p = LoadParams {
+            mode: Mode::Http,
+            paths: vec!["/hey".into(), "/hell".into()],
+            connections: 100,
+            threads: 1,
+            duration_s: Some(10.0),
+            pipeline: 1,
+            ..LoadParams::default()
+        };
+        let t = Target {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            echo_port: None,
+            tls_port: None,
+        };
+        let a = args(&p, &t).unwrap().join(" ");
+        assert_eq!(
+            a,
+            "--h1 -c 100 -t 1 -m 1 -D 10000ms http://127.0.0.1:8080/hey http://127.0.0.1:8080/hell"
+        );
+    }
+}

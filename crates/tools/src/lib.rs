@@ -1,0 +1,278 @@
+//! serverbench-tools owns the load tools' adapters: serverbench's own engine (`serverbench load
+//! --json`) and the external tools the original experiments used. Each tool builds its command
+//! line from [`LoadParams`] and parses its output into a [`Measurement`]; what a tool does not
+//! report stays `None`. [`ensure_installed`] installs a missing tool.
+//!
+//! It must not start servers or decide what a lap is; the harness runs the command it builds.
+
+pub mod ab;
+pub mod autocannon;
+pub mod h2load;
+pub mod hey;
+mod install;
+pub mod oha;
+pub mod serverbench;
+pub mod wrk;
+
+pub use install::{describe, ensure_installed, InstallStep};
+
+use serverbench_results::record::{LoadParams, Measurement};
+pub use serverbench_results::Tool;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Errors of the load tools.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The tool cannot apply these parameters (e.g. ab with several paths).
+    #[error("{tool} cannot run this lap: {why}")]
+    Unsupported {
+        /// The tool.
+        tool: Tool,
+        /// Why.
+        why: String,
+    },
+    /// The tool is missing and could not be installed.
+    #[error("{tool} is not installed and could not be installed: {why}")]
+    NotInstalled {
+        /// The tool.
+        tool: Tool,
+        /// Why.
+        why: String,
+    },
+    /// The output could not be parsed.
+    #[error("cannot parse {tool}'s output: {why}")]
+    Parse {
+        /// The tool.
+        tool: Tool,
+        /// Why.
+        why: String,
+    },
+}
+
+/// Where the load goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Host literal, e.g. `127.0.0.1`.
+    pub host: String,
+    /// HTTP port.
+    pub port: u16,
+    /// TCP echo port.
+    pub echo_port: Option<u16>,
+    /// HTTPS port (`TLS_PORT`), when the server serves TLS.
+    pub tls_port: Option<u16>,
+}
+
+impl Target {
+    /// The target of `http://HOST[:PORT][/path]` (the path is the suite's business); an IPv6
+    /// host is bracketed, the port defaults to 80.
+    pub fn from_url(url: &str) -> Result<Target, String> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("`{url}` is not an http:// URL"))?;
+        let authority = rest.split('/').next().unwrap_or("");
+        let (host, port) = match authority.strip_prefix('[') {
+            Some(v6) => {
+                let (h, after) = v6.split_once(']').ok_or("unclosed [ in the host")?;
+                (h, after.strip_prefix(':'))
+            }
+            None => match authority.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (authority, None),
+            },
+        };
+        if host.is_empty() {
+            return Err(format!("`{url}` has no host"));
+        }
+        let port = match port {
+            Some(p) => p.parse().map_err(|_| format!("`{p}` is not a port"))?,
+            None => 80,
+        };
+        Ok(Target {
+            host: host.to_owned(),
+            port,
+            echo_port: None,
+            tls_port: None,
+        })
+    }
+
+    /// `http://host:port` (IPv6 literals bracketed).
+    pub fn base_url(&self) -> String {
+        format!("http://{}:{}", self.host_for_url(), self.port)
+    }
+
+    /// The host, bracketed when it is an IPv6 literal.
+    pub fn host_for_url(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        }
+    }
+}
+
+/// A tool ready to run: its executable and anything it needs next to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    /// The tool.
+    pub tool: Tool,
+    /// Executable (for serverbench: the `serverbench` binary).
+    pub exe: PathBuf,
+    /// A folder for scripts the tool reads (wrk's Lua script).
+    pub scratch: PathBuf,
+}
+
+/// A full command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine {
+    /// Executable.
+    pub program: PathBuf,
+    /// Arguments.
+    pub args: Vec<String>,
+}
+
+impl fmt::Display for CommandLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.program.display())?;
+        for a in &self.args {
+            if a.contains(|c: char| c.is_whitespace() || c == '\'') {
+                write!(f, " '{}'", a.replace('\'', "'\\''"))?;
+            } else {
+                write!(f, " {a}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Prepared {
+    /// The command line for one load run. `client_cpus` is passed to tools that pin themselves
+    /// (the harness also pins every tool with `sched_setaffinity`).
+    pub fn command(
+        &self,
+        params: &LoadParams,
+        target: &Target,
+        client_cpus: &[usize],
+    ) -> Result<CommandLine, ToolError> {
+        if params.mode.is_tcp() && self.tool != Tool::Serverbench {
+            return Err(ToolError::Unsupported {
+                tool: self.tool,
+                why: format!(
+                    "{} is HTTP only; {} needs serverbench",
+                    self.tool, params.mode
+                ),
+            });
+        }
+        let args = match self.tool {
+            Tool::Serverbench => serverbench::args(params, target, client_cpus),
+            Tool::Wrk => wrk::args(params, target, &self.scratch)?,
+            Tool::Ab => ab::args(params, target)?,
+            Tool::Autocannon => autocannon::args(params, target)?,
+            Tool::H2load => h2load::args(params, target)?,
+            Tool::Hey => hey::args(params, target)?,
+            Tool::Oha => oha::args(params, target)?,
+        };
+        Ok(CommandLine {
+            program: self.exe.clone(),
+            args,
+        })
+    }
+
+    /// Parses the tool's standard output.
+    pub fn parse(&self, stdout: &str) -> Result<Measurement, ToolError> {
+        match self.tool {
+            Tool::Serverbench => serverbench::parse(stdout),
+            Tool::Wrk => wrk::parse(stdout),
+            Tool::Ab => ab::parse(stdout),
+            Tool::Autocannon => autocannon::parse(stdout),
+            Tool::H2load => h2load::parse(stdout),
+            Tool::Hey => hey::parse(stdout),
+            Tool::Oha => oha::parse(stdout),
+        }
+    }
+}
+
+/// Finds (or installs) `tool`. `serverbench_exe` is the binary that has `load`; `tools_dir` is
+/// `<cache>/tools` (npm/cargo installs), `scratch` a folder for generated scripts.
+pub fn prepare(
+    tool: Tool,
+    serverbench_exe: &Path,
+    tools_dir: &Path,
+    scratch: &Path,
+    on_step: &mut dyn FnMut(InstallStep),
+) -> Result<Prepared, ToolError> {
+    let exe = match tool {
+        Tool::Serverbench => serverbench_exe.to_path_buf(),
+        other => ensure_installed(other, tools_dir, on_step)?,
+    };
+    Ok(Prepared {
+        tool,
+        exe,
+        scratch: scratch.to_path_buf(),
+    })
+}
+
+/// Fills throughput in megabits per second from bytes and seconds (a derived value, not a guess).
+pub(crate) fn mbps(bytes: Option<u64>, secs: Option<f64>) -> Option<f64> {
+    match (bytes, secs) {
+        (Some(b), Some(s)) if s > 0.0 => Some(b as f64 * 8.0 / s / 1e6),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_gives_its_host_and_port() {
+        let t = Target::from_url("http://127.0.0.1:8080/hello").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("127.0.0.1", 8080));
+        let t = Target::from_url("http://[::1]:9000").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.base_url().as_str()),
+            ("::1", 9000, "http://[::1]:9000")
+        );
+        assert_eq!(Target::from_url("http://example.test/").unwrap().port, 80);
+        assert!(Target::from_url("ftp://x/").is_err());
+        assert!(Target::from_url("http://x:port/").is_err());
+    }
+    use serverbench_results::Mode;
+
+    #[test]
+    fn tools_parse_from_their_names_and_reject_others() {
+        assert_eq!("wrk".parse::<Tool>(), Ok(Tool::Wrk));
+        assert!("curl".parse::<Tool>().unwrap_err().contains("autocannon"));
+    }
+
+    #[test]
+    fn ipv6_hosts_are_bracketed_in_urls() {
+        let t = Target {
+            host: "::1".into(),
+            port: 8080,
+            echo_port: None,
+            tls_port: None,
+        };
+        assert_eq!(t.base_url(), "http://[::1]:8080");
+    }
+
+    #[test]
+    fn external_tools_refuse_tcp_modes() {
+        let p = Prepared {
+            tool: Tool::Wrk,
+            exe: "wrk".into(),
+            scratch: std::env::temp_dir(),
+        };
+        let params = LoadParams {
+            mode: Mode::TcpStream,
+            ..LoadParams::default()
+        };
+        let t = Target {
+            host: "127.0.0.1".into(),
+            port: 1,
+            echo_port: Some(2),
+            tls_port: None,
+        };
+        assert!(p.command(&params, &t, &[]).is_err());
+    }
+}

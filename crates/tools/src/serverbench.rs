@@ -1,0 +1,134 @@
+//! The built-in engine: `serverbench load ... --json`, whose stdout is a `LoadResult`.
+
+use super::{Target, Tool, ToolError};
+use serverbench_engine::result::LoadResult;
+use serverbench_results::record::{LoadParams, Measurement};
+use serverbench_results::Mode;
+
+/// Duration as whole milliseconds (`2500ms`), which `serverbench load -d` accepts.
+pub(crate) fn millis(secs: f64) -> String {
+    format!("{}ms", (secs * 1000.0).round().max(1.0) as u64)
+}
+
+/// Arguments after the executable: `load --json ... URL...` or `load --tcp HOST:PORT ...`.
+pub fn args(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Vec<String> {
+    let mut a: Vec<String> = vec!["load".into(), "--json".into()];
+    a.extend(["-c".into(), p.connections.to_string()]);
+    if p.threads > 0 {
+        a.extend(["-t".into(), p.threads.to_string()]);
+    }
+    if let Some(d) = p.duration_s {
+        a.extend(["-d".into(), millis(d)]);
+    }
+    if let Some(n) = p.requests {
+        a.extend(["-n".into(), n.to_string()]);
+    }
+    if !client_cpus.is_empty() {
+        let cpus: Vec<String> = client_cpus.iter().map(|c| c.to_string()).collect();
+        a.extend(["--cpus".into(), cpus.join(",")]);
+    }
+    match p.mode {
+        Mode::TcpStream | Mode::TcpPingpong => {
+            let port = target.echo_port.unwrap_or(target.port);
+            a.extend(["--tcp".into(), format!("{}:{port}", target.host_for_url())]);
+            if p.mode.is_stream() {
+                a.extend(["--mode".into(), "stream".into()]);
+                a.extend(["--message".into(), p.message.clone().unwrap_or_default()]);
+            } else {
+                a.extend(["--mode".into(), "pingpong".into()]);
+                a.extend(["--size".into(), p.size.unwrap_or(64).to_string()]);
+            }
+        }
+        Mode::Http => {
+            if p.pipeline > 1 {
+                a.extend(["-p".into(), p.pipeline.to_string()]);
+            }
+            if let Some(r) = p.rate {
+                a.extend(["-R".into(), r.to_string()]);
+            }
+            let base = target.base_url();
+            a.extend(p.paths.iter().map(|path| format!("{base}{path}")));
+        }
+    }
+    a
+}
+
+/// Parses `serverbench load --json` output.
+pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
+    let start = stdout.find('{').ok_or_else(|| ToolError::Parse {
+        tool: Tool::Serverbench,
+        why: "no JSON object in the output".into(),
+    })?;
+    let result: LoadResult =
+        serde_json::from_str(stdout[start..].trim()).map_err(|e| ToolError::Parse {
+            tool: Tool::Serverbench,
+            why: e.to_string(),
+        })?;
+    Ok(Measurement::from(&result))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> Target {
+        Target {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            echo_port: Some(9000),
+            tls_port: None,
+        }
+    }
+
+    #[test]
+    fn http_lap_rotates_every_path_as_urls() {
+        let p = LoadParams {
+            mode: Mode::Http,
+            paths: vec!["/hey".into(), "/hell".into()],
+            connections: 100,
+            duration_s: Some(10.0),
+            pipeline: 1,
+            ..LoadParams::default()
+        };
+        let a = args(&p, &target(), &[1]).join(" ");
+        assert_eq!(
+            a,
+            "load --json -c 100 -d 10000ms --cpus 1 http://127.0.0.1:8080/hey http://127.0.0.1:8080/hell"
+        );
+    }
+
+    #[test]
+    fn tcp_stream_lap_targets_the_echo_port() {
+        let p = LoadParams {
+            mode: Mode::TcpStream,
+            connections: 1,
+            duration_s: Some(0.5),
+            message: Some("hello world".into()),
+            ..LoadParams::default()
+        };
+        let a = args(&p, &target(), &[]);
+        assert!(
+            a.windows(2).any(|w| w == ["--tcp", "127.0.0.1:9000"]),
+            "{a:?}"
+        );
+        assert!(
+            a.windows(2).any(|w| w == ["--message", "hello world"]),
+            "{a:?}"
+        );
+    }
+
+    #[test]
+    fn engine_json_becomes_a_measurement() {
+        let json = r#"{"mode":"http","target":["http://x/"],"connections":1,"threads":1,
+          "requests":10,"duration_s":1.0,"rps":10.0,"bytes_read":100,"bytes_written":50,
+          "latency_us":{"p50":1,"p75":2,"p90":3,"p99":4,"p999":5,"p9999":6,"max":7,"mean":2,"stdev":1},
+          "errors":{"connect":0,"read":0,"write":0,"timeout":0,"parse":0,"status":1,"body":0},
+          "status":{"200":9,"404":1},"client_cpu_s":0.1,"client_cpu_us_per_request":10000.0,
+          "client_saturated":false,"timeline":[]}"#;
+        let m = parse(json).unwrap();
+        assert_eq!(
+            (m.requests, m.non_2xx, m.errors_total),
+            (Some(10), Some(1), Some(1))
+        );
+    }
+}
