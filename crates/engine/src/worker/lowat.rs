@@ -14,7 +14,8 @@
 //! the URL's size for next time; after [`MAX_SHRINKS`] of them a thread stops predicting for
 //! the rest of the run, since its server's sizes vary (exact marks stay).
 //!
-//! TLS connections keep the kernel's default. Their bytes arrive as records that rustls reads
+//! HTTP/2 connections keep the kernel's default: their frames do not say what is still to come.
+//! TLS connections keep the kernel's default too. Their bytes arrive as records that rustls reads
 //! a few kilobytes at a time and may hold half-decrypted, so a mark counted in plaintext bytes
 //! can exceed what is left on the socket (the rest of a record already read), and an exact
 //! mark, which the guard does not watch, would then never be met.
@@ -51,7 +52,7 @@ impl Worker<'_> {
     /// Sets connection `i`'s mark to what it now waits for, if that changed. Called in the
     /// closed loop only: the `-R` schedule and the echo stream keep the kernel's default.
     pub(super) fn arm_lowat(&mut self, i: usize) {
-        if self.tls.is_some() {
+        if self.tls.is_some() || matches!(self.cfg.protocol, Protocol::Http2(_)) {
             return;
         }
         let predict = self.depth > 1 && self.cfg.reads == Reads::Window && self.predicting;
