@@ -102,8 +102,8 @@ pub enum Schedule {
 /// When a closed-loop connection wakes up to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Reads {
-    /// Once the bytes of its whole window of pipelined responses can have arrived
-    /// (`SO_RCVLOWAT`): one wake-up per window. A pipelined response is timed when its
+    /// Once the bytes of its whole window of pipelined responses (HTTP/2: of its open
+    /// streams) can have arrived (`SO_RCVLOWAT`): one wake-up per window. A pipelined response is timed when its
     /// window is read, which adds at most the time the server takes to send that window.
     #[default]
     Window,

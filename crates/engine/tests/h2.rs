@@ -188,3 +188,33 @@ fn h2c_json_validates_against_the_schema() {
     assert_eq!(v["http2"]["initial_window_size"], 65_535);
     assert_eq!(v["errors"]["refused_stream"], 0);
 }
+
+#[test]
+fn window_and_eager_reads_complete_every_stream_even_when_responses_shrink() {
+    // The first 1500 responses teach the engine a size (past a connection's eager first reads);
+    // the rest are smaller, so a predicted mark overshoots until the guard drops it.
+    let (addr, _) = h2_server(H2Server::default(), None, |n, _| {
+        let body = if n < 1500 {
+            "x".repeat(400)
+        } else {
+            "y".into()
+        };
+        h2_ok(&body)
+    });
+    for reads in [
+        serverbench_engine::Reads::Window,
+        serverbench_engine::Reads::Eager,
+    ] {
+        let mut cfg = h2_config(&format!("http://{addr}/"), 8, None);
+        cfg.connections = 1;
+        cfg.reads = reads;
+        cfg.stop = Stop::Requests(3000);
+        let r = run(&cfg);
+        assert_eq!(
+            (r.requests, r.errors.total()),
+            (3000, 0),
+            "{reads:?}: {:?}",
+            r.errors
+        );
+    }
+}

@@ -82,8 +82,8 @@ pub struct Args {
     /// SETTINGS_MAX_CONCURRENT_STREAMS caps it.
     #[arg(short = 'm', long, default_value_t = 1, requires = "http2")]
     streams: u32,
-    /// With -p: read every segment as it lands, timing each response exactly, instead of
-    /// waking once per window of responses (costs more client CPU).
+    /// With -p, or --http2 -m over h2c: read every segment as it lands, timing each response
+    /// exactly, instead of waking once per window of responses (costs more client CPU).
     #[arg(long)]
     eager_reads: bool,
     /// Open loop at this many requests/s in total (latency from the intended send time).

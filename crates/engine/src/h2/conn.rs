@@ -54,11 +54,23 @@ pub struct H2Conn {
     /// Streams whose request body waits for a window.
     blocked: VecDeque<u32>,
     verify: bool,
+    /// Open streams by URL, and the bytes received on them so far (see
+    /// [`H2Conn::expected_bytes`]).
+    open_by_url: Vec<u32>,
+    received: u64,
+    /// Reads so far, up to [`WARM_READS`].
+    reads: u32,
 }
 
+/// Reads a connection takes before its low-water mark may count on predicted sizes: a new
+/// connection's congestion window is small, and a server writing each response apart (nginx)
+/// runs out of it while our delayed ACKs wait for the mark (a 40 ms stall each time).
+const WARM_READS: u32 = 64;
+
 impl H2Conn {
-    /// A new connection: writes the preface, our SETTINGS and the connection window to `out`.
-    pub fn new(window: u32, verify: bool, out: &mut Vec<u8>) -> H2Conn {
+    /// A new connection for requests to `urls` URLs: writes the preface, our SETTINGS and the
+    /// connection window to `out`.
+    pub fn new(window: u32, verify: bool, urls: usize, out: &mut Vec<u8>) -> H2Conn {
         let conn_window = window.max(frame::DEFAULT_WINDOW);
         out.extend_from_slice(frame::PREFACE);
         frame::put_settings(
@@ -85,7 +97,42 @@ impl H2Conn {
             send_window: frame::DEFAULT_WINDOW as i64,
             blocked: VecDeque::new(),
             verify,
+            open_by_url: vec![0; urls],
+            received: 0,
+            reads: 0,
         }
+    }
+
+    /// Counts a read; true once the connection is warm (see [`WARM_READS`]).
+    pub fn warm(&mut self) -> bool {
+        self.reads = (self.reads + 1).min(WARM_READS);
+        self.reads == WARM_READS
+    }
+
+    /// The response bytes still to come on the open streams, at least, given the smallest
+    /// response seen per URL (`expect`, 0: none yet): the receive low-water mark's prediction.
+    /// None when an open stream's URL has no size yet.
+    pub fn expected_bytes(&self, expect: &[usize]) -> Option<u64> {
+        let mut total = 0;
+        for (&open, &size) in self.open_by_url.iter().zip(expect) {
+            if open > 0 && size == 0 {
+                return None;
+            }
+            total += open as u64 * size as u64;
+        }
+        Some(total.saturating_sub(self.received))
+    }
+
+    /// A stream closed: it leaves the prediction.
+    fn forget(&mut self, s: &Stream) {
+        self.open_by_url[s.req.url as usize] -= 1;
+        self.received -= s.wire as u64;
+    }
+
+    fn remove(&mut self, id: u32) -> Option<Stream> {
+        let s = self.streams.remove(id)?;
+        self.forget(&s);
+        Some(s)
     }
 
     /// Streams open now.
@@ -137,8 +184,10 @@ impl H2Conn {
                 unacked: 0,
                 send_window: self.peer.initial_window_size as i64,
                 body_sent: 0,
+                wire: 0,
             },
         );
+        self.open_by_url[inflight.url as usize] += 1;
         if let Some(body) = &req.body {
             if !self.pump(id, body, out) {
                 self.blocked.push_back(id);
@@ -264,6 +313,16 @@ impl H2Conn {
         }
         self.reader.cur = Some(head);
         self.reader.left = head.len as usize;
+        if matches!(
+            head.kind,
+            frame::HEADERS | frame::CONTINUATION | frame::DATA
+        ) {
+            if let Some(s) = self.streams.get_mut(head.stream) {
+                let wire = HEADER_LEN as u32 + head.len;
+                s.wire += wire;
+                self.received += wire as u64;
+            }
+        }
         if head.kind != frame::DATA {
             return Ok(());
         }
@@ -329,14 +388,14 @@ impl H2Conn {
 
     /// Stream `id` ended: its response, if it was open.
     fn finish(&mut self, id: u32) -> Option<Event> {
-        let s = self.streams.remove(id)?;
+        let s = self.remove(id)?;
         let resp = Response {
             status: s.status,
             close: false,
             body_len: s.body_len,
             body_hash: s.body_hash,
         };
-        Some(Event::Response(s.req, resp))
+        Some(Event::Response(s.req, resp, s.wire))
     }
 
     /// A whole non-DATA frame.
@@ -371,10 +430,7 @@ impl H2Conn {
             frame::RST_STREAM => {
                 need(len == 4)?;
                 let code = frame::be32(payload, 0);
-                Ok(self
-                    .streams
-                    .remove(head.stream)
-                    .map(|s| Event::Reset(s.req, code)))
+                Ok(self.remove(head.stream).map(|s| Event::Reset(s.req, code)))
             }
             frame::SETTINGS => self.settings(head, payload, cx),
             frame::PUSH_PROMISE => Err(frame::PROTOCOL_ERROR), // we disabled push
@@ -390,7 +446,11 @@ impl H2Conn {
                 let last = frame::be32(payload, 0) & frame::MAX_WINDOW;
                 let code = frame::be32(payload, 4);
                 self.draining = true;
-                let lost = self.streams.remove_above(last);
+                let (open_by_url, received) = (&mut self.open_by_url, &mut self.received);
+                let lost = self.streams.remove_above(last, |s| {
+                    open_by_url[s.req.url as usize] -= 1;
+                    *received -= s.wire as u64;
+                });
                 Ok(Some(Event::GoAway { code, lost }))
             }
             frame::WINDOW_UPDATE => {
@@ -470,7 +530,7 @@ impl H2Conn {
                 _ => {
                     // Malformed: no final status. The stream is reset; the error counted.
                     frame::put_rst_stream(cx.out, id, frame::PROTOCOL_ERROR);
-                    let s = self.streams.remove(id).expect("open");
+                    let s = self.remove(id).expect("open");
                     return Ok(Some(Event::Reset(s.req, frame::PROTOCOL_ERROR)));
                 }
             }

@@ -74,8 +74,9 @@ impl Default for Settings {
 pub enum Event {
     /// The server's first SETTINGS arrived: streams may open.
     Ready,
-    /// A stream ended with a whole response.
-    Response(Inflight, Response),
+    /// A stream ended with a whole response, which took this many bytes on the wire (its
+    /// frames, headers included).
+    Response(Inflight, Response, u32),
     /// The server reset a stream (RST_STREAM) with this error code.
     Reset(Inflight, u32),
     /// The server is going away (GOAWAY with this code); `lost` streams above its last stream

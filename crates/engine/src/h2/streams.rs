@@ -19,6 +19,8 @@ pub struct Stream {
     pub send_window: i64,
     /// Request body bytes sent so far.
     pub body_sent: usize,
+    /// Wire bytes of this stream's frames so far (headers included).
+    pub wire: u32,
 }
 
 #[derive(Debug, Default)]
@@ -69,15 +71,19 @@ impl Streams {
         Some(s)
     }
 
-    /// Closes every stream above `last` (a GOAWAY's last stream id); returns how many.
-    pub fn remove_above(&mut self, last: u32) -> u32 {
+    /// Closes every stream above `last` (a GOAWAY's last stream id), handing each to `gone`;
+    /// returns how many.
+    pub fn remove_above(&mut self, last: u32, mut gone: impl FnMut(&Stream)) -> u32 {
         let mut n = 0;
         while let Some(slot) = self.slots.back() {
             let id = self.base + 2 * (self.slots.len() as u32 - 1);
             if id <= last {
                 break;
             }
-            n += u32::from(slot.is_some());
+            if let Some(s) = slot {
+                gone(s);
+                n += 1;
+            }
             self.slots.pop_back();
         }
         self.open -= n;
@@ -112,6 +118,7 @@ mod tests {
             unacked: 0,
             send_window: 0,
             body_sent: 0,
+            wire: 0,
         }
     }
 
@@ -140,7 +147,9 @@ mod tests {
             s.push(id, stream(0));
         }
         s.remove(7);
-        assert_eq!(s.remove_above(3), 2, "5 and 9 were open, 7 had closed");
+        let mut gone = Vec::new();
+        assert_eq!(s.remove_above(3, |s| gone.push(s.req.sent)), 2);
+        assert_eq!(gone, vec![0, 0], "5 and 9 were open, 7 had closed");
         assert_eq!(s.open(), 2);
         assert!(s.get_mut(5).is_none() && s.get_mut(3).is_some());
     }

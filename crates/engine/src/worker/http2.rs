@@ -54,7 +54,8 @@ impl Worker<'_> {
                 self.refill(i, now);
                 true
             }
-            Event::Response(req, resp) => {
+            Event::Response(req, resp, wire) => {
+                self.learn(req.url, wire as usize);
                 self.complete(i, req, resp, now);
                 self.after_stream(i, now)
             }
@@ -64,6 +65,7 @@ impl Worker<'_> {
                     code => ErrorKind::H2(code),
                 };
                 self.stats.error(now, kind);
+                self.unexpected_end(); // its bytes will not come: a low-water mark overshoots
                 if self.quota != u64::MAX {
                     self.done += 1; // -n counts the attempt, so a refusing server ends the run
                 }

@@ -304,7 +304,10 @@ impl<'a> Worker<'a> {
     fn on_ready(&mut self, i: usize, now: u64) {
         if let Protocol::Http2(h) = &self.cfg.protocol {
             let c = &mut self.conns[i];
-            c.h2 = Some(Box::new(h2::H2Conn::new(h.window, h.verify, &mut c.out)));
+            let urls = h.requests.len();
+            c.h2 = Some(Box::new(h2::H2Conn::new(
+                h.window, h.verify, urls, &mut c.out,
+            )));
             self.flush(i, now);
         } else if self.rate.is_some() {
             self.make_idle(i);

@@ -31,7 +31,7 @@ struct Client {
 impl Client {
     fn new(window: u32, requests: Vec<Request>) -> Client {
         let mut out = Vec::new();
-        let conn = H2Conn::new(window, true, &mut out);
+        let conn = H2Conn::new(window, true, 1, &mut out);
         Client {
             conn,
             out,
@@ -127,7 +127,7 @@ fn a_response_split_at_any_byte_completes_once_with_its_body() {
         assert!(c.conn.has_room(10) && c.conn.peer().max_concurrent_streams == Some(5));
         c.open(7);
         let events = c.feed(&server_wire()[9 + 6..], step.min(64)).unwrap();
-        let [Event::Response(r, resp)] = events.as_slice() else {
+        let [Event::Response(r, resp, wire)] = events.as_slice() else {
             panic!("step {step}: {events:?}");
         };
         assert_eq!(
@@ -135,6 +135,7 @@ fn a_response_split_at_any_byte_completes_once_with_its_body() {
             (7, 200, 5),
             "step {step}"
         );
+        assert_eq!(*wire, 4 * 9 + 4 + 4 + 6 + 3, "its frames, padding included");
         assert_eq!(*whole.get_or_insert(resp.body_hash), resp.body_hash);
         assert_eq!(resp.body_hash, fnv(FNV_OFFSET, b"hello"));
         assert_eq!(c.conn.open(), 0);
@@ -156,6 +157,29 @@ fn the_servers_stream_limit_caps_the_streams_opened() {
     assert!(c.conn.has_room(10));
     c.open(1);
     assert!(!c.conn.has_room(10) && c.conn.open() == 2);
+}
+
+#[test]
+fn the_bytes_still_expected_count_down_as_frames_arrive() {
+    let mut c = Client::new(frame::MAX_WINDOW, vec![get()]);
+    c.feed(&settings(&[]), 100).unwrap();
+    c.open(0);
+    c.open(1);
+    assert_eq!(c.conn.expected_bytes(&[0]), None, "no size known yet");
+    assert_eq!(c.conn.expected_bytes(&[30]), Some(60));
+    let mut w = Vec::new();
+    put(&mut w, frame::HEADERS, frame::END_HEADERS, 1, &[0x88]);
+    put(&mut w, frame::PING, 0, 0, b"12345678"); // not a stream's: not counted
+    c.feed(&w, 100).unwrap();
+    assert_eq!(c.conn.expected_bytes(&[30]), Some(50));
+    let mut w = Vec::new();
+    put(&mut w, frame::DATA, frame::END_STREAM, 1, b"ok");
+    let events = c.feed(&w, 100).unwrap();
+    assert!(
+        matches!(events[..], [Event::Response(_, _, 21)]),
+        "{events:?}"
+    );
+    assert_eq!(c.conn.expected_bytes(&[30]), Some(30), "stream 3 is left");
 }
 
 #[test]
