@@ -4,8 +4,7 @@ use crate::paths::Paths;
 use crate::Server;
 use serde::Serialize;
 use std::fmt;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A command a server needs that is not on PATH.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -95,20 +94,7 @@ pub fn availability(server: &Server, paths: &Paths) -> Availability {
 
 /// The full path of an executable found on PATH (or the path itself when it has a `/`).
 pub fn on_path(command: &str) -> Option<PathBuf> {
-    if command.contains('/') {
-        let p = Path::new(command);
-        return is_executable(p).then(|| p.to_path_buf());
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(command))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    which::which(command).ok()
 }
 
 /// Debian packages providing well-known commands.

@@ -1,7 +1,8 @@
 //! serverbench-catalog owns the catalog: every `servers/<language>/<name>/server.toml`, parsed
 //! strictly and validated; where the project and its cache live ([`paths`]); whether a server can
 //! run here ([`availability`]); its setup with content-hash stamps ([`setup`]); and the one
-//! environment a manifest's commands run with ([`command`]), for setup, start and version alike.
+//! environment a manifest's commands run with ([`command`]), for setup, start and version alike;
+//! and where a key stands in TOML text ([`toml_pos`]), for manifest and suite errors.
 //!
 //! A broken manifest does not hide the others: [`Catalog::load`] keeps it in
 //! [`Catalog::broken`] with its error, and [`Catalog::get`] returns that error for its id.
@@ -15,6 +16,7 @@ pub mod logs;
 pub mod manifest;
 pub mod paths;
 pub mod setup;
+pub mod toml_pos;
 
 pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};
 pub use manifest::{Commands, Deviation, Manifest, Requires};
@@ -286,7 +288,7 @@ fn validate(
 ) -> Result<(), CatalogError> {
     let invalid = |key: &str, message: String| CatalogError::Manifest {
         file: file.to_path_buf(),
-        line: manifest::line_of_key(text, key),
+        line: toml_pos::line_of_key(text, key),
         key: key.to_string(),
         message,
     };
@@ -344,7 +346,7 @@ pub fn closest_ids(id: &str, ids: Vec<&str>) -> Vec<String> {
             let d = if c.contains(id) || id.contains(c) {
                 0
             } else {
-                edit_distance(id, c)
+                strsim::levenshtein(id, c)
             };
             (d, c)
         })
@@ -356,20 +358,6 @@ pub fn closest_ids(id: &str, ids: Vec<&str>) -> Vec<String> {
         .take(3)
         .map(|(_, c)| c.to_string())
         .collect()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

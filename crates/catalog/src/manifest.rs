@@ -1,5 +1,6 @@
 //! `server.toml`: the strict manifest format of spec/manifest.md.
 
+use crate::toml_pos::{field_in_message, line_of};
 use crate::{CatalogError, Feature};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -70,7 +71,8 @@ impl Deviation {
         }
     }
 
-    /// True when the verify check named `check` is about this deviation.
+    /// True when the verify check named `check` is about this deviation, on `PORT` or over TLS
+    /// (the TLS checks keep the names of their `PORT` twins, with ` over TLS` appended).
     pub fn covers(self, check: &str) -> bool {
         match self {
             Deviation::Http10 => check.starts_with("HTTP/1.0"),
@@ -149,13 +151,12 @@ fn parse_error(text: &str, file: &Path, err: &toml::de::Error) -> CatalogError {
     let (line, key) = match err.span() {
         Some(span) => {
             let line = line_of(text, span.start);
-            let key = backticked_key(&message)
-                .filter(|_| is_field_message(&message))
+            let key = field_in_message(&message)
                 .map(|k| qualify(text, span.start, &k, &message))
                 .or_else(|| key_at(text, span.start));
             (line, key)
         }
-        None => (1, backticked_key(&message)),
+        None => (1, field_in_message(&message)),
     };
     CatalogError::Manifest {
         file: file.to_path_buf(),
@@ -163,23 +164,6 @@ fn parse_error(text: &str, file: &Path, err: &toml::de::Error) -> CatalogError {
         key: key.unwrap_or_else(|| "?".to_string()),
         message,
     }
-}
-
-fn is_field_message(message: &str) -> bool {
-    message.starts_with("unknown field") || message.starts_with("missing field")
-}
-
-/// The first `word` between backticks in a serde message (`unknown field `foo``).
-fn backticked_key(message: &str) -> Option<String> {
-    let start = message.find('`')? + 1;
-    let len = message[start..].find('`')?;
-    Some(message[start..start + len].to_string())
-}
-
-/// 1-based line number of a byte offset.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    let offset = offset.min(text.len());
-    text[..offset].bytes().filter(|&b| b == b'\n').count() + 1
 }
 
 /// The `[table]` header in effect at `offset`, if any.
@@ -230,30 +214,10 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
     })
 }
 
-/// The line where `key` (maybe `table.key`) is set, for validation errors (1 when not found).
-pub(crate) fn line_of_key(text: &str, key: &str) -> usize {
-    let (table, field) = match key.rsplit_once('.') {
-        Some((t, f)) => (Some(t), f),
-        None => (None, key),
-    };
-    let mut current: Option<String> = None;
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.starts_with('[') && t.ends_with(']') {
-            current = Some(t.trim_matches(|c| c == '[' || c == ']').trim().to_string());
-            continue;
-        }
-        let k = t.split('=').next().unwrap_or("").trim();
-        if k == field && current.as_deref() == table {
-            return i + 1;
-        }
-    }
-    1
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toml_pos::line_of_key;
 
     pub(crate) const GOOD: &str = r#"name = "node/http"
 language = "JavaScript"

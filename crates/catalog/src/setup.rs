@@ -6,7 +6,9 @@
 use crate::command::ServerEnv;
 use crate::paths::Paths;
 use crate::{availability, on_path, Availability, Server};
+use fnv::FnvHasher;
 use std::fmt;
+use std::hash::Hasher;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -312,8 +314,7 @@ fn install_toolchain(
 
 /// apt-get may be run: we are root, it is on PATH and `--no-apt` was not given.
 fn can_apt(opts: &SetupOptions) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = nix::unistd::geteuid().is_root();
     root && !opts.no_apt && on_path("apt-get").is_some()
 }
 
@@ -423,7 +424,7 @@ pub fn content_hash(dir: &Path) -> std::io::Result<String> {
     let mut files = Vec::new();
     collect_files(dir, dir, &mut files)?;
     files.sort();
-    let mut h = Fnv::new();
+    let mut h = FnvHasher::default();
     for rel in &files {
         let full = dir.join(rel);
         h.write(rel.as_bytes());
@@ -438,7 +439,7 @@ pub fn content_hash(dir: &Path) -> std::io::Result<String> {
             h.write(&data);
         }
     }
-    Ok(format!("{:016x}", h.0))
+    Ok(format!("{:016x}", h.finish()))
 }
 
 fn collect_files(base: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
@@ -465,21 +466,6 @@ fn is_documentation(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("md"))
 }
 
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,6 +485,12 @@ mod tests {
             content_hash(d.path()).unwrap(),
             content_hash(d.path()).unwrap()
         );
+    }
+
+    #[test]
+    fn hash_is_the_one_existing_stamps_hold() {
+        // Changing the hash would make every set-up server "need setup" again.
+        assert_eq!(content_hash(folder().path()).unwrap(), "fd917af7136e3b74");
     }
 
     #[test]

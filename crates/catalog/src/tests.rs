@@ -134,6 +134,16 @@ fn a_declared_http10_deviation_is_parsed_with_its_reason() {
 }
 
 #[test]
+fn a_deviation_covers_its_checks_over_tls_too() {
+    let ka = "HTTP/1.0 GET /hello with Connection: keep-alive, twice over TLS";
+    assert!(Deviation::Http10.covers("HTTP/1.0 GET /hello over TLS"));
+    assert!(Deviation::Http10KeepAlive.covers(ka));
+    assert!(!Deviation::Http10KeepAlive.covers("HTTP/1.0 GET /hello over TLS"));
+    assert!(!Deviation::Http10.covers("GET /hello over TLS"));
+    assert!(!Deviation::Http10.covers("TLS 1.2 handshake, ALPN http/1.1 offered over TLS"));
+}
+
+#[test]
 fn deviation_keys_are_snake_case() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_server(tmp.path(), "python/dev", "python/dev", "");

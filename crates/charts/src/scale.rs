@@ -17,16 +17,13 @@ pub fn nice_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
         .unwrap_or(10.0 * magnitude);
     let first = (lo / step).floor() * step;
     let mut ticks = Vec::new();
-    let mut v = first;
-    while v < hi + step * 0.5 {
+    for i in 0.. {
+        let v = first + f64::from(i) * step;
         ticks.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
-        if v >= hi {
+        // Until a tick covers `hi` (within rounding), and at least two ticks.
+        if i >= 1 && v >= hi - step * 1e-9 {
             break;
         }
-        v += step;
-    }
-    if ticks.len() < 2 {
-        ticks.push(first + step);
     }
     ticks
 }
@@ -89,6 +86,14 @@ mod tests {
         assert_eq!(
             nice_ticks(0.0, 1.0, 5),
             vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
+        );
+    }
+
+    #[test]
+    fn the_last_tick_covers_a_maximum_past_the_middle_of_a_step() {
+        assert_eq!(
+            nice_ticks(0.0, 110_000.0, 5),
+            vec![0.0, 50_000.0, 100_000.0, 150_000.0]
         );
     }
 

@@ -9,7 +9,7 @@ pub struct CpuList(pub Vec<usize>);
 
 /// Parses `0`, `0,2`, `0-3` (clap's value parser for [`CpuList`]).
 pub fn parse(s: &str) -> Result<CpuList, String> {
-    parse_cpu_list(s).map(CpuList)
+    parse_cpu_list(s).map(CpuList).map_err(|e| e.to_string())
 }
 
 /// The CPUs of an optional flag.

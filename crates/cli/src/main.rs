@@ -34,6 +34,8 @@ enum Command {
     Report(cmd::report::Args),
     /// Compare two results folders server by server.
     Compare(cmd::compare::Args),
+    /// Several machines: check the hosts of an inventory (spec/hosts.md).
+    Hosts(cmd::hosts::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,5 +68,6 @@ fn run() -> anyhow::Result<u8> {
         Command::Run(args) => cmd::run::run(args),
         Command::Report(args) => cmd::report::run(args),
         Command::Compare(args) => cmd::compare::run(args),
+        Command::Hosts(args) => cmd::hosts::run(args),
     }
 }

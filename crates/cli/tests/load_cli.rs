@@ -305,6 +305,128 @@ fn help_exits_0() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("--pipeline"));
 }
 
+#[test]
+fn barrier_prints_ready_and_measures_only_after_go() {
+    use std::io::BufRead;
+    let addr = hello_server();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args([
+            "load",
+            "--barrier",
+            "--json",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "300ms",
+        ])
+        .arg(format!("http://{addr}/"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let released = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let mut json = String::new();
+    out.read_to_string(&mut json).unwrap();
+    assert!(child.wait().unwrap().success());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let start = v["measure_start_unix_s"].as_f64().unwrap();
+    assert!(
+        start > released && start - released < 0.1,
+        "measured from {start}, released at {released}"
+    );
+    assert!(v["requests"].as_u64().unwrap() > 0);
+    assert!(v["histograms"]["latency_us"]
+        .as_str()
+        .unwrap()
+        .starts_with("HISTF"));
+}
+
+#[test]
+fn barrier_without_go_measures_nothing_and_exits_3() {
+    let addr = hello_server();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["load", "--barrier", "-c", "1", "-d", "1s"])
+        .arg(format!("http://{addr}/"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ready\n");
+    assert!(stderr_of(&out).contains("no `go` line on stdin"));
+}
+
+#[test]
+fn hosts_without_client_hosts_is_bad_input() {
+    let out = serverbench(&["--hosts", "hosts.toml", "http://127.0.0.1:1/"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("--client-hosts"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// `load -c 3000` with `ulimit -n 256` (soft and hard) in the test's own child: the limit
+/// cannot be raised, so the run is refused with the numbers instead of failing 2,700 connects.
+#[test]
+fn too_many_connections_for_the_file_limit_are_refused_with_the_numbers() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let bin = env!("CARGO_BIN_EXE_serverbench");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 256 && exec {bin} load -c 3000 -d 1s {url}"
+        ))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("3000 connections need 3064 file descriptors; the limit is 256"),
+        "{stderr}"
+    );
+}
+
+/// With a soft limit below what is needed but a higher hard limit, the soft limit is raised and
+/// every connection opens (without it, sockets past 256 fail with EMFILE as connect errors).
+#[test]
+fn the_soft_file_limit_is_raised_to_fit_the_connections() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(400).flatten().collect();
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        drop(held);
+    });
+    let bin = env!("CARGO_BIN_EXE_serverbench");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -Sn 256 && exec {bin} load --json -c 400 -t 1 -d 300ms --timeout 2s {url}"
+        ))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("a JSON result");
+    assert_eq!(v["errors"]["connect"], 0, "{stdout}");
+}
+
 /// An HTTPS `Hello World!` server whose certificate a generated CA signs; returns its address
 /// and the CA's PEM file (kept alive by the TempDir).
 fn https_server(resumable: bool) -> (SocketAddr, tempfile::TempDir, String) {
@@ -320,7 +442,7 @@ fn https_server(resumable: bool) -> (SocketAddr, tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let ca_file = dir.path().join("ca.pem");
     std::fs::write(&ca_file, ca.pem()).unwrap();
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .unwrap()
@@ -434,50 +556,4 @@ fn tls_resume_exits_5_when_the_server_resumes_nothing_and_0_when_it_does() {
             );
         }
     }
-}
-
-/// `load -c 3000` with `ulimit -n 256` (soft and hard) in the test's own child: the limit
-/// cannot be raised, so the run is refused with the numbers instead of failing 2,700 connects.
-#[test]
-fn too_many_connections_for_the_file_limit_are_refused_with_the_numbers() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    let bin = env!("CARGO_BIN_EXE_serverbench");
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -n 256 && exec {bin} load -c 3000 -d 1s {url}"
-        ))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("3000 connections need 3064 file descriptors; the limit is 256"),
-        "{stderr}"
-    );
-}
-
-/// With a soft limit below what is needed but a higher hard limit, the soft limit is raised and
-/// every connection opens (without it, sockets past 256 fail with EMFILE as connect errors).
-#[test]
-fn the_soft_file_limit_is_raised_to_fit_the_connections() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let held: Vec<_> = listener.incoming().take(400).flatten().collect();
-        std::thread::sleep(std::time::Duration::from_secs(5));
-        drop(held);
-    });
-    let bin = env!("CARGO_BIN_EXE_serverbench");
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -Sn 256 && exec {bin} load --json -c 400 -t 1 -d 300ms --timeout 2s {url}"
-        ))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let v: serde_json::Value = serde_json::from_str(&stdout).expect("a JSON result");
-    assert_eq!(v["errors"]["connect"], 0, "{stdout}");
 }

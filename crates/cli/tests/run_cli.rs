@@ -53,6 +53,8 @@ fn adhoc_run_with_the_builtin_engine_prints_the_table_and_the_results_folder() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("python/fast"), "{stdout}");
+    let header = stdout.lines().find(|l| l.contains("req/s")).unwrap();
+    assert!(!header.contains("ctx sw/req"), "the narrow table: {header}");
     let dir = only_results_dir(tmp.path());
     assert!(
         stdout.contains(&format!("results: {}", dir.display())),
@@ -75,6 +77,33 @@ fn adhoc_run_with_the_builtin_engine_prints_the_table_and_the_results_folder() {
         rec["server_stats"]["rss_peak_mb"].as_f64().unwrap() > 1.0,
         "{rec}"
     );
+}
+
+#[test]
+fn wide_shows_every_column_of_the_final_table_versions_included() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--servers",
+        "python/fast",
+        "--scenario",
+        "hello",
+        "-c",
+        "2",
+        "-d",
+        "500ms",
+        "--laps",
+        "1",
+        "--warmup",
+        "0s",
+        "--wide",
+    ];
+    let out = serverbench(&args, tmp.path());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let header = stdout.lines().find(|l| l.contains("req/s")).unwrap();
+    for column in ["version", "cv%", "ctx sw/req"] {
+        assert!(header.contains(column), "{column} missing from {header}");
+    }
 }
 
 #[test]

@@ -82,4 +82,79 @@ fn a_declared_deviation_is_shown_with_its_reason_and_does_not_fail() {
         ),
         "{text}"
     );
+    assert!(
+        text.contains(
+            "~ HTTP/1.0 GET /hello with Connection: keep-alive, twice over TLS: known deviation"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_tls_server_shows_what_its_handshakes_negotiated() {
+    let (out, text) = verify(&["python/good-tls"]);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("· TLS 1.3 handshake, ALPN http/1.1 offered over TLS: TLS 1.3, TLS13_"),
+        "{text}"
+    );
+    assert!(
+        text.contains("· TLS 1.2 handshake, ALPN http/1.1 offered over TLS: TLS 1.2, "),
+        "{text}"
+    );
+}
+
+/// `serverbench serve python/good-tls` in the background: its `https://` address and
+/// certificate, and the child to stop.
+fn serve_tls(cache: &std::path::Path) -> (std::process::Child, String, String) {
+    use std::io::BufRead;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/catalog");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["serve", "python/good-tls", "--root"])
+        .arg(root)
+        .env("SERVERBENCH_CACHE", cache)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines {
+        let line = line.unwrap();
+        if let Some(rest) = line.trim().strip_prefix("curl -i --cacert ") {
+            let (cert, url) = rest.split_once(' ').unwrap();
+            let base = url.trim_end_matches("/hello").to_owned();
+            return (child, base, cert.to_owned());
+        }
+    }
+    // SAFETY: signalling our own child, which stops its server group on SIGTERM.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    panic!("serve printed no https address");
+}
+
+#[test]
+fn an_https_url_is_checked_over_tls_with_cacert_or_k() {
+    let cache = tempfile::tempdir().unwrap();
+    let (mut child, base, cert) = serve_tls(cache.path());
+    let features = ["--implements", "hello,routes,json,payload"];
+    let (out, text) = verify(&[&["--url", &base, "--cacert", &cert][..], &features].concat());
+    let (out_k, text_k) = verify(&[&["--url", &base, "-k"][..], &features].concat());
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains(&format!("{base} ... PASS")), "{text}");
+    assert!(text.contains("· TLS 1.3 handshake"), "{text}");
+    assert!(out_k.status.success(), "{text_k}");
+}
+
+#[test]
+fn an_https_url_without_cacert_or_k_is_refused_naming_both() {
+    let (out, _) = verify(&["--url", "https://127.0.0.1:1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--cacert FILE") && stderr.contains("-k"),
+        "{stderr}"
+    );
 }

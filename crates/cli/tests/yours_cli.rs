@@ -129,7 +129,7 @@ fn in_process_server() -> u16 {
                     };
                     let http10 = head.lines().next().is_some_and(|l| l.ends_with("HTTP/1.0"));
                     let keep = head.to_ascii_lowercase().contains("connection: keep-alive");
-                    // An HTTP/1.0 client keeps the connection only if the reply says so.
+                    // An HTTP/1.0 client keeps the connection only when told so (the contract).
                     let connection = if http10 && keep {
                         "Connection: keep-alive\r\n"
                     } else {

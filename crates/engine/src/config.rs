@@ -5,6 +5,8 @@ use crate::{h2, http};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
+pub use crate::duration::{format_duration, parse_duration, BadDuration};
+
 /// A configuration problem, reported before any load is generated.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
@@ -552,31 +554,6 @@ impl Config {
     }
 }
 
-/// Parses `500ms`, `10s`, `1m`, `2h`, `250us` (a bare number means seconds).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (try 500ms, 10s, 1m)"))?;
-    let scale = match unit {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => {
-            return Err(format!(
-                "`{s}`: unknown unit `{unit}` (use us, ms, s, m, h)"
-            ))
-        }
-    };
-    Ok(Duration::from_secs_f64(value * scale))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -663,11 +640,11 @@ mod tests {
     }
 
     #[test]
-    fn durations_accept_common_units() {
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
-        assert!(parse_duration("ten").is_err());
+    fn a_bare_number_is_seconds_and_decimals_work_with_or_without_a_unit() {
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration(" 0.5 "), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1m 30s"), Ok(Duration::from_secs(90)));
     }
 
     #[test]

@@ -1,5 +1,11 @@
 //! HTTP/1.1: requests serialized once, and the smallest streaming response parser that is still
 //! correct (status line, Content-Length, chunked, close-delimited, Connection: close).
+//!
+//! Hand-written on purpose: this is the hot path, run on every response of every connection, and
+//! a general parser (httparse, hyper's h1) would allocate or decode headers the engine never
+//! reads. It finds and parses a head in one pass (about 100 ns per nginx response, see
+//! CHANGELOG), copies bytes only when a head is split across reads, and hashes bodies (FNV-1a,
+//! the same function as the `fnv` crate) inline in the same byte loop only when `--verify` asks.
 
 use crate::config::Url;
 use memchr::memmem;

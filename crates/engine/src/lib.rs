@@ -8,7 +8,9 @@
 
 pub mod config;
 mod conn;
+pub mod duration;
 pub mod h2;
+pub mod histo;
 pub mod http;
 pub mod limits;
 pub mod result;
@@ -27,7 +29,12 @@ pub use tls::{Resume, TlsOptions, TlsVersion, Trust};
 use stats::{latency_of, Stats};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// With a gate, measurement starts this long after the gate opens: every worker sees the
+/// start (they wake at least every 10 ms) before it comes, so none loses the first
+/// milliseconds, and every host of a distributed run adds the same lead.
+pub const GATE_LEAD: Duration = Duration::from_millis(25);
 
 /// Progress reported to the observer (from the calling thread, never from the workers).
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +67,8 @@ pub enum EngineError {
     Io(#[from] std::io::Error),
     #[error("worker thread panicked")]
     Panicked,
+    #[error("the gate did not open: the run was called off before measuring")]
+    Cancelled,
 }
 
 /// Raises the open-file limit for `connections`, or says why the run cannot fit.
@@ -78,7 +87,23 @@ fn check_file_limit(connections: u32) -> Result<(), EngineError> {
 
 /// Validates `config`, runs the load and returns the merged result.
 pub fn run(config: &Config, observer: &dyn Fn(Event)) -> Result<LoadResult, EngineError> {
+    run_gated(config, observer, None)
+}
+
+/// Like [`run`], but with a `gate`: once connected and warmed up, the workers pause (no new
+/// request; connections stay open) and `gate` is called; when it returns true the load
+/// resumes at once and measurement starts [`GATE_LEAD`] later, for the whole duration; when
+/// it returns false the run stops with [`EngineError::Cancelled`]. `-n` (a request count)
+/// cannot be gated.
+pub fn run_gated(
+    config: &Config,
+    observer: &dyn Fn(Event),
+    gate: Option<&dyn Fn() -> bool>,
+) -> Result<LoadResult, EngineError> {
     config.validate()?;
+    if gate.is_some() && matches!(config.stop, Stop::Requests(_)) {
+        return Err(ConfigError::flag("-n/--requests", "cannot be used with a barrier").into());
+    }
     check_file_limit(config.connections)?;
     let threads = config.threads.min(config.connections) as usize;
     let plans = plans(config, threads);
@@ -86,6 +111,7 @@ pub fn run(config: &Config, observer: &dyn Fn(Event)) -> Result<LoadResult, Engi
         barrier: Barrier::new(threads + 1),
         connected: AtomicU64::new(0),
         abort: AtomicBool::new(false),
+        measure_from: AtomicU64::new(if gate.is_some() { u64::MAX } else { 0 }),
     };
     let outcomes = std::thread::scope(|scope| {
         let handles: Vec<_> = plans
@@ -109,12 +135,14 @@ pub fn run(config: &Config, observer: &dyn Fn(Event)) -> Result<LoadResult, Engi
         });
         shared.barrier.wait();
         let t0 = Instant::now();
-        let cpu0 = wait_measuring(config, t0, &handles, observer);
+        // Nothing connected: the workers are already done, there is nothing to release.
+        let gate = gate.filter(|_| connected > 0);
+        let start = wait_measuring(config, t0, &handles, observer, gate, &shared);
         let outcomes: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        let cpu_s = sys::process_cpu_s() - cpu0;
-        Ok::<_, EngineError>((outcomes, cpu_s, connected))
+        let cpu_s = sys::process_cpu_s() - start.cpu_s;
+        Ok::<_, EngineError>((outcomes, cpu_s, connected, start))
     });
-    let (outcomes, cpu_s, connected) = outcomes?;
+    let (outcomes, cpu_s, connected, start) = outcomes?;
     let mut measured_ns = 0;
     let mut merged: Option<Stats> = None;
     let mut refused = 0;
@@ -133,37 +161,94 @@ pub fn run(config: &Config, observer: &dyn Fn(Event)) -> Result<LoadResult, Engi
             attempts: refused.max(config.connections as u64),
         });
     }
+    if start.cancelled {
+        return Err(EngineError::Cancelled);
+    }
     let stats = merged.unwrap_or_else(|| Stats::new(false));
     let duration = match config.stop {
         Stop::Duration(d) => d,
         Stop::Requests(_) => Duration::from_nanos(measured_ns),
     };
-    Ok(build_result(config, threads, &stats, duration, cpu_s))
+    let mut result = build_result(config, threads, &stats, duration, cpu_s);
+    result.measure_start_unix_s = Some(start.unix_s);
+    Ok(result)
 }
 
-/// Sleeps through warm-up (reporting ticks); returns the process CPU time when measurement began.
+/// When measurement started, as the coordinating thread saw it.
+struct MeasureStart {
+    /// Process CPU seconds at that instant.
+    cpu_s: f64,
+    /// Wall clock, seconds since the epoch.
+    unix_s: f64,
+    /// The gate returned false.
+    cancelled: bool,
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Waits for the gate, then tells the workers when measurement starts.
+fn open_gate(gate: &dyn Fn() -> bool, shared: &worker::Shared) -> MeasureStart {
+    if !gate() {
+        shared.abort.store(true, Ordering::SeqCst);
+        shared.measure_from.store(0, Ordering::SeqCst);
+        return MeasureStart {
+            cpu_s: sys::process_cpu_s(),
+            unix_s: unix_now(),
+            cancelled: true,
+        };
+    }
+    let at = sys::now_ns() + GATE_LEAD.as_nanos() as u64;
+    let unix_s = unix_now() + GATE_LEAD.as_secs_f64();
+    shared.measure_from.store(at, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_nanos(at.saturating_sub(sys::now_ns())));
+    MeasureStart {
+        cpu_s: sys::process_cpu_s(),
+        unix_s,
+        cancelled: false,
+    }
+}
+
+/// Sleeps through warm-up (reporting ticks) and the gate, if any; returns when measurement
+/// began once the workers are done.
 fn wait_measuring<T>(
     config: &Config,
     t0: Instant,
     handles: &[std::thread::ScopedJoinHandle<'_, T>],
     observer: &dyn Fn(Event),
-) -> f64 {
-    let mut cpu0 = None;
+    gate: Option<&dyn Fn() -> bool>,
+    shared: &worker::Shared,
+) -> MeasureStart {
+    let mut start: Option<MeasureStart> = None;
     let mut next_tick = Duration::from_secs(1);
     loop {
         let elapsed = t0.elapsed();
-        if cpu0.is_none() && elapsed >= config.warmup {
-            cpu0 = Some(sys::process_cpu_s());
+        if start.is_none() && elapsed >= config.warmup {
+            start = Some(match gate {
+                Some(g) => open_gate(g, shared),
+                None => MeasureStart {
+                    cpu_s: sys::process_cpu_s(),
+                    unix_s: unix_now(),
+                    cancelled: false,
+                },
+            });
             observer(Event::Measuring);
         }
         if handles.iter().all(|h| h.is_finished()) {
-            return cpu0.unwrap_or_else(sys::process_cpu_s);
+            return start.unwrap_or_else(|| MeasureStart {
+                cpu_s: sys::process_cpu_s(),
+                unix_s: unix_now(),
+                cancelled: false,
+            });
         }
         if elapsed >= next_tick {
             observer(Event::Tick { elapsed });
             next_tick += Duration::from_secs(1);
         }
-        let until = if cpu0.is_none() {
+        let until = if start.is_none() {
             config.warmup
         } else {
             next_tick
@@ -228,6 +313,7 @@ fn build_result(
     let rate = matches!(config.schedule, Schedule::Rate { .. });
     let tcp = mode.is_tcp();
     let mbps = |b: u64| b as f64 * 8.0 / secs / 1e6;
+    let seconds = duration.as_secs_f64().ceil() as usize;
     let connects = s.conn.connects;
     result::LoadResult {
         mode,
@@ -251,7 +337,7 @@ fn build_result(
         client_cpu_s: cpu_s,
         client_cpu_us_per_request: (requests > 0).then(|| cpu_s * 1e6 / requests as f64),
         client_saturated: cpu_s / (secs * ran_on as f64) >= 0.9,
-        timeline: s.timeline(duration.as_secs_f64().ceil() as usize),
+        timeline: s.timeline(seconds),
         rate_target: match config.schedule {
             Schedule::Rate { per_second } => Some(per_second),
             Schedule::ClosedLoop { .. } => None,
@@ -263,6 +349,12 @@ fn build_result(
         mbps_up: tcp.then(|| mbps(s.bytes_written)),
         bytes_per_connection: tcp
             .then(|| (s.bytes_read + s.bytes_written) as f64 / config.connections as f64),
+        measure_start_unix_s: None,
+        histograms: Some(histo::of_run(
+            &s.latency,
+            s.uncorrected.as_ref(),
+            &s.seconds[..seconds.min(s.seconds.len())],
+        )),
         connection_mode: (!tcp).then(|| {
             match config.lifetime {
                 Lifetime::KeepAlive => "keep-alive",

@@ -166,6 +166,13 @@ pub struct LoadResult {
     /// `https://`: handshakes and what they negotiated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsResult>,
+    /// When measurement started, in seconds since the Unix epoch (this host's clock). With
+    /// `--barrier` it is the instant of the release plus a fixed lead, the same on every host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_start_unix_s: Option<f64>,
+    /// The raw latency data, for exact merging across threads, processes and hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<Histograms>,
     /// `--http2`: the protocol, streams and what the server's SETTINGS said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Result>,
@@ -212,4 +219,19 @@ pub struct TlsResult {
     pub client_cpu_us_per_handshake: Option<f64>,
     /// `errors.tls` by cause, e.g. `{"certificate unknown issuer": 12}`.
     pub errors: BTreeMap<String, u64>,
+}
+
+/// Latency histograms of a run (see [`crate::histo`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Histograms {
+    /// `latency_us` as an HdrHistogram, V2 compressed, base64 (values in µs, 1 µs to 60 s,
+    /// 3 significant digits).
+    pub latency_us: String,
+    /// `-R`: the uncorrected latency, encoded the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us_uncorrected: Option<String>,
+    /// Per timeline second, the `(bucket, count)` pairs of its log-linear latency buckets
+    /// (see [`crate::stats::bucket_mid`]): what the per-second p99 is read from.
+    #[serde(default)]
+    pub timeline_buckets: Vec<Vec<(u16, u32)>>,
 }

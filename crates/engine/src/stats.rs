@@ -46,7 +46,10 @@ fn bucket_of(us: u64) -> usize {
     (8 + (e - 3) * SUB + ((v >> (e - 3)) as u32 - 8)) as usize
 }
 
-fn bucket_mid(b: usize) -> f64 {
+/// The middle of latency bucket `b`, in µs. Buckets 0..8 hold 0..8 µs exactly; above, each
+/// power of two `[2^e, 2^(e+1))` (e >= 3) is split in 8 equal buckets: bucket
+/// `8 + (e - 3) * 8 + k` starts at `(8 + k) << (e - 3)`.
+pub fn bucket_mid(b: usize) -> f64 {
     if b < 8 {
         return b as f64;
     }
@@ -81,18 +84,7 @@ impl Second {
 
     fn point(&self, second: u32) -> TimelinePoint {
         let count: u64 = self.buckets.iter().map(|&(_, c)| c as u64).sum();
-        let mut p99 = 0.0;
-        if count > 0 {
-            let want = (count as f64 * 0.99).ceil() as u64;
-            let mut acc = 0u64;
-            for &(b, c) in &self.buckets {
-                acc += c as u64;
-                if acc >= want {
-                    p99 = bucket_mid(b as usize);
-                    break;
-                }
-            }
-        }
+        let p99 = p99_of_buckets(&self.buckets);
         TimelinePoint {
             second,
             requests: self.requests,
@@ -108,8 +100,25 @@ impl Second {
     }
 }
 
+/// The 99th percentile (a bucket's middle, µs) of sparse `(bucket, count)` pairs; 0 if empty.
+pub fn p99_of_buckets(buckets: &[(u16, u32)]) -> f64 {
+    let count: u64 = buckets.iter().map(|&(_, c)| c as u64).sum();
+    if count == 0 {
+        return 0.0;
+    }
+    let want = (count as f64 * 0.99).ceil() as u64;
+    let mut acc = 0u64;
+    for &(b, c) in buckets {
+        acc += c as u64;
+        if acc >= want {
+            return bucket_mid(b as usize);
+        }
+    }
+    0.0
+}
+
 /// The sum of two sparse bucket lists (both sorted by bucket).
-fn merge_sparse(a: &[(u16, u32)], b: &[(u16, u32)]) -> Vec<(u16, u32)> {
+pub fn merge_sparse(a: &[(u16, u32)], b: &[(u16, u32)]) -> Vec<(u16, u32)> {
     let mut out = Vec::with_capacity(a.len().max(b.len()));
     let (mut i, mut j) = (0, 0);
     while i < a.len() || j < b.len() {

@@ -1,6 +1,11 @@
 //! Thin wrappers over the few Linux calls the engine needs: the monotonic clock, CPU affinity,
 //! rusage and timerfd.
+//!
+//! CPU affinity lives here for the whole workspace (the harness pins servers, load tools and its
+//! sampler with it): the mask, pinning a thread, and `taskset -c` style CPU lists, through nix.
 
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+use nix::unistd::Pid;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
@@ -16,31 +21,79 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// The CPUs in this process's affinity mask, in ascending order.
+/// The CPUs in the calling thread's affinity mask (inherited by the threads and processes it
+/// starts), in ascending order; `[0]` if the kernel will not say.
 pub fn affinity_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return vec![0];
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
+    match sched_getaffinity(Pid::from_raw(0)) {
+        Ok(set) => (0..CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+        Err(_) => vec![0],
     }
 }
 
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; pid 0 means the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(io::Error::last_os_error());
+    pin_current_thread_to(&[cpu])
+}
+
+/// Pins the calling thread, and so the threads and processes it starts afterwards, to `cpus`;
+/// empty: no-op.
+pub fn pin_current_thread_to(cpus: &[usize]) -> io::Result<()> {
+    if cpus.is_empty() {
+        return Ok(());
+    }
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        set.set(c)?;
+    }
+    Ok(sched_setaffinity(Pid::from_raw(0), &set)?)
+}
+
+/// A CPU list that is not one, e.g. `--cpus 3-1`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadCpuList {
+    #[error("bad CPU {cpu:?} in the list {list:?} (use e.g. 0,2 or 0-3)")]
+    Cpu { cpu: String, list: String },
+    #[error("bad CPU range {range:?} in {list:?}")]
+    Range { range: String, list: String },
+    #[error("empty CPU list {list:?}")]
+    Empty { list: String },
+}
+
+/// Parses a CPU list like `0`, `0,2` or `0-3,6` (as in `taskset -c` and `Cpus_allowed_list`):
+/// sorted, without duplicates.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, BadCpuList> {
+    let mut cpus = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let num = |x: &str| {
+            x.trim().parse::<usize>().map_err(|_| BadCpuList::Cpu {
+                cpu: x.to_string(),
+                list: s.to_string(),
+            })
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(BadCpuList::Range {
+                        range: part.to_string(),
+                        list: s.to_string(),
+                    });
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(num(part)?),
         }
     }
-    Ok(())
+    if cpus.is_empty() {
+        return Err(BadCpuList::Empty {
+            list: s.to_string(),
+        });
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
 }
 
 /// User + system CPU seconds used by the whole process so far.
@@ -129,8 +182,42 @@ mod tests {
         assert!(b >= a);
     }
 
+    /// `Cpus_allowed_list` of this thread, as the kernel reports it in /proc.
+    fn allowed_by_proc() -> Vec<usize> {
+        let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap();
+        parse_cpu_list(line).unwrap()
+    }
+
     #[test]
     fn affinity_mask_lists_at_least_one_cpu() {
-        assert!(!affinity_cpus().is_empty());
+        let mask = affinity_cpus();
+        assert!(!mask.is_empty());
+        assert_eq!(mask, allowed_by_proc());
+    }
+
+    #[test]
+    fn a_pinned_thread_reports_only_its_cpu() {
+        let last = *affinity_cpus().last().unwrap();
+        let seen = std::thread::spawn(move || {
+            pin_current_thread(last).unwrap();
+            (affinity_cpus(), allowed_by_proc())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, (vec![last], vec![last]));
+        assert!(pin_current_thread(CpuSet::count()).is_err());
+    }
+
+    #[test]
+    fn cpu_lists_accept_singles_commas_and_ranges() {
+        assert_eq!(parse_cpu_list("1"), Ok(vec![1]));
+        assert_eq!(parse_cpu_list("0-2,5,1"), Ok(vec![0, 1, 2, 5]));
+        assert!(parse_cpu_list("a").is_err());
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("").is_err());
     }
 }

@@ -6,6 +6,7 @@
 //! since the lap started), so a process that exits during the lap keeps what it used up to its
 //! last sample. Memory stays bounded: one small entry per process seen.
 
+use crate::proc;
 use crate::results::record::ServerStats;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,40 +20,11 @@ pub const INTERVAL: Duration = Duration::from_millis(100);
 const MAX_TRACKED: usize = 65_536;
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// One process as read from `/proc/<pid>/stat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stat {
-    ppid: i32,
-    cpu_ticks: u64,
-    threads: u32,
-    rss_pages: u64,
-}
-
-/// Parses `/proc/<pid>/stat` (the command name may contain spaces and parentheses).
-fn parse_stat(text: &str) -> Option<Stat> {
-    let rest = &text[text.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state(0) ppid(1) ... utime(11) stime(12) ... num_threads(17) ... rss(21)
-    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-    Some(Stat {
-        ppid: f.get(1)?.parse().ok()?,
-        cpu_ticks: n(11)? + n(12)?,
-        threads: n(17)? as u32,
-        rss_pages: n(21)?,
-    })
-}
-
-fn read_stat(pid: i32) -> Option<Stat> {
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
-}
-
 /// Every live pid with its parent.
 fn all_parents() -> Vec<(i32, i32)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| Some((pid, read_stat(pid)?.ppid)))
+    proc::pids()
+        .into_iter()
+        .filter_map(|pid| Some((pid, proc::stat(pid)?.ppid)))
         .collect()
 }
 
@@ -72,32 +44,6 @@ pub fn process_tree(root: i32) -> Vec<i32> {
         i += 1;
     }
     tree
-}
-
-/// Voluntary and involuntary context switches summed over every thread of `pid`.
-fn ctx_switches(pid: i32) -> (u64, u64) {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return (0, 0);
-    };
-    let mut sum = (0, 0);
-    for task in tasks.flatten() {
-        let Ok(text) = std::fs::read_to_string(task.path().join("status")) else {
-            continue;
-        };
-        for line in text.lines() {
-            let value = |l: &str| {
-                l.split_whitespace()
-                    .nth(1)
-                    .and_then(|v| v.parse::<u64>().ok())
-            };
-            if line.starts_with("voluntary_ctxt_switches") {
-                sum.0 += value(line).unwrap_or(0);
-            } else if line.starts_with("nonvoluntary_ctxt_switches") {
-                sum.1 += value(line).unwrap_or(0);
-            }
-        }
-    }
-    sum
 }
 
 /// Per-process counters at first sight and last sight.
@@ -127,11 +73,11 @@ impl Acc {
         let tree = process_tree(root);
         let (mut rss, mut threads, mut procs) = (0u64, 0u32, 0u32);
         for pid in tree {
-            let Some(st) = read_stat(pid) else { continue };
+            let Some(st) = proc::stat(pid) else { continue };
             rss += st.rss_pages;
             threads += st.threads;
             procs += 1;
-            let ctx = ctx_switches(pid);
+            let ctx = proc::ctx_switches(pid);
             let room = self.seen.len() < MAX_TRACKED;
             match self.seen.get_mut(&pid) {
                 Some(s) => {
@@ -216,10 +162,9 @@ impl Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let root = root_pid as i32;
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
+        let page = proc::page_size() as f64;
         let handle = std::thread::spawn(move || {
-            let _ = crate::process::pin_current_thread(&cpus);
+            let _ = serverbench_engine::sys::pin_current_thread_to(&cpus);
             let mut acc = Acc::default();
             acc.sample(root, page, true);
             let mut next = Instant::now() + interval;
@@ -246,8 +191,7 @@ impl Sampler {
     pub fn finish(self, requests: Option<u64>) -> ServerStats {
         self.stop.store(true, Ordering::Relaxed);
         let wall = self.started.elapsed().as_secs_f64();
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let hz = proc::ticks_per_second() as f64;
         match self.handle.join() {
             Ok(acc) => acc.finish(wall, requests, hz),
             Err(_) => ServerStats::default(),
@@ -258,22 +202,6 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stat_lines_with_spaces_in_the_name_parse() {
-        let line = "42 (my (weird) srv) S 7 42 42 0 -1 4194304 100 0 0 0 150 50 0 0 20 0 3 0 \
-                    1000 123456 789 18446744073709551615";
-        let st = parse_stat(line).unwrap();
-        assert_eq!(
-            st,
-            Stat {
-                ppid: 7,
-                cpu_ticks: 200,
-                threads: 3,
-                rss_pages: 789
-            }
-        );
-    }
 
     #[test]
     fn the_current_process_is_its_own_tree_root() {

@@ -36,6 +36,7 @@ fn options(suite: Suite, results: &Path) -> RunOptions {
         cancel: Arc::new(AtomicBool::new(false)),
         quick_verify: true,
         attached: Vec::new(),
+        hosts: None,
     }
 }
 

@@ -81,3 +81,49 @@ fn a_server_that_cannot_start_fails_the_start_check() {
     assert_eq!(report.checks[0].name, "start");
     assert!(report.checks[0].diffs[0].got.contains("fatal: cannot bind"));
 }
+
+#[test]
+fn a_tls_server_passes_the_contract_over_tls_with_the_certificate_verify_made() {
+    let report = verify("python/good-tls");
+    assert!(report.passed(), "{:#?}", report.failure_lines());
+    let names: Vec<&str> = report.checks.iter().map(|c| c.name.as_str()).collect();
+    for expected in [
+        "TLS 1.3 handshake, ALPN http/1.1 offered over TLS",
+        "TLS 1.2 handshake, ALPN http/1.1 offered over TLS",
+        "GET /payload over TLS",
+        "100 requests on one keep-alive connection over TLS",
+        "16 mixed requests pipelined in one write over TLS",
+        "HTTP/1.0 GET /hello over TLS",
+        "HTTP/1.0 GET /hello with Connection: keep-alive, twice over TLS",
+    ] {
+        assert!(names.contains(&expected), "{expected} not in {names:?}");
+    }
+    let handshake = &report.checks[names
+        .iter()
+        .position(|n| n.starts_with("TLS 1.3 handshake"))
+        .unwrap()];
+    let note = handshake.note.as_deref().unwrap_or_default();
+    assert!(
+        note.starts_with("TLS 1.3, ") && note.ends_with(", ALPN http/1.1"),
+        "{note}"
+    );
+}
+
+#[test]
+fn a_deviation_declared_for_port_covers_the_same_check_over_tls() {
+    let report = verify("python/deviant");
+    assert!(report.passed(), "{:#?}", report.failure_lines());
+    let known: Vec<&str> = report
+        .checks
+        .iter()
+        .filter(|c| c.is_known_deviation())
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        known,
+        vec![
+            "HTTP/1.0 GET /hello with Connection: keep-alive, twice",
+            "HTTP/1.0 GET /hello with Connection: keep-alive, twice over TLS"
+        ]
+    );
+}

@@ -2,7 +2,7 @@
 //! [`Env`] of the results folder: one sentence-like line per setting, in a fixed order.
 
 use serverbench_analysis::summary::Summary;
-use serverbench_results::env::{Env, Pinning};
+use serverbench_results::env::{Env, HostsEnv, Pinning};
 
 /// The version of `server` as one line, `-` when `env.json` has none.
 pub fn server_version(env: Option<&Env>, server: &str) -> String {
@@ -31,6 +31,22 @@ fn cpus(list: &[usize]) -> String {
 }
 
 /// `server on CPU 0 (WORKERS=1), client on CPU 1`.
+/// `run --hosts`: where the servers ran and where the load came from.
+fn hosts(h: &HostsEnv) -> String {
+    let clients: Vec<String> = h
+        .clients
+        .iter()
+        .map(|c| format!("{} ({} CPUs)", c.name, c.cpus))
+        .collect();
+    format!(
+        "servers on {} ({}, {} CPUs), load from {}",
+        h.server.name,
+        h.server.address,
+        h.server.cpus,
+        clients.join(", ")
+    )
+}
+
 fn pinning(p: &Pinning) -> String {
     format!(
         "server on {} (WORKERS={}), client on {}",
@@ -68,7 +84,7 @@ pub fn config_lines(env: Option<&Env>) -> Vec<(&'static str, String)> {
     };
     let suite = env.suite.as_ref();
     let m = &env.machine;
-    let lines: [(&'static str, Option<String>); 14] = [
+    let lines: [(&'static str, Option<String>); 15] = [
         ("Suite", suite.map(|s| s.name.clone())),
         ("Reproduces", suite.and_then(|s| s.reproduces.clone())),
         ("Baseline", env.baseline().map(str::to_owned)),
@@ -78,6 +94,7 @@ pub fn config_lines(env: Option<&Env>) -> Vec<(&'static str, String)> {
         ("OS", m.os.clone()),
         ("Governor", m.governor.clone()),
         ("Pinning", env.pinning.as_ref().map(pinning)),
+        ("Hosts", env.hosts.as_ref().map(hosts)),
         ("Load tool", env.load_tool.clone()),
         ("Laps", suite.and_then(|s| s.laps).map(|n| n.to_string())),
         ("Warm-up", suite.and_then(|s| s.warmup.as_ref()).map(warmup)),

@@ -63,6 +63,7 @@ pub fn all(summary: &Summary, records: &[LapRecord]) -> Vec<Figure> {
         .flat_map(|t| for_table(t, records))
         .collect();
     figures.extend(echo_mbps(summary));
+    figures.extend(scaling(summary));
     figures
 }
 
@@ -244,6 +245,43 @@ pub fn echo_mbps(summary: &Summary) -> Option<Figure> {
         chart.title.clone(),
         chart.to_svg(),
     ))
+}
+
+/// For a core sweep: req/s against the server's cores, one line per server, one chart per
+/// scenario x base profile (id `<scenario>-<profile>-scaling`).
+pub fn scaling(summary: &Summary) -> Vec<Figure> {
+    crate::table::scaling_tables(summary)
+        .iter()
+        .map(|t| {
+            let series = t
+                .curves
+                .iter()
+                .map(|c| Series {
+                    name: c.server.clone(),
+                    points: c
+                        .points
+                        .iter()
+                        .map(|p| (f64::from(p.cpus), p.rps))
+                        .collect(),
+                })
+                .collect();
+            let chart = LineChart::new(
+                format!(
+                    "Requests/s by server cores ({} · {})",
+                    t.scenario, t.profile
+                ),
+                "server cores (WORKERS = cores)",
+                "requests/s (median of laps)",
+                XAxis::Linear,
+                series,
+            );
+            figure(
+                slug(&[t.scenario, t.profile, "scaling"]),
+                chart.title.clone(),
+                chart.to_svg(),
+            )
+        })
+        .collect()
 }
 
 /// The per-second timeline of the lap whose req/s is the median of `server`'s laps: requests

@@ -1,6 +1,6 @@
 //! Markdown tables in the style of the Node frameworks experiment (seed 003): a configuration
-//! block, one table per scenario x profile, medals for the top three where not tied, warnings
-//! and a legend. The columns come from [`crate::table`]; this file only supplies the syntax.
+//! block, one table per scenario x profile, medals for the top three where not tied, the
+//! scaling tables of a core sweep, warnings and a legend. The columns come from [`crate::table`]; this file only supplies the syntax.
 
 use crate::env::{config_block, versions};
 use crate::table::{self, Align, Grid, View};
@@ -32,6 +32,15 @@ impl Exporter for MarkdownExporter {
             if let Some(b) = &t.baseline {
                 out.push_str(&format!("\nSpeed factor relative to {}.\n", escape(b)));
             }
+            out.push('\n');
+        }
+        for t in table::scaling_tables(summary) {
+            out.push_str(&format!(
+                "### {} · {}: req/s by server cores\n\n",
+                escape(t.scenario),
+                escape(t.profile)
+            ));
+            out.push_str(&grid(&table::scaling_grid(&t, self.view)));
             out.push('\n');
         }
         if !summary.warnings.is_empty() {

@@ -1,6 +1,8 @@
 //! Aligned tables for a terminal, one per scenario x profile, warnings below. The columns come
 //! from [`crate::table`]; this file only lines them up. By default a table fits 120 columns
-//! (versions are in the configuration block above it); `--wide` shows every column.
+//! (versions are in the configuration block above it); `--wide` shows every column. The scaling
+//! tables of a core sweep follow the summary tables, split into blocks of core counts when
+//! they would be wider.
 
 use crate::env::{config_block, versions};
 use crate::table::{self, Grid, View};
@@ -25,6 +27,7 @@ impl Exporter for TermExporter {
             out.push_str(&grid(&table::summary_grid(summary, t, env, self.view)));
             out.push('\n');
         }
+        out.push_str(&scaling(summary, self.view));
         if !summary.warnings.is_empty() {
             out.push_str("Warnings:\n");
             for w in &summary.warnings {
@@ -66,6 +69,52 @@ fn bullet(text: &str) -> String {
     let mut out = textwrap::fill(text, options);
     out.push('\n');
     out
+}
+
+/// The scaling tables of a core sweep, each split into several blocks when it would be wider
+/// than [`WIDTH`] (in the ranking view), then what they show.
+fn scaling(summary: &Summary, view: View) -> String {
+    let mut out = String::new();
+    for t in table::scaling_tables(summary) {
+        out.push_str(&format!(
+            "{} / {}: req/s by server cores (WORKERS = cores)\n",
+            t.scenario, t.profile
+        ));
+        for counts in fitting(&t, view) {
+            out.push_str(&grid(&table::scaling_grid_of(&t, view, &counts)));
+        }
+        out.push('\n');
+    }
+    let legend = table::scaling_legend(summary);
+    for line in &legend {
+        out.push_str(&textwrap::fill(line, WIDTH));
+        out.push('\n');
+    }
+    if !legend.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+/// The core counts of `t` in groups whose tables fit [`WIDTH`] (one group in the wide view; a
+/// single count too wide alone gets a group of its own).
+fn fitting(t: &table::ScalingTable, view: View) -> Vec<Vec<u32>> {
+    let counts = t.counts();
+    if view == View::Wide {
+        return vec![counts];
+    }
+    let width = |g: &Grid| grid(g).lines().map(|l| l.chars().count()).max();
+    let mut groups: Vec<Vec<u32>> = vec![Vec::new()];
+    for n in counts {
+        let last = groups.last_mut().expect("never empty");
+        last.push(n);
+        let wider = width(&table::scaling_grid_of(t, view, last)).unwrap_or(0) > WIDTH;
+        if wider && last.len() > 1 {
+            last.pop();
+            groups.push(vec![n]);
+        }
+    }
+    groups
 }
 
 /// `hello / c50 (http, 50 connections), speed vs node/express`.
@@ -121,6 +170,41 @@ mod tests {
         assert!(lines[0].starts_with("  - word") && lines[1].starts_with("    "));
         assert!(lines.iter().all(|l| l.chars().count() <= WIDTH), "{out}");
         assert!(out.contains("echo-stream"), "{out}");
+    }
+
+    #[test]
+    fn a_scaling_table_wider_than_120_columns_is_split_into_blocks_of_core_counts() {
+        use serverbench_analysis::scaling::{ScalePoint, Scaling};
+        let points = (1..=12)
+            .map(|n| ScalePoint {
+                cpus: n,
+                rps: 123_456.0 * f64::from(n),
+                laps: 3,
+                efficiency: 1.0,
+                efficiency_interval: None,
+                client_saturated: n == 12,
+            })
+            .collect();
+        let mut summary = crate::full_summary(&[], None, None);
+        summary.scaling = vec![Scaling {
+            scenario: "hello".into(),
+            profile: "c100".into(),
+            server: "java/jdk-httpserver-vthreads".into(),
+            points,
+        }];
+        let out = scaling(&summary, View::Ranking);
+        assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
+        let headers = out.lines().filter(|l| l.starts_with("  server ")).count();
+        assert!(headers > 1, "one block would be too wide: {out}");
+        assert!(
+            out.contains("1,481,472*"),
+            "the 12-core figure, saturated: {out}"
+        );
+        let wide = scaling(&summary, View::Wide);
+        assert_eq!(
+            wide.lines().filter(|l| l.starts_with("  server ")).count(),
+            1
+        );
     }
 
     #[test]

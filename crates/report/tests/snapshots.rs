@@ -240,3 +240,106 @@ fn comparison_of_the_regressed_folder_matches_the_snapshot() {
         &render_comparison(Format::Markdown, &c, "basic", "regressed").unwrap(),
     );
 }
+
+fn sweep_env() -> Env {
+    let text = std::fs::read_to_string(fixture("sweep").join("env.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The core sweep fixture (1, 2 and 4 cores), rendered in `format`.
+fn render_sweep(format: Format, options: Options) -> String {
+    let env = sweep_env();
+    let records = laps("sweep");
+    let summary = full_summary(&records, suite_baseline(Some(&env)).as_deref(), Some(&env));
+    render_with(format, &summary, Some(&env), &records, options)
+}
+
+#[test]
+fn a_core_sweep_gets_a_scaling_table_in_the_terminal_within_120_columns() {
+    let report = render_sweep(Format::Term, Options::default());
+    check_snapshot("sweep-term", &report);
+    for line in report.lines() {
+        assert!(line.chars().count() <= 120, "too wide: {line}");
+    }
+    let scaling = report
+        .split_once("hello / 10conn/10s: req/s by server cores")
+        .expect("a scaling table")
+        .1;
+    let header = scaling.lines().nth(1).unwrap();
+    for column in [
+        "1 core req/s",
+        "2 cores req/s",
+        "4 cores req/s",
+        "eff.",
+        "95% CI",
+    ] {
+        assert!(header.contains(column), "{column} missing from {header}");
+    }
+    let effects = scaling
+        .lines()
+        .find(|l| l.trim_start().starts_with("ocaml/effects"))
+        .unwrap();
+    assert!(effects.contains("110,000*"), "client saturated: {effects}");
+    assert!(report.contains("node/http (hello, 10conn/10s): stops scaling at 2 CPUs"));
+}
+
+#[test]
+fn a_core_sweep_gets_a_scaling_table_in_markdown() {
+    let md = render_sweep(Format::Markdown, Options::default());
+    check_snapshot("sweep-markdown", &md);
+    assert!(
+        md.contains("### hello · 10conn/10s: req/s by server cores"),
+        "{md}"
+    );
+    assert!(
+        md.contains("scaling efficiency rps(N) / (N/m x rps(m))"),
+        "{md}"
+    );
+    let wide = render_sweep(Format::Markdown, Options { wide: true });
+    let effects = wide
+        .lines()
+        .rfind(|l| l.starts_with("| ocaml/effects"))
+        .unwrap();
+    assert!(
+        effects.contains("| 0.64–0.68 |"),
+        "intervals as bounds: {effects}"
+    );
+}
+
+#[test]
+fn a_core_sweep_gets_a_line_chart_of_req_per_second_against_cores() {
+    let env = sweep_env();
+    let records = laps("sweep");
+    let summary = full_summary(&records, None, Some(&env));
+    let files = svg::files(&summary, &records);
+    let (name, chart) = files
+        .iter()
+        .find(|(n, _)| n == "hello-10conn-10s-scaling.svg")
+        .expect("a scaling chart");
+    assert_eq!(chart.matches("<polyline").count(), 4, "one line per server");
+    let mut settings = settings();
+    settings.set_snapshot_path("snapshots/svg-sweep");
+    settings.bind(|| insta::assert_binary_snapshot!(name.as_str(), chart.clone().into_bytes()));
+    let html = render_sweep(Format::Html, Options::default());
+    let section = html
+        .split_once("<h2 id=\"scaling\">")
+        .expect("a scaling section")
+        .1;
+    assert!(
+        section.contains("id=\"hello-10conn-10s-scaling\""),
+        "the chart"
+    );
+    assert!(section.contains("<th>95% CI</th>") && section.contains("<th>eff.</th>"));
+    assert!(
+        html.contains("<a href=\"#hello-10conn-10s-scaling\">see chart</a>"),
+        "where a server stops scaling links to the chart"
+    );
+}
+
+#[test]
+fn the_json_summary_of_a_core_sweep_carries_the_curves() {
+    let json = render_sweep(Format::Json, Options::default());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let curves = v["summary"]["scaling"].as_array();
+    assert_eq!(curves.map(Vec::len), Some(4), "{json}");
+}

@@ -1,50 +1,28 @@
-//! UTC timestamps without a date library: `20260101T120000Z` and RFC 3339.
+//! UTC timestamps for results folders and lap records: `20260101T120000Z` and RFC 3339 with
+//! milliseconds, formatted by jiff.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use jiff::Timestamp;
+use std::time::SystemTime;
 
-/// (year, month, day, hour, minute, second, millisecond) in UTC.
-fn civil(t: SystemTime) -> (i64, u32, u32, u32, u32, u32, u32) {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400) as u32;
-    // Howard Hinnant's days-from-civil inverse.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (
-        year,
-        month,
-        day,
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        d.subsec_millis(),
-    )
+/// The instant as a jiff timestamp (the Unix epoch for an instant jiff cannot hold).
+fn timestamp(t: SystemTime) -> Timestamp {
+    Timestamp::try_from(t).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 /// `YYYYmmddTHHMMSSZ`.
 pub fn compact_utc(t: SystemTime) -> String {
-    let (y, mo, d, h, mi, s, _) = civil(t);
-    format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
+    timestamp(t).strftime("%Y%m%dT%H%M%SZ").to_string()
 }
 
-/// `YYYY-mm-ddTHH:MM:SS.sssZ`.
+/// `YYYY-mm-ddTHH:MM:SS.sssZ` (milliseconds truncated).
 pub fn rfc3339(t: SystemTime) -> String {
-    let (y, mo, d, h, mi, s, ms) = civil(t);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
+    timestamp(t).strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
     fn known_instants_format_in_utc() {
@@ -52,5 +30,8 @@ mod tests {
         assert_eq!(compact_utc(t), "20240229T235959Z");
         assert_eq!(rfc3339(t), "2024-02-29T23:59:59.123Z");
         assert_eq!(compact_utc(UNIX_EPOCH), "19700101T000000Z");
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let late = UNIX_EPOCH + Duration::from_nanos(1_767_225_599_999_999_999);
+        assert_eq!(rfc3339(late), "2025-12-31T23:59:59.999Z");
     }
 }

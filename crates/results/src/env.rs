@@ -67,6 +67,39 @@ pub struct Env {
     /// Every `--resume` of this folder.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<Resumed>,
+    /// `run --hosts`: the machines the run used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<HostsEnv>,
+}
+
+/// The machines of a `run --hosts`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostsEnv {
+    /// The inventory file.
+    pub inventory: String,
+    /// Where the servers ran.
+    pub server: HostEnv,
+    /// Where the load came from.
+    pub clients: Vec<HostEnv>,
+}
+
+/// One machine as `serverbench hosts check` saw it at the start of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostEnv {
+    /// Its inventory name.
+    pub name: String,
+    /// The address the others reach it at.
+    pub address: String,
+    /// CPUs available there.
+    pub cpus: usize,
+    /// The CPUs the inventory pins to (empty: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<usize>,
+    /// `serverbench --version` there.
+    pub version: Option<String>,
+    /// Its clock minus the controller's, in milliseconds, and the round trip bounding it.
+    pub clock_offset_ms: f64,
+    pub rtt_ms: f64,
 }
 
 /// The checkout's commit.
@@ -118,6 +151,9 @@ pub struct ServerVersion {
     /// The manifest's `framework_version`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub framework_version: Option<String>,
+    /// Deviations from the contract its manifest declares, by key, with the reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub deviations: BTreeMap<String, String>,
 }
 
 /// The suite as it ran. The fields reports show are typed; the scenarios, profiles and server
@@ -221,6 +257,14 @@ impl Env {
         let v = self.servers.get(server)?;
         let text = v.version.as_deref().or(v.framework_version.as_deref())?;
         Some(text.lines().next().unwrap_or("").trim()).filter(|s| !s.is_empty())
+    }
+
+    /// The deviations from the contract `server` declares (key, reason).
+    pub fn deviations(&self, server: &str) -> Option<&BTreeMap<String, String>> {
+        self.servers
+            .get(server)
+            .map(|v| &v.deviations)
+            .filter(|d| !d.is_empty())
     }
 
     /// The suite's baseline server.

@@ -4,7 +4,7 @@
 
 use crate::{Mode, Tool};
 use serde::{Deserialize, Serialize};
-use serverbench_engine::result::{Errors, LoadResult, TimelinePoint};
+use serverbench_engine::result::{Errors, Histograms, Latency, LoadResult, TimelinePoint};
 use std::collections::BTreeMap;
 
 /// Whether the lap produced a measurement.
@@ -71,6 +71,35 @@ pub struct Measurement {
     pub mbps_down: Option<f64>,
     pub mbps_up: Option<f64>,
     pub timeline: Vec<TimelinePoint>,
+    /// serverbench's own engine: the latency histograms (merged over client hosts when there
+    /// were several), so percentiles across laps come from merged histograms and any
+    /// percentile can be redrawn later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<Histograms>,
+}
+
+/// A lap over several machines (`run --hosts`): where it ran and every client host's own
+/// result; the lap's `load` is their exact merge.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostsLap {
+    /// The host the server ran on.
+    pub server_host: String,
+    /// Spread of the client hosts' measurement starts, in milliseconds (host clocks).
+    pub start_skew_ms: Option<f64>,
+    /// CPU seconds the controller (this serverbench and its ssh clients) used for the lap.
+    pub controller_cpu_s: f64,
+    /// Each client host's result, in `--client-hosts` order (those that completed, when the
+    /// lap failed).
+    pub clients: Vec<ClientLap>,
+}
+
+/// One client host's share of a lap.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientLap {
+    /// Its inventory name.
+    pub host: String,
+    /// What it measured.
+    pub load: Measurement,
 }
 
 /// The server's whole process tree, sampled from `/proc` every 100 ms during the lap.
@@ -116,6 +145,9 @@ pub struct LapRecord {
     pub params: LoadParams,
     pub load: Option<Measurement>,
     pub server_stats: Option<ServerStats>,
+    /// `run --hosts`: the server host and each client host's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<HostsLap>,
 }
 
 /// What identifies a lap in a run: server x scenario x profile x lap number (`--resume` skips
@@ -144,9 +176,25 @@ impl LapRecord {
     }
 }
 
+impl From<&Latency> for LatencySummary {
+    /// Every field, from a tool that reports them all (the engine, wrk).
+    fn from(l: &Latency) -> Self {
+        LatencySummary {
+            p50: Some(l.p50),
+            p75: Some(l.p75),
+            p90: Some(l.p90),
+            p99: Some(l.p99),
+            p999: Some(l.p999),
+            p9999: Some(l.p9999),
+            max: Some(l.max),
+            mean: Some(l.mean),
+            stdev: Some(l.stdev),
+        }
+    }
+}
+
 impl From<&LoadResult> for Measurement {
     fn from(r: &LoadResult) -> Self {
-        let l = &r.latency_us;
         let non_2xx = r
             .status
             .iter()
@@ -159,17 +207,7 @@ impl From<&LoadResult> for Measurement {
             rps: Some(r.rps),
             bytes_read: Some(r.bytes_read),
             bytes_written: Some(r.bytes_written),
-            latency_us: LatencySummary {
-                p50: Some(l.p50),
-                p75: Some(l.p75),
-                p90: Some(l.p90),
-                p99: Some(l.p99),
-                p999: Some(l.p999),
-                p9999: Some(l.p9999),
-                max: Some(l.max),
-                mean: Some(l.mean),
-                stdev: Some(l.stdev),
-            },
+            latency_us: LatencySummary::from(&r.latency_us),
             errors_total: Some(r.errors.total()),
             errors: Some(r.errors.clone()),
             non_2xx: Some(non_2xx),
@@ -180,6 +218,7 @@ impl From<&LoadResult> for Measurement {
             mbps_down: r.mbps_down,
             mbps_up: r.mbps_up,
             timeline: r.timeline.clone(),
+            histograms: r.histograms.clone(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! unknown.
 
 use super::{mbps, Target, Tool, ToolError};
+use serverbench_engine::config::parse_duration;
 use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 
 /// Arguments after `h2load`.
@@ -37,16 +38,9 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
     Ok(a)
 }
 
-/// `150us`, `13.46ms`, `1.2s` -> microseconds.
+/// `150us`, `13.46ms`, `1.2s` -> microseconds (the one duration grammar).
 fn micros(v: &str) -> Option<f64> {
-    let split = v.find(|c: char| c.is_ascii_alphabetic())?;
-    let n: f64 = v[..split].parse().ok()?;
-    Some(match &v[split..] {
-        "us" => n,
-        "ms" => n * 1e3,
-        "s" => n * 1e6,
-        _ => return None,
-    })
+    parse_duration(v).ok().map(|d| d.as_nanos() as f64 / 1e3)
 }
 
 /// The number before `label` in a comma-separated summary line (`2832 succeeded`).

@@ -18,14 +18,6 @@ pub struct InstallStep {
     pub command: String,
 }
 
-/// The executable on PATH, if any.
-pub fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
 fn run(
     tool: Tool,
     cmd: &mut Command,
@@ -58,8 +50,7 @@ fn run(
 }
 
 fn apt(tool: Tool, package: &str, on_step: &mut dyn FnMut(InstallStep)) -> Result<(), ToolError> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !nix::unistd::geteuid().is_root() {
         return Err(ToolError::NotInstalled {
             tool,
             why: format!("not root: install it with `sudo apt-get install {package}`"),
@@ -134,11 +125,11 @@ pub fn ensure_installed(
             why: "installing it is not supported yet".into(),
         })?,
     };
-    if let Some(p) = which(name) {
+    if let Ok(p) = which::which(name) {
         return Ok(p);
     }
     apt(tool, apt_pkg, on_step)?;
-    which(name).ok_or_else(|| ToolError::NotInstalled {
+    which::which(name).map_err(|_| ToolError::NotInstalled {
         tool,
         why: format!("`{name}` is still not on PATH after installing {apt_pkg}"),
     })

@@ -5,7 +5,8 @@ use serverbench_engine::result::LoadResult;
 use serverbench_results::record::{LoadParams, Measurement};
 use serverbench_results::Mode;
 
-/// Duration as whole milliseconds (`2500ms`), which `serverbench load -d` accepts.
+/// Duration as whole milliseconds (`2500ms`): the one spelling `serverbench load -d`, hey, oha and
+/// h2load all accept (h2load takes no decimals, so not `config::format_duration`'s `2.5s`).
 pub(crate) fn millis(secs: f64) -> String {
     format!("{}ms", (secs * 1000.0).round().max(1.0) as u64)
 }

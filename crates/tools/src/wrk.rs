@@ -3,6 +3,7 @@
 
 use super::{mbps, Target, Tool, ToolError};
 use serde::Deserialize;
+use serverbench_engine::result::Latency;
 use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 use std::path::Path;
 
@@ -75,7 +76,7 @@ struct Done {
     duration_us: u64,
     bytes: u64,
     errors: DoneErrors,
-    latency: DoneLatency,
+    latency: Latency,
 }
 
 #[derive(Deserialize)]
@@ -85,19 +86,6 @@ struct DoneErrors {
     write: u64,
     status: u64,
     timeout: u64,
-}
-
-#[derive(Deserialize)]
-struct DoneLatency {
-    max: f64,
-    mean: f64,
-    stdev: f64,
-    p50: f64,
-    p75: f64,
-    p90: f64,
-    p99: f64,
-    p999: f64,
-    p9999: f64,
 }
 
 /// Parses wrk's output (the `done()` JSON line written by [`script`]).
@@ -118,23 +106,12 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
     })?;
     let secs = d.duration_us as f64 / 1e6;
     let e = &d.errors;
-    let l = &d.latency;
     Ok(Measurement {
         requests: Some(d.requests),
         duration_s: Some(secs),
         rps: (secs > 0.0).then(|| d.requests as f64 / secs),
         bytes_read: Some(d.bytes),
-        latency_us: LatencySummary {
-            p50: Some(l.p50),
-            p75: Some(l.p75),
-            p90: Some(l.p90),
-            p99: Some(l.p99),
-            p999: Some(l.p999),
-            p9999: Some(l.p9999),
-            max: Some(l.max),
-            mean: Some(l.mean),
-            stdev: Some(l.stdev),
-        },
+        latency_us: LatencySummary::from(&d.latency),
         // wrk's `status` counts responses >= 400; it is part of the total, not `non_2xx`.
         errors_total: Some(e.connect + e.read + e.write + e.status + e.timeout),
         mbps_down: mbps(Some(d.bytes), Some(secs)),

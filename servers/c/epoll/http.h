@@ -66,4 +66,8 @@ size_t http_json(char *out, size_t cap, enum conn_mode m, int head_only);
 /* The contract's 1 MiB body: byte i is 'a' + i mod 26. */
 const char *http_payload(void);
 
+/* A sealed memfd holding the same 1 MiB, for sendfile; -1 when it could not be made (the
+ * body is then written from memory). */
+int http_payload_fd(void);
+
 #endif

@@ -18,10 +18,12 @@ struct handle {
     int fd;
 };
 
-/* One piece of pending output: static memory (base != NULL) or a slice of the wbuf. */
+/* One piece of pending output: static memory (base != NULL), a slice of the wbuf, or (file)
+ * a range of the payload's memfd, sent with sendfile. */
 struct seg {
     const char *base;
     size_t off, len;
+    int file;
 };
 
 struct loop;

@@ -22,6 +22,18 @@ conns=$((nofile / 2))
 
 case $host in *:*) listen="[$host]:$port" ;; *) listen="$host:$port" ;; esac
 
+# tls + h2 on TLS_PORT, only when it is set (the certificate and key come from the harness).
+tls_port=${TLS_PORT:-}
+if [ -n "$tls_port" ]; then
+    case $tls_port in *[!0-9]*) echo "c/nginx: TLS_PORT must be a number, got '$tls_port'" >&2; exit 2 ;; esac
+    [ -r "${TLS_CERT:-}" ] || { echo "c/nginx: TLS_PORT is set but TLS_CERT ('${TLS_CERT:-}') is not a readable file" >&2; exit 2; }
+    [ -r "${TLS_KEY:-}" ] || { echo "c/nginx: TLS_PORT is set but TLS_KEY ('${TLS_KEY:-}') is not a readable file" >&2; exit 2; }
+    case $host in *:*) tls_listen="[$host]:$tls_port" ;; *) tls_listen="$host:$tls_port" ;; esac
+    # nginx resolves relative paths against its prefix (the per-run folder): make them absolute.
+    cert=$(cd "$(dirname "$TLS_CERT")" && pwd)/$(basename "$TLS_CERT")
+    key=$(cd "$(dirname "$TLS_KEY")" && pwd)/$(basename "$TLS_KEY")
+fi
+
 # Remove the folders of earlier runs that are over: a pid file whose process is gone (killed),
 # or no pid file (nginx removes it on a clean exit) and untouched for a minute.
 for d in "$base"/serverbench-nginx.*; do
@@ -43,6 +55,14 @@ chmod 755 "$tmp"
 awk 'BEGIN { s = "abcdefghijklmnopqrstuvwxyz"; for (i = 0; i < 40329; i++) printf "%s", s;
              printf "%s", substr(s, 1, 22) }' >"$tmp/payload.bin"
 chmod 644 "$tmp/payload.bin"
+
+# The HTTPS listener, included by the server block; an empty file when TLS_PORT is unset. The
+# master reads the certificate and key once, before it forks the workers.
+: >"$tmp/tls.conf"
+if [ -n "$tls_port" ]; then
+    printf 'listen %s ssl http2 reuseport backlog=4096;\nssl_certificate "%s";\nssl_certificate_key "%s";\n' \
+        "$tls_listen" "$cert" "$key" >"$tmp/tls.conf"
+fi
 
 sed -e "s|@TMP@|$tmp|g" -e "s|@LISTEN@|$listen|g" -e "s|@WORKERS@|$workers|g" \
     -e "s|@NOFILE@|$nofile|g" -e "s|@CONNS@|$conns|g" \

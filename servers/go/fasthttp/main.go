@@ -1,9 +1,13 @@
 // Command go-fasthttp is serverbench's go/fasthttp server: valyala/fasthttp with a switch on
 // the path, a /pingpong handler that goes through a worker goroutine over channels, and a
 // TCP echo server written with net. GOMAXPROCS follows WORKERS.
+//
+// When TLS_PORT is set, the same server also serves HTTPS (HTTP/1.1) there with crypto/tls.
+// fasthttp has no HTTP/2 (neither h2 nor h2c), so ALPN offers http/1.1 only.
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
@@ -110,6 +114,33 @@ func serveEcho(ln net.Listener) {
 	}
 }
 
+// serveTLS starts HTTPS on TLS_PORT with the PEM files named by TLS_CERT and TLS_KEY, when
+// TLS_PORT is set, and says what it serves. crypto/tls defaults (TLS 1.2 and 1.3, session
+// tickets, no session-id cache) with ALPN http/1.1, the only protocol fasthttp speaks.
+func serveTLS(server *fasthttp.Server, host string) string {
+	port := os.Getenv("TLS_PORT")
+	if port == "" {
+		return "no TLS (TLS_PORT unset)"
+	}
+	cert, key := os.Getenv("TLS_CERT"), os.Getenv("TLS_KEY")
+	if cert == "" || key == "" {
+		log.Fatalf("go/fasthttp: TLS_PORT=%s needs TLS_CERT and TLS_KEY (got %q, %q)", port, cert, key)
+	}
+	server.TLSConfig = &tls.Config{NextProtos: []string{"http/1.1"}}
+	// Load the pair now, so a bad file stops the server before it reports ready.
+	if err := server.AppendCert(cert, key); err != nil {
+		log.Fatalf("go/fasthttp: TLS_CERT %s / TLS_KEY %s: %v", cert, key, err)
+	}
+	addr := net.JoinHostPort(host, port)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatalf("go/fasthttp: https listen on %s: %v", addr, err)
+	}
+	// No file names: ServeTLS uses the certificate appended above.
+	go func() { log.Fatal(server.ServeTLS(ln, "", "")) }()
+	return "https (http/1.1) on " + addr
+}
+
 func main() {
 	workers, err := strconv.Atoi(envOr("WORKERS", "1"))
 	if err != nil || workers < 1 {
@@ -141,6 +172,7 @@ func main() {
 		// 431. 16 KiB is what Node and most proxies accept.
 		ReadBufferSize: 16 << 10,
 	}
+	tlsAddr := serveTLS(server, host)
 	go func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
@@ -148,6 +180,6 @@ func main() {
 		log.Print("go/fasthttp: SIGTERM, exiting")
 		os.Exit(0)
 	}()
-	log.Printf("go/fasthttp: http on %s, echo on %s, GOMAXPROCS=%d", httpAddr, echoAddr, workers)
+	log.Printf("go/fasthttp: http on %s, %s, echo on %s, GOMAXPROCS=%d", httpAddr, tlsAddr, echoAddr, workers)
 	log.Fatal(server.Serve(httpLn))
 }

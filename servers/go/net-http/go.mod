@@ -1,3 +1,3 @@
 module serverbench/servers/go/net-http
 
-go 1.22
+go 1.24

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
@@ -116,6 +117,31 @@ func serveEcho(ln net.Listener) {
 	}
 }
 
+// serveTLS starts HTTPS (ALPN h2 and http/1.1) on TLS_PORT with the PEM files named by TLS_CERT
+// and TLS_KEY, when TLS_PORT is set, and says what it serves. crypto/tls defaults: TLS 1.2 and
+// 1.3, session tickets on (keys made at start and rotated), no session-id cache.
+func serveTLS(server *http.Server, host string) string {
+	port := os.Getenv("TLS_PORT")
+	if port == "" {
+		return "no TLS (TLS_PORT unset)"
+	}
+	cert, key := os.Getenv("TLS_CERT"), os.Getenv("TLS_KEY")
+	if cert == "" || key == "" {
+		log.Fatalf("go/net-http: TLS_PORT=%s needs TLS_CERT and TLS_KEY (got %q, %q)", port, cert, key)
+	}
+	// Load the pair now, so a bad file stops the server before it reports ready.
+	if _, err := tls.LoadX509KeyPair(cert, key); err != nil {
+		log.Fatalf("go/net-http: TLS_CERT %s / TLS_KEY %s: %v", cert, key, err)
+	}
+	addr := net.JoinHostPort(host, port)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatalf("go/net-http: https listen on %s: %v", addr, err)
+	}
+	go func() { log.Fatal(server.ServeTLS(ln, cert, key)) }()
+	return "https (h2, http/1.1) on " + addr
+}
+
 func main() {
 	workers, err := strconv.Atoi(envOr("WORKERS", "1"))
 	if err != nil || workers < 1 {
@@ -140,7 +166,14 @@ func main() {
 	if err != nil {
 		log.Fatalf("go/net-http: http listen on %s: %v", httpAddr, err)
 	}
-	server := &http.Server{Handler: newMux(payload, pings)}
+	// One server for both listeners: HTTP/1.1 and h2c on the plain one, HTTP/1.1 and h2 (by
+	// ALPN) on the TLS one.
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true)
+	server := &http.Server{Handler: newMux(payload, pings), Protocols: &protocols}
+	tlsAddr := serveTLS(server, host)
 	go func() {
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
@@ -148,6 +181,6 @@ func main() {
 		log.Print("go/net-http: SIGTERM, exiting")
 		os.Exit(0)
 	}()
-	log.Printf("go/net-http: http on %s, echo on %s, GOMAXPROCS=%d", httpAddr, echoAddr, workers)
+	log.Printf("go/net-http: http and h2c on %s, %s, echo on %s, GOMAXPROCS=%d", httpAddr, tlsAddr, echoAddr, workers)
 	log.Fatal(server.Serve(httpLn))
 }

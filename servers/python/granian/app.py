@@ -1,7 +1,8 @@
 """The serverbench contract as an RSGI application (Granian's native interface).
 
 `__rsgi_init__` also opens the TCP echo server on ECHO_PORT in each worker's event loop (with
-SO_REUSEPORT, so that every Granian worker process shares the port).
+SO_REUSEPORT, so that every Granian worker process shares the port). `https_app` is the same
+application without the echo server, for the Granian process that serves TLS_PORT (run.sh).
 """
 
 import asyncio
@@ -66,10 +67,13 @@ class Echo(asyncio.Protocol):
 class App:
     """The RSGI application: HTTP routes in `__rsgi__`, the echo server's lifetime in the hooks."""
 
-    def __init__(self) -> None:
+    def __init__(self, echo: bool = True) -> None:
+        self.with_echo = echo
         self.echo = None
 
     def __rsgi_init__(self, loop) -> None:
+        if not self.with_echo:
+            return
         host = os.environ.get("HOST") or "127.0.0.1"
         port = int(os.environ.get("ECHO_PORT") or "9000")
         start = loop.create_server(Echo, host, port, reuse_port=True, backlog=1024)
@@ -91,3 +95,4 @@ class App:
 
 
 app = App()
+https_app = App(echo=False)

@@ -136,6 +136,8 @@ pub enum WarningKind {
     NeitherBusy,
     /// In a core sweep, req/s stopped growing with the CPUs.
     StopsScaling,
+    /// The server declares deviations from the contract (its manifest's `[deviations]`).
+    KnownDeviation,
 }
 
 impl WarningKind {

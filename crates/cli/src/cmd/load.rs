@@ -1,6 +1,7 @@
 //! `serverbench load`: HTTP/1.1 (plain or TLS), HTTP/2 (h2 or h2c) or TCP echo load from the
 //! engine, a human summary or JSON.
 
+mod distributed;
 mod summary;
 mod verdict;
 
@@ -21,7 +22,8 @@ use std::time::Duration;
     serverbench load --cacert ca.pem -d 10s https://127.0.0.1:8443/hello\n  \
     serverbench load --new-conn --tls-resume tickets -k -d 10s https://127.0.0.1:8443/hello\n  \
     serverbench load --http2 -m 10 -d 10s http://127.0.0.1:8080/hello\n  \
-    serverbench load --tcp 127.0.0.1:9000 --mode stream --message 'hello world' -d 10s"
+    serverbench load --tcp 127.0.0.1:9000 --mode stream --message 'hello world' -d 10s\n  \
+    serverbench load --hosts hosts.toml --client-hosts load1,load2 -c 200 -d 10s http://10.0.0.2:8080/hello"
 )]
 pub struct Args {
     /// URL(s) to load, all on one host:port; several URLs are rotated per request.
@@ -125,6 +127,37 @@ pub struct Args {
     /// No progress on stderr.
     #[arg(short, long)]
     quiet: bool,
+    /// For distributed runs: connect and warm up, print `ready` on stdout, keep loading
+    /// unmeasured until a `go` line arrives on stdin, then measure (EOF: exit 3, nothing measured).
+    #[arg(long, conflicts_with = "requests")]
+    barrier: bool,
+    /// Several machines: the inventory (spec/hosts.md) naming the --client-hosts.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "client_hosts",
+        help_heading = "Several machines"
+    )]
+    hosts: Option<std::path::PathBuf>,
+    /// The hosts that generate the load, e.g. `load1,load2`: connections, -R and
+    /// --connect-rate are split between them; each runs one thread per CPU unless -t is given
+    /// (then -t threads each) and is pinned to its inventory `cpus`.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "A,B",
+        requires = "hosts",
+        help_heading = "Several machines"
+    )]
+    client_hosts: Vec<String>,
+    /// How long the client hosts may take to connect (plus --warmup) before the run is called off.
+    #[arg(
+        long,
+        default_value = "60s",
+        value_name = "DURATION",
+        help_heading = "Several machines"
+    )]
+    barrier_timeout: String,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +183,9 @@ enum VersionArg {
 
 /// Runs `serverbench load`.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    if args.hosts.is_some() {
+        return distributed::run(&args);
+    }
     let config = match build_config(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -173,8 +209,21 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             _ => {}
         }
     };
-    let result = match serverbench_engine::run(&config, &observer) {
+    let gate = || {
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "ready").and_then(|()| out.flush()).is_err() {
+            return false;
+        }
+        let mut line = String::new();
+        matches!(std::io::stdin().read_line(&mut line), Ok(n) if n > 0 && line.trim() == "go")
+    };
+    let gate: Option<&dyn Fn() -> bool> = if args.barrier { Some(&gate) } else { None };
+    let result = match serverbench_engine::run_gated(&config, &observer, gate) {
         Ok(r) => r,
+        Err(EngineError::Cancelled) => {
+            eprintln!("serverbench load: --barrier: no `go` line on stdin (closed or another line); nothing measured");
+            return Ok(3);
+        }
         Err(e @ EngineError::Refused { .. }) => {
             eprintln!("serverbench load: {e}");
             return Ok(crate::exit::REFUSED);

@@ -1,17 +1,17 @@
 //! `serverbench run SUITE.toml` (or the ad-hoc `--servers a,b --scenario hello -c 100 -d 10s`):
 //! runs the suite through the harness, renders its events as a progress bar, prints the table.
 
+mod on_hosts;
 mod yours;
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
+use serverbench_engine::config::parse_duration;
 use serverbench_harness::process::{self, OnInterrupt};
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
-use serverbench_harness::suite::{
-    parse_duration, CpuCount, Profile, Scenario, ServerSelection, Suite,
-};
+use serverbench_harness::suite::{CpuCount, Profile, Scenario, ServerSelection, Suite};
 use serverbench_results::env::Pinning;
 use serverbench_results::record::{LapRecord, LapStatus, Measurement};
 use serverbench_tools::Tool;
@@ -91,12 +91,36 @@ pub struct Args {
     /// a core sweep; counts that do not fit next to the client are skipped with the reason.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = CpuCount::parse)]
     pub server_cpus_sweep: Vec<CpuCount>,
+    /// Show every column in the final table, server versions included (by default it fits 120
+    /// columns and versions are listed above it).
+    #[arg(long)]
+    pub wide: bool,
     /// Your own servers.
     #[command(flatten)]
     pub yours: yours::Yours,
     /// The executable run as `<exe> load --json ...` (default: this serverbench).
     #[arg(long, value_name = "PATH", hide = true)]
     pub load_exe: Option<PathBuf>,
+    /// Several machines: the inventory (spec/hosts.md); needs --server-host and --client-hosts.
+    #[arg(long, value_name = "FILE", help_heading = "Several machines")]
+    pub hosts: Option<PathBuf>,
+    /// The host the servers run on (all its CPUs, or its inventory `cpus`; WORKERS follows).
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "hosts",
+        help_heading = "Several machines"
+    )]
+    pub server_host: Option<String>,
+    /// The hosts the load comes from; connections and -R are split between them.
+    #[arg(
+        long,
+        value_name = "A,B",
+        value_delimiter = ',',
+        requires = "hosts",
+        help_heading = "Several machines"
+    )]
+    pub client_hosts: Vec<String>,
 }
 
 /// Runs `serverbench run`: exit 0 when every lap succeeded, 3 when any failed, 130 on Ctrl-C.
@@ -106,11 +130,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
     let yours = args.yours.resolve(&catalog)?;
     let ids: Vec<String> = yours.servers.iter().map(|s| s.id.clone()).collect();
-    let pinning = run::pinning(
-        crate::cpus::of(&args.server_cpus),
-        crate::cpus::of(&args.client_cpus),
-        &run::affinity_cpus(),
-    );
+    let hosts = on_hosts::prepare(&args, &paths)?;
+    let pinning = match &hosts {
+        Some((_, pinning)) => pinning.clone(),
+        None => run::pinning(
+            crate::cpus::of(&args.server_cpus),
+            crate::cpus::of(&args.client_cpus),
+            &run::affinity_cpus(),
+        ),
+    };
     let suite = build_suite(&args, &ids, &pinning)?;
     note_unmeasured(&yours.attached);
     catalog.servers.extend(yours.servers);
@@ -131,6 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         cancel,
         quick_verify: !args.no_verify,
         attached: yours.attached,
+        hosts: hosts.map(|(h, _)| h),
         suite,
     };
     let mut progress = Progress::new(opts.suite.laps);
@@ -138,7 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     progress.finish();
     let outcome = outcome.with_context(|| format!("running suite `{}`", opts.suite.name))?;
     process::stop_all_registered();
-    print_table(&outcome, &opts.suite);
+    print_table(&outcome, &opts.suite, args.wide);
     Ok(exit_code(&outcome))
 }
 
@@ -211,7 +240,9 @@ fn build_suite(args: &Args, yours: &[String], pinning: &Pinning) -> anyhow::Resu
         suite.laps = n;
     }
     if let Some(w) = &args.warmup {
-        suite.warmup = parse_duration(w).map_err(|e| anyhow::anyhow!("--warmup: {e}"))?;
+        suite.warmup = parse_duration(w)
+            .map_err(|e| anyhow::anyhow!("--warmup: {e}"))?
+            .as_secs_f64();
     }
     let from_file = args.suite.is_some() || (args.resume.is_some() && !adhoc);
     if let (Some(d), true) = (&args.duration, from_file) {
@@ -281,7 +312,7 @@ fn lap_figure(m: &Measurement) -> Option<String> {
 /// `-d`, which must be a positive duration.
 fn lap_duration(text: &str) -> anyhow::Result<f64> {
     match parse_duration(text).map_err(|e| anyhow::anyhow!("-d: {e}"))? {
-        d if d > 0.0 => Ok(d),
+        d if !d.is_zero() => Ok(d.as_secs_f64()),
         _ => bail!("-d: a lap must last more than 0 s"),
     }
 }
@@ -489,13 +520,9 @@ impl Progress {
     }
 }
 
+/// An ETA to the second (`3m 5s`), in humantime's spelling.
 fn hms(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s / 60 % 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
-    }
+    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
 }
 
 /// Every distinct failure once, with the laps it hit and its reason's last lines (the server's
@@ -526,14 +553,20 @@ fn print_failures(records: &[LapRecord]) {
     }
 }
 
-/// The terminal table (serverbench_report) and the results folder.
-fn print_table(outcome: &RunOutcome, suite: &Suite) {
+/// The terminal table (serverbench_report), every column with `--wide`, and the results folder.
+fn print_table(outcome: &RunOutcome, suite: &Suite, wide: bool) {
     let env = super::report::read_env(&outcome.dir);
     let summary =
         serverbench_report::full_summary(&outcome.records, suite.baseline.as_deref(), env.as_ref());
     print!(
         "{}",
-        serverbench_report::render(serverbench_report::Format::Term, &summary, env.as_ref())
+        serverbench_report::render_with(
+            serverbench_report::Format::Term,
+            &summary,
+            env.as_ref(),
+            &outcome.records,
+            serverbench_report::Options { wide },
+        )
     );
     print_failures(&outcome.records);
     for s in &outcome.skipped {

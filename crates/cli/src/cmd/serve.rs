@@ -5,6 +5,7 @@ use serverbench_catalog::paths::{slug, Paths};
 use serverbench_catalog::{Catalog, Feature, Server};
 use serverbench_harness::certs;
 use serverbench_harness::process::{self, OnInterrupt, StartOptions};
+use serverbench_hosts::{ServeReady, SERVE_READY_PREFIX};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,6 +38,10 @@ pub struct Args {
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// When ready, also print one `serverbench-serve-ready {json}` line (pid, ports) for a
+    /// controller driving this over ssh (`run --hosts`).
+    #[arg(long, hide = true)]
+    pub ready_line: bool,
 }
 
 /// Runs `serverbench serve` until Ctrl-C (exit 130) or the server exits (exit 1).
@@ -68,6 +73,16 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         proc.pgid()
     );
     print_urls(server, &opts);
+    if args.ready_line {
+        let ready = ServeReady {
+            pid: proc.pid(),
+            port: opts.port,
+            echo_port: opts.echo_port,
+        };
+        let json = serde_json::to_string(&ready).context("serializing the ready line")?;
+        println!("{SERVE_READY_PREFIX}{json}");
+        let _ = std::io::stdout().flush();
+    }
     loop {
         print_new(&opts.log_path, &mut offset);
         if let Some(status) = proc.try_exit() {
@@ -120,7 +135,7 @@ fn print_urls(server: &Server, opts: &StartOptions) {
         opts.host.clone()
     };
     println!("{} is ready (Ctrl-C to stop). Try:", server.id);
-    for e in serverbench_harness::verify::checks::declared(&server.manifest.implements) {
+    for e in serverbench_contract::checks::declared(&server.manifest.implements) {
         println!("  curl -i http://{host}:{}{}", opts.port, e.path);
     }
     if let Some(t) = &opts.tls {

@@ -3,9 +3,8 @@
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::{availability, Availability, Catalog, Feature, Server};
-use serverbench_harness::verify::{
-    check_all, verify_server, Check, Diff, Targets, VerifyOptions, VerifyReport,
-};
+use serverbench_contract::{check_all, Check, Diff, Targets, TlsTarget, Trust, VerifyReport};
+use serverbench_harness::verify::{verify_server, VerifyOptions};
 use serverbench_tools::Target;
 use std::io::Write;
 use std::path::PathBuf;
@@ -26,12 +25,25 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
     /// Check a server that is already running at this URL (yours, in a container, elsewhere)
-    /// instead of starting catalog servers.
+    /// instead of starting catalog servers. An https:// URL is checked over TLS (`tls`, and
+    /// `h2` when --implements says so) and needs --cacert or -k.
     #[arg(long, value_name = "URL", conflicts_with = "servers")]
     pub url: Option<String>,
-    /// With --url: what the server implements of spec/contract.md (default: the HTTP features).
+    /// With --url: what the server implements of spec/contract.md (default: the HTTP features,
+    /// and `tls` for an https:// URL).
     #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "url")]
     pub implements: Vec<String>,
+    /// With an https:// --url: trust exactly the certificates in this PEM file.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "url",
+        conflicts_with = "insecure"
+    )]
+    pub cacert: Option<PathBuf>,
+    /// With an https:// --url: accept any certificate (the handshake is still checked).
+    #[arg(short = 'k', long, requires = "url")]
+    pub insecure: bool,
     /// Print the reports as JSON.
     #[arg(long)]
     pub json: bool,
@@ -83,8 +95,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
 
 /// `verify --url`: the contract's checks against a server that is already running.
 fn verify_url(url: &str, args: &Args) -> anyhow::Result<u8> {
-    let target = Target::from_url(url).map_err(|e| anyhow::anyhow!("--url {url}: {e}"))?;
-    let features = if args.implements.is_empty() {
+    let https = url.strip_prefix("https://");
+    let mut features = if args.implements.is_empty() {
         Feature::ALL.into_iter().filter(|f| f.is_http()).collect()
     } else {
         args.implements
@@ -94,8 +106,22 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<u8> {
             })
             .collect::<anyhow::Result<Vec<_>>>()?
     };
-    let targets = Targets::new(&target.host, Some(target.port), None)
-        .with_context(|| format!("--url {url}"))?;
+    let targets = match https {
+        None => {
+            if args.cacert.is_some() || args.insecure {
+                anyhow::bail!("--cacert and -k are for an https:// --url, not {url}");
+            }
+            let target = Target::from_url(url).map_err(|e| anyhow::anyhow!("--url {url}: {e}"))?;
+            Targets::new(&target.host, Some(target.port), None)
+                .with_context(|| format!("--url {url}"))?
+        }
+        Some(rest) => {
+            if !features.contains(&Feature::Tls) && !features.contains(&Feature::H2) {
+                features.push(Feature::Tls);
+            }
+            https_targets(url, rest, args)?
+        }
+    };
     let report = VerifyReport {
         server: url.to_owned(),
         checks: check_all(&targets, &features),
@@ -108,6 +134,43 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<u8> {
         print_report(&report);
     }
     Ok(u8::from(!report.passed()))
+}
+
+/// The TLS target of `https://<rest>` (port 443 unless given), trusting --cacert or, with -k,
+/// anything.
+fn https_targets(url: &str, rest: &str, args: &Args) -> anyhow::Result<Targets> {
+    let trust = match (&args.cacert, args.insecure) {
+        (Some(file), _) => {
+            std::fs::metadata(file).with_context(|| format!("--cacert {}", file.display()))?;
+            Trust::Cert(file.clone())
+        }
+        (None, true) => Trust::Any,
+        (None, false) => anyhow::bail!(
+            "--url {url}: an https:// URL needs --cacert FILE (the server's certificate or its \
+             CA) or -k to accept any certificate"
+        ),
+    };
+    let authority = rest.split('/').next().unwrap_or("");
+    let after_host = authority
+        .rsplit_once(']')
+        .map_or(authority, |(_, after)| after);
+    let mut target = Target::from_url(&format!("http://{rest}"))
+        .map_err(|e| anyhow::anyhow!("--url {url}: {e}"))?;
+    if !after_host.contains(':') {
+        target.port = 443;
+    }
+    let addr = serverbench_contract::resolve(&target.host, target.port)
+        .with_context(|| format!("--url {url}"))?;
+    let tls = TlsTarget {
+        addr,
+        server_name: target.host.clone(),
+        trust,
+    };
+    Ok(Targets {
+        http: None,
+        echo: None,
+        tls: Some(tls),
+    })
 }
 
 /// Named servers (with why they are not ready), or every ready server.
@@ -158,6 +221,11 @@ fn print_report(r: &VerifyReport) {
         println!("PASS ({} checks)", r.checks.len());
     } else {
         println!("FAIL ({} of {} checks)", failures.len(), r.checks.len());
+    }
+    for c in r.checks.iter().filter(|c| c.passed()) {
+        if let Some(note) = &c.note {
+            println!("  · {}: {note}", c.name);
+        }
     }
     for c in r.checks.iter().filter(|c| c.is_known_deviation()) {
         let why = c.known_deviation.as_deref().unwrap_or_default();

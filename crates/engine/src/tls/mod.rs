@@ -4,23 +4,28 @@
 //! A TLS connection is a plain one whose bytes pass through a rustls `ClientConnection`
 //! (`crate::conn::tls`): the same worker loop, one transport parameter more.
 //!
-//! Crypto provider: aws-lc-rs, chosen by measurement. A rustls 0.23.46 client and server
-//! handshaking in memory in one thread (ECDSA P-256 certificate verified against its root,
-//! X25519, 3,000 handshakes, three interleaved rounds, median client CPU per handshake on this
-//! 2-core machine):
+//! Crypto provider: ring, chosen by measurement against aws-lc-rs (rustls 0.23.46 in memory,
+//! client and server in one thread, ECDSA P-256 certificate verified against its root, X25519;
+//! median client CPU of three interleaved rounds on this 2-core machine):
 //!
-//! | handshake       | ring 0.17 | aws-lc-rs 1.19 |
-//! |-----------------|----------:|---------------:|
-//! | TLS 1.3 full    |    207 µs |         191 µs |
-//! | TLS 1.3 resumed |    105 µs |          88 µs |
-//! | TLS 1.2 full    |    202 µs |         166 µs |
-//! | TLS 1.2 resumed |     14 µs |    17 µs (noise) |
+//! | client CPU                                       | ring 0.17 | aws-lc-rs 1.19 |
+//! |--------------------------------------------------|----------:|---------------:|
+//! | TLS 1.3 full handshake                           |    207 µs |         191 µs |
+//! | TLS 1.3 resumed handshake                        |    105 µs |          88 µs |
+//! | TLS 1.2 full handshake                           |    202 µs |         166 µs |
+//! | TLS 1.2 resumed handshake                        |     14 µs |  17 µs (noise) |
+//! | keep-alive request (encrypt 45 B, decrypt 170 B) |   1.25 µs |        1.34 µs |
+//! | first use of the random generator, per process   |      0 ms |          23 ms |
 //!
-//! aws-lc-rs is 8-18% cheaper on the handshakes `--new-conn` exists to count, and a load
-//! generator has to stay cheaper than the server it measures. Its price is the build: aws-lc-sys
-//! compiles its C with the `cc` crate (a C compiler; no cmake and no nasm on x86-64 Linux),
-//! 80 s against ring's 12 s, once per cache. Key exchange groups are pinned to X25519 first
-//! whatever features other crates switch on, so a ClientHello carries one cheap key share.
+//! aws-lc-rs handshakes cost 15-35 µs less, but it seeds its generator from CPU jitter
+//! entropy: 23 ms of CPU in every process, as much as 2,000 keep-alive requests, and its
+//! per-record cost on small records is 7% higher. The keep-alive path is where the client
+//! must stay under wrk's CPU per request; with `--new-conn` on ring serverbench already uses
+//! 0.42x (full) and 0.57x (resumed) of h2load's CPU per handshake (README, "Against wrk and
+//! h2load over TLS"). ring also builds in 12 s where
+//! aws-lc-sys takes 80 s, with nothing but a C compiler. Key exchange groups are pinned to
+//! X25519 first whatever features other crates switch on, so a ClientHello carries one cheap
+//! key share.
 
 mod sessions;
 mod verify;
@@ -104,9 +109,9 @@ impl fmt::Debug for TlsSpec {
     }
 }
 
-/// The cryptography every TLS connection uses: aws-lc-rs, X25519 first.
+/// The cryptography every TLS connection uses: ring, X25519 first.
 fn provider() -> Arc<CryptoProvider> {
-    let mut p = rustls::crypto::aws_lc_rs::default_provider();
+    let mut p = rustls::crypto::ring::default_provider();
     p.kx_groups.sort_by_key(|g| g.name() != NamedGroup::X25519);
     Arc::new(p)
 }

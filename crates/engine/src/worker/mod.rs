@@ -24,6 +24,7 @@ mod phases;
 mod rate;
 mod tls;
 
+use phases::Gate;
 use rate::RateState;
 
 const TIMER: Token = Token(usize::MAX - 1);
@@ -46,11 +47,14 @@ pub struct Plan {
     pub cpu: Option<usize>,
 }
 
-/// The only state threads share, touched during setup only.
+/// The only state threads share, touched during setup and, with a gate, until measuring.
 pub struct Shared {
     pub barrier: Barrier,
     pub connected: AtomicU64,
     pub abort: AtomicBool,
+    /// 0: measure after the warm-up; `u64::MAX`: wait for the gate; else the monotonic ns at
+    /// which measurement starts (set once by the gate).
+    pub measure_from: AtomicU64,
 }
 
 /// What one thread hands back.
@@ -98,6 +102,8 @@ struct Worker<'a> {
     per_request: bool,
     /// HTTP/2: this thread's memory of the Huffman strings servers send.
     strings: h2::Strings,
+    /// Gated runs: no new request while waiting for the gate after the warm-up.
+    paused: bool,
 }
 
 /// Runs one worker thread from setup to the end of the run.
@@ -122,7 +128,7 @@ pub fn run(cfg: &Config, plan: Plan, shared: &Shared) -> io::Result<Outcome> {
     shared.barrier.wait();
     let mut measured_ns = 0;
     if !shared.abort.load(Ordering::SeqCst) {
-        measured_ns = w.main_loop()?;
+        measured_ns = w.main_loop(shared)?;
     }
     w.stats.errors.connect += setup_failures;
     w.stats.close();
@@ -207,18 +213,30 @@ impl<'a> Worker<'a> {
                 .map(|t| (t.thread_config(plan.connections), t.server_name().clone())),
             per_request: cfg.lifetime == Lifetime::PerRequest,
             strings: h2::Strings::default(),
+            paused: false,
         })
     }
 
-    /// Runs until the stop condition; returns the nanoseconds measured.
-    fn main_loop(&mut self) -> io::Result<u64> {
-        let start = sys::now_ns();
-        let measure = start + self.cfg.warmup.as_nanos() as u64;
+    /// Starts measuring at `measure` (monotonic ns): sets the window and the end.
+    fn measure_from(&mut self, measure: u64) {
         self.end = match self.cfg.stop {
-            Stop::Duration(d) => measure + d.as_nanos() as u64,
+            Stop::Duration(d) => measure.saturating_add(d.as_nanos() as u64),
             Stop::Requests(_) => u64::MAX,
         };
         self.stats.set_window(measure, self.end);
+    }
+
+    /// Runs until the stop condition; returns the nanoseconds measured.
+    fn main_loop(&mut self, shared: &Shared) -> io::Result<u64> {
+        let start = sys::now_ns();
+        let mut gated = shared.measure_from.load(Ordering::SeqCst) == u64::MAX;
+        let pause_at = start + self.cfg.warmup.as_nanos() as u64;
+        let mut measure = if gated {
+            u64::MAX
+        } else {
+            start + self.cfg.warmup.as_nanos() as u64
+        };
+        self.measure_from(measure);
         if let Some(r) = &mut self.rate {
             r.start = start;
         }
@@ -230,6 +248,18 @@ impl<'a> Worker<'a> {
         let mut events = Events::with_capacity(1024);
         let mut next_tick = start + TICK_NS;
         loop {
+            if gated {
+                // Until the gate opens nothing is measured (end and window at infinity).
+                match self.watch_gate(shared, pause_at) {
+                    Gate::Shut => {}
+                    Gate::CalledOff => break,
+                    Gate::Open(at) => {
+                        gated = false;
+                        measure = at;
+                        self.measure_from(at);
+                    }
+                }
+            }
             let now = sys::now_ns();
             if now >= self.end || self.done >= self.quota {
                 break;
@@ -341,7 +371,7 @@ impl<'a> Worker<'a> {
     }
 
     fn can_issue(&self) -> bool {
-        !self.stopping && self.issued < self.quota
+        !self.stopping && !self.paused && self.issued < self.quota
     }
 
     /// Appends one request to the connection's output (not written yet).
@@ -386,7 +416,7 @@ impl<'a> Worker<'a> {
     fn flush(&mut self, i: usize, now: u64) -> bool {
         let (n, how) = match &self.cfg.protocol {
             Protocol::TcpStream { message } => {
-                if self.stopping {
+                if self.stopping || self.paused {
                     return true;
                 }
                 self.conns[i].stream_write(&self.pattern, message.len(), STREAM_CHUNK)

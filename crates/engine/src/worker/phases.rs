@@ -1,13 +1,53 @@
-//! The phases around the main loop: opening connections before measurement, and draining
-//! echoes after a TCP stream ends.
+//! The phases around the main loop: opening connections before measurement, waiting at a
+//! gate, and draining echoes after a TCP stream ends.
 
-use super::{Plan, Worker, DRAIN_NS, TICK_NS};
+use super::{Plan, Shared, Worker, DRAIN_NS, TICK_NS};
 use crate::conn::State;
 use crate::sys;
 use mio::{Events, Token};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// Where a gated run stands.
+pub(super) enum Gate {
+    /// Still waiting.
+    Shut,
+    /// Open: measurement starts at this monotonic ns.
+    Open(u64),
+    /// The run was called off.
+    CalledOff,
+}
+
 impl Worker<'_> {
+    /// Gated runs: once the warm-up is over (`pause_at`), no new request goes out (those in
+    /// flight complete, connections stay open), so that a host waiting at the barrier leaves
+    /// its CPUs idle and the release line is read at once. When the gate opens, every
+    /// connection resumes (the `-R` schedule restarts from now) and the measurement start is
+    /// returned: [`crate::GATE_LEAD`] later, so the load is back up before it is measured.
+    pub(super) fn watch_gate(&mut self, shared: &Shared, pause_at: u64) -> Gate {
+        let now = sys::now_ns();
+        match shared.measure_from.load(Ordering::Acquire) {
+            u64::MAX => {
+                self.paused |= now >= pause_at;
+                Gate::Shut
+            }
+            _ if shared.abort.load(Ordering::Relaxed) => Gate::CalledOff,
+            at => {
+                self.paused = false;
+                if let Some(r) = &mut self.rate {
+                    r.start = now;
+                    r.k = 0;
+                }
+                for i in 0..self.conns.len() {
+                    if self.conns[i].state == State::Ready {
+                        self.on_ready(i, now);
+                    }
+                }
+                Gate::Open(at)
+            }
+        }
+    }
+
     /// Opens every connection (paced by `--connect-rate`) and waits until each is up or failed;
     /// returns the number that failed.
     pub(super) fn setup(&mut self, plan: &Plan) -> u64 {

@@ -43,7 +43,7 @@ impl Worker<'_> {
                 r.timer.arm(due);
                 return;
             }
-            if self.issued >= self.quota || self.stopping {
+            if self.issued >= self.quota || self.stopping || self.paused {
                 return;
             }
             let Some(i) = r.idle.pop_back() else { return };

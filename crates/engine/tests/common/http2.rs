@@ -63,7 +63,7 @@ where
     let acceptor = server.tls.clone().map(|alpn| {
         let (certs, key) = pki.expect("a PKI for TLS").localhost();
         let mut c = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::aws_lc_rs::default_provider(),
+            rustls::crypto::ring::default_provider(),
         ))
         .with_safe_default_protocol_versions()
         .unwrap()

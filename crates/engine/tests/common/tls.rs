@@ -97,7 +97,7 @@ fn server_config(
     tls: &ServerTls,
     cert: (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>),
 ) -> Arc<ServerConfig> {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut c = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&tls.versions)
         .unwrap()
@@ -106,7 +106,7 @@ fn server_config(
         .unwrap();
     c.alpn_protocols = vec![b"http/1.1".to_vec()];
     if tls.tickets {
-        c.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().unwrap();
+        c.ticketer = rustls::crypto::ring::Ticketer::new().unwrap();
     }
     if tls.cache {
         c.session_storage = ServerSessionMemoryCache::new(1024);

@@ -4,8 +4,12 @@
 
 use crate::catalog::Server;
 use crate::paths::Paths;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
 use serverbench_catalog::command::ServerEnv;
 pub use serverbench_catalog::logs::{last_lines, log_tail};
+use serverbench_engine::sys;
+pub use serverbench_engine::sys::{parse_cpu_list, BadCpuList};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -206,12 +210,12 @@ pub fn start(
     };
     let mut cmd = env.command(server, paths, &run);
     cmd.stdout(log).stderr(log_err);
-    new_group_pinned(&mut cmd, &opts.cpus);
-    let child = cmd.spawn().map_err(|source| ProcessError::Spawn {
-        server: server.id.clone(),
-        command: run.clone(),
-        source,
-    })?;
+    let child =
+        spawn_new_group_pinned(&mut cmd, &opts.cpus).map_err(|source| ProcessError::Spawn {
+            server: server.id.clone(),
+            command: run.clone(),
+            source,
+        })?;
     let pgid = child.id();
     register(pgid);
     let mut proc = ServerProcess {
@@ -292,63 +296,29 @@ fn open_log(server: &str, path: &Path) -> Result<std::fs::File, ProcessError> {
     std::fs::File::create(path).map_err(err)
 }
 
-/// Makes the child the leader of a new process group and pins it (and so its children) to
-/// `cpus` (none = no pinning).
-pub fn new_group_pinned(cmd: &mut Command, cpus: &[usize]) {
-    // SAFETY: setpgid is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setpgid(0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    pin(cmd, cpus);
+/// Spawns `cmd` as the leader of a new process group, pinned to `cpus` (none = no pinning).
+pub fn spawn_new_group_pinned(cmd: &mut Command, cpus: &[usize]) -> std::io::Result<Child> {
+    cmd.process_group(0);
+    spawn_pinned(cmd, cpus)
 }
 
-/// Pins the child (and so its children) to `cpus` (none = no pinning).
-pub fn pin(cmd: &mut Command, cpus: &[usize]) {
-    let Some(set) = cpu_set(cpus) else { return };
-    // SAFETY: sched_setaffinity is async-signal-safe; the set is built before fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            let size = std::mem::size_of::<libc::cpu_set_t>();
-            if libc::sched_setaffinity(0, size, &set) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
-fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
+/// Spawns `cmd` pinned, with its children, to `cpus` (none = no pinning).
+///
+/// A process inherits the affinity of the thread that forks it, so the spawn happens on a
+/// short-lived thread pinned first: no code runs between fork and exec (no `pre_exec`).
+pub fn spawn_pinned(cmd: &mut Command, cpus: &[usize]) -> std::io::Result<Child> {
     if cpus.is_empty() {
-        return None;
+        return cmd.spawn();
     }
-    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        Some(set)
-    }
-}
-
-/// Pins the calling thread (and the processes it spawns later) to `cpus`; empty = no-op.
-pub fn pin_current_thread(cpus: &[usize]) -> std::io::Result<()> {
-    let Some(set) = cpu_set(cpus) else {
-        return Ok(());
-    };
-    // SAFETY: a valid cpu_set_t of the right size for the calling thread (tid 0).
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    std::thread::scope(|scope| {
+        let spawner = scope.spawn(|| {
+            sys::pin_current_thread_to(cpus)?;
+            cmd.spawn()
+        });
+        spawner
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 impl ServerProcess {
@@ -390,7 +360,7 @@ impl ServerProcess {
     pub fn stop(&mut self) -> Option<ExitStatus> {
         if !self.stopped {
             self.stopped = true;
-            signal_group(self.pgid, libc::SIGTERM);
+            signal_group(self.pgid, Signal::SIGTERM);
             let deadline = Instant::now() + STOP_GRACE;
             while Instant::now() < deadline {
                 self.try_exit();
@@ -400,7 +370,7 @@ impl ServerProcess {
                 std::thread::sleep(POLL);
             }
             if group_alive(self.pgid) || self.try_exit().is_none() {
-                signal_group(self.pgid, libc::SIGKILL);
+                signal_group(self.pgid, Signal::SIGKILL);
             }
             self.status = self.child.wait().ok().or(self.status);
             wait_group_gone(self.pgid, KILL_WAIT);
@@ -450,12 +420,10 @@ impl Drop for ServerProcess {
     }
 }
 
-fn signal_group(pgid: u32, sig: libc::c_int) {
+/// Sends `sig` to process group `pgid` (never to group 0 or 1: ourselves or init's).
+pub(crate) fn signal_group(pgid: u32, sig: Signal) {
     if pgid > 1 {
-        // SAFETY: kill with a negative pid signals that process group only.
-        unsafe {
-            libc::kill(-(pgid as libc::pid_t), sig);
-        }
+        let _ = killpg(Pid::from_raw(pgid as i32), sig);
     }
 }
 
@@ -466,22 +434,12 @@ pub fn group_alive(pgid: u32) -> bool {
 
 /// Pids of live (non-zombie) processes whose process group is `pgid`, per /proc.
 pub fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            // Fields after the ")" of comm: state ppid pgrp ...
-            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-                return false;
-            };
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            f.len() > 2 && f[0] != "Z" && f[0] != "X" && f[2].parse::<u32>() == Ok(pgid)
+    crate::proc::pids()
+        .into_iter()
+        .filter(|&pid| {
+            crate::proc::stat(pid).is_some_and(|st| st.is_live() && st.pgrp as u32 == pgid)
         })
+        .map(|pid| pid as u32)
         .collect()
 }
 
@@ -497,7 +455,7 @@ fn wait_group_gone(pgid: u32, timeout: Duration) {
 pub fn stop_all_registered() {
     let groups: Vec<u32> = std::mem::take(&mut *REGISTRY.lock().unwrap_or_else(|e| e.into_inner()));
     for &g in &groups {
-        signal_group(g, libc::SIGTERM);
+        signal_group(g, Signal::SIGTERM);
     }
     let deadline = Instant::now() + STOP_GRACE;
     while groups.iter().any(|&g| group_alive(g)) && Instant::now() < deadline {
@@ -505,38 +463,10 @@ pub fn stop_all_registered() {
     }
     for &g in &groups {
         if group_alive(g) {
-            signal_group(g, libc::SIGKILL);
+            signal_group(g, Signal::SIGKILL);
             wait_group_gone(g, KILL_WAIT); // a killed process lingers for a moment
         }
     }
-}
-
-/// Parses a CPU list like `0`, `0,2` or `0-3,6` (as in `taskset -c`).
-pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
-    let mut cpus = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let num = |x: &str| {
-            x.trim()
-                .parse::<usize>()
-                .map_err(|_| format!("bad CPU {x:?} in the list {s:?} (use e.g. 0,2 or 0-3)"))
-        };
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b) = (num(a)?, num(b)?);
-                if a > b {
-                    return Err(format!("bad CPU range {part:?} in {s:?}"));
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(num(part)?),
-        }
-    }
-    if cpus.is_empty() {
-        return Err(format!("empty CPU list {s:?}"));
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
 }
 
 /// A TCP port that was free on `host` a moment ago (bind to port 0 and release it).
@@ -562,18 +492,31 @@ mod tests {
     }
 
     #[test]
-    fn cpu_lists_accept_singles_commas_and_ranges() {
-        assert_eq!(parse_cpu_list("1"), Ok(vec![1]));
-        assert_eq!(parse_cpu_list("0-2,5,1"), Ok(vec![0, 1, 2, 5]));
-        assert!(parse_cpu_list("a").is_err());
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("").is_err());
+    fn a_pinned_child_runs_on_its_cpu_in_its_own_group_and_we_stay_unpinned() {
+        let before = sys::affinity_cpus();
+        let cpu = *before.last().unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "grep Cpus_allowed_list /proc/self/status; cut -d' ' -f5 /proc/$$/stat",
+        ])
+        .stdout(std::process::Stdio::piped());
+        let child = spawn_new_group_pinned(&mut cmd, &[cpu]).unwrap();
+        let pid = child.id();
+        let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+        assert!(
+            out.starts_with(&format!("Cpus_allowed_list:\t{cpu}\n")),
+            "{out}"
+        );
+        assert_eq!(
+            out.lines().nth(1).map(str::trim),
+            Some(pid.to_string().as_str())
+        );
+        assert_eq!(sys::affinity_cpus(), before);
     }
 
     #[test]
     fn our_own_group_is_alive() {
-        // SAFETY: getpgrp has no preconditions.
-        let pgrp = unsafe { libc::getpgrp() } as u32;
-        assert!(group_alive(pgrp));
+        assert!(group_alive(nix::unistd::getpgrp().as_raw() as u32));
     }
 }

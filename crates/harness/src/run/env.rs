@@ -20,19 +20,6 @@ fn read_trimmed(path: &str) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-fn cpu_model() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    text.lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string())
-}
-
-fn memory_kb() -> Option<u64> {
-    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
-    m.lines().next()?.split_whitespace().nth(1)?.parse().ok()
-}
-
 /// `sh -c command` in `dir`, its output within `timeout`.
 fn shell(command: &str, dir: &Path, timeout: Duration) -> Option<String> {
     let mut c = Command::new("sh");
@@ -67,6 +54,12 @@ fn server_versions(catalog: &Catalog, paths: &Paths) -> BTreeMap<String, ServerV
                 why: None,
                 version: version_of(s, paths),
                 framework_version: Some(s.manifest.framework_version.clone()),
+                deviations: s
+                    .manifest
+                    .deviations
+                    .iter()
+                    .map(|(d, why)| (d.as_str().to_owned(), why.clone()))
+                    .collect(),
             },
         };
         map.insert(s.id.clone(), v);
@@ -97,12 +90,12 @@ pub fn collect(
         git: git_commit(&paths.root),
         started_at: Some(started_at.to_owned()),
         machine: Machine {
-            cpu_model: cpu_model(),
+            cpu_model: crate::proc::cpu_model(),
             cpus_available: Some(cpus),
             kernel: read_trimmed("/proc/sys/kernel/osrelease"),
             os: read_trimmed("/etc/debian_version").map(|v| format!("Debian {v}")),
             governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-            memory_kb: memory_kb(),
+            memory_kb: crate::proc::memory_kb(),
         },
         toolchains: BTreeMap::from([("rustc".to_owned(), rustc)]),
         servers: server_versions(catalog, paths),
@@ -111,5 +104,6 @@ pub fn collect(
         pinning: Some(pinning.clone()),
         skipped: skipped.to_vec(),
         resumed: Vec::new(),
+        hosts: None,
     }
 }

@@ -99,8 +99,8 @@ fn wait(pid: i32, cancel: &AtomicBool, limit: Duration) -> (Option<i32>, libc::r
         if cancel.load(Ordering::Relaxed) || start.elapsed() > limit {
             cancelled = cancel.load(Ordering::Relaxed);
             timed_out = !cancelled;
-            // SAFETY: killing our own child's process group (the child leads it, not yet reaped).
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            // Our own child's process group: the child leads it and is not yet reaped.
+            crate::process::signal_group(pid as u32, nix::sys::signal::Signal::SIGKILL);
             continue;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -153,14 +153,16 @@ pub fn run_load(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let started = Instant::now();
     // Its own process group: a terminal's Ctrl-C reaches serverbench only, which cancels the lap
     // instead of seeing the tool die of SIGINT and recording a failure.
-    crate::process::new_group_pinned(&mut cmd, client_cpus);
-    let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| LoadError::Spawn {
-        command: command.clone(),
-        source,
-    })?;
+    let mut child =
+        crate::process::spawn_new_group_pinned(&mut cmd, client_cpus).map_err(|source| {
+            LoadError::Spawn {
+                command: command.clone(),
+                source,
+            }
+        })?;
     let out = reader(child.stdout.take());
     let err = reader(child.stderr.take());
     let (status, usage, cancelled, timed_out) = wait(child.id() as i32, cancel, deadline(params));

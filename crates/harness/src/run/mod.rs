@@ -6,14 +6,16 @@
 //! The harness never prints: progress is reported as [`Event`]s to a callback.
 
 pub mod env;
+pub mod hosts;
 mod load;
 pub mod plan;
 mod running;
 mod server;
 
 pub use load::{run_load, LoadError, LoadOutcome};
-pub use plan::{affinity_cpus, pinning, Job, Plan};
+pub use plan::{pinning, Job, Plan};
 pub use running::Attached;
+pub use serverbench_engine::sys::affinity_cpus;
 
 use crate::catalog::Catalog;
 use crate::paths::Paths;
@@ -50,6 +52,8 @@ pub struct RunOptions {
     /// Servers already running (`run --url`), by the name they have in the catalog given to
     /// [`run`] (as [`crate::catalog::Server::attached`]).
     pub attached: Vec<Attached>,
+    /// `run --hosts`: servers start on the server host, the load comes from the client hosts.
+    pub hosts: Option<Arc<hosts::HostsRun>>,
 }
 
 /// Progress of a run.
@@ -169,6 +173,9 @@ pub enum RunError {
     /// The load tool cannot be used.
     #[error(transparent)]
     Tool(#[from] ToolError),
+    /// A host of `run --hosts` failed before the first lap (setup there).
+    #[error("{0}")]
+    Hosts(String),
     /// Nothing to run.
     #[error("no server of suite `{suite}` can run here: {why}")]
     NothingToRun {
@@ -226,14 +233,18 @@ fn prepare_dir(
             });
             old
         }
-        None => env::collect(
-            paths,
-            catalog,
-            &opts.suite,
-            &opts.pinning,
-            skipped,
-            &started,
-        ),
+        None => {
+            let mut env = env::collect(
+                paths,
+                catalog,
+                &opts.suite,
+                &opts.pinning,
+                skipped,
+                &started,
+            );
+            env.hosts = opts.hosts.as_ref().map(|h| h.env.clone());
+            env
+        }
     };
     value.write(&env_path)?;
     Ok(dir)
@@ -270,6 +281,13 @@ pub fn run(
             opts.suite.tool
         ),
     });
+    if let Some(h) = &opts.hosts {
+        let ids: Vec<String> = plan.servers.iter().map(|s| s.id.clone()).collect();
+        on_event(Event::Preparing {
+            what: format!("setting up {} server(s) on {}", ids.len(), h.server.name),
+        });
+        hosts::setup(h, &ids, &mut |_| {}).map_err(RunError::Hosts)?;
+    }
     let dir = prepare_dir(opts, paths, catalog, &plan.skipped)?;
     let tool = tools::prepare(
         opts.suite.tool,

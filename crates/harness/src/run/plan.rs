@@ -163,20 +163,6 @@ fn jobs(suite: &Suite, servers: &[Server]) -> Vec<Job> {
     jobs
 }
 
-/// The CPUs this process may run on.
-pub fn affinity_cpus() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t filled by sched_getaffinity for this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
 /// Pinning from the flags, else the default: server on the first half of the affinity mask,
 /// client on the second half; with one CPU, no pinning. `WORKERS` = number of server CPUs.
 pub fn pinning(server: Option<Vec<usize>>, client: Option<Vec<usize>>, mask: &[usize]) -> Pinning {

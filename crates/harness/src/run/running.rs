@@ -1,7 +1,8 @@
 //! A server during its share of a lap: one the harness started (a process group it owns and
-//! stops), or one that was already running (`run --url`), which is measured by load alone and
-//! sampled only when its PID is known.
+//! stops), one started on the server host over ssh (`run --hosts`), or one that was already
+//! running (`run --url`), which is measured by load alone and sampled only when its PID is known.
 
+use super::hosts::RemoteServer;
 use crate::process::ServerProcess;
 
 /// A server that was running before serverbench and keeps running after it.
@@ -21,6 +22,8 @@ pub(super) enum Running {
     Started(ServerProcess),
     /// Already running.
     Attached { pid: Option<u32> },
+    /// Started on the server host over ssh (`run --hosts`); sampled there.
+    Remote(RemoteServer),
 }
 
 impl Running {
@@ -29,6 +32,15 @@ impl Running {
         match self {
             Running::Started(p) => Some(p.pid()),
             Running::Attached { pid } => *pid,
+            Running::Remote(_) => None,
+        }
+    }
+
+    /// The pid of a server on the server host (sampled there).
+    pub(super) fn remote_pid(&self) -> Option<u32> {
+        match self {
+            Running::Remote(r) => Some(r.ready.pid),
+            _ => None,
         }
     }
 
@@ -38,10 +50,11 @@ impl Running {
         match self {
             Running::Started(p) => p.try_exit().map(|s| s.to_string()),
             Running::Attached { pid: Some(pid) } => {
-                let gone = !std::path::Path::new(&format!("/proc/{pid}")).exists();
+                let gone = !crate::proc::is_running(*pid);
                 gone.then(|| format!("process {pid} is gone"))
             }
             Running::Attached { pid: None } => None,
+            Running::Remote(r) => r.exited(),
         }
     }
 
@@ -50,13 +63,18 @@ impl Running {
         match self {
             Running::Started(p) => p.log_tail(lines),
             Running::Attached { .. } => "(no log: the server was already running)".to_owned(),
+            Running::Remote(r) => r.log_tail(lines),
         }
     }
 
     /// Stops a started server; leaves an attached one alone.
     pub(super) fn stop(&mut self) {
-        if let Running::Started(p) = self {
-            p.stop();
+        match self {
+            Running::Started(p) => {
+                p.stop();
+            }
+            Running::Remote(r) => r.stop(),
+            Running::Attached { .. } => {}
         }
     }
 }

@@ -1,6 +1,7 @@
 //! One server's share of one lap: start it, check it once, warm up and measure each scenario x
 //! profile, record failures, stop it.
 
+use super::hosts::RemoteServer;
 use super::plan::{Job, Plan};
 use super::running::Running;
 use super::{run_load, Event, LoadError, RunError, RunOptions};
@@ -167,6 +168,7 @@ impl<'a> RunState<'a> {
             params: self.params(j),
             load: None,
             server_stats: None,
+            hosts: None,
         }
     }
 
@@ -368,8 +370,31 @@ impl<'a> RunState<'a> {
             let a = a.ok_or_else(|| format!("{}: no URL given for it", server.id))?;
             return Ok((Running::Attached { pid: a.pid }, a.target.clone()));
         }
+        if let Some(h) = &self.opts.hosts {
+            let (cpus, workers) = self.server_cpus(cores);
+            let log = self.log_path(server, lap);
+            let (remote, target) = RemoteServer::start(h, server, workers, &cpus, &log)?;
+            return Ok((Running::Remote(remote), target));
+        }
         let (proc, target) = self.start(paths, server, lap, cores)?;
         Ok((Running::Started(proc), target))
+    }
+
+    /// The server's CPUs and `WORKERS`: the run's pinning, cut to `cores` in a core sweep.
+    fn server_cpus(&self, cores: Option<u32>) -> (Vec<usize>, usize) {
+        let mut cpus = self.opts.pinning.server_cpus.clone();
+        let mut workers = self.opts.pinning.workers;
+        if let Some(n) = cores {
+            cpus.truncate(n as usize);
+            workers = n as usize;
+        }
+        (cpus, workers)
+    }
+
+    fn log_path(&self, server: &Server, lap: u32) -> std::path::PathBuf {
+        self.dir
+            .join(LOGS_DIR)
+            .join(format!("{}.lap{lap}.log", slug(&server.id)))
     }
 
     fn start(
@@ -386,18 +411,9 @@ impl<'a> RunState<'a> {
         } else {
             None
         };
-        let log = self
-            .dir
-            .join(LOGS_DIR)
-            .join(format!("{}.lap{lap}.log", slug(&server.id)));
-        let mut so = StartOptions::new(server, port, echo_port, log);
+        let mut so = StartOptions::new(server, port, echo_port, self.log_path(server, lap));
         so.host = host.clone();
-        so.workers = self.opts.pinning.workers;
-        so.cpus = self.opts.pinning.server_cpus.clone();
-        if let Some(n) = cores {
-            so.cpus.truncate(n as usize);
-            so.workers = n as usize;
-        }
+        (so.cpus, so.workers) = self.server_cpus(cores);
         if let (true, Some(files)) = (process::serves_tls(server), &self.tls_files) {
             let port =
                 process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
@@ -424,6 +440,9 @@ impl<'a> RunState<'a> {
         j: &Job,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<LapRecord> {
+        if self.opts.hosts.is_some() {
+            return self.measure_on_hosts(proc, target, j, on_event);
+        }
         let LapKey {
             server,
             scenario,
@@ -526,15 +545,18 @@ fn died(proc: &mut Running) -> Option<String> {
 /// endpoint, one echo).
 fn quick_check(server: &Server, target: &Target) -> Result<(), String> {
     let http = server.serves_http().then_some(target.port);
-    let targets = crate::verify::Targets::new(&target.host, http, target.echo_port)
+    let targets = serverbench_contract::Targets::new(&target.host, http, target.echo_port)
         .map_err(|e| format!("{}: {e}", target.host))?;
-    let report = crate::verify::quick(&targets, &server.manifest.implements);
+    let report = serverbench_contract::quick(&targets, &server.manifest.implements);
     if report.passed() {
         Ok(())
     } else {
         Err(report.failure_lines().join("; "))
     }
 }
+
+#[path = "server_hosts.rs"]
+mod on_hosts;
 
 #[cfg(test)]
 #[path = "server_tests.rs"]

@@ -48,6 +48,7 @@ fn options(suite: Suite, dir: &Path) -> RunOptions {
         cancel: Arc::new(AtomicBool::new(false)),
         quick_verify: false,
         attached: Vec::new(),
+        hosts: None,
     }
 }
 

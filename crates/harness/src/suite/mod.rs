@@ -3,11 +3,14 @@
 //! A suite names the servers to run, the scenarios (what is requested) and the load profiles
 //! (how hard), the number of laps, the warm-up and the load tool.
 
+use crate::catalog::toml_pos::{field_in_message, line_of, line_of_key};
 use crate::catalog::Feature;
 use serde::{Deserialize, Serialize};
+use serverbench_engine::config::{format_duration, parse_duration, BadDuration};
 pub use serverbench_results::Mode;
 use serverbench_results::Tool;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Default number of laps.
 pub const DEFAULT_LAPS: u32 = 3;
@@ -181,28 +184,15 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Feature>, D
     )
 }
 
-/// Parses `500ms`, `2s`, `1.5s`, `1m`, `1h` (a bare number is seconds) into seconds.
-pub fn parse_duration(s: &str) -> Result<f64, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration like 500ms, 10s or 1m"))?;
-    let factor = match unit.trim() {
-        "ms" => 0.001,
-        "" | "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(format!(
-                "unknown duration unit `{other}` in `{s}` (ms, s, m, h)"
-            ))
-        }
-    };
-    Ok(value * factor)
+/// Seconds from a suite's duration text, in the one grammar of
+/// [`serverbench_engine::config::parse_duration`].
+fn seconds(text: &str) -> Result<f64, BadDuration> {
+    parse_duration(text).map(|d| d.as_secs_f64())
+}
+
+/// Seconds written the way suites write them (`500ms`, `2s`, `1.5s`).
+fn duration_text(seconds: f64) -> String {
+    format_duration(Duration::try_from_secs_f64(seconds).unwrap_or_default())
 }
 
 /// `d` times `factor`, to the millisecond (so labels read `18s`, not `17.999999s`).
@@ -210,24 +200,15 @@ fn scaled(d: f64, factor: f64) -> f64 {
     (d * factor * 1000.0).round() / 1000.0
 }
 
-/// Formats seconds the way suites write them: `500ms`, `2s`, `1.5s`.
-pub fn format_duration(s: f64) -> String {
-    if s < 1.0 {
-        format!("{}ms", (s * 1000.0).round())
-    } else {
-        format!("{}s", (s * 1000.0).round() / 1000.0)
-    }
-}
-
 mod duration {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&super::format_duration(*v))
+        s.serialize_str(&super::duration_text(*v))
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         let text = String::deserialize(d)?;
-        super::parse_duration(&text).map_err(serde::de::Error::custom)
+        super::seconds(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -236,13 +217,13 @@ mod opt_duration {
 
     pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
         match v {
-            Some(v) => s.serialize_str(&super::format_duration(*v)),
+            Some(v) => s.serialize_str(&super::duration_text(*v)),
             None => s.serialize_none(),
         }
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
         let text = String::deserialize(d)?;
-        super::parse_duration(&text)
+        super::seconds(&text)
             .map(Some)
             .map_err(serde::de::Error::custom)
     }
@@ -319,7 +300,7 @@ impl Profile {
     /// `10s`, `10000req` or empty.
     fn length_label(&self) -> String {
         match (self.duration, self.requests) {
-            (Some(d), _) => format_duration(d),
+            (Some(d), _) => duration_text(d),
             (None, Some(n)) => format!("{n}req"),
             (None, None) => String::new(),
         }
@@ -508,71 +489,22 @@ impl Suite {
 /// Turns a toml error into `SuiteError::Invalid` with the line and the key.
 fn toml_error(text: &str, file: &Path, err: &toml::de::Error) -> SuiteError {
     let message = err.message().trim().to_string();
-    let offset = err.span().map_or(0, |s| s.start).min(text.len());
-    let line = text[..offset].bytes().filter(|&b| b == b'\n').count() + 1;
-    let named = message
-        .find('`')
-        .and_then(|s| {
-            message[s + 1..]
-                .find('`')
-                .map(|l| &message[s + 1..s + 1 + l])
-        })
-        .filter(|_| message.starts_with("unknown field") || message.starts_with("missing field"));
-    let key = match named {
-        Some(k) => k.to_string(),
-        None => {
-            let line_text = text.lines().nth(line - 1).unwrap_or("");
-            line_text
-                .split('=')
-                .next()
-                .unwrap_or("?")
-                .trim()
-                .to_string()
-        }
-    };
+    let line = line_of(text, err.span().map_or(0, |s| s.start));
+    let key = field_in_message(&message).unwrap_or_else(|| {
+        let line_text = text.lines().nth(line - 1).unwrap_or("");
+        line_text
+            .split('=')
+            .next()
+            .unwrap_or("?")
+            .trim()
+            .to_string()
+    });
     SuiteError::Invalid {
         file: file.to_path_buf(),
         line,
         key,
         message,
     }
-}
-
-/// The line of `key`, `scenario[2].paths` or `profile[1]` (1 when not found).
-fn line_of_key(text: &str, key: &str) -> usize {
-    let (table, index, field) = match key.split_once('[') {
-        Some((table, rest)) => {
-            let (n, field) = rest.split_once(']').unwrap_or((rest, ""));
-            (
-                Some(table),
-                n.parse::<usize>().unwrap_or(1),
-                field.trim_start_matches('.'),
-            )
-        }
-        None => (None, 0, key),
-    };
-    let mut seen = 0;
-    let mut in_target = table.is_none();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            in_target = match table {
-                Some(tb) if t == format!("[[{tb}]]") => {
-                    seen += 1;
-                    seen == index
-                }
-                _ => false,
-            };
-            if in_target && field.is_empty() {
-                return i + 1;
-            }
-            continue;
-        }
-        if in_target && t.split('=').next().unwrap_or("").trim() == field {
-            return i + 1;
-        }
-    }
-    1
 }
 
 #[cfg(test)]

@@ -237,13 +237,21 @@ fn an_override_that_would_give_two_profiles_one_label_keeps_them_apart() {
 
 #[test]
 fn durations_parse_in_every_unit() {
-    assert_eq!(parse_duration("500ms"), Ok(0.5));
-    assert_eq!(parse_duration("2s"), Ok(2.0));
-    assert_eq!(parse_duration("1m"), Ok(60.0));
-    assert_eq!(parse_duration("3"), Ok(3.0));
-    assert!(parse_duration("s").is_err());
-    assert_eq!(format_duration(0.5), "500ms");
-    assert_eq!(format_duration(10.0), "10s");
+    let warmup = |w: &str| {
+        Suite::parse(
+            &GOOD.replace("\"500ms\"", &format!("\"{w}\"")),
+            Path::new("t"),
+        )
+        .map(|s| s.warmup)
+    };
+    assert_eq!(warmup("500ms").unwrap(), 0.5);
+    assert_eq!(warmup("2s").unwrap(), 2.0);
+    assert_eq!(warmup("1.5s").unwrap(), 1.5);
+    assert_eq!(warmup("1m").unwrap(), 60.0);
+    assert_eq!(warmup("3").unwrap(), 3.0);
+    assert!(warmup("s").is_err());
+    assert_eq!(duration_text(0.5), "500ms");
+    assert_eq!(duration_text(10.0), "10s");
 }
 
 #[test]

@@ -5,9 +5,13 @@
 //! machines read (the CSV file, the HTML page's sort keys).
 
 mod compare;
+mod scaling;
 mod summary;
 
 pub use compare::{comparison_csv, comparison_grid, unmatched};
+pub use scaling::{
+    scaling_grid, scaling_grid_of, scaling_legend, scaling_tables, ScalingTable, SATURATED,
+};
 pub use summary::{csv_grid, legend, summary_grid, View};
 
 use serverbench_analysis::stats::IntervalMethod;

@@ -219,7 +219,18 @@ impl Col {
     fn human_cell(self, c: &Ctx) -> Cell {
         let s = c.s;
         match self {
-            Col::Server => Cell::plain(&s.server),
+            Col::Server => match c.env.and_then(|e| e.deviations(&s.server)) {
+                // `~` as verify marks a known deviation; the warnings say which.
+                Some(d) => Cell {
+                    text: format!("{} ~", s.server),
+                    raw: s.server.clone(),
+                    hint: Some(format!(
+                        "declares deviations from the contract: {}",
+                        d.keys().cloned().collect::<Vec<_>>().join(", ")
+                    )),
+                },
+                None => Cell::plain(&s.server),
+            },
             Col::Version => Cell::plain(server_version(c.env, &s.server)),
             Col::Rank => rank(c.table, s),
             Col::RpsMedian => rps(s),
@@ -539,6 +550,7 @@ pub fn legend(summary: &Summary) -> Vec<String> {
                 .to_owned(),
         );
     }
+    out.extend(super::scaling_legend(summary));
     out
 }
 

@@ -1,5 +1,11 @@
 //! serverbench `rust/actix-web`: the HTTP contract on actix-web 4, with `WORKERS` workers
 //! (each a thread with its own single-threaded runtime).
+//!
+//! Transports, all actix-web's own: HTTP/1.1 and h2c with prior knowledge on `PORT`
+//! (`bind_auto_h2c`), and when `TLS_PORT` is set, HTTPS there with rustls, where ALPN picks h2
+//! or http/1.1 (`bind_rustls_0_23`).
+
+mod tls;
 
 use actix_web::http::header::ContentType;
 use actix_web::{web, App, HttpResponse, HttpServer};
@@ -115,8 +121,15 @@ async fn main() -> std::io::Result<()> {
     actix_web::rt::spawn(ping_worker(rx, payload.clone()));
     let state = web::Data::new(AppState { payload, pings });
 
-    println!("rust/actix-web: http on {host}:{port}, {workers} worker(s)");
-    HttpServer::new(move || {
+    let tls_port: Option<u16> = match std::env::var("TLS_PORT") {
+        Ok(p) if !p.is_empty() => Some(
+            p.parse()
+                .unwrap_or_else(|e| panic!("TLS_PORT is not a port number: {e}")),
+        ),
+        _ => None,
+    };
+
+    let mut server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
             .route("/hello", web::get().to(hello))
@@ -131,7 +144,11 @@ async fn main() -> std::io::Result<()> {
     .workers(workers)
     .backlog(4096)
     .shutdown_timeout(2)
-    .bind((host.as_str(), port))?
-    .run()
-    .await
+    .bind_auto_h2c((host.as_str(), port))?;
+    println!("rust/actix-web: http and h2c on {host}:{port}, {workers} worker(s)");
+    if let Some(tls_port) = tls_port {
+        server = server.bind_rustls_0_23((host.as_str(), tls_port), tls::config_from_env()?)?;
+        println!("rust/actix-web: https (h2, http/1.1) on {host}:{tls_port}");
+    }
+    server.run().await
 }

@@ -1,21 +1,29 @@
-//! serverbench `rust/hyper`: the whole HTTP contract on hyper 1 (HTTP/1.1 with pipeline
-//! flushing) and a TCP echo server, both on one multi-thread tokio runtime with `WORKERS`
-//! worker threads.
+//! serverbench `rust/hyper`: the whole HTTP contract on hyper 1 and a TCP echo server, both on
+//! one multi-thread tokio runtime with `WORKERS` worker threads.
+//!
+//! Transports: `PORT` serves HTTP/1.1 (pipeline flushing) and h2c with prior knowledge through
+//! hyper-util's auto builder, which reads the first bytes of a connection for the HTTP/2
+//! preface. When `TLS_PORT` is set, it serves HTTPS there with tokio-rustls, and ALPN picks
+//! HTTP/2 or HTTP/1.1 (see `tls`).
+
+mod tls;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use serde::Serialize;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
+use tokio_rustls::TlsAcceptor;
 
 const PAYLOAD_LEN: usize = 1 << 20;
 const TEXT: &str = "text/plain";
@@ -122,7 +130,41 @@ async fn ping_worker(mut rx: mpsc::Receiver<PingRequest>, payload: Bytes) {
     }
 }
 
-async fn serve_http(listener: TcpListener, app: App) {
+/// The connection builders: `auto` reads the first bytes for the HTTP/2 preface (the plain
+/// port: HTTP/1.1 or h2c); over TLS, ALPN has already chosen, so `h1` and `h2` skip the guess.
+struct Builders {
+    auto: auto::Builder<TokioExecutor>,
+    h1: auto::Builder<TokioExecutor>,
+    h2: auto::Builder<TokioExecutor>,
+}
+
+impl Builders {
+    fn new() -> Self {
+        let mut auto = auto::Builder::new(TokioExecutor::new());
+        auto.http1().pipeline_flush(true);
+        Builders {
+            h1: auto.clone().http1_only(),
+            h2: auto.clone().http2_only(),
+            auto,
+        }
+    }
+}
+
+/// Serves one connection (plain or TLS) with `builder` until it ends.
+async fn serve_conn<I>(builder: &auto::Builder<TokioExecutor>, io: I, app: App)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req| {
+        let app = app.clone();
+        async move { Ok::<_, Infallible>(app.handle(req).await) }
+    });
+    // Connection errors (resets, bad requests) only end that connection.
+    let _ = builder.serve_connection(TokioIo::new(io), service).await;
+}
+
+/// `PORT`: HTTP/1.1 and h2c (prior knowledge).
+async fn serve_http(listener: TcpListener, app: App, builders: Arc<Builders>) {
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(conn) => conn,
@@ -132,17 +174,38 @@ async fn serve_http(listener: TcpListener, app: App) {
             }
         };
         let _ = stream.set_nodelay(true);
-        let app = app.clone();
+        let (app, builders) = (app.clone(), builders.clone());
+        tokio::spawn(async move { serve_conn(&builders.auto, stream, app).await });
+    }
+}
+
+/// `TLS_PORT`: the handshake in the connection's own task, then HTTP/2 or HTTP/1.1 by ALPN.
+async fn serve_https(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    app: App,
+    builders: Arc<Builders>,
+) {
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                eprintln!("https accept: {e}");
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let (acceptor, app, builders) = (acceptor.clone(), app.clone(), builders.clone());
         tokio::spawn(async move {
-            let service = service_fn(move |req| {
-                let app = app.clone();
-                async move { Ok::<_, Infallible>(app.handle(req).await) }
-            });
-            // Connection errors (resets, bad requests) only end that connection.
-            let _ = http1::Builder::new()
-                .pipeline_flush(true)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            // A failed handshake only ends that connection.
+            let Ok(tls) = acceptor.accept(stream).await else {
+                return;
+            };
+            let builder = match tls.get_ref().1.alpn_protocol() {
+                Some(tls::ALPN_H2) => &builders.h2,
+                _ => &builders.h1,
+            };
+            serve_conn(builder, tls, app).await;
         });
     }
 }
@@ -182,15 +245,40 @@ async fn run() -> std::io::Result<()> {
     let echo_addr = env_addr("ECHO_PORT", "9000");
     let http = TcpListener::bind(http_addr).await?;
     let echo = TcpListener::bind(echo_addr).await?;
-    println!("rust/hyper: http on {http_addr}, echo on {echo_addr}");
+    let builders = Arc::new(Builders::new());
+    let https = match std::env::var("TLS_PORT") {
+        Ok(port) if !port.is_empty() => {
+            let acceptor = tls::acceptor_from_env()?;
+            let addr = env_addr("TLS_PORT", &port);
+            let listener = TcpListener::bind(addr).await?;
+            println!("rust/hyper: https (h2, http/1.1) on {addr}");
+            Some(serve_https(
+                listener,
+                acceptor,
+                app.clone(),
+                builders.clone(),
+            ))
+        }
+        _ => None,
+    };
+    println!("rust/hyper: http and h2c on {http_addr}, echo on {echo_addr}");
 
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
-        _ = serve_http(http, app) => {}
+        _ = serve_http(http, app, builders) => {}
+        _ = maybe(https) => {}
         _ = serve_echo(echo) => {}
         _ = term.recv() => println!("rust/hyper: SIGTERM, exiting"),
     }
     Ok(())
+}
+
+/// Runs the HTTPS server when `TLS_PORT` is set; otherwise never completes.
+async fn maybe(server: Option<impl std::future::Future<Output = ()>>) {
+    match server {
+        Some(server) => server.await,
+        None => std::future::pending().await,
+    }
 }
 
 fn main() -> std::io::Result<()> {

@@ -180,7 +180,7 @@ fn errors(r: &LoadResult) -> String {
 }
 
 /// Microseconds, scaled to a readable unit.
-fn us(v: f64) -> String {
+pub(super) fn us(v: f64) -> String {
     if v >= 1_000_000.0 {
         format!("{:.2}s", v / 1e6)
     } else if v >= 1000.0 {

@@ -1,6 +1,6 @@
 //! Runs that completed but did not measure what was asked: every TLS handshake failed, or
 //! resumption was asked for and the server resumed nothing. `load` prints the result, then
-//! this message, and exits 5 (`crate::exit::TLS`).
+//! this message, and exits 5 (`exit::TLS`).
 
 use serverbench_engine::result::LoadResult;
 

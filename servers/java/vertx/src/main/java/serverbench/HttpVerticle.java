@@ -1,14 +1,20 @@
 package serverbench;
 
 import io.vertx.core.AbstractVerticle;
+import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.PemKeyCertOptions;
 
-/** The contract's routes on Vert.x core's HTTP server (one instance per event loop). */
+/**
+ * The contract's routes on Vert.x core's HTTP server (one instance per event loop): HTTP/1.1
+ * and h2c on PORT, and when TLS_PORT is set, the same handler over TLS with ALPN (h2 or
+ * http/1.1) on a second server.
+ */
 final class HttpVerticle extends AbstractVerticle {
     private static final CharSequence CONTENT_TYPE = HttpHeaders.CONTENT_TYPE;
     private static final CharSequence TEXT = HttpHeaders.createOptimized("text/plain");
@@ -24,23 +30,39 @@ final class HttpVerticle extends AbstractVerticle {
 
     private final String host;
     private final int port;
+    private final Tls tls;
 
-    HttpVerticle(String host, int port) {
+    /** The HTTPS listener's settings, from TLS_PORT, TLS_CERT and TLS_KEY. */
+    record Tls(int port, String certPath, String keyPath) {}
+
+    HttpVerticle(String host, int port, Tls tls) {
         this.host = host;
         this.port = port;
+        this.tls = tls;
     }
 
     @Override
     public void start(Promise<Void> started) {
-        HttpServerOptions options = new HttpServerOptions()
+        // HTTP/1.1 and h2c (prior knowledge, or Upgrade: h2c): Vert.x's defaults on a plain port.
+        Future<?> http = vertx.createHttpServer(options())
+                .requestHandler(this::handle)
+                .listen(port, host);
+        Future<?> https = tls == null ? Future.succeededFuture() : vertx.createHttpServer(options()
+                        .setSsl(true)
+                        .setUseAlpn(true)
+                        .setKeyCertOptions(new PemKeyCertOptions()
+                                .setCertPath(tls.certPath())
+                                .setKeyPath(tls.keyPath())))
+                .requestHandler(this::handle)
+                .listen(tls.port(), host);
+        Future.all(http, https).<Void>mapEmpty().onComplete(started);
+    }
+
+    private static HttpServerOptions options() {
+        return new HttpServerOptions()
                 .setTcpNoDelay(true)
                 .setAcceptBacklog(1024)
                 .setCompressionSupported(false);
-        vertx.createHttpServer(options)
-                .requestHandler(this::handle)
-                .listen(port, host)
-                .<Void>mapEmpty()
-                .onComplete(started);
     }
 
     private void handle(HttpServerRequest req) {

@@ -12,6 +12,7 @@ public final class Main {
         int port = Integer.parseInt(env("PORT", "8080"));
         int echoPort = Integer.parseInt(env("ECHO_PORT", "9000"));
         int workers = Math.max(1, Integer.parseInt(env("WORKERS", "1")));
+        HttpVerticle.Tls tls = tlsFromEnv();
 
         Vertx vertx = Vertx.vertx(new VertxOptions()
                 .setEventLoopPoolSize(workers)
@@ -21,17 +22,33 @@ public final class Main {
 
         Future.all(
                 vertx.deployVerticle(PingPongVerticle::new, new DeploymentOptions()),
-                vertx.deployVerticle(() -> new HttpVerticle(host, port), instances),
+                vertx.deployVerticle(() -> new HttpVerticle(host, port, tls), instances),
                 vertx.deployVerticle(() -> new EchoVerticle(host, echoPort), instances))
             .onSuccess(ok -> {
-                System.out.printf("vertx: http on %s:%d, echo on %d, %d event loops (native: %s)%n",
-                        host, port, echoPort, workers, vertx.isNativeTransportEnabled());
+                System.out.printf("vertx: http and h2c on %s:%d, %s, echo on %d, %d event loops (native: %s)%n",
+                        host, port, tls == null ? "no TLS (TLS_PORT unset)" : "https (h2, http/1.1) on " + tls.port(),
+                        echoPort, workers, vertx.isNativeTransportEnabled());
                 System.out.flush();
             })
             .onFailure(err -> {
                 System.err.println("vertx: deployment failed: " + err);
                 System.exit(1);
             });
+    }
+
+    /** The HTTPS settings when TLS_PORT is set (then TLS_CERT and TLS_KEY must be too), else null. */
+    private static HttpVerticle.Tls tlsFromEnv() {
+        String port = env("TLS_PORT", "");
+        if (port.isEmpty()) {
+            return null;
+        }
+        String cert = env("TLS_CERT", "");
+        String key = env("TLS_KEY", "");
+        if (cert.isEmpty() || key.isEmpty()) {
+            System.err.println("vertx: TLS_PORT=" + port + " needs TLS_CERT and TLS_KEY");
+            System.exit(2);
+        }
+        return new HttpVerticle.Tls(Integer.parseInt(port), cert, key);
     }
 
     private static String env(String name, String fallback) {

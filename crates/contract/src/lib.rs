@@ -1,9 +1,14 @@
-//! `serverbench verify`: start a server and check it against spec/contract.md.
-//!
-//! [`check_all`] runs the whole contract against addresses, then the shapes real clients send
+//! serverbench-contract owns the check of spec/contract.md against a running server's
+//! addresses: [`check_all`] runs the whole contract, then the shapes real clients send
 //! ([`shapes`], [`pipeline`]); [`quick`] is a fast subset (one request per declared endpoint and
-//! a 1-byte echo) for the pre-lap check of `run`, and [`verify_server`] starts a catalog server
-//! on free ports, checks it and stops it.
+//! a 1-byte echo) for the pre-lap check of `run`. Every failure is a named [`Check`] with a
+//! [`Diff`] of what was expected and what came. The transports: the HTTP/1.1 contract over TLS
+//! ([`over_tls`], on [`tls`]) and HTTP/2 over TLS and cleartext ([`http2`]).
+//!
+//! Its HTTP/1.1 client ([`http`]) is hand-written on purpose: it must see the exact bytes a
+//! server sends (framing, header case, a connection left open); over TLS it sees the same bytes
+//! inside rustls. HTTP/2 uses the kept `h2` crate. It must not start or stop servers
+//! (serverbench-harness's `verify_server` does) nor know about results.
 
 pub mod checks;
 pub mod diff;
@@ -11,16 +16,23 @@ pub mod echo;
 #[cfg(test)]
 mod fixture;
 pub mod http;
+pub mod http2;
+#[cfg(test)]
+mod http2_fixture;
+pub mod over_tls;
 pub mod pipeline;
 pub mod shapes;
+pub mod tls;
+#[cfg(test)]
+mod tls_fixture;
 
 pub use diff::Diff;
+pub use http::Dial;
+pub use tls::{TlsTarget, Trust};
 
-use crate::catalog::{Feature, Server};
-use crate::paths::{slug, Paths};
-use crate::process::{self, StartOptions};
 use serde::Serialize;
-use std::net::SocketAddr;
+use serverbench_catalog::Feature;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
 /// One named check and what differed (nothing = passed).
@@ -34,6 +46,9 @@ pub struct Check {
     /// shown, but not a failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub known_deviation: Option<String>,
+    /// What the check observed, for the record (e.g. the negotiated TLS version and ALPN).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Check {
@@ -43,7 +58,14 @@ impl Check {
             name: name.into(),
             diffs,
             known_deviation: None,
+            note: None,
         }
+    }
+
+    /// The same check with a note of what it observed.
+    pub fn with_note(mut self, note: impl Into<String>) -> Check {
+        self.note = Some(note.into());
+        self
     }
 
     /// A passed check.
@@ -63,21 +85,30 @@ impl Check {
 }
 
 /// Where a running server listens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Targets {
-    /// The HTTP address (`HOST:PORT`), if it serves HTTP.
+    /// The HTTP address (`HOST:PORT`), if it serves HTTP (and h2c).
     pub http: Option<SocketAddr>,
     /// The echo address (`HOST:ECHO_PORT`), if it serves echo.
     pub echo: Option<SocketAddr>,
+    /// The TLS address (`HOST:TLS_PORT`) and its certificate, if it serves `tls` or `h2`.
+    pub tls: Option<TlsTarget>,
 }
 
 impl Targets {
     /// Targets from the host and ports a server was started with.
     pub fn new(host: &str, port: Option<u16>, echo_port: Option<u16>) -> std::io::Result<Targets> {
         Ok(Targets {
-            http: port.map(|p| process::resolve(host, p)).transpose()?,
-            echo: echo_port.map(|p| process::resolve(host, p)).transpose()?,
+            http: port.map(|p| resolve(host, p)).transpose()?,
+            echo: echo_port.map(|p| resolve(host, p)).transpose()?,
+            tls: None,
         })
+    }
+
+    /// The same targets with a TLS listener.
+    pub fn with_tls(mut self, tls: TlsTarget) -> Targets {
+        self.tls = Some(tls);
+        self
     }
 }
 
@@ -116,50 +147,39 @@ impl VerifyReport {
     }
 }
 
-/// Options of [`verify_server`].
-#[derive(Debug, Clone)]
-pub struct VerifyOptions {
-    /// `HOST` (default 127.0.0.1).
-    pub host: String,
-    /// CPUs to pin to (empty = none).
-    pub cpus: Vec<usize>,
-    /// `WORKERS` (default 1).
-    pub workers: usize,
-    /// Where the server's log goes (`<dir>/<lang>__<name>.verify.log`).
-    pub log_dir: PathBuf,
+/// `host` (an IP literal, bracketed or not, or a name) and `port` as one socket address.
+pub fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    (bare, port).to_socket_addrs()?.next().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{host} has no address"),
+        )
+    })
 }
 
-impl VerifyOptions {
-    /// Defaults: 127.0.0.1, no pinning, 1 worker, logs in `<cache>/logs`.
-    pub fn new(paths: &Paths) -> VerifyOptions {
-        VerifyOptions {
-            host: "127.0.0.1".into(),
-            cpus: Vec::new(),
-            workers: 1,
-            log_dir: paths.logs_dir(),
-        }
-    }
-}
-
-/// The whole contract for the declared features.
+/// The whole contract for the declared features: HTTP on `PORT`, echo, then the transports
+/// (`tls` and `h2` need [`Targets::tls`], `h2c` [`Targets::http`]; a declared transport without
+/// its address is a failed check).
 pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
     let mut out = Vec::new();
     if let Some(addr) = targets.http {
         // Connection-level checks use only endpoints that passed alone, so one wrong body is
         // reported once, not again by every check that requests it.
+        let to = Dial::tcp(addr);
         let mut good = Vec::new();
         for e in checks::declared(features) {
-            let c = checks::check_endpoint(addr, &e, true);
+            let c = checks::check_endpoint(to, &e, true);
             if c.passed() {
                 good.push(e);
             }
             out.push(c);
         }
-        out.extend(checks::check_404(addr, features));
+        out.extend(checks::check_404(to, features));
         if let Some(e) = good.first() {
-            out.push(checks::check_keep_alive(addr, e, 100));
-            out.push(checks::check_pipelining(addr, &good, 16));
-            out.push(checks::check_http10(addr, e));
+            out.push(checks::check_keep_alive(to, e, 100));
+            out.push(checks::check_pipelining(to, &good, 16));
+            out.push(checks::check_http10(to, e));
             out.extend(real_world(addr, e, &good));
         }
     }
@@ -169,7 +189,54 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
         }
         out.push(echo::check_concurrent(addr, 100));
     }
+    out.extend(check_transports(targets, features));
     out
+}
+
+/// The checks of the declared transports.
+pub fn check_transports(targets: &Targets, features: &[Feature]) -> Vec<Check> {
+    let mut out = Vec::new();
+    let missing = |f: Feature, port: &str| {
+        let d = Diff::new("address", format!("{port} to check {f} on"), "none given");
+        Check::new(format!("{f} transport"), vec![d])
+    };
+    let wants_tls = [Feature::Tls, Feature::H2].map(|f| features.contains(&f));
+    match (&targets.tls, wants_tls) {
+        (_, [false, false]) => {}
+        (None, [tls, _]) => {
+            let f = if tls { Feature::Tls } else { Feature::H2 };
+            out.push(missing(f, "TLS_PORT"));
+        }
+        (Some(t), [tls, h2]) => {
+            if tls {
+                out.extend(over_tls::check_all(t, features));
+            }
+            if h2 {
+                out.extend(check_h2(t, features));
+            }
+        }
+    }
+    if features.contains(&Feature::H2c) {
+        match targets.http {
+            Some(addr) => out.extend(http2::check_all(
+                http2::Transport::Cleartext(addr),
+                features,
+            )),
+            None => out.push(missing(Feature::H2c, "PORT")),
+        }
+    }
+    out
+}
+
+/// HTTP/2 over TLS: a client offering exactly ALPN `h2`.
+fn check_h2(t: &TlsTarget, features: &[Feature]) -> Vec<Check> {
+    match tls::TlsClient::new(t, &[b"h2"], tls::Versions::Any) {
+        Ok(client) => http2::check_all(http2::Transport::Tls(t.addr, &client), features),
+        Err(e) => {
+            let d = Diff::error("TLS client", "a client trusting the certificate", &e);
+            vec![Check::new("TLS client over h2", vec![d])]
+        }
+    }
 }
 
 /// The shapes real clients send (issue 18): trickled and split requests, HTTP/1.0 keep-alive,
@@ -178,7 +245,7 @@ pub fn real_world(addr: SocketAddr, e: &checks::Endpoint, good: &[checks::Endpoi
     vec![
         shapes::check_trickle(addr, e),
         shapes::check_split_crlf(addr, e),
-        shapes::check_http10_keep_alive(addr, e),
+        shapes::check_http10_keep_alive(Dial::tcp(addr), e),
         pipeline::check_deep(addr, &pipeline::small(good), pipeline::DEEP),
         shapes::check_big_head(addr, e),
         shapes::check_garbage(addr, e),
@@ -194,7 +261,7 @@ pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     let mut checks_run = Vec::new();
     if let Some(addr) = targets.http {
         for e in checks::declared(features) {
-            checks_run.push(checks::check_endpoint(addr, &e, true));
+            checks_run.push(checks::check_endpoint(Dial::tcp(addr), &e, true));
         }
     }
     if let (Some(addr), true) = (targets.echo, features.contains(&Feature::Echo)) {
@@ -207,99 +274,10 @@ pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     }
 }
 
-/// Starts `server` on free ports, runs [`check_all`], checks it is still running, stops it.
-pub fn verify_server(server: &Server, paths: &Paths, opts: &VerifyOptions) -> VerifyReport {
-    let log_path = opts
-        .log_dir
-        .join(format!("{}.verify.log", slug(&server.id)));
-    let mut report = VerifyReport {
-        server: server.id.clone(),
-        checks: Vec::new(),
-        log_path: Some(log_path.clone()),
-    };
-    let ports = free_ports(&opts.host, server);
-    let (port, echo_port) = match ports {
-        Ok(p) => p,
-        Err(e) => {
-            report.checks.push(Check::new(
-                "start",
-                vec![Diff::error("free port", "a port", &e)],
-            ));
-            return report;
-        }
-    };
-    let mut start = StartOptions::new(server, port, echo_port, log_path);
-    start.host = opts.host.clone();
-    start.cpus = opts.cpus.clone();
-    start.workers = opts.workers.max(1);
-    let mut proc = match process::start(server, paths, &start) {
-        Ok(p) => p,
-        Err(e) => {
-            let d = Diff::new("process", "ports accepting connections", e.to_string());
-            report.checks.push(Check::new("start", vec![d]));
-            return report;
-        }
-    };
-    let http_port = server.serves_http().then_some(port);
-    let targets = match Targets::new(&opts.host, http_port, echo_port) {
-        Ok(t) => t,
-        Err(e) => {
-            report.checks.push(Check::new(
-                "start",
-                vec![Diff::error("address", "an address", &e)],
-            ));
-            return report;
-        }
-    };
-    report.checks = check_all(&targets, &server.manifest.implements);
-    mark_deviations(&mut report.checks, server);
-    report.checks.push(match proc.try_exit() {
-        None => Check::pass("still running after the checks"),
-        Some(status) => Check::new(
-            "still running after the checks",
-            vec![Diff::new(
-                "process",
-                "running",
-                format!("exited ({status}): {}", proc.log_tail(5)),
-            )],
-        ),
-    });
-    proc.stop();
-    report
-}
-
-/// Marks failed checks that a deviation declared in the manifest explains.
-fn mark_deviations(checks: &mut [Check], server: &Server) {
-    for c in checks.iter_mut().filter(|c| !c.diffs.is_empty()) {
-        let declared = server
-            .manifest
-            .deviations
-            .iter()
-            .find(|(d, _)| d.covers(&c.name));
-        if let Some((_, reason)) = declared {
-            c.known_deviation = Some(reason.clone());
-        }
-    }
-}
-
-fn free_ports(host: &str, server: &Server) -> std::io::Result<(u16, Option<u16>)> {
-    let port = process::free_port(host)?;
-    let echo = if server.implements(Feature::Echo) {
-        let mut p = process::free_port(host)?;
-        while p == port {
-            p = process::free_port(host)?;
-        }
-        Some(p)
-    } else {
-        None
-    };
-    Ok((port, echo))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::Deviation;
+    use serverbench_catalog::Deviation;
 
     /// The names of the real-world checks, run against a port nobody listens on.
     fn real_world_names() -> Vec<String> {
@@ -311,7 +289,7 @@ mod tests {
             .into_iter()
             .map(|c| c.name)
             .collect();
-        names.push(checks::check_http10(addr, &e).name);
+        names.push(checks::check_http10(Dial::tcp(addr), &e).name);
         names
     }
 

@@ -1,12 +1,14 @@
 //! Tests of the real-world checks against a tiny in-process HTTP server: correct by default,
 //! with each flaw a catalog server has had switchable on, so every check is shown to fail on
-//! the flaw it is there for (and to pass on a correct server).
+//! the flaw it is there for (and to pass on a correct server). [`serve_wrapped`] puts a
+//! transport (TLS, in `tls_fixture`) between the socket and the same HTTP code.
 
 use super::checks::{check_pipelining, declared, Endpoint, ENDPOINTS};
+use super::http::Dial;
 use super::pipeline::{check_deep, small, Shape};
 use super::shapes::*;
 use super::Check;
-use crate::catalog::Feature;
+use serverbench_catalog::Feature;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -15,29 +17,31 @@ use std::time::Duration;
 
 /// What the fixture gets wrong (nothing by default).
 #[derive(Debug, Clone, Copy, Default)]
-struct Flaws {
+pub(crate) struct Flaws {
     /// Closes the connection when a read ends without a complete head.
-    needs_whole_head: bool,
+    pub(crate) needs_whole_head: bool,
     /// Looks for the end of the head only in the bytes of the latest read.
-    scans_only_new_bytes: bool,
+    pub(crate) scans_only_new_bytes: bool,
     /// Drops a partial request that follows complete ones in the same read.
-    drops_partial_tail: bool,
+    pub(crate) drops_partial_tail: bool,
     /// Answers the requests of one read in reverse order.
-    reverses_batches: bool,
+    pub(crate) reverses_batches: bool,
     /// Closes after every HTTP/1.0 response, keep-alive asked or not.
-    http10_always_closes: bool,
+    pub(crate) http10_always_closes: bool,
+    /// Keeps every HTTP/1.0 connection open, keep-alive asked or not.
+    pub(crate) http10_keeps_open: bool,
     /// Keeps HTTP/1.0 keep-alive connections open without saying `Connection: keep-alive`.
-    http10_no_keep_alive_header: bool,
+    pub(crate) http10_no_keep_alive_header: bool,
     /// Closes without answering when the head exceeds this many bytes.
-    max_head: Option<usize>,
+    pub(crate) max_head: Option<usize>,
     /// Stops serving after a request line it cannot parse.
-    dies_on_garbage: bool,
+    pub(crate) dies_on_garbage: bool,
     /// Closes new connections beyond this many open ones.
-    max_open: Option<usize>,
+    pub(crate) max_open: Option<usize>,
     /// Closes each connection after this many responses (puma does after 10 when busy)...
-    closes_after: Option<usize>,
+    pub(crate) closes_after: Option<usize>,
     /// ...saying `Connection: close` in the last one, as HTTP/1.1 asks.
-    announces_close: bool,
+    pub(crate) announces_close: bool,
 }
 
 struct State {
@@ -46,8 +50,21 @@ struct State {
     dead: AtomicBool,
 }
 
+/// A connection the fixture reads requests from and writes answers to.
+pub(crate) trait Io: Read + Write + Send {}
+impl<T: Read + Write + Send> Io for T {}
+
+/// Turns an accepted socket into the connection served (`None`: drop it).
+pub(crate) type Wrap = Arc<dyn Fn(TcpStream) -> Option<Box<dyn Io>> + Send + Sync>;
+
 /// Starts the fixture on a free local port.
 fn serve(flaws: Flaws) -> SocketAddr {
+    serve_wrapped(flaws, Arc::new(|s| Some(Box::new(s) as Box<dyn Io>)))
+}
+
+/// Starts the fixture on a free local port, each accepted socket passed through `wrap` (in the
+/// connection's own thread, so a slow handshake holds up no other connection).
+pub(crate) fn serve_wrapped(flaws: Flaws, wrap: Wrap) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let state = Arc::new(State {
@@ -66,9 +83,11 @@ fn serve(flaws: Flaws) -> SocketAddr {
                 state.open.fetch_sub(1, Ordering::SeqCst);
                 continue;
             }
-            let state = Arc::clone(&state);
+            let (state, wrap) = (Arc::clone(&state), Arc::clone(&wrap));
             std::thread::spawn(move || {
-                connection(stream, &state);
+                if let Some(io) = wrap(stream) {
+                    connection(io, &state);
+                }
                 state.open.fetch_sub(1, Ordering::SeqCst);
             });
         }
@@ -76,7 +95,7 @@ fn serve(flaws: Flaws) -> SocketAddr {
     addr
 }
 
-fn connection(mut s: TcpStream, state: &State) {
+fn connection(mut s: Box<dyn Io>, state: &State) {
     let f = state.flaws;
     let mut buf = Vec::new();
     let mut tmp = [0u8; 4096];
@@ -148,7 +167,7 @@ fn answer(head: &str, f: Flaws, last: bool) -> (Vec<u8>, bool) {
     let http10 = parts[2] == "HTTP/1.0";
     let keep = !last
         && if http10 {
-            connection == "keep-alive" && !f.http10_always_closes
+            (connection == "keep-alive" || f.http10_keeps_open) && !f.http10_always_closes
         } else {
             connection != "close"
         };
@@ -204,7 +223,7 @@ fn a_correct_server_passes_every_real_world_check() {
     let checks = [
         check_trickle(addr, &HELLO),
         check_split_crlf(addr, &HELLO),
-        check_http10_keep_alive(addr, &HELLO),
+        check_http10_keep_alive(Dial::tcp(addr), &HELLO),
         check_deep(addr, &mix(), QUICK),
         check_big_head(addr, &HELLO),
         check_garbage(addr, &HELLO),
@@ -231,7 +250,7 @@ fn a_server_that_scans_only_the_latest_read_fails_the_split_crlf_check() {
         scans_only_new_bytes: true,
         ..Flaws::default()
     });
-    assert!(check_pipelining(addr, &mix(), 16).passed());
+    assert!(check_pipelining(Dial::tcp(addr), &mix(), 16).passed());
     let whats = failed_whats(&check_split_crlf(addr, &HELLO));
     assert_eq!(whats, vec!["response: response"]);
 }
@@ -242,7 +261,7 @@ fn a_server_that_drops_a_partial_tail_passes_one_batch_but_fails_deep_pipelining
         drops_partial_tail: true,
         ..Flaws::default()
     });
-    assert!(check_pipelining(addr, &mix(), 16).passed());
+    assert!(check_pipelining(Dial::tcp(addr), &mix(), 16).passed());
     assert!(check_trickle(addr, &HELLO).passed());
     let whats = failed_whats(&check_deep(addr, &mix(), QUICK));
     assert!(whats[0].starts_with("connection "), "{whats:?}");
@@ -266,7 +285,7 @@ fn an_http10_server_that_closes_despite_keep_alive_fails_on_the_second_request()
         http10_always_closes: true,
         ..Flaws::default()
     });
-    let whats = failed_whats(&check_http10_keep_alive(addr, &HELLO));
+    let whats = failed_whats(&check_http10_keep_alive(Dial::tcp(addr), &HELLO));
     assert!(
         whats[0].starts_with("request 1 of 2: Connection header"),
         "{whats:?}"
@@ -279,7 +298,7 @@ fn an_http10_keep_alive_answer_without_the_header_fails() {
         http10_no_keep_alive_header: true,
         ..Flaws::default()
     });
-    let whats = failed_whats(&check_http10_keep_alive(addr, &HELLO));
+    let whats = failed_whats(&check_http10_keep_alive(Dial::tcp(addr), &HELLO));
     assert_eq!(whats, vec!["request 1 of 2: Connection header"]);
 }
 

@@ -1,10 +1,9 @@
 //! The HTTP checks of spec/contract.md: endpoints, 404, keep-alive, pipelining, HTTP/1.0.
 
 use super::diff::Diff;
-use super::http::{get_request, Conn, Response};
+use super::http::{get_request, Conn, Dial, Response};
 use super::Check;
-use crate::catalog::Feature;
-use std::net::SocketAddr;
+use serverbench_catalog::Feature;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -124,9 +123,11 @@ pub fn compare(e: &Endpoint, r: &Response, strict: bool) -> Vec<Diff> {
             r.status.to_string(),
         ));
     }
+    // HTTP/1.0 may delimit by closing; HTTP/2 frames every body (DATA with END_STREAM).
+    let framed_by_protocol = r.version == "HTTP/1.0" || r.version == "HTTP/2";
     if r.header("content-length").is_none()
         && r.header("transfer-encoding").is_none()
-        && r.version != "HTTP/1.0"
+        && !framed_by_protocol
     {
         diffs.push(Diff::new(
             "framing",
@@ -172,9 +173,9 @@ fn compare_body(body: Body, got: &[u8]) -> Option<Diff> {
 }
 
 /// One GET on a fresh connection, compared with `e`.
-pub fn check_endpoint(addr: SocketAddr, e: &Endpoint, strict: bool) -> Check {
+pub fn check_endpoint(to: Dial<'_>, e: &Endpoint, strict: bool) -> Check {
     let name = format!("GET {}", e.path);
-    let diffs = match request(addr, e.path) {
+    let diffs = match super::http::get(to, e.path) {
         Ok(r) => compare(e, &r, strict),
         Err(err) => vec![Diff::error(
             "response",
@@ -185,19 +186,13 @@ pub fn check_endpoint(addr: SocketAddr, e: &Endpoint, strict: bool) -> Check {
     Check::new(name, diffs)
 }
 
-fn request(addr: SocketAddr, path: &str) -> std::io::Result<Response> {
-    let mut c = Conn::connect(addr)?;
-    c.send(&get_request(path, &addr.to_string(), false))?;
-    c.read_response()
-}
-
 /// The 404 checks: a path sharing no prefix and one sharing a prefix with the routes.
-pub fn check_404(addr: SocketAddr, features: &[Feature]) -> Vec<Check> {
+pub fn check_404(to: Dial<'_>, features: &[Feature]) -> Vec<Check> {
     let strict = features.contains(&Feature::Routes);
     ["/serverbench-unknown", "/hel"]
         .into_iter()
         .map(|p| {
-            let mut c = check_endpoint(addr, &not_found(p), strict);
+            let mut c = check_endpoint(to, &not_found(p), strict);
             c.name = format!("GET {p} (unknown path) -> 404");
             c
         })
@@ -205,13 +200,13 @@ pub fn check_404(addr: SocketAddr, features: &[Feature]) -> Vec<Check> {
 }
 
 /// `n` requests one after the other on one keep-alive connection.
-pub fn check_keep_alive(addr: SocketAddr, e: &Endpoint, n: usize) -> Check {
+pub fn check_keep_alive(to: Dial<'_>, e: &Endpoint, n: usize) -> Check {
     let name = format!("{n} requests on one keep-alive connection");
-    let mut conn = match Conn::connect(addr) {
+    let mut conn = match Conn::open(to) {
         Ok(c) => c,
         Err(err) => return Check::new(name, vec![Diff::error("connect", "a connection", &err)]),
     };
-    let req = get_request(e.path, &addr.to_string(), false);
+    let req = get_request(e.path, &to.host(), false);
     for i in 0..n {
         let got = conn.send(&req).and_then(|()| conn.read_response());
         let diffs = match got {
@@ -226,19 +221,19 @@ pub fn check_keep_alive(addr: SocketAddr, e: &Endpoint, n: usize) -> Check {
 }
 
 /// `n` requests cycling through `eps`, written at once, answered in order.
-pub fn check_pipelining(addr: SocketAddr, eps: &[Endpoint], n: usize) -> Check {
+pub fn check_pipelining(to: Dial<'_>, eps: &[Endpoint], n: usize) -> Check {
     let name = format!("{n} mixed requests pipelined in one write");
     if eps.is_empty() {
         return Check::pass(name);
     }
     let plan: Vec<Endpoint> = (0..n).map(|i| eps[i % eps.len()]).collect();
-    let mut conn = match Conn::connect(addr) {
+    let mut conn = match Conn::open(to) {
         Ok(c) => c,
         Err(err) => return Check::new(name, vec![Diff::error("connect", "a connection", &err)]),
     };
     let mut all = Vec::new();
     for e in &plan {
-        all.extend(get_request(e.path, &addr.to_string(), false));
+        all.extend(get_request(e.path, &to.host(), false));
     }
     if let Err(err) = conn.send(&all) {
         return Check::new(
@@ -260,14 +255,14 @@ pub fn check_pipelining(addr: SocketAddr, eps: &[Endpoint], n: usize) -> Check {
 }
 
 /// An HTTP/1.0 request without keep-alive: answered, then the connection is closed.
-pub fn check_http10(addr: SocketAddr, e: &Endpoint) -> Check {
+pub fn check_http10(to: Dial<'_>, e: &Endpoint) -> Check {
     let name = format!("HTTP/1.0 GET {}", e.path);
-    let mut conn = match Conn::connect(addr) {
+    let mut conn = match Conn::open(to) {
         Ok(c) => c,
         Err(err) => return Check::new(name, vec![Diff::error("connect", "a connection", &err)]),
     };
     let got = conn
-        .send(&get_request(e.path, &addr.to_string(), true))
+        .send(&get_request(e.path, &to.host(), true))
         .and_then(|()| conn.read_response());
     let r = match got {
         Ok(r) => r,
@@ -320,7 +315,7 @@ mod tests {
     }
 
     /// Answers every request on a connection with `Hello World!` and never closes.
-    fn keep_open_server() -> SocketAddr {
+    fn keep_open_server() -> Dial<'static> {
         use std::io::{Read, Write};
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
@@ -332,7 +327,7 @@ mod tests {
                 let _ = s.write_all(r.as_bytes());
             }
         });
-        addr
+        Dial::tcp(addr)
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use super::checks::{compare, Endpoint};
 use super::diff::Diff;
-use super::http::{get_request, Conn, Response};
+use super::http::{get_request, Conn, Dial, Response};
 use super::Check;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -144,16 +144,12 @@ fn find_from(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// HTTP/1.0 with `Connection: keep-alive` (as ab -k sends): each response is
 /// length-delimited and says `Connection: keep-alive`, and the connection answers again.
-pub fn check_http10_keep_alive(addr: SocketAddr, e: &Endpoint) -> Check {
+pub fn check_http10_keep_alive(to: Dial<'_>, e: &Endpoint) -> Check {
     let name = format!("HTTP/1.0 GET {} with Connection: keep-alive, twice", e.path);
-    let req = request(
-        e.path,
-        &addr.to_string(),
-        "HTTP/1.0",
-        &["Connection: keep-alive"],
-    );
+    let req = request(e.path, &to.host(), "HTTP/1.0", &["Connection: keep-alive"]);
     let steps = || -> Steps {
-        let mut conn = connect(addr)?;
+        let mut conn =
+            Conn::open(to).map_err(|err| vec![Diff::error("connect", "a connection", &err)])?;
         for i in 1..=2 {
             let at = format!("request {i} of 2");
             if let Err(err) = conn.send(&req) {

@@ -1,0 +1,378 @@
+//! `run --hosts`: the server on the server host, started over ssh with its `serve` (pinned,
+//! bound to the host's address, its log streamed back into the lap's log), sampled there by
+//! `serverbench hosts sample`, and the load from the client hosts, released together and merged
+//! exactly (serverbench-hosts). Every remote process lives in a session that stops it by its
+//! process group when the lap ends, on Ctrl-C (the run returns and drops it) and when the ssh
+//! session drops.
+
+use crate::catalog::Server;
+use crate::results::env::HostsEnv;
+use crate::results::record::{ClientLap, HostsLap, LoadParams, Measurement, ServerStats};
+use crate::tools::Target;
+use serverbench_hosts::distributed::{self, ClientJob, Deadlines, Distributed, Failure, Progress};
+use serverbench_hosts::{Host, ServeReady, Session, SessionLine, Transport};
+use serverbench_hosts::{SAMPLER_ARMED, SAMPLER_SAMPLING, SAMPLER_START, SERVE_READY_PREFIX};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a remote serve may take on top of the manifest's ready timeout (ssh, login shell).
+const START_SLACK: Duration = Duration::from_secs(30);
+/// How long a remote session may take to stop (serve's own stop takes up to 6 s).
+const STOP_GRACE: Duration = Duration::from_secs(12);
+/// How long the sampler may take to answer.
+const SAMPLER_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The machines of a `run --hosts`.
+#[derive(Debug)]
+pub struct HostsRun {
+    /// The ssh transport (one control socket per host).
+    pub transport: Transport,
+    /// Where the servers run.
+    pub server: Host,
+    /// Where the load comes from.
+    pub clients: Vec<Host>,
+    /// The catalog root as seen on the server host.
+    pub root_there: PathBuf,
+    /// What env.json records about them.
+    pub env: HostsEnv,
+}
+
+/// How long `serverbench setup` may take on the server host (it compiles servers).
+const SETUP_TIMEOUT: Duration = Duration::from_secs(3 * 3600);
+
+/// Runs `serverbench setup IDS` on the server host (idempotent, cached there); its output is
+/// passed to `line` as it comes.
+pub fn setup(h: &HostsRun, ids: &[String], line: &mut dyn FnMut(String)) -> Result<(), String> {
+    let host = &h.server;
+    let mut argv = vec![host.binary.to_string_lossy().into_owned(), "setup".into()];
+    argv.extend(ids.iter().cloned());
+    argv.extend(["--root".into(), h.root_there.to_string_lossy().into_owned()]);
+    let (tx, rx) = mpsc::channel();
+    let mut session = h
+        .transport
+        .spawn(host, 0, &argv, tx)
+        .map_err(|e| e.to_string())?;
+    let deadline = std::time::Instant::now() + SETUP_TIMEOUT;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok((_, SessionLine::Text(l))) => line(l),
+            Ok((_, SessionLine::Closed)) => break,
+            Err(_) => {
+                session.stop(STOP_GRACE);
+                return Err(format!(
+                    "{}: `serverbench setup` did not finish within {SETUP_TIMEOUT:?}",
+                    host.name
+                ));
+            }
+        }
+    }
+    match session.wait_for(STOP_GRACE) {
+        Some(s) if s.success() => Ok(()),
+        status => Err(session
+            .failure(status, "during `serverbench setup`")
+            .to_string()),
+    }
+}
+
+/// A server running on the server host.
+pub struct RemoteServer {
+    session: Session,
+    host: String,
+    closed: Arc<AtomicBool>,
+    log_path: PathBuf,
+    /// What serve announced.
+    pub ready: ServeReady,
+}
+
+impl std::fmt::Debug for RemoteServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteServer")
+            .field("host", &self.host)
+            .field("ready", &self.ready)
+            .finish()
+    }
+}
+
+impl RemoteServer {
+    /// Starts `server` there with `workers` and `cpus`; its output goes to `log_path`.
+    pub fn start(
+        h: &HostsRun,
+        server: &Server,
+        workers: usize,
+        cpus: &[usize],
+        log_path: &Path,
+    ) -> Result<(RemoteServer, Target), String> {
+        let host = &h.server;
+        let mut argv = vec![host.binary.to_string_lossy().into_owned(), "serve".into()];
+        argv.extend([server.id.clone(), "--host".into(), host.address.clone()]);
+        argv.extend(["--root".into(), h.root_there.to_string_lossy().into_owned()]);
+        argv.extend([
+            "--ready-line".into(),
+            "--workers".into(),
+            workers.to_string(),
+        ]);
+        if !cpus.is_empty() {
+            let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+            argv.extend(["--cpus".into(), list.join(",")]);
+        }
+        let log = std::fs::File::create(log_path)
+            .map_err(|e| format!("cannot create the log {}: {e}", log_path.display()))?;
+        let (tx, rx) = mpsc::channel();
+        let mut session = h
+            .transport
+            .spawn(host, 0, &argv, tx)
+            .map_err(|e| e.to_string())?;
+        let closed = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let flag = Arc::clone(&closed);
+        std::thread::spawn(move || copy_log(rx, log, ready_tx, &flag));
+        let timeout = Duration::from_secs(server.manifest.ready_timeout_s) + START_SLACK;
+        let tail = |n| crate::process::log_tail(log_path, n);
+        let ready = match ready_rx.recv_timeout(timeout) {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                let status = session.wait_for(STOP_GRACE);
+                let e = session.failure(status, &format!("while starting {}", server.id));
+                return Err(format!("{e}; its output:\n{}", tail(20)));
+            }
+            Err(_) => {
+                session.stop(STOP_GRACE);
+                return Err(format!(
+                    "{}: {} not ready after {timeout:?}; its output:\n{}",
+                    host.name,
+                    server.id,
+                    tail(20)
+                ));
+            }
+        };
+        let target = Target {
+            host: host.address.clone(),
+            port: ready.port,
+            echo_port: ready.echo_port,
+            // TLS listeners need the run's certificate on that host: not over hosts yet.
+            tls_port: None,
+        };
+        let remote = RemoteServer {
+            session,
+            host: host.name.clone(),
+            closed,
+            log_path: log_path.to_path_buf(),
+            ready,
+        };
+        Ok((remote, target))
+    }
+
+    /// How it ended, if it has (the server, its serve, or the ssh session).
+    pub fn exited(&mut self) -> Option<String> {
+        if !self.closed.load(Ordering::SeqCst) && self.session.try_status().is_none() {
+            return None;
+        }
+        let status = self.session.wait_for(STOP_GRACE);
+        Some(self.session.failure(status, "during the lap").to_string())
+    }
+
+    /// The last lines of its output.
+    pub fn log_tail(&self, lines: usize) -> String {
+        crate::process::log_tail(&self.log_path, lines)
+    }
+
+    /// Stops it: the session's stdin closes, the remote group gets SIGTERM (serve stops its
+    /// server group), then SIGKILL after a grace period.
+    pub fn stop(&mut self) {
+        self.session.stop(STOP_GRACE);
+    }
+}
+
+/// Copies a remote serve's output into its log, passing on the ready announcement (`None`
+/// when the output ends first).
+fn copy_log(
+    rx: Receiver<(usize, SessionLine)>,
+    mut log: std::fs::File,
+    ready: mpsc::Sender<Option<ServeReady>>,
+    closed: &AtomicBool,
+) {
+    let mut announced = false;
+    for (_, line) in rx {
+        match line {
+            SessionLine::Text(l) => {
+                if let Some(json) = l.strip_prefix(SERVE_READY_PREFIX) {
+                    announced = true;
+                    let _ = ready.send(serde_json::from_str(json).ok());
+                    continue;
+                }
+                let _ = writeln!(log, "{l}");
+            }
+            SessionLine::Closed => break,
+        }
+    }
+    closed.store(true, Ordering::SeqCst);
+    if !announced {
+        let _ = ready.send(None);
+    }
+}
+
+/// `serverbench hosts sample` on the server host, armed before the load and started when the
+/// client hosts are released.
+pub struct RemoteSampler {
+    session: Session,
+    rx: Receiver<(usize, SessionLine)>,
+}
+
+impl RemoteSampler {
+    /// Arms a sampler of `pid`'s process tree on the server host.
+    pub fn arm(h: &HostsRun, pid: u32) -> Result<RemoteSampler, String> {
+        let argv = [
+            h.server.binary.to_string_lossy().into_owned(),
+            "hosts".into(),
+            "sample".into(),
+            "--pid".into(),
+            pid.to_string(),
+        ];
+        let (tx, rx) = mpsc::channel();
+        let session = h
+            .transport
+            .spawn(&h.server, 0, &argv, tx)
+            .map_err(|e| e.to_string())?;
+        let mut s = RemoteSampler { session, rx };
+        s.expect(SAMPLER_ARMED)?;
+        Ok(s)
+    }
+
+    /// Starts sampling.
+    pub fn start(&mut self) -> Result<(), String> {
+        self.session
+            .send_line(SAMPLER_START)
+            .map_err(|e| e.to_string())?;
+        self.expect(SAMPLER_SAMPLING)
+    }
+
+    /// Stops sampling and returns the figures.
+    pub fn finish(mut self, requests: Option<u64>) -> Result<ServerStats, String> {
+        let stop = requests.map_or("stop".to_string(), |n| format!("stop {n}"));
+        self.session.send_line(&stop).map_err(|e| e.to_string())?;
+        let line = self.next()?;
+        self.session.stop(SAMPLER_TIMEOUT);
+        serde_json::from_str(&line)
+            .map_err(|e| format!("{}: the sampler printed `{line}`: {e}", self.session.host))
+    }
+
+    fn next(&mut self) -> Result<String, String> {
+        match self.rx.recv_timeout(SAMPLER_TIMEOUT) {
+            Ok((_, SessionLine::Text(l))) => Ok(l),
+            Ok((_, SessionLine::Closed)) => {
+                let status = self.session.wait_for(SAMPLER_TIMEOUT);
+                Err(self.session.failure(status, "while sampling").to_string())
+            }
+            Err(_) => Err(format!(
+                "{}: the sampler did not answer within {SAMPLER_TIMEOUT:?}",
+                self.session.host
+            )),
+        }
+    }
+
+    fn expect(&mut self, want: &str) -> Result<(), String> {
+        let line = self.next()?;
+        if line.trim() == want {
+            return Ok(());
+        }
+        Err(format!(
+            "{}: the sampler printed `{line}` instead of `{want}`",
+            self.session.host
+        ))
+    }
+}
+
+/// A measured lap from the client hosts: the merge, or the faults with what completed.
+pub struct HostsLoad {
+    /// The merged result and each host's, or the failure.
+    pub outcome: Result<Distributed, Failure>,
+    /// CPU seconds this process and its (ssh) children used.
+    pub controller_cpu_s: f64,
+}
+
+/// Runs `params` from every client host against `target`; `sampler`, if any, starts at the
+/// release. Each host gets its share of the connections and of `-R`, its inventory CPUs, and
+/// warms up for `params.warmup_s` before the barrier.
+pub fn load(
+    h: &HostsRun,
+    params: &LoadParams,
+    target: &Target,
+    sampler: Option<&mut RemoteSampler>,
+    cancel: &AtomicBool,
+) -> HostsLoad {
+    let cpu0 = controller_cpu_s();
+    let n = h.clients.len() as u32;
+    let jobs: Vec<ClientJob> = h
+        .clients
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let mut p = params.clone();
+            p.connections = params.connections / n + u32::from((i as u32) < params.connections % n);
+            let share = f64::from(p.connections) / f64::from(params.connections.max(1));
+            p.rate = params.rate.map(|r| r * share);
+            let mut argv = vec![host.binary.to_string_lossy().into_owned()];
+            argv.extend(crate::tools::serverbench::args(&p, target, &host.cpus));
+            argv.extend(["--barrier".into(), "-q".into(), "--warmup".into()]);
+            argv.push(format!("{}ms", (params.warmup_s * 1000.0).round() as u64));
+            ClientJob {
+                host: host.clone(),
+                argv,
+            }
+        })
+        .collect();
+    let duration = params.duration_s.unwrap_or(10.0);
+    let deadlines = Deadlines {
+        ready: Duration::from_secs_f64(params.warmup_s + 60.0),
+        finish: Duration::from_secs_f64(duration * 1.5 + 30.0),
+    };
+    let sampler = Mutex::new(sampler);
+    let progress = |p: Progress| {
+        if let (Progress::Released { .. }, Some(s)) = (p, &mut *sampler.lock().expect("sampler")) {
+            let _ = s.start();
+        }
+    };
+    let outcome = distributed::run(&h.transport, &jobs, deadlines, &progress, cancel);
+    HostsLoad {
+        outcome,
+        controller_cpu_s: controller_cpu_s() - cpu0,
+    }
+}
+
+/// What a lap records about its hosts.
+pub fn lap_record(h: &HostsRun, load: &HostsLoad) -> HostsLap {
+    let (skew, hosts) = match &load.outcome {
+        Ok(d) => (Some(d.start_skew_ms), &d.hosts),
+        Err(f) => (None, &f.completed),
+    };
+    HostsLap {
+        server_host: h.server.name.clone(),
+        start_skew_ms: skew,
+        controller_cpu_s: load.controller_cpu_s,
+        clients: hosts
+            .iter()
+            .map(|r| ClientLap {
+                host: r.host.clone(),
+                load: Measurement::from(&r.result),
+            })
+            .collect(),
+    }
+}
+
+/// User + system CPU seconds of this process and its reaped children.
+fn controller_cpu_s() -> f64 {
+    let of = |who| {
+        // SAFETY: rusage is plain data, filled by getrusage.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid `who` and out-pointer.
+        unsafe { libc::getrusage(who, &mut u) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(u.ru_utime) + tv(u.ru_stime)
+    };
+    of(libc::RUSAGE_SELF) + of(libc::RUSAGE_CHILDREN)
+}

@@ -1,0 +1,156 @@
+//! serverbench-hosts owns running serverbench on several machines:
+//!
+//! - [`inventory`]: `hosts.toml` (spec/hosts.md), named hosts with their ssh destination, the
+//!   address the others reach them at, their checkout and CPUs.
+//! - [`ssh`]: the system's OpenSSH client as the only transport (BatchMode, one ControlMaster
+//!   socket per host), remote commands that die with their session ([`wrap`]).
+//! - [`check`]: whether each host is usable and how far its clock is from ours.
+//! - [`distributed`]: `serverbench load` on several client hosts, released together by a
+//!   barrier over the ssh sessions.
+//! - [`merge`]: client hosts' results merged exactly (histograms summed, never percentiles
+//!   averaged).
+//!
+//! It must not print, open a port of its own or speak any protocol but ssh's: outcomes are
+//! values and [`HostError`]s, each naming its host. It knows nothing of suites or laps; the
+//! harness and the CLI decide what runs where.
+
+pub mod check;
+pub mod distributed;
+pub mod inventory;
+pub mod merge;
+pub mod ssh;
+pub mod wrap;
+
+pub use inventory::{Host, Inventory, InventoryError, Local};
+pub use ssh::{Session, SessionLine, Transport};
+
+use std::time::Duration;
+
+/// Something went wrong on one host; every message starts with the host's name.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// ssh itself failed: unreachable, key refused, connection dropped.
+    #[error("{host}: ssh: {message}")]
+    Ssh {
+        /// The host.
+        host: String,
+        /// ssh's last error line, or what was going on.
+        message: String,
+    },
+    /// The local ssh client could not be started.
+    #[error("{host}: cannot run ssh: {source}")]
+    Spawn {
+        /// The host.
+        host: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The checkout or the serverbench binary is missing there.
+    #[error("{host}: {message}")]
+    Missing {
+        /// The host.
+        host: String,
+        /// What is missing, with its path.
+        message: String,
+    },
+    /// Another serverbench version is installed there.
+    #[error("{host}: found `{found}`, expected `{expected}`: build the same version there")]
+    Version {
+        /// The host.
+        host: String,
+        /// What it printed.
+        found: String,
+        /// What this build prints.
+        expected: String,
+    },
+    /// The remote command ended when it should not have.
+    #[error(
+        "{host}: the remote command exited {during} ({status}){}",
+        stderr_suffix(stderr)
+    )]
+    Exited {
+        /// The host.
+        host: String,
+        /// What was going on, e.g. "before it was ready".
+        during: String,
+        /// Its exit status.
+        status: String,
+        /// Its last stderr line.
+        stderr: String,
+    },
+    /// Something did not happen in time.
+    #[error("{host}: {what} did not complete within {after:?}")]
+    Timeout {
+        /// The host.
+        host: String,
+        /// What was awaited.
+        what: String,
+        /// How long we waited.
+        after: Duration,
+    },
+    /// The remote side printed something unexpected.
+    #[error("{host}: {message}")]
+    Protocol {
+        /// The host.
+        host: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// Talking to the session failed.
+    #[error("{host}: {source}")]
+    Io {
+        /// The host.
+        host: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+impl HostError {
+    /// The host the error is about.
+    pub fn host(&self) -> &str {
+        match self {
+            HostError::Ssh { host, .. }
+            | HostError::Spawn { host, .. }
+            | HostError::Missing { host, .. }
+            | HostError::Version { host, .. }
+            | HostError::Exited { host, .. }
+            | HostError::Timeout { host, .. }
+            | HostError::Protocol { host, .. }
+            | HostError::Io { host, .. } => host,
+        }
+    }
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    }
+}
+
+/// What `serverbench serve --ready-line` prints once its server is ready, after
+/// [`SERVE_READY_PREFIX`], as one JSON line: how a controller learns, over ssh, where the
+/// server listens and which process tree to sample.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServeReady {
+    /// The server's pid (the leader of its process group) on that host.
+    pub pid: u32,
+    /// Its HTTP port.
+    pub port: u16,
+    /// Its TCP echo port, when it serves one.
+    pub echo_port: Option<u16>,
+}
+
+/// The start of `serve --ready-line`'s announcement.
+pub const SERVE_READY_PREFIX: &str = "serverbench-serve-ready ";
+
+/// `serverbench hosts sample`'s protocol on its stdin and stdout: it prints [`SAMPLER_ARMED`],
+/// starts sampling at a [`SAMPLER_START`] line and prints [`SAMPLER_SAMPLING`], and at a
+/// `stop [REQUESTS]` line prints the figures as one JSON line and exits.
+pub const SAMPLER_ARMED: &str = "armed";
+/// See [`SAMPLER_ARMED`].
+pub const SAMPLER_START: &str = "start";
+/// See [`SAMPLER_ARMED`].
+pub const SAMPLER_SAMPLING: &str = "sampling";

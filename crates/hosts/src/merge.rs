@@ -1,0 +1,165 @@
+//! Exact merging of load results from several client hosts.
+//!
+//! Latency percentiles are read from the sum of the hosts' HdrHistograms (never averaged);
+//! counters, errors, status codes and CPU add up; the timeline adds up second by second, its
+//! per-second p99 read from the summed latency buckets and its mean weighted by sample counts.
+
+use serverbench_engine::histo::{self, HistogramError};
+use serverbench_engine::result::{Histograms, LoadResult, TimelinePoint};
+use serverbench_engine::stats::{latency_of, merge_sparse, new_histogram, p99_of_buckets};
+
+/// A result that cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// Nothing to merge.
+    #[error("no result to merge")]
+    Empty,
+    /// A host's result carries no histograms (an older serverbench).
+    #[error("{host}: its result has no histograms (is serverbench the same version there?)")]
+    NoHistograms {
+        /// The host.
+        host: String,
+    },
+    /// A host's histogram does not decode.
+    #[error("{host}: {source}")]
+    Histogram {
+        /// The host.
+        host: String,
+        /// The cause.
+        source: HistogramError,
+    },
+}
+
+/// Merges `(host, result)` pairs into one result.
+pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
+    let (_, first) = parts.first().ok_or(MergeError::Empty)?;
+    let mut latency = new_histogram();
+    let mut uncorrected = first.latency_us_uncorrected.is_some().then(new_histogram);
+    let mut buckets: Vec<Vec<(u16, u32)>> = Vec::new();
+    for (host, r) in parts {
+        let h = r
+            .histograms
+            .as_ref()
+            .ok_or_else(|| MergeError::NoHistograms { host: host.clone() })?;
+        let bad = |source| MergeError::Histogram {
+            host: host.clone(),
+            source,
+        };
+        let decoded = histo::decode(&h.latency_us).map_err(bad)?;
+        latency.add(&decoded).expect("same bounds");
+        if let (Some(acc), Some(text)) = (&mut uncorrected, &h.latency_us_uncorrected) {
+            let decoded = histo::decode(text).map_err(bad)?;
+            acc.add(&decoded).expect("same bounds");
+        }
+        if buckets.len() < h.timeline_buckets.len() {
+            buckets.resize(h.timeline_buckets.len(), Vec::new());
+        }
+        for (acc, b) in buckets.iter_mut().zip(&h.timeline_buckets) {
+            *acc = merge_sparse(acc, b);
+        }
+    }
+    let results: Vec<&LoadResult> = parts.iter().map(|(_, r)| r).collect();
+    let mut m = sum_counters(&results);
+    m.latency_us = latency_of(&latency);
+    m.latency_us_uncorrected = uncorrected.as_ref().map(latency_of);
+    m.timeline = merge_timeline(&results, &buckets);
+    m.histograms = Some(Histograms {
+        latency_us: histo::encode(&latency),
+        latency_us_uncorrected: uncorrected.as_ref().map(histo::encode),
+        timeline_buckets: buckets,
+    });
+    Ok(m)
+}
+
+/// Everything that adds up (or is the same on every host).
+fn sum_counters(rs: &[&LoadResult]) -> LoadResult {
+    let first = rs[0];
+    let sum_u = |f: fn(&LoadResult) -> u64| rs.iter().map(|r| f(r)).sum::<u64>();
+    let sum_f = |f: fn(&LoadResult) -> f64| rs.iter().map(|r| f(r)).sum::<f64>();
+    let sum_opt = |f: fn(&LoadResult) -> Option<f64>| rs.iter().map(|r| f(r)).sum::<Option<f64>>();
+    let requests = sum_u(|r| r.requests);
+    let duration_s = rs.iter().map(|r| r.duration_s).fold(0.0, f64::max);
+    let connections: u32 = rs.iter().map(|r| r.connections).sum();
+    let cpu = sum_f(|r| r.client_cpu_s);
+    let mut errors = first.errors.clone();
+    let mut status = first.status.clone();
+    for r in &rs[1..] {
+        let (a, b) = (&mut errors, &r.errors);
+        a.connect += b.connect;
+        a.read += b.read;
+        a.write += b.write;
+        a.timeout += b.timeout;
+        a.parse += b.parse;
+        a.status += b.status;
+        a.body += b.body;
+        for (code, n) in &r.status {
+            *status.entry(code.clone()).or_insert(0) += n;
+        }
+    }
+    let (bytes_read, bytes_written) = (sum_u(|r| r.bytes_read), sum_u(|r| r.bytes_written));
+    LoadResult {
+        mode: first.mode,
+        target: first.target.clone(),
+        connections,
+        threads: rs.iter().map(|r| r.threads).sum(),
+        requests,
+        duration_s,
+        rps: requests as f64 / duration_s.max(1e-9),
+        bytes_read,
+        bytes_written,
+        errors,
+        status,
+        client_cpu_s: cpu,
+        client_cpu_us_per_request: (requests > 0).then(|| cpu * 1e6 / requests as f64),
+        client_saturated: rs.iter().any(|r| r.client_saturated),
+        rate_target: sum_opt(|r| r.rate_target),
+        rate_achieved: sum_opt(|r| r.rate_achieved),
+        late: rs.iter().map(|r| r.late).sum(),
+        mbps_down: sum_opt(|r| r.mbps_down),
+        mbps_up: sum_opt(|r| r.mbps_up),
+        bytes_per_connection: first
+            .bytes_per_connection
+            .map(|_| (bytes_read + bytes_written) as f64 / f64::from(connections.max(1))),
+        measure_start_unix_s: rs
+            .iter()
+            .filter_map(|r| r.measure_start_unix_s)
+            .reduce(f64::min),
+        ..LoadResult::default()
+    }
+}
+
+/// The timelines added second by second (hosts started together: their second 0 coincide).
+/// Means are weighted by each host's latency samples in that second (its bucket counts).
+fn merge_timeline(rs: &[&LoadResult], buckets: &[Vec<(u16, u32)>]) -> Vec<TimelinePoint> {
+    let len = rs.iter().map(|r| r.timeline.len()).max().unwrap_or(0);
+    let samples = |r: &LoadResult, i: usize| -> f64 {
+        r.histograms
+            .as_ref()
+            .and_then(|h| h.timeline_buckets.get(i))
+            .map_or(0.0, |b| b.iter().map(|&(_, c)| f64::from(c)).sum())
+    };
+    (0..len)
+        .map(|i| {
+            let points: Vec<(&LoadResult, &TimelinePoint)> = rs
+                .iter()
+                .filter_map(|r| Some((*r, r.timeline.get(i)?)))
+                .collect();
+            let weight: f64 = points.iter().map(|(r, _)| samples(r, i)).sum();
+            let weighted: f64 = points
+                .iter()
+                .map(|(r, p)| p.latency_mean_us * samples(r, i))
+                .sum();
+            TimelinePoint {
+                second: i as u32,
+                requests: points.iter().map(|(_, p)| p.requests).sum(),
+                errors: points.iter().map(|(_, p)| p.errors).sum(),
+                latency_mean_us: if weight > 0.0 { weighted / weight } else { 0.0 },
+                latency_p99_us: buckets.get(i).map_or(0.0, |b| p99_of_buckets(b)),
+                bytes_read: points.iter().map(|(_, p)| p.bytes_read).sum(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

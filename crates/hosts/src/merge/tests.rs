@@ -1,0 +1,124 @@
+use super::*;
+use serverbench_engine::result::Errors;
+use serverbench_engine::stats::bucket_mid;
+use std::collections::BTreeMap;
+
+/// A result holding exactly `samples` (µs), as a host would send it.
+fn result(samples: &[u64], seconds: Vec<Vec<(u16, u32)>>, cpu: f64) -> LoadResult {
+    let mut h = new_histogram();
+    for &s in samples {
+        h.record(s).unwrap();
+    }
+    let timeline = seconds
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let n: u64 = b.iter().map(|&(_, c)| u64::from(c)).sum();
+            TimelinePoint {
+                second: i as u32,
+                requests: n,
+                errors: 1,
+                latency_mean_us: 100.0 * (i + 1) as f64,
+                latency_p99_us: p99_of_buckets(b),
+                bytes_read: 10 * n,
+            }
+        })
+        .collect();
+    LoadResult {
+        requests: samples.len() as u64,
+        connections: 10,
+        threads: 2,
+        duration_s: 2.0,
+        latency_us: latency_of(&h),
+        errors: Errors {
+            read: 1,
+            ..Errors::default()
+        },
+        status: BTreeMap::from([("200".to_string(), samples.len() as u64)]),
+        client_cpu_s: cpu,
+        timeline,
+        measure_start_unix_s: Some(1000.0 + cpu / 1000.0),
+        histograms: Some(Histograms {
+            latency_us: histo::encode(&h),
+            latency_us_uncorrected: None,
+            timeline_buckets: seconds,
+        }),
+        ..LoadResult::default()
+    }
+}
+
+#[test]
+fn merged_percentiles_are_those_of_one_histogram_of_all_samples() {
+    let fast: Vec<u64> = (0..900).map(|i| 100 + i % 50).collect();
+    let slow: Vec<u64> = (0..100).map(|i| 5_000 + 37 * i).collect();
+    let parts = [
+        ("a".to_string(), result(&fast, vec![], 1.0)),
+        ("b".to_string(), result(&slow, vec![], 1.0)),
+    ];
+    let m = merge(&parts).unwrap();
+    let mut all = new_histogram();
+    for &s in fast.iter().chain(&slow) {
+        all.record(s).unwrap();
+    }
+    assert_eq!(m.latency_us, latency_of(&all));
+    let averaged = (parts[0].1.latency_us.p99 + parts[1].1.latency_us.p99) / 2.0;
+    assert_ne!(m.latency_us.p99, averaged, "averaging p99s would be wrong");
+    let back = histo::decode(&m.histograms.unwrap().latency_us).unwrap();
+    assert_eq!(back, all, "the merged histogram travels with the result");
+}
+
+#[test]
+fn counters_errors_statuses_and_cpu_add_up() {
+    let parts = [
+        ("a".to_string(), result(&[100; 30], vec![], 1.5)),
+        ("b".to_string(), result(&[200; 20], vec![], 0.5)),
+    ];
+    let m = merge(&parts).unwrap();
+    assert_eq!(m.requests, 50);
+    assert_eq!((m.connections, m.threads), (20, 4));
+    assert_eq!(m.errors.read, 2);
+    assert_eq!(m.status["200"], 50);
+    assert_eq!(m.client_cpu_s, 2.0);
+    assert_eq!(m.rps, 25.0);
+    assert_eq!(
+        m.measure_start_unix_s,
+        Some(1000.0005),
+        "the earliest start"
+    );
+}
+
+#[test]
+fn timelines_add_up_second_by_second_with_p99_from_the_summed_buckets() {
+    // Second 0: host a has 99 fast samples (bucket 40), host b one slow one (bucket 120).
+    let a = result(&[100; 99], vec![vec![(40, 99)], vec![(40, 5)]], 1.0);
+    let b = result(&[9_000], vec![vec![(120, 1)]], 1.0);
+    let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
+    assert_eq!(m.timeline.len(), 2);
+    assert_eq!(m.timeline[0].requests, 100);
+    assert_eq!(m.timeline[0].errors, 2);
+    assert_eq!(m.timeline[0].bytes_read, 1000);
+    assert_eq!(
+        m.timeline[0].latency_p99_us,
+        bucket_mid(40),
+        "99 of 100 are fast"
+    );
+    assert_eq!(
+        m.timeline[0].latency_mean_us, 100.0,
+        "both hosts' mean is 100 in second 0"
+    );
+    assert_eq!(m.timeline[1].requests, 5);
+    let buckets = &m.histograms.unwrap().timeline_buckets;
+    assert_eq!(buckets[0], vec![(40, 99), (120, 1)]);
+}
+
+#[test]
+fn a_result_without_histograms_names_its_host() {
+    let mut b = result(&[1], vec![], 1.0);
+    b.histograms = None;
+    let err = merge(&[("a".into(), result(&[1], vec![], 1.0)), ("b".into(), b)]).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("b: its result has no histograms"),
+        "{err}"
+    );
+}
