@@ -1,7 +1,7 @@
 //! What to load and how: protocol x schedule x stop, plus validation whose errors name the flag.
 
-use crate::http;
 use crate::tls::{Resume, TlsOptions, TlsSpec};
+use crate::{h2, http};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
@@ -37,6 +37,8 @@ impl ConfigError {
 pub enum Protocol {
     /// HTTP/1.1: one serialized request per URL, rotated per request.
     Http(HttpSpec),
+    /// HTTP/2 (`--http2`): h2 over TLS, h2c with prior knowledge; streams per connection.
+    Http2(Http2Spec),
     /// TCP echo, writing `message` repeated as fast as the socket takes it.
     TcpStream { message: Vec<u8> },
     /// TCP echo, one `size`-byte message at a time, waiting for the whole echo.
@@ -56,6 +58,40 @@ pub struct HttpSpec {
     pub verify: bool,
 }
 
+/// The prepared HTTP/2 requests.
+#[derive(Debug, Clone)]
+pub struct Http2Spec {
+    /// One HEADERS frame (and body) per URL, encoded once.
+    pub requests: Vec<h2::Request>,
+    /// HEAD responses carry no body.
+    pub head: bool,
+    /// `--expect-status`: codes that are not errors (empty: any 2xx).
+    pub expect_status: Vec<u16>,
+    /// `--verify`: compare each body's length and checksum with the first one per URL.
+    pub verify: bool,
+    /// `-m/--streams`: concurrent streams per connection (the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS may lower it).
+    pub streams: u32,
+    /// The receive window we advertise per stream and for the connection.
+    pub window: u32,
+}
+
+/// `--http2`: the HTTP/2 options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Http2Options {
+    pub streams: u32,
+    pub window: u32,
+}
+
+impl Default for Http2Options {
+    fn default() -> Self {
+        Http2Options {
+            streams: 1,
+            window: h2::DEFAULT_WINDOW,
+        }
+    }
+}
+
 /// When requests are sent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Schedule {
@@ -68,8 +104,8 @@ pub enum Schedule {
 /// When a closed-loop connection wakes up to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Reads {
-    /// Once the bytes of its whole window of pipelined responses can have arrived
-    /// (`SO_RCVLOWAT`): one wake-up per window. A pipelined response is timed when its
+    /// Once the bytes of its whole window of pipelined responses (HTTP/2: of its open
+    /// streams) can have arrived (`SO_RCVLOWAT`): one wake-up per window. A pipelined response is timed when its
     /// window is read, which adds at most the time the server takes to send that window.
     #[default]
     Window,
@@ -245,6 +281,8 @@ pub struct HttpOptions {
     pub close: bool,
     /// The TLS flags; they apply to `https://` URLs only.
     pub tls: TlsOptions,
+    /// `--http2`: HTTP/2 instead of HTTP/1.1 (None).
+    pub http2: Option<Http2Options>,
 }
 
 /// A resolved HTTP target: where to connect, the serialized requests, and TLS for `https://`.
@@ -291,14 +329,26 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
             ));
         }
     }
+    let alpn: &[&[u8]] = match opts.http2 {
+        Some(_) => &[b"h2"],
+        None => &[b"http/1.1"],
+    };
     let tls = match first.tls {
-        true => Some(TlsSpec::new(&opts.tls, &first.host)?),
+        true => Some(TlsSpec::new(&opts.tls, &first.host, alpn)?),
         false => {
             plain_refuses_tls_flags(&opts.tls)?;
             None
         }
     };
     let addr = resolve(&first.host, first.port)?;
+    if let Some(h2) = opts.http2 {
+        let protocol = http2_spec(&method, &parsed, opts, h2)?;
+        return Ok(HttpTarget {
+            addr,
+            protocol,
+            tls,
+        });
+    }
     let mut headers = opts.headers.clone();
     let has_connection = headers.iter().any(|h| {
         h.split(':')
@@ -323,6 +373,72 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
         protocol: Protocol::Http(spec),
         tls,
     })
+}
+
+/// Headers that belong to one HTTP/1.1 connection and are not sent over HTTP/2 (RFC 9113
+/// section 8.2.2); `Host` becomes `:authority`.
+const HOP_BY_HOP: [&str; 6] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
+
+/// Encodes one HTTP/2 request per URL.
+fn http2_spec(
+    method: &str,
+    urls: &[Url],
+    opts: &HttpOptions,
+    h2: Http2Options,
+) -> Result<Protocol, ConfigError> {
+    if h2.streams == 0 {
+        return Err(ConfigError::flag("-m/--streams", "must be at least 1"));
+    }
+    let split = |h: &String| {
+        let (n, v) = h.split_once(':').expect("checked `Name: value`");
+        (n.trim().to_ascii_lowercase(), v.trim().to_string())
+    };
+    let given: Vec<(String, String)> = opts.headers.iter().map(split).collect();
+    let host = given
+        .iter()
+        .find(|(n, _)| n == "host")
+        .map(|(_, v)| v.clone());
+    let mut headers: Vec<(String, String)> = given
+        .into_iter()
+        .filter(|(n, _)| !HOP_BY_HOP.contains(&n.as_str()))
+        .collect();
+    if let Some(body) = &opts.body {
+        if !headers.iter().any(|(n, _)| n == "content-length") {
+            headers.push(("content-length".into(), body.len().to_string()));
+        }
+    }
+    let mut requests = Vec::with_capacity(urls.len());
+    for u in urls {
+        let scheme = if u.tls { "https" } else { "http" };
+        let authority = host.clone().unwrap_or_else(|| u.host_header());
+        let block = h2::hpack::encode_request(method, scheme, &authority, &u.path, &headers);
+        if block.len() > h2::MAX_REQUEST_BLOCK {
+            return Err(ConfigError::flag(
+                "-H/--header",
+                format!(
+                    "the HTTP/2 request headers take {} bytes encoded; at most {} fit",
+                    block.len(),
+                    h2::MAX_REQUEST_BLOCK
+                ),
+            ));
+        }
+        requests.push(h2::Request::new(&block, opts.body.as_deref()));
+    }
+    Ok(Protocol::Http2(Http2Spec {
+        requests,
+        head: method.eq_ignore_ascii_case("HEAD"),
+        expect_status: opts.expect_status.clone(),
+        verify: opts.verify,
+        streams: h2.streams,
+        window: h2.window,
+    }))
 }
 
 /// TLS flags with an `http://` URL are a mistake worth naming.
@@ -377,6 +493,15 @@ impl Config {
         }
         self.validate_lifetime()?;
         match &self.protocol {
+            Protocol::Http2(h) if h.streams == 0 => {
+                Err(ConfigError::flag("-m/--streams", "must be at least 1"))
+            }
+            Protocol::Http2(_) if matches!(self.schedule, Schedule::ClosedLoop { depth } if depth > 1) => {
+                Err(ConfigError::flag(
+                    "-p/--pipeline",
+                    "does not apply to --http2 (-m/--streams sets the requests in flight per connection)",
+                ))
+            }
             Protocol::TcpStream { message } if message.is_empty() => {
                 Err(ConfigError::flag("--message", "must not be empty"))
             }
@@ -404,8 +529,16 @@ impl Config {
                 )),
             };
         }
-        if !matches!(self.protocol, Protocol::Http(_)) {
-            return Err(ConfigError::flag("--new-conn", "applies to HTTP only"));
+        match &self.protocol {
+            Protocol::Http(_) => {}
+            Protocol::Http2(h) if h.streams > 1 => {
+                return Err(ConfigError::flag(
+                    "-m/--streams",
+                    "cannot be combined with --new-conn (one request per connection)",
+                ))
+            }
+            Protocol::Http2(_) => {}
+            _ => return Err(ConfigError::flag("--new-conn", "applies to HTTP only")),
         }
         match self.schedule {
             Schedule::ClosedLoop { depth: 1 } => Ok(()),

@@ -76,8 +76,17 @@ enum State {
 }
 
 const MAX_HEAD: usize = 64 * 1024;
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// Folds `bytes` into an FNV-1a hash (the `--verify` body checksum).
+#[inline]
+pub(crate) fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ b as u64).wrapping_mul(FNV_PRIME);
+    }
+    h
+}
 
 /// Streaming parser for the responses on one connection.
 pub struct ResponseParser {
@@ -248,11 +257,7 @@ impl ResponseParser {
     fn body(&mut self, bytes: &[u8]) {
         self.cur.body_len += bytes.len() as u64;
         if self.checksum {
-            let mut h = self.cur.body_hash;
-            for &b in bytes {
-                h = (h ^ b as u64).wrapping_mul(FNV_PRIME);
-            }
-            self.cur.body_hash = h;
+            self.cur.body_hash = fnv(self.cur.body_hash, bytes);
         }
     }
 

@@ -1,6 +1,7 @@
 //! serverbench's load generator: share-nothing, edge-triggered event loops (one per thread) for
 //! HTTP/1.1 (closed loop, pipelined, or constant rate; plain or TLS; keep-alive or a connection
-//! per request) and TCP echo (stream or ping-pong).
+//! per request), HTTP/2 (h2 over TLS or h2c, streams per connection) and TCP echo (stream or
+//! ping-pong).
 //!
 //! The library never prints: progress goes to an observer callback, the outcome is a
 //! [`LoadResult`] or an [`EngineError`].
@@ -8,6 +9,7 @@
 pub mod config;
 mod conn;
 pub mod duration;
+pub mod h2;
 pub mod histo;
 pub mod http;
 pub mod limits;
@@ -18,8 +20,8 @@ pub mod tls;
 mod worker;
 
 pub use config::{
-    Config, ConfigError, HttpOptions, HttpSpec, HttpTarget, Lifetime, Protocol, Reads, Schedule,
-    Stop,
+    Config, ConfigError, Http2Options, Http2Spec, HttpOptions, HttpSpec, HttpTarget, Lifetime,
+    Protocol, Reads, Schedule, Stop,
 };
 pub use result::LoadResult;
 pub use tls::{Resume, TlsOptions, TlsVersion, Trust};
@@ -292,7 +294,7 @@ fn build_result(
 ) -> result::LoadResult {
     let secs = duration.as_secs_f64().max(1e-9);
     let (mode, message_len) = match &config.protocol {
-        Protocol::Http(_) => (result::Mode::Http, 0),
+        Protocol::Http(_) | Protocol::Http2(_) => (result::Mode::Http, 0),
         Protocol::TcpStream { message } => (result::Mode::TcpStream, message.len() as u64),
         Protocol::TcpPingPong { .. } => (result::Mode::TcpPingpong, 0),
     };
@@ -367,6 +369,27 @@ fn build_result(
             .tls
             .as_ref()
             .map(|t| tls_result(config, t, s, secs, cpu_s)),
+        http2: match &config.protocol {
+            Protocol::Http2(h) => Some(http2_result(config, h, s)),
+            _ => None,
+        },
+    }
+}
+
+fn http2_result(config: &Config, spec: &Http2Spec, s: &Stats) -> result::Http2Result {
+    let settings = s.h2.settings;
+    result::Http2Result {
+        protocol: if config.tls.is_some() { "h2" } else { "h2c" }.to_string(),
+        streams: spec.streams,
+        max_concurrent_streams: settings.and_then(|s| s.max_concurrent_streams),
+        initial_window_size: settings.map(|s| s.initial_window_size),
+        max_frame_size: settings.map(|s| s.max_frame_size),
+        goaways: s.h2.goaways,
+        errors: s
+            .h2
+            .errors_by_name()
+            .map(|(name, n)| (name.to_string(), n))
+            .collect(),
     }
 }
 

@@ -21,7 +21,9 @@ pub struct Latency {
 
 /// Errors by kind. `status` counts non-2xx responses (unless `--expect-status` says otherwise),
 /// `body` counts `--verify` mismatches, `tls` failed handshakes and TLS errors (by cause in
-/// [`TlsResult::errors`]).
+/// [`TlsResult::errors`]), `h2` HTTP/2 protocol errors, GOAWAYs with an error and streams reset
+/// by the server (by code in [`Http2Result::errors`]), `refused_stream` streams the server
+/// refused (RST_STREAM with REFUSED_STREAM).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Errors {
     pub connect: u64,
@@ -34,6 +36,11 @@ pub struct Errors {
     /// Absent from results written before TLS existed.
     #[serde(default)]
     pub tls: u64,
+    /// Absent from results written before HTTP/2 existed.
+    #[serde(default)]
+    pub h2: u64,
+    #[serde(default)]
+    pub refused_stream: u64,
 }
 
 impl Errors {
@@ -47,6 +54,8 @@ impl Errors {
             + self.status
             + self.body
             + self.tls
+            + self.h2
+            + self.refused_stream
     }
 }
 
@@ -164,6 +173,26 @@ pub struct LoadResult {
     /// The raw latency data, for exact merging across threads, processes and hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<Histograms>,
+    /// `--http2`: the protocol, streams and what the server's SETTINGS said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Result>,
+}
+
+/// The HTTP/2 side of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Http2Result {
+    /// `h2` (over TLS, negotiated by ALPN) or `h2c` (cleartext, prior knowledge).
+    pub protocol: String,
+    /// `-m/--streams`: concurrent streams per connection asked for.
+    pub streams: u32,
+    /// The server's SETTINGS (null: none arrived, or it did not set a limit).
+    pub max_concurrent_streams: Option<u32>,
+    pub initial_window_size: Option<u32>,
+    pub max_frame_size: Option<u32>,
+    /// GOAWAY frames received (each closes its connection once its streams end).
+    pub goaways: u64,
+    /// `errors.h2` by error code, e.g. `{"PROTOCOL_ERROR": 1}`.
+    pub errors: BTreeMap<String, u64>,
 }
 
 /// TLS handshakes of one run.

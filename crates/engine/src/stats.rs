@@ -1,8 +1,10 @@
 //! Per-thread statistics (no sharing on the hot path), merged into a `LoadResult` at the end.
 
 mod connections;
+mod http2;
 
 pub use connections::ConnStats;
+pub use http2::H2Stats;
 
 use crate::result::{Errors, Latency, TimelinePoint};
 use crate::tls::{Negotiated, TlsCause};
@@ -20,6 +22,10 @@ pub enum ErrorKind {
     Body,
     /// A failed handshake or a TLS error on an established session, with its cause.
     Tls(TlsCause),
+    /// HTTP/2: a connection error, a GOAWAY with an error or a stream reset, with its code.
+    H2(u32),
+    /// HTTP/2: the server reset a stream with REFUSED_STREAM (it did not process it).
+    RefusedStream,
 }
 
 /// 1 µs to 60 s, 3 significant digits.
@@ -156,6 +162,8 @@ pub struct Stats {
     pub seconds: Vec<Second>,
     /// Connects and TLS handshakes.
     pub conn: ConnStats,
+    /// HTTP/2 settings, GOAWAYs and errors by code.
+    pub h2: H2Stats,
     /// The current second's latency buckets, dense (fixed size), packed into `seconds` by
     /// [`Stats::close`] or when the next second starts.
     current: Box<[u32; BUCKETS]>,
@@ -179,6 +187,7 @@ impl Stats {
             bytes_written: 0,
             seconds: Vec::new(),
             conn: ConnStats::new(),
+            h2: H2Stats::default(),
             current: Box::new([0; BUCKETS]),
             current_dirty: false,
             start: u64::MAX,
@@ -272,6 +281,11 @@ impl Stats {
                 e.tls += 1;
                 self.conn.tls_error(cause);
             }
+            ErrorKind::H2(code) => {
+                e.h2 += 1;
+                self.h2.error(code);
+            }
+            ErrorKind::RefusedStream => e.refused_stream += 1,
         }
         self.second(now).errors += 1;
     }
@@ -280,6 +294,16 @@ impl Stats {
     pub fn connected(&mut self, now: u64, ns: u64) {
         if self.measuring(now) {
             self.conn.connected(ns);
+        }
+    }
+
+    /// HTTP/2: a GOAWAY arrived; one with an error code counts as an error too.
+    pub fn goaway(&mut self, now: u64, code: u32) {
+        if self.measuring(now) {
+            self.h2.goaways += 1;
+        }
+        if code != crate::h2::frame::NO_ERROR {
+            self.error(now, ErrorKind::H2(code));
         }
     }
 
@@ -330,7 +354,10 @@ impl Stats {
         a.status += b.status;
         a.body += b.body;
         a.tls += b.tls;
+        a.h2 += b.h2;
+        a.refused_stream += b.refused_stream;
         self.conn.merge(&o.conn);
+        self.h2.merge(&o.h2);
         for (x, y) in self.status.iter_mut().zip(&o.status) {
             *x += y;
         }

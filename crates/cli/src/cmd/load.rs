@@ -1,5 +1,5 @@
-//! `serverbench load`: HTTP/1.1 (plain or TLS) or TCP echo load from the engine, a human
-//! summary or JSON.
+//! `serverbench load`: HTTP/1.1 (plain or TLS), HTTP/2 (h2 or h2c) or TCP echo load from the
+//! engine, a human summary or JSON.
 
 mod distributed;
 mod summary;
@@ -8,8 +8,8 @@ mod verdict;
 use anyhow::{bail, Context};
 use serverbench_engine::config::{self, parse_duration, split_host_port};
 use serverbench_engine::{
-    Config, EngineError, Event, HttpOptions, Lifetime, Protocol, Reads, Resume, Schedule, Stop,
-    TlsOptions, TlsVersion, Trust,
+    Config, EngineError, Event, Http2Options, HttpOptions, Lifetime, Protocol, Reads, Resume,
+    Schedule, Stop, TlsOptions, TlsVersion, Trust,
 };
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -21,6 +21,7 @@ use std::time::Duration;
     serverbench load -R 2000 -d 30s http://127.0.0.1:8080/hello\n  \
     serverbench load --cacert ca.pem -d 10s https://127.0.0.1:8443/hello\n  \
     serverbench load --new-conn --tls-resume tickets -k -d 10s https://127.0.0.1:8443/hello\n  \
+    serverbench load --http2 -m 10 -d 10s http://127.0.0.1:8080/hello\n  \
     serverbench load --tcp 127.0.0.1:9000 --mode stream --message 'hello world' -d 10s\n  \
     serverbench load --hosts hosts.toml --client-hosts load1,load2 -c 200 -d 10s http://10.0.0.2:8080/hello"
 )]
@@ -64,8 +65,8 @@ pub struct Args {
     /// Extra request header `Name: value` (repeatable).
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
-    /// HTTP method.
-    #[arg(short, long, default_value = "GET")]
+    /// HTTP method (`-X` as in curl; `-m` is --streams, as in h2load).
+    #[arg(short = 'X', long, default_value = "GET")]
     method: String,
     /// Request body.
     #[arg(long, conflicts_with = "body_file")]
@@ -76,8 +77,15 @@ pub struct Args {
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(short, long, default_value_t = 1)]
     pipeline: u32,
-    /// With -p: read every segment as it lands, timing each response exactly, instead of
-    /// waking once per window of responses (costs more client CPU).
+    /// HTTP/2: h2 over TLS (ALPN) for https:// URLs, h2c with prior knowledge for http://.
+    #[arg(long, conflicts_with = "tcp")]
+    http2: bool,
+    /// With --http2: concurrent streams per connection (as h2load's -m); the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS caps it.
+    #[arg(short = 'm', long, default_value_t = 1, requires = "http2")]
+    streams: u32,
+    /// With -p, or --http2 -m over h2c: read every segment as it lands, timing each response
+    /// exactly, instead of waking once per window of responses (costs more client CPU).
     #[arg(long)]
     eager_reads: bool,
     /// Open loop at this many requests/s in total (latency from the intended send time).
@@ -98,7 +106,7 @@ pub struct Args {
     new_conn: bool,
     /// With --new-conn over https://: resume TLS sessions with `tickets` (TLS 1.2 tickets or
     /// session ids, TLS 1.3 tickets) or TLS 1.2 session `ids`; `off` makes every handshake full.
-    /// Exits 3 if the server resumed none.
+    /// Exits 5 if the server resumed none.
     #[arg(long, value_enum, value_name = "HOW", conflicts_with = "tcp")]
     tls_resume: Option<ResumeArg>,
     /// Offer only this TLS version (default: 1.3 and 1.2, the server picks).
@@ -286,6 +294,10 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
             verify: a.verify,
             close: a.new_conn,
             tls: tls_options(a),
+            http2: a.http2.then(|| Http2Options {
+                streams: a.streams,
+                ..Default::default()
+            }),
         };
         let t = config::http_target(&a.urls, &opts)?;
         (t.addr, a.urls.clone(), t.protocol, t.tls)

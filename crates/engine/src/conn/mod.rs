@@ -1,9 +1,11 @@
-//! One client connection: socket, TLS session, framing state and the requests in flight on it.
+//! One client connection: socket, TLS session, framing state (HTTP/1.1 parser or HTTP/2
+//! streams) and the requests in flight on it.
 
 mod tls;
 
 pub use tls::{Handshake, TlsRead, Wire};
 
+use crate::h2::H2Conn;
 use crate::http::ResponseParser;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
@@ -13,7 +15,7 @@ use std::io::{self, Write};
 use std::net::SocketAddr;
 
 /// A request on the wire, waiting for its response.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Inflight {
     /// When it should have been sent (`-R`), or when it was sent (closed loop).
     pub intended: u64,
@@ -50,7 +52,10 @@ pub struct Conn {
     pub tls: Option<Box<ClientConnection>>,
     pub state: State,
     pub parser: ResponseParser,
+    /// HTTP/1.1 and TCP ping-pong: the requests in flight, in order.
     pub inflight: VecDeque<Inflight>,
+    /// HTTP/2: the connection's protocol state and its streams, from the connection being up.
+    pub h2: Option<Box<H2Conn>>,
     pub out: Vec<u8>,
     pub out_pos: usize,
     /// TCP ping-pong: bytes of the current echo received so far.
@@ -80,6 +85,7 @@ impl Conn {
             state: State::Backoff(0),
             parser,
             inflight: VecDeque::with_capacity(depth),
+            h2: None,
             out: Vec::new(),
             out_pos: 0,
             got: 0,
@@ -134,8 +140,9 @@ impl Conn {
     pub fn close(&mut self, backoff_until: u64) -> usize {
         self.sock = None;
         self.tls = None;
-        let lost = self.inflight.len();
+        let lost = self.in_flight();
         self.inflight.clear();
+        self.h2 = None;
         self.out.clear();
         self.out_pos = 0;
         self.got = 0;
@@ -148,6 +155,19 @@ impl Conn {
         self.guard_queued = usize::MAX;
         self.state = State::Backoff(backoff_until);
         lost
+    }
+
+    /// Requests sent and not answered yet (HTTP/2: open streams).
+    pub fn in_flight(&self) -> usize {
+        self.inflight.len() + self.h2.as_ref().map_or(0, |h| h.open() as usize)
+    }
+
+    /// When the oldest unanswered request was sent (the request timeout watches it).
+    pub fn oldest_sent(&self) -> Option<u64> {
+        match &self.h2 {
+            Some(h) => h.oldest_sent(),
+            None => self.inflight.front().map(|r| r.sent),
+        }
     }
 
     /// Writes what is pending in `out`; returns the bytes written and how it ended.

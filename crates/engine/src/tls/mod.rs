@@ -117,9 +117,9 @@ fn provider() -> Arc<CryptoProvider> {
 }
 
 impl TlsSpec {
-    /// Builds the client configuration for `host` (SNI; an IP address sends none). Errors name
-    /// the flag: an unreadable or empty `--cacert`.
-    pub fn new(opts: &TlsOptions, host: &str) -> Result<TlsSpec, ConfigError> {
+    /// Builds the client configuration for `host` (SNI; an IP address sends none), offering
+    /// the `alpn` protocols. Errors name the flag: an unreadable or empty `--cacert`.
+    pub fn new(opts: &TlsOptions, host: &str, alpn: &[&[u8]]) -> Result<TlsSpec, ConfigError> {
         let server_name = ServerName::try_from(host.to_string())
             .map_err(|_| ConfigError::flag("URL", format!("`{host}` is not a valid TLS name")))?;
         let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
@@ -145,7 +145,7 @@ impl TlsSpec {
                 .with_root_certificates(ca_file(path)?)
                 .with_no_client_auth(),
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         Ok(TlsSpec {
             config: Arc::new(config),
             server_name,
@@ -215,6 +215,7 @@ impl Negotiated {
             .unwrap_or("unknown");
         let alpn = c.alpn_protocol().map(|p| match p {
             b"http/1.1" => "http/1.1",
+            b"h2" => "h2",
             _ => "other",
         });
         Negotiated {
@@ -253,6 +254,8 @@ pub enum TlsCause {
     Incompatible,
     /// Malformed or unexpected messages, bad records.
     Protocol,
+    /// `--http2`: the handshake ended without the server choosing `h2` by ALPN.
+    NoH2,
     Other,
 }
 
@@ -295,6 +298,7 @@ impl fmt::Display for TlsCause {
             TlsCause::Alert(a) => return write!(f, "alert {}", snake_case(&format!("{a:?}"))),
             TlsCause::Incompatible => "no common version, cipher suite or group",
             TlsCause::Protocol => "protocol error",
+            TlsCause::NoH2 => "alpn: the server did not choose h2",
             TlsCause::Other => "other",
         };
         f.write_str(s)
@@ -335,7 +339,9 @@ mod tests {
             trust: Trust::CaFile("/nonexistent/ca.pem".into()),
             ..Default::default()
         };
-        let err = TlsSpec::new(&opts, "localhost").unwrap_err().to_string();
+        let err = TlsSpec::new(&opts, "localhost", &[])
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("--cacert") && err.contains("/nonexistent/ca.pem"),
             "{err}"

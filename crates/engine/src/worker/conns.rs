@@ -86,8 +86,8 @@ impl Worker<'_> {
             match self.conns[i].state {
                 State::Ready => {
                     self.check_lowat(i, now);
-                    if let Some(front) = self.conns[i].inflight.front() {
-                        if now.saturating_sub(front.sent) > self.timeout_ns {
+                    if let Some(sent) = self.conns[i].oldest_sent() {
+                        if now.saturating_sub(sent) > self.timeout_ns {
                             self.fail(i, now, ErrorKind::Timeout, 0);
                         }
                     }

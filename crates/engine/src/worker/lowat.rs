@@ -14,6 +14,15 @@
 //! the URL's size for next time; after [`MAX_SHRINKS`] of them a thread stops predicting for
 //! the rest of the run, since its server's sizes vary (exact marks stay).
 //!
+//! HTTP/2 (h2c) with `-m` > 1 works the same way with streams for the window: each stream's
+//! frames are counted as they arrive, so a connection's mark is the smallest response seen per
+//! URL times its open streams, minus what has already arrived for them. A server that writes
+//! every response apart (nginx) would otherwise wake us once per response, and we would send
+//! the next requests one or two at a time; with the mark, ten streams cost one wake-up instead
+//! of five and a quarter of the client CPU. Each connection reads eagerly for its first reads
+//! (`WARM_READS` in `h2::conn`), while its congestion window is small. A reset stream (its
+//! bytes will not come) and a mark the guard had to drop count as shrinks.
+//!
 //! TLS connections keep the kernel's default. Their bytes arrive as records that rustls reads
 //! a few kilobytes at a time and may hold half-decrypted, so a mark counted in plaintext bytes
 //! can exceed what is left on the socket (the rest of a record already read), and an exact
@@ -35,17 +44,28 @@ const MAX_SHRINKS: u32 = 3;
 impl Worker<'_> {
     /// A response of `size` bytes completed on connection `i`: its URL's smallest size so far.
     pub(super) fn learn_size(&mut self, i: usize, size: usize) {
-        let Some(req) = self.conns[i].inflight.front() else {
-            return;
-        };
-        let seen = &mut self.expect[req.url as usize];
-        if *seen != 0 && size < *seen {
-            self.shrinks += 1;
-            self.predicting &= self.shrinks < MAX_SHRINKS;
+        if let Some(req) = self.conns[i].inflight.front() {
+            self.learn(req.url, size);
         }
+    }
+
+    /// A response to `url` took `size` bytes: the URL's smallest size so far.
+    pub(super) fn learn(&mut self, url: u32, size: usize) {
+        let seen = &mut self.expect[url as usize];
+        if *seen != 0 && size < *seen {
+            self.unexpected_end();
+        }
+        let seen = &mut self.expect[url as usize];
         if *seen == 0 || size < *seen {
             *seen = size;
         }
+    }
+
+    /// A response ended short of its prediction (smaller, or reset): after a few, this thread
+    /// stops predicting.
+    pub(super) fn unexpected_end(&mut self) {
+        self.shrinks += 1;
+        self.predicting &= self.shrinks < MAX_SHRINKS;
     }
 
     /// Sets connection `i`'s mark to what it now waits for, if that changed. Called in the
@@ -54,7 +74,22 @@ impl Worker<'_> {
         if self.tls.is_some() {
             return;
         }
-        let predict = self.depth > 1 && self.cfg.reads == Reads::Window && self.predicting;
+        let window = self.cfg.reads == Reads::Window && self.predicting;
+        if let Protocol::Http2(h) = &self.cfg.protocol {
+            let c = &mut self.conns[i];
+            let expect = &self.expect;
+            let expected =
+                c.h2.as_deref_mut()
+                    .and_then(|h2| h2.warm().then(|| h2.expected_bytes(expect)).flatten());
+            let want = match expected {
+                Some(bytes) if window && h.streams > 1 => bytes as usize,
+                _ => 1,
+            };
+            c.lowat_predicted = want > 1;
+            set_lowat(c, want.clamp(1, MAX_LOWAT));
+            return;
+        }
+        let predict = self.depth > 1 && window;
         let c = &self.conns[i];
         let (exact, partial) = match &self.cfg.protocol {
             Protocol::TcpPingPong { size } => (Some(size.saturating_sub(c.got)), c.got),
@@ -94,6 +129,9 @@ impl Worker<'_> {
         if queued > 0 && queued == c.guard_queued {
             set_lowat(c, 1);
             c.lowat_predicted = false;
+            if matches!(self.cfg.protocol, Protocol::Http2(_)) {
+                self.unexpected_end();
+            }
         } else {
             c.guard_queued = queued;
         }

@@ -1,9 +1,10 @@
 //! The one worker loop: an edge-triggered mio poll per thread over a static share of the
-//! connections, parameterised by protocol x schedule x stop, and by transport (plain or TLS)
-//! x connection lifetime (keep-alive or one request per connection).
+//! connections, parameterised by protocol (HTTP/1.1, HTTP/2, TCP echo) x schedule x stop, and
+//! by transport (plain or TLS) x connection lifetime (keep-alive or one request per connection).
 
 use crate::config::{Config, Lifetime, Protocol, Schedule, Stop};
 use crate::conn::{Conn, Flushed, Inflight, State};
+use crate::h2;
 use crate::http::{Response, ResponseParser};
 use crate::stats::{ErrorKind, Stats};
 use crate::sys::{self, TimerFd};
@@ -17,6 +18,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 mod conns;
+mod http2;
 mod lowat;
 mod phases;
 mod rate;
@@ -98,6 +100,8 @@ struct Worker<'a> {
     tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
     /// `--new-conn`: close after each response and connect again.
     per_request: bool,
+    /// HTTP/2: this thread's memory of the Huffman strings servers send.
+    strings: h2::Strings,
     /// Gated runs: no new request while waiting for the gate after the warm-up.
     paused: bool,
 }
@@ -140,6 +144,7 @@ impl<'a> Worker<'a> {
         let (head, verify, depth) = match (&cfg.protocol, cfg.schedule) {
             (Protocol::Http(h), Schedule::ClosedLoop { depth }) => (h.head, h.verify, depth),
             (Protocol::Http(h), Schedule::Rate { .. }) => (h.head, h.verify, 1),
+            (Protocol::Http2(_), _) => (false, false, 0),
             (_, Schedule::ClosedLoop { depth }) => (false, false, depth),
             (_, Schedule::Rate { .. }) => (false, false, 1),
         };
@@ -155,10 +160,11 @@ impl<'a> Worker<'a> {
                 p
             }
             Protocol::TcpPingPong { size } => vec![b'x'; *size],
-            Protocol::Http(_) => Vec::new(),
+            Protocol::Http(_) | Protocol::Http2(_) => Vec::new(),
         };
         let urls = match &cfg.protocol {
             Protocol::Http(h) => h.requests.len(),
+            Protocol::Http2(h) => h.requests.len(),
             _ => 1,
         };
         let poll = Poll::new()?;
@@ -172,7 +178,7 @@ impl<'a> Worker<'a> {
                     interval,
                     start: 0,
                     k: 0,
-                    idle: Vec::new(),
+                    idle: std::collections::VecDeque::new(),
                     timer,
                 })
             }
@@ -206,6 +212,7 @@ impl<'a> Worker<'a> {
                 .as_ref()
                 .map(|t| (t.thread_config(plan.connections), t.server_name().clone())),
             per_request: cfg.lifetime == Lifetime::PerRequest,
+            strings: h2::Strings::default(),
             paused: false,
         })
     }
@@ -322,9 +329,17 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// A connection is ready for requests: start sending according to the schedule.
+    /// A connection is ready for requests: start sending according to the schedule (HTTP/2:
+    /// the preface first; requests follow the server's SETTINGS).
     fn on_ready(&mut self, i: usize, now: u64) {
-        if self.rate.is_some() {
+        if let Protocol::Http2(h) = &self.cfg.protocol {
+            let c = &mut self.conns[i];
+            let urls = h.requests.len();
+            c.h2 = Some(Box::new(h2::H2Conn::new(
+                h.window, h.verify, urls, &mut c.out,
+            )));
+            self.flush(i, now);
+        } else if self.rate.is_some() {
             self.make_idle(i);
             self.dispatch(now);
         } else {
@@ -333,10 +348,17 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Closed loop: tops the connection up to the pipeline depth.
+    /// Closed loop: tops the connection up to the pipeline depth (HTTP/2: the streams).
     fn fill(&mut self, i: usize, now: u64) {
-        if matches!(self.cfg.protocol, Protocol::TcpStream { .. }) {
-            return; // the stream has no requests: `flush` keeps the socket full
+        match self.cfg.protocol {
+            Protocol::TcpStream { .. } => return, // no requests: `flush` keeps the socket full
+            Protocol::Http2(_) => {
+                while self.has_room(i) && self.can_issue() {
+                    self.issue(i, now, now);
+                }
+                return;
+            }
+            _ => {}
         }
         // Pipelined: refill once the whole window came back (as wrk does), so that one write
         // carries `depth` requests and the server reads them in one go.
@@ -361,6 +383,20 @@ impl<'a> Worker<'a> {
                 self.next_url = if u + 1 == h.requests.len() { 0 } else { u + 1 };
                 c.out.extend_from_slice(&h.requests[u]);
                 u
+            }
+            Protocol::Http2(h) => {
+                let u = self.next_url;
+                self.next_url = if u + 1 == h.requests.len() { 0 } else { u + 1 };
+                let req = Inflight {
+                    intended,
+                    sent: now,
+                    url: u as u32,
+                };
+                if let Some(conn) = c.h2.as_deref_mut() {
+                    conn.open_stream(&h.requests[u], req, &mut c.out);
+                    self.issued += 1;
+                }
+                return;
             }
             Protocol::TcpPingPong { .. } => {
                 c.out.extend_from_slice(&self.pattern);
@@ -401,11 +437,15 @@ impl<'a> Worker<'a> {
         let alive = self.read_all(i, closed, now, &mut buf);
         self.buf = buf;
         let stream = matches!(self.cfg.protocol, Protocol::TcpStream { .. });
-        if alive && self.rate.is_none() && !stream {
+        // `-R` sends flush as they go; HTTP/2 may owe the server frames (acks, windows) anyway.
+        let owed = self.rate.is_none() || !self.conns[i].out.is_empty();
+        if alive && owed && !stream {
             if !self.flush(i, now) {
                 return false;
             }
-            self.arm_lowat(i);
+            if self.rate.is_none() {
+                self.arm_lowat(i);
+            }
         }
         alive
     }
@@ -457,10 +497,14 @@ impl<'a> Worker<'a> {
             Protocol::TcpPingPong { size } => {
                 let size = *size;
                 self.conns[i].got += data.len();
-                while self.conns[i].got >= size && !self.conns[i].inflight.is_empty() {
+                while self.conns[i].got >= size {
+                    let Some(req) = self.conns[i].inflight.pop_front() else {
+                        break;
+                    };
                     self.conns[i].got -= size;
                     self.complete(
                         i,
+                        req,
                         Response {
                             status: 0,
                             close: false,
@@ -478,9 +522,11 @@ impl<'a> Worker<'a> {
                         data = &data[used..];
                         let size = std::mem::take(&mut self.conns[i].partial) + used;
                         self.learn_size(i, size);
-                        if !self.complete(i, resp, now) {
+                        let Some(req) = self.conns[i].inflight.pop_front() else {
+                            self.fail(i, now, ErrorKind::Parse, 0);
                             return false;
-                        }
+                        };
+                        self.complete(i, req, resp, now);
                         if resp.close || self.per_request {
                             self.reopen(i, now);
                             return false;
@@ -496,15 +542,12 @@ impl<'a> Worker<'a> {
                     }
                 }
             },
+            Protocol::Http2(_) => self.consume_h2(i, data, now),
         }
     }
 
-    /// One response arrived: record it and schedule the next request.
-    fn complete(&mut self, i: usize, resp: Response, now: u64) -> bool {
-        let Some(req) = self.conns[i].inflight.pop_front() else {
-            self.fail(i, now, ErrorKind::Parse, 0);
-            return false;
-        };
+    /// The response to `req` arrived: record it and schedule the next request.
+    fn complete(&mut self, i: usize, req: Inflight, resp: Response, now: u64) {
         self.done += 1;
         self.stats.record(
             now,
@@ -512,16 +555,21 @@ impl<'a> Worker<'a> {
             now.saturating_sub(req.sent),
             resp.status,
         );
-        if let Protocol::Http(h) = &self.cfg.protocol {
-            let bad_status = if h.expect_status.is_empty() {
+        let checks = match &self.cfg.protocol {
+            Protocol::Http(h) => Some((&h.expect_status, h.verify)),
+            Protocol::Http2(h) => Some((&h.expect_status, h.verify)),
+            _ => None,
+        };
+        if let Some((expect_status, verify)) = checks {
+            let bad_status = if expect_status.is_empty() {
                 !(200..300).contains(&resp.status)
             } else {
-                !h.expect_status.contains(&resp.status)
+                !expect_status.contains(&resp.status)
             };
             if bad_status {
                 self.stats.error(now, ErrorKind::Status);
             }
-            if h.verify {
+            if verify {
                 let seen = &mut self.first_body[req.url as usize];
                 match seen {
                     None => *seen = Some((resp.body_len, resp.body_hash)),
@@ -533,22 +581,40 @@ impl<'a> Worker<'a> {
             }
         }
         let closing = resp.close || self.per_request;
-        if self.rate.is_some() {
-            if self.conns[i].inflight.is_empty() && !closing {
-                self.make_idle(i);
-                self.dispatch(now);
-            }
-        } else if !closing {
-            self.fill(i, now);
+        if !closing {
+            self.refill(i, now);
         }
-        true
+    }
+
+    /// A request slot on connection `i` freed up: the schedule may use it.
+    fn refill(&mut self, i: usize, now: u64) {
+        if self.rate.is_none() {
+            self.fill(i, now);
+        } else if self.has_room(i) {
+            self.make_idle(i);
+            self.dispatch(now);
+        }
+    }
+
+    /// Whether connection `i` can take a request now.
+    fn has_room(&self, i: usize) -> bool {
+        let c = &self.conns[i];
+        if c.state != State::Ready {
+            return false;
+        }
+        match (&self.cfg.protocol, c.h2.as_deref()) {
+            (Protocol::Http2(h), Some(conn)) => conn.has_room(h.streams),
+            (Protocol::Http2(_), None) => false,
+            _ => c.inflight.is_empty(),
+        }
     }
 
     fn on_eof(&mut self, i: usize, now: u64) {
-        if let Some(resp) = self.conns[i].parser.eof() {
-            self.complete(i, resp, now);
+        let closed_body = self.conns[i].parser.eof();
+        if let Some((resp, req)) = closed_body.zip(self.conns[i].inflight.pop_front()) {
+            self.complete(i, req, resp, now);
             self.reopen(i, now);
-        } else if self.conns[i].inflight.is_empty() && self.conns[i].parser.idle() {
+        } else if self.conns[i].in_flight() == 0 && self.conns[i].parser.idle() {
             self.reopen(i, now); // the server closed an idle keep-alive connection
         } else {
             self.fail(i, now, ErrorKind::Read, 0);

@@ -1,16 +1,20 @@
 //! The open-loop (`-R`) schedule: requests are due at fixed intervals from the start and go out
-//! on whichever connection is idle; latency counts from the intended send time.
+//! on whichever connection is idle (HTTP/2: has a stream slot free); latency counts from the
+//! intended send time.
 
 use super::{Worker, LATE_NS};
-use crate::conn::State;
+use crate::config::Protocol;
 use crate::sys::TimerFd;
+use std::collections::VecDeque;
 
 /// `-R`: the arrival schedule and the connections free to take the next send.
 pub(super) struct RateState {
     pub(super) interval: f64,
     pub(super) start: u64,
     pub(super) k: u64,
-    pub(super) idle: Vec<usize>,
+    /// Taken from the back; an HTTP/2 connection with slots left goes back in at the front,
+    /// so that streams spread over the connections.
+    pub(super) idle: VecDeque<usize>,
     pub(super) timer: TimerFd,
 }
 
@@ -25,7 +29,7 @@ impl Worker<'_> {
         if let Some(r) = &mut self.rate {
             if !self.conns[i].idle {
                 self.conns[i].idle = true;
-                r.idle.push(i);
+                r.idle.push_back(i);
             }
         }
     }
@@ -42,16 +46,25 @@ impl Worker<'_> {
             if self.issued >= self.quota || self.stopping || self.paused {
                 return;
             }
-            let Some(i) = r.idle.pop() else { return };
-            r.k += 1;
+            let Some(i) = r.idle.pop_back() else { return };
             self.conns[i].idle = false;
-            if self.conns[i].state != State::Ready || !self.conns[i].inflight.is_empty() {
-                r.k -= 1;
+            if !self.has_room(i) {
                 continue;
+            }
+            if let Some(r) = &mut self.rate {
+                r.k += 1;
             }
             self.issue(i, due, now);
             self.stats.sent(now, now - due > LATE_NS);
-            self.flush(i, now);
+            if self.flush(i, now)
+                && matches!(self.cfg.protocol, Protocol::Http2(_))
+                && self.has_room(i)
+            {
+                if let Some(r) = &mut self.rate {
+                    self.conns[i].idle = true;
+                    r.idle.push_front(i);
+                }
+            }
         }
     }
 }

@@ -2,8 +2,10 @@
 //! reads that decrypt before the bytes reach the same protocol code as plain connections.
 
 use super::{Worker, BACKOFF_NS};
+use crate::config::Protocol;
 use crate::conn::{Handshake, State, TlsRead, Wire};
-use crate::tls::Negotiated;
+use crate::stats::ErrorKind;
+use crate::tls::{Negotiated, TlsCause};
 
 impl Worker<'_> {
     /// Moves connection `i`'s handshake on (`first`: it starts now); once done, records it and
@@ -19,10 +21,16 @@ impl Worker<'_> {
         match progress {
             Handshake::Pending => {}
             Handshake::Done => {
+                let mut alpn_h2 = false;
                 if let Some(tls) = self.conns[i].tls.as_deref() {
                     let resumed = tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
                     let ns = now.saturating_sub(started);
                     self.stats.handshake(now, ns, resumed, Negotiated::of(tls));
+                    alpn_h2 = tls.alpn_protocol() == Some(b"h2");
+                }
+                if matches!(self.cfg.protocol, Protocol::Http2(_)) && !alpn_h2 {
+                    self.fail(i, now, ErrorKind::Tls(TlsCause::NoH2), BACKOFF_NS);
+                    return;
                 }
                 self.conns[i].state = State::Ready;
                 self.on_ready(i, now);

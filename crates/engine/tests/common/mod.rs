@@ -1,6 +1,7 @@
 //! Small servers started in-process on loopback, and config helpers, for the engine's tests.
 #![allow(dead_code)]
 
+pub mod http2;
 pub mod tls;
 
 use serverbench_engine::config::{http_target, HttpOptions};
@@ -175,4 +176,16 @@ pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) ->
 
 pub fn run(config: &Config) -> serverbench_engine::LoadResult {
     serverbench_engine::run(config, &|_| {}).unwrap()
+}
+
+/// Fails with every violation when `v` does not follow spec/load-result.schema.json.
+pub fn assert_schema_valid(v: &serde_json::Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../spec/load-result.schema.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let schema = jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap();
+    let errors: Vec<String> = schema.iter_errors(v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{v:#}");
 }

@@ -1,6 +1,6 @@
 //! The short, wrk-like human summary of one load run.
 
-use serverbench_engine::result::{Latency, LoadResult, TlsResult};
+use serverbench_engine::result::{Http2Result, Latency, LoadResult, TlsResult};
 use std::fmt::Write;
 
 /// Renders the summary (several lines, ending in a newline).
@@ -49,6 +49,9 @@ pub fn render(r: &LoadResult) -> String {
     }
     if let Some(tls) = &r.tls {
         tls_lines(&mut s, tls);
+    }
+    if let Some(h2) = &r.http2 {
+        http2_line(&mut s, h2);
     }
     if let (Some(target), Some(achieved)) = (r.rate_target, r.rate_achieved) {
         let _ = writeln!(
@@ -103,6 +106,22 @@ fn tls_lines(s: &mut String, t: &TlsResult) {
     }
 }
 
+/// The protocol, streams and what the server's SETTINGS said.
+fn http2_line(s: &mut String, h: &Http2Result) {
+    let limit = match h.max_concurrent_streams {
+        Some(n) => format!("server max {n}"),
+        None => "no server limit".to_string(),
+    };
+    let window = h
+        .initial_window_size
+        .map_or(String::new(), |w| format!(", server window {w}"));
+    let _ = writeln!(
+        s,
+        "  HTTP/2       {}, {} streams per connection ({limit}{window}), {} GOAWAY",
+        h.protocol, h.streams, h.goaways
+    );
+}
+
 fn latency(s: &mut String, label: &str, l: &Latency) {
     let _ = writeln!(
         s,
@@ -138,16 +157,22 @@ fn errors(r: &LoadResult) -> String {
         ("status", e.status),
         ("body", e.body),
         ("tls", e.tls),
+        ("h2", e.h2),
+        ("refused_stream", e.refused_stream),
     ];
     let causes = r.tls.as_ref().filter(|t| !t.errors.is_empty()).map(|t| {
         let c: Vec<String> = t.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
         format!(" ({})", c.join(", "))
     });
+    let codes = r.http2.as_ref().filter(|h| !h.errors.is_empty()).map(|h| {
+        let c: Vec<String> = h.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        format!(" ({})", c.join(", "))
+    });
     let parts: Vec<String> = kinds
         .iter()
         .filter(|(_, n)| *n > 0)
-        .map(|(k, n)| match (*k, &causes) {
-            ("tls", Some(c)) => format!("{k} {n}{c}"),
+        .map(|(k, n)| match (*k, &causes, &codes) {
+            ("tls", Some(c), _) | ("h2", _, Some(c)) => format!("{k} {n}{c}"),
             _ => format!("{k} {n}"),
         })
         .collect();

@@ -1,0 +1,605 @@
+//! One HTTP/2 connection's protocol state: frames parsed as bytes arrive (a frame may span
+//! reads; DATA payloads are never copied, only counted and, with `--verify`, hashed), streams,
+//! flow control both ways and the server's settings.
+
+use super::frame::{self, Head, HEADER_LEN};
+use super::hpack::Decoder;
+use super::streams::{Stream, Streams};
+use super::{Ctx, Event, Request, Settings};
+use crate::conn::Inflight;
+use crate::http::{fnv, Response, FNV_OFFSET};
+use std::collections::VecDeque;
+
+/// The last stream id a client may use.
+const MAX_STREAM_ID: u32 = frame::MAX_WINDOW;
+
+/// The frame being received.
+#[derive(Debug, Default)]
+struct Reader {
+    head: [u8; HEADER_LEN],
+    have: usize,
+    cur: Option<Head>,
+    /// Payload bytes of `cur` still to come.
+    left: usize,
+    /// A non-DATA payload gathered across reads.
+    payload: Vec<u8>,
+    /// DATA: the pad length byte is still to come.
+    pad_pending: bool,
+    /// DATA: content bytes (not padding) still to come.
+    content: usize,
+    /// A header block gathered across CONTINUATION frames, its stream (0: none) and whether
+    /// the HEADERS that began it ended the stream.
+    block: Vec<u8>,
+    block_stream: u32,
+    block_end: bool,
+}
+
+/// The HTTP/2 state of one connection.
+#[derive(Debug)]
+pub struct H2Conn {
+    reader: Reader,
+    decoder: Decoder,
+    streams: Streams,
+    next_id: u32,
+    ready: bool,
+    draining: bool,
+    peer: Settings,
+    /// The receive window we advertised per stream, and the connection's.
+    window: u32,
+    conn_window: u32,
+    /// DATA bytes received since the last connection WINDOW_UPDATE.
+    conn_unacked: u32,
+    /// What the server lets us send on the connection (request bodies).
+    send_window: i64,
+    /// Streams whose request body waits for a window.
+    blocked: VecDeque<u32>,
+    verify: bool,
+    /// Open streams by URL, and the bytes received on them so far (see
+    /// [`H2Conn::expected_bytes`]).
+    open_by_url: Vec<u32>,
+    received: u64,
+    /// Reads so far, up to [`WARM_READS`].
+    reads: u32,
+}
+
+/// Reads a connection takes before its low-water mark may count on predicted sizes: a new
+/// connection's congestion window is small, and a server writing each response apart (nginx)
+/// runs out of it while our delayed ACKs wait for the mark (a 40 ms stall each time).
+const WARM_READS: u32 = 64;
+
+impl H2Conn {
+    /// A new connection for requests to `urls` URLs: writes the preface, our SETTINGS and the
+    /// connection window to `out`.
+    pub fn new(window: u32, verify: bool, urls: usize, out: &mut Vec<u8>) -> H2Conn {
+        let conn_window = window.max(frame::DEFAULT_WINDOW);
+        out.extend_from_slice(frame::PREFACE);
+        frame::put_settings(
+            out,
+            &[
+                (frame::SETTINGS_ENABLE_PUSH, 0),
+                (frame::SETTINGS_INITIAL_WINDOW_SIZE, window),
+            ],
+        );
+        if conn_window > frame::DEFAULT_WINDOW {
+            frame::put_window_update(out, 0, conn_window - frame::DEFAULT_WINDOW);
+        }
+        H2Conn {
+            reader: Reader::default(),
+            decoder: Decoder::default(),
+            streams: Streams::default(),
+            next_id: 1,
+            ready: false,
+            draining: false,
+            peer: Settings::default(),
+            window,
+            conn_window,
+            conn_unacked: 0,
+            send_window: frame::DEFAULT_WINDOW as i64,
+            blocked: VecDeque::new(),
+            verify,
+            open_by_url: vec![0; urls],
+            received: 0,
+            reads: 0,
+        }
+    }
+
+    /// Counts a read; true once the connection is warm (see [`WARM_READS`]).
+    pub fn warm(&mut self) -> bool {
+        self.reads = (self.reads + 1).min(WARM_READS);
+        self.reads == WARM_READS
+    }
+
+    /// The response bytes still to come on the open streams, at least, given the smallest
+    /// response seen per URL (`expect`, 0: none yet): the receive low-water mark's prediction.
+    /// None when an open stream's URL has no size yet.
+    pub fn expected_bytes(&self, expect: &[usize]) -> Option<u64> {
+        let mut total = 0;
+        for (&open, &size) in self.open_by_url.iter().zip(expect) {
+            if open > 0 && size == 0 {
+                return None;
+            }
+            total += open as u64 * size as u64;
+        }
+        Some(total.saturating_sub(self.received))
+    }
+
+    /// A stream closed: it leaves the prediction.
+    fn forget(&mut self, s: &Stream) {
+        self.open_by_url[s.req.url as usize] -= 1;
+        self.received -= s.wire as u64;
+    }
+
+    fn remove(&mut self, id: u32) -> Option<Stream> {
+        let s = self.streams.remove(id)?;
+        self.forget(&s);
+        Some(s)
+    }
+
+    /// Streams open now.
+    pub fn open(&self) -> u32 {
+        self.streams.open()
+    }
+
+    /// The server's settings (defaults until its SETTINGS arrive).
+    pub fn peer(&self) -> Settings {
+        self.peer
+    }
+
+    /// A GOAWAY arrived: no new streams; the connection closes once the last one ends.
+    pub fn draining(&self) -> bool {
+        self.draining
+    }
+
+    /// When the oldest open stream was sent.
+    pub fn oldest_sent(&self) -> Option<u64> {
+        self.streams.oldest().map(|s| s.req.sent)
+    }
+
+    /// Whether a stream may open now with `limit` streams per connection (`-m`), the
+    /// server's SETTINGS_MAX_CONCURRENT_STREAMS also applying.
+    pub fn has_room(&self, limit: u32) -> bool {
+        let cap = limit.min(self.peer.max_concurrent_streams.unwrap_or(u32::MAX));
+        self.ready && !self.draining && self.next_id <= MAX_STREAM_ID && self.open() < cap
+    }
+
+    /// Ids are spent (2^30 streams): the connection has to be replaced once it is idle.
+    pub fn exhausted(&self) -> bool {
+        self.next_id > MAX_STREAM_ID
+    }
+
+    /// Opens a stream for `req`: its HEADERS (and as much body as the windows allow) go to `out`.
+    pub fn open_stream(&mut self, req: &Request, inflight: Inflight, out: &mut Vec<u8>) {
+        let id = self.next_id;
+        self.next_id += 2;
+        let at = out.len();
+        out.extend_from_slice(&req.headers);
+        out[at + 5..at + HEADER_LEN].copy_from_slice(&id.to_be_bytes());
+        self.streams.push(
+            id,
+            Stream {
+                req: inflight,
+                status: 0,
+                body_len: 0,
+                body_hash: FNV_OFFSET,
+                unacked: 0,
+                send_window: self.peer.initial_window_size as i64,
+                body_sent: 0,
+                wire: 0,
+            },
+        );
+        self.open_by_url[inflight.url as usize] += 1;
+        if let Some(body) = &req.body {
+            if !self.pump(id, body, out) {
+                self.blocked.push_back(id);
+            }
+        }
+    }
+
+    /// Sends as much of stream `id`'s body as the windows allow; true when all of it is sent
+    /// (or the stream is gone).
+    fn pump(&mut self, id: u32, body: &[u8], out: &mut Vec<u8>) -> bool {
+        let Some(s) = self.streams.get_mut(id) else {
+            return true;
+        };
+        while s.body_sent < body.len() {
+            let n = (body.len() - s.body_sent)
+                .min(self.peer.max_frame_size as usize)
+                .min(s.send_window.max(0) as usize)
+                .min(self.send_window.max(0) as usize);
+            if n == 0 {
+                return false;
+            }
+            let end = s.body_sent + n == body.len();
+            let flags = if end { frame::END_STREAM } else { 0 };
+            frame::put_head(out, n, frame::DATA, flags, id);
+            out.extend_from_slice(&body[s.body_sent..s.body_sent + n]);
+            s.body_sent += n;
+            s.send_window -= n as i64;
+            self.send_window -= n as i64;
+        }
+        true
+    }
+
+    /// A window opened: sends what the blocked streams can.
+    fn unblock(&mut self, cx: &mut Ctx<'_>) {
+        let mut k = 0;
+        while k < self.blocked.len() && self.send_window > 0 {
+            let id = self.blocked[k];
+            let url = self.streams.get_mut(id).map(|s| s.req.url as usize);
+            let done = match url.and_then(|u| cx.requests[u].body.as_deref()) {
+                Some(body) => self.pump(id, body, cx.out),
+                None => true,
+            };
+            if done {
+                self.blocked.remove(k);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// Consumes bytes until an event: returns it with the bytes used, or `None` when all of
+    /// `data` was consumed without one. An error is a connection error with its code.
+    pub fn feed(&mut self, data: &[u8], cx: &mut Ctx<'_>) -> Result<(Option<Event>, usize), u32> {
+        let mut pos = 0;
+        loop {
+            let head = match self.reader.cur {
+                Some(h) => h,
+                None => {
+                    let r = &mut self.reader;
+                    let n = (HEADER_LEN - r.have).min(data.len() - pos);
+                    r.head[r.have..r.have + n].copy_from_slice(&data[pos..pos + n]);
+                    r.have += n;
+                    pos += n;
+                    if r.have < HEADER_LEN {
+                        return Ok((None, pos));
+                    }
+                    r.have = 0;
+                    let head = Head::parse(&r.head);
+                    self.start_frame(head, cx)?;
+                    head
+                }
+            };
+            if head.kind == frame::DATA {
+                pos += self.data_bytes(head.stream, &data[pos..])?;
+                if self.reader.left > 0 {
+                    return Ok((None, pos));
+                }
+                self.reader.cur = None;
+                if head.flags & frame::END_STREAM != 0 {
+                    if let Some(ev) = self.finish(head.stream) {
+                        return Ok((Some(ev), pos));
+                    }
+                }
+                continue;
+            }
+            let left = self.reader.left;
+            let ev = if self.reader.payload.is_empty() && data.len() - pos >= left {
+                pos += left;
+                self.reader.left = 0;
+                self.reader.cur = None;
+                self.frame(head, &data[pos - left..pos], cx)?
+            } else {
+                let n = left.min(data.len() - pos);
+                self.reader.payload.extend_from_slice(&data[pos..pos + n]);
+                pos += n;
+                self.reader.left -= n;
+                if self.reader.left > 0 {
+                    return Ok((None, pos));
+                }
+                self.reader.cur = None;
+                let payload = std::mem::take(&mut self.reader.payload);
+                let ev = self.frame(head, &payload, cx);
+                self.reader.payload = payload;
+                self.reader.payload.clear();
+                ev?
+            };
+            if ev.is_some() {
+                return Ok((ev, pos));
+            }
+        }
+    }
+
+    /// A frame header arrived: checks it and, for DATA, does the flow-control accounting.
+    fn start_frame(&mut self, head: Head, cx: &mut Ctx<'_>) -> Result<(), u32> {
+        if head.len > frame::DEFAULT_MAX_FRAME {
+            return Err(frame::FRAME_SIZE_ERROR);
+        }
+        let continuing = self.reader.block_stream != 0;
+        let is_continuation = head.kind == frame::CONTINUATION;
+        if continuing != is_continuation || (continuing && head.stream != self.reader.block_stream)
+        {
+            return Err(frame::PROTOCOL_ERROR);
+        }
+        self.reader.cur = Some(head);
+        self.reader.left = head.len as usize;
+        if matches!(
+            head.kind,
+            frame::HEADERS | frame::CONTINUATION | frame::DATA
+        ) {
+            if let Some(s) = self.streams.get_mut(head.stream) {
+                let wire = HEADER_LEN as u32 + head.len;
+                s.wire += wire;
+                self.received += wire as u64;
+            }
+        }
+        if head.kind != frame::DATA {
+            return Ok(());
+        }
+        if head.stream == 0 {
+            return Err(frame::PROTOCOL_ERROR);
+        }
+        self.reader.pad_pending = head.flags & frame::PADDED != 0;
+        self.reader.content = if self.reader.pad_pending {
+            0
+        } else {
+            head.len as usize
+        };
+        self.conn_unacked += head.len;
+        if self.conn_unacked >= self.conn_window / 2 {
+            frame::put_window_update(cx.out, 0, self.conn_unacked);
+            self.conn_unacked = 0;
+        }
+        let half = self.window / 2;
+        if let Some(s) = self.streams.get_mut(head.stream) {
+            s.unacked += head.len;
+            if s.unacked >= half && head.flags & frame::END_STREAM == 0 {
+                frame::put_window_update(cx.out, head.stream, s.unacked);
+                s.unacked = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes DATA payload bytes: the pad length, the content (counted and hashed into its
+    /// stream) and the padding. Returns the bytes used.
+    fn data_bytes(&mut self, stream: u32, input: &[u8]) -> Result<usize, u32> {
+        let mut used = 0;
+        let r = &mut self.reader;
+        while used < input.len() && r.left > 0 {
+            if r.pad_pending {
+                let pad = input[used] as usize;
+                used += 1;
+                r.left -= 1;
+                r.pad_pending = false;
+                if pad > r.left {
+                    return Err(frame::PROTOCOL_ERROR);
+                }
+                r.content = r.left - pad;
+            } else if r.content > 0 {
+                let n = r.content.min(input.len() - used);
+                if let Some(s) = self.streams.get_mut(stream) {
+                    s.body_len += n as u64;
+                    if self.verify {
+                        s.body_hash = fnv(s.body_hash, &input[used..used + n]);
+                    }
+                }
+                used += n;
+                r.left -= n;
+                r.content -= n;
+            } else {
+                let n = r.left.min(input.len() - used);
+                used += n;
+                r.left -= n;
+            }
+        }
+        Ok(used)
+    }
+
+    /// Stream `id` ended: its response, if it was open.
+    fn finish(&mut self, id: u32) -> Option<Event> {
+        let s = self.remove(id)?;
+        let resp = Response {
+            status: s.status,
+            close: false,
+            body_len: s.body_len,
+            body_hash: s.body_hash,
+        };
+        Some(Event::Response(s.req, resp, s.wire))
+    }
+
+    /// A whole non-DATA frame.
+    fn frame(
+        &mut self,
+        head: Head,
+        payload: &[u8],
+        cx: &mut Ctx<'_>,
+    ) -> Result<Option<Event>, u32> {
+        let len = payload.len();
+        let need = |ok: bool| {
+            if ok {
+                Ok(())
+            } else {
+                Err(frame::FRAME_SIZE_ERROR)
+            }
+        };
+        match head.kind {
+            frame::HEADERS => self.headers(head, payload, cx),
+            frame::CONTINUATION => {
+                self.reader.block.extend_from_slice(payload);
+                if head.flags & frame::END_HEADERS == 0 {
+                    return Ok(None);
+                }
+                self.reader.block_stream = 0;
+                let block = std::mem::take(&mut self.reader.block);
+                let ev = self.header_block(head.stream, self.reader.block_end, &block, cx);
+                self.reader.block = block;
+                self.reader.block.clear();
+                ev
+            }
+            frame::RST_STREAM => {
+                need(len == 4)?;
+                let code = frame::be32(payload, 0);
+                Ok(self.remove(head.stream).map(|s| Event::Reset(s.req, code)))
+            }
+            frame::SETTINGS => self.settings(head, payload, cx),
+            frame::PUSH_PROMISE => Err(frame::PROTOCOL_ERROR), // we disabled push
+            frame::PING => {
+                need(len == 8)?;
+                if head.flags & frame::ACK == 0 {
+                    frame::put_ping_ack(cx.out, payload);
+                }
+                Ok(None)
+            }
+            frame::GOAWAY => {
+                need(len >= 8)?;
+                let last = frame::be32(payload, 0) & frame::MAX_WINDOW;
+                let code = frame::be32(payload, 4);
+                self.draining = true;
+                let (open_by_url, received) = (&mut self.open_by_url, &mut self.received);
+                let lost = self.streams.remove_above(last, |s| {
+                    open_by_url[s.req.url as usize] -= 1;
+                    *received -= s.wire as u64;
+                });
+                Ok(Some(Event::GoAway { code, lost }))
+            }
+            frame::WINDOW_UPDATE => {
+                need(len == 4)?;
+                let inc = (frame::be32(payload, 0) & frame::MAX_WINDOW) as i64;
+                if inc == 0 {
+                    return Err(frame::PROTOCOL_ERROR);
+                }
+                if head.stream == 0 {
+                    self.send_window += inc;
+                    if self.send_window > frame::MAX_WINDOW as i64 {
+                        return Err(frame::FLOW_CONTROL_ERROR);
+                    }
+                } else if let Some(s) = self.streams.get_mut(head.stream) {
+                    s.send_window += inc;
+                }
+                self.unblock(cx);
+                Ok(None)
+            }
+            _ => Ok(None), // PRIORITY and unknown frame types are ignored
+        }
+    }
+
+    /// HEADERS: strips padding and priority; decodes the block now or after CONTINUATION.
+    fn headers(
+        &mut self,
+        head: Head,
+        payload: &[u8],
+        cx: &mut Ctx<'_>,
+    ) -> Result<Option<Event>, u32> {
+        if head.stream == 0 {
+            return Err(frame::PROTOCOL_ERROR);
+        }
+        let mut p = payload;
+        if head.flags & frame::PADDED != 0 {
+            let (&pad, rest) = p.split_first().ok_or(frame::PROTOCOL_ERROR)?;
+            let keep = rest
+                .len()
+                .checked_sub(pad as usize)
+                .ok_or(frame::PROTOCOL_ERROR)?;
+            p = &rest[..keep];
+        }
+        if head.flags & frame::PRIORITY_FLAG != 0 {
+            p = p.get(5..).ok_or(frame::PROTOCOL_ERROR)?;
+        }
+        let end_stream = head.flags & frame::END_STREAM != 0;
+        if head.flags & frame::END_HEADERS != 0 {
+            return self.header_block(head.stream, end_stream, p, cx);
+        }
+        self.reader.block.clear();
+        self.reader.block.extend_from_slice(p);
+        self.reader.block_stream = head.stream;
+        self.reader.block_end = end_stream;
+        Ok(None)
+    }
+
+    /// A complete header block for stream `id`: the response's status, or its trailers.
+    fn header_block(
+        &mut self,
+        id: u32,
+        end_stream: bool,
+        block: &[u8],
+        cx: &mut Ctx<'_>,
+    ) -> Result<Option<Event>, u32> {
+        // Every block is decoded, even for a closed stream: the table must see it.
+        let status = self
+            .decoder
+            .decode(block, cx.strings)
+            .map_err(|_| frame::COMPRESSION_ERROR)?;
+        let Some(s) = self.streams.get_mut(id) else {
+            return Ok(None);
+        };
+        if s.status == 0 {
+            match status {
+                Some(code) if (100..200).contains(&code) && !end_stream => return Ok(None),
+                Some(code) if code >= 200 => s.status = code,
+                _ => {
+                    // Malformed: no final status. The stream is reset; the error counted.
+                    frame::put_rst_stream(cx.out, id, frame::PROTOCOL_ERROR);
+                    let s = self.remove(id).expect("open");
+                    return Ok(Some(Event::Reset(s.req, frame::PROTOCOL_ERROR)));
+                }
+            }
+        }
+        Ok(if end_stream { self.finish(id) } else { None })
+    }
+
+    /// SETTINGS: applies the server's, acknowledges them; the first ones make us ready.
+    fn settings(
+        &mut self,
+        head: Head,
+        payload: &[u8],
+        cx: &mut Ctx<'_>,
+    ) -> Result<Option<Event>, u32> {
+        if head.stream != 0 {
+            return Err(frame::PROTOCOL_ERROR);
+        }
+        if head.flags & frame::ACK != 0 {
+            return if payload.is_empty() {
+                Ok(None)
+            } else {
+                Err(frame::FRAME_SIZE_ERROR)
+            };
+        }
+        let pairs = payload.chunks_exact(6);
+        if !pairs.remainder().is_empty() {
+            return Err(frame::FRAME_SIZE_ERROR);
+        }
+        for s in pairs {
+            let id = u16::from_be_bytes([s[0], s[1]]);
+            let value = frame::be32(s, 2);
+            match id {
+                frame::SETTINGS_MAX_CONCURRENT_STREAMS => {
+                    self.peer.max_concurrent_streams = Some(value)
+                }
+                frame::SETTINGS_INITIAL_WINDOW_SIZE => {
+                    if value > frame::MAX_WINDOW {
+                        return Err(frame::FLOW_CONTROL_ERROR);
+                    }
+                    let delta = value as i64 - self.peer.initial_window_size as i64;
+                    for st in self.streams.iter_mut() {
+                        st.send_window += delta;
+                    }
+                    self.peer.initial_window_size = value;
+                }
+                frame::SETTINGS_MAX_FRAME_SIZE => {
+                    if !(frame::DEFAULT_MAX_FRAME..=0x00ff_ffff).contains(&value) {
+                        return Err(frame::PROTOCOL_ERROR);
+                    }
+                    self.peer.max_frame_size = value;
+                }
+                _ => {} // the header table size is for our encoder, which uses no table
+            }
+        }
+        frame::put_settings_ack(cx.out);
+        self.unblock(cx);
+        if self.ready {
+            return Ok(None);
+        }
+        self.ready = true;
+        Ok(Some(Event::Ready))
+    }
+
+    /// The request of the oldest open stream (for tests).
+    #[cfg(test)]
+    pub fn oldest(&self) -> Option<Inflight> {
+        self.streams.oldest().map(|s| s.req)
+    }
+}
+
+#[cfg(test)]
+mod tests;

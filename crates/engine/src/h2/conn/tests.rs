@@ -1,0 +1,349 @@
+use super::*;
+use crate::h2::Strings;
+
+fn req(n: u64) -> Inflight {
+    Inflight {
+        intended: n,
+        sent: n,
+        url: 0,
+    }
+}
+
+fn put(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+    frame::put_head(out, payload.len(), kind, flags, stream);
+    out.extend_from_slice(payload);
+}
+
+fn settings(pairs: &[(u16, u32)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    frame::put_settings(&mut out, pairs);
+    out
+}
+
+/// A test client: the connection, its output and what `feed` needs.
+struct Client {
+    conn: H2Conn,
+    out: Vec<u8>,
+    strings: Strings,
+    requests: Vec<Request>,
+}
+
+impl Client {
+    fn new(window: u32, requests: Vec<Request>) -> Client {
+        let mut out = Vec::new();
+        let conn = H2Conn::new(window, true, 1, &mut out);
+        Client {
+            conn,
+            out,
+            strings: Strings::default(),
+            requests,
+        }
+    }
+
+    /// Feeds `wire` in pieces of `step` bytes; returns every event (or the first error).
+    fn feed(&mut self, wire: &[u8], step: usize) -> Result<Vec<Event>, u32> {
+        let mut events = Vec::new();
+        for piece in wire.chunks(step) {
+            let mut data = piece;
+            loop {
+                let mut cx = Ctx {
+                    out: &mut self.out,
+                    strings: &mut self.strings,
+                    requests: &self.requests,
+                };
+                match self.conn.feed(data, &mut cx)? {
+                    (Some(ev), used) => {
+                        events.push(ev);
+                        data = &data[used..];
+                    }
+                    (None, used) => {
+                        assert_eq!(used, data.len());
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    fn open(&mut self, n: u64) {
+        let r = self.requests[0].clone();
+        self.conn.open_stream(&r, req(n), &mut self.out);
+    }
+}
+
+fn get() -> Request {
+    Request::new(&[0x82, 0x86, 0x84, 0x01, 0x01, b'x'], None)
+}
+
+#[test]
+fn a_new_connection_writes_the_preface_settings_and_a_connection_window() {
+    let c = Client::new(frame::MAX_WINDOW, vec![get()]);
+    assert!(c.out.starts_with(frame::PREFACE));
+    let rest = &c.out[frame::PREFACE.len()..];
+    let head = Head::parse(rest[..9].try_into().unwrap());
+    assert_eq!((head.kind, head.len), (frame::SETTINGS, 12));
+    let wu = &rest[9 + 12..];
+    let head = Head::parse(wu[..9].try_into().unwrap());
+    assert_eq!((head.kind, head.stream), (frame::WINDOW_UPDATE, 0));
+    assert_eq!(
+        frame::be32(wu, 9),
+        frame::MAX_WINDOW - frame::DEFAULT_WINDOW
+    );
+    assert!(!c.conn.has_room(10), "not before the server's SETTINGS");
+}
+
+/// SETTINGS, then a padded response on stream 1 in HEADERS + CONTINUATION + two DATA frames.
+fn server_wire() -> Vec<u8> {
+    let mut w = settings(&[(frame::SETTINGS_MAX_CONCURRENT_STREAMS, 5)]);
+    put(&mut w, frame::PING, 0, 0, b"12345678");
+    put(&mut w, frame::HEADERS, frame::PADDED, 1, &[2, 0x88, 0, 0]);
+    put(
+        &mut w,
+        frame::CONTINUATION,
+        frame::END_HEADERS,
+        1,
+        &[0x0f, 0x10, 1, b'2'],
+    );
+    put(
+        &mut w,
+        frame::DATA,
+        frame::PADDED,
+        1,
+        &[3, b'h', b'e', 0, 0, 0],
+    );
+    put(&mut w, frame::DATA, frame::END_STREAM, 1, b"llo");
+    w
+}
+
+#[test]
+fn a_response_split_at_any_byte_completes_once_with_its_body() {
+    let mut whole = None;
+    for step in [usize::MAX, 1, 2, 3, 5, 7, 9, 10, 13] {
+        let mut c = Client::new(frame::MAX_WINDOW, vec![get()]);
+        c.out.clear();
+        let events = c.feed(&server_wire()[..9 + 6], step.min(64)).unwrap();
+        assert_eq!(events, vec![Event::Ready]);
+        assert!(c.conn.has_room(10) && c.conn.peer().max_concurrent_streams == Some(5));
+        c.open(7);
+        let events = c.feed(&server_wire()[9 + 6..], step.min(64)).unwrap();
+        let [Event::Response(r, resp, wire)] = events.as_slice() else {
+            panic!("step {step}: {events:?}");
+        };
+        assert_eq!(
+            (r.sent, resp.status, resp.body_len),
+            (7, 200, 5),
+            "step {step}"
+        );
+        assert_eq!(*wire, 4 * 9 + 4 + 4 + 6 + 3, "its frames, padding included");
+        assert_eq!(*whole.get_or_insert(resp.body_hash), resp.body_hash);
+        assert_eq!(resp.body_hash, fnv(FNV_OFFSET, b"hello"));
+        assert_eq!(c.conn.open(), 0);
+        // Our SETTINGS ack, the HEADERS and the PING's answer went out.
+        let ping_ack = [0, 0, 8, frame::PING, frame::ACK, 0, 0, 0, 0];
+        assert!(c.out.windows(9).any(|w| w == ping_ack));
+    }
+}
+
+#[test]
+fn the_servers_stream_limit_caps_the_streams_opened() {
+    let mut c = Client::new(frame::MAX_WINDOW, vec![get()]);
+    c.feed(
+        &settings(&[(frame::SETTINGS_MAX_CONCURRENT_STREAMS, 2)]),
+        100,
+    )
+    .unwrap();
+    c.open(0);
+    assert!(c.conn.has_room(10));
+    c.open(1);
+    assert!(!c.conn.has_room(10) && c.conn.open() == 2);
+}
+
+#[test]
+fn the_bytes_still_expected_count_down_as_frames_arrive() {
+    let mut c = Client::new(frame::MAX_WINDOW, vec![get()]);
+    c.feed(&settings(&[]), 100).unwrap();
+    c.open(0);
+    c.open(1);
+    assert_eq!(c.conn.expected_bytes(&[0]), None, "no size known yet");
+    assert_eq!(c.conn.expected_bytes(&[30]), Some(60));
+    let mut w = Vec::new();
+    put(&mut w, frame::HEADERS, frame::END_HEADERS, 1, &[0x88]);
+    put(&mut w, frame::PING, 0, 0, b"12345678"); // not a stream's: not counted
+    c.feed(&w, 100).unwrap();
+    assert_eq!(c.conn.expected_bytes(&[30]), Some(50));
+    let mut w = Vec::new();
+    put(&mut w, frame::DATA, frame::END_STREAM, 1, b"ok");
+    let events = c.feed(&w, 100).unwrap();
+    assert!(
+        matches!(events[..], [Event::Response(_, _, 21)]),
+        "{events:?}"
+    );
+    assert_eq!(c.conn.expected_bytes(&[30]), Some(30), "stream 3 is left");
+}
+
+#[test]
+fn consumed_data_is_given_back_in_batched_window_updates() {
+    let mut c = Client::new(100, vec![get()]);
+    c.feed(&settings(&[]), 100).unwrap();
+    c.open(0);
+    c.out.clear();
+    let mut w = Vec::new();
+    put(&mut w, frame::HEADERS, frame::END_HEADERS, 1, &[0x88]);
+    put(&mut w, frame::DATA, 0, 1, &[b'x'; 40]);
+    c.feed(&w, 1000).unwrap();
+    assert!(c.out.is_empty(), "40 bytes is less than half a window");
+    let mut w = Vec::new();
+    put(&mut w, frame::DATA, 0, 1, &[b'x'; 20]);
+    c.feed(&w, 1000).unwrap();
+    // The stream's window (100) is half used: one WINDOW_UPDATE of 60 for stream 1. The
+    // connection's window is 65,535 (it cannot be smaller): no update for it yet.
+    assert_eq!(c.out.len(), 13);
+    let head = Head::parse(c.out[..9].try_into().unwrap());
+    assert_eq!(
+        (head.kind, head.stream, frame::be32(&c.out, 9)),
+        (frame::WINDOW_UPDATE, 1, 60)
+    );
+}
+
+#[test]
+fn a_request_body_waits_for_the_servers_windows() {
+    let body = vec![b'b'; 100_000];
+    let mut c = Client::new(frame::MAX_WINDOW, vec![Request::new(&[0x83], Some(&body))]);
+    c.feed(
+        &settings(&[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 10_000)]),
+        100,
+    )
+    .unwrap();
+    c.out.clear();
+    c.open(0);
+    // (DATA bytes, whether the last DATA frame ends the stream)
+    let data = |out: &[u8]| {
+        let (mut at, mut n, mut end) = (0, 0, false);
+        while at < out.len() {
+            let h = Head::parse(out[at..at + 9].try_into().unwrap());
+            if h.kind == frame::DATA {
+                n += h.len as usize;
+                end = h.flags & frame::END_STREAM != 0;
+            }
+            at += 9 + h.len as usize;
+        }
+        (n, end)
+    };
+    assert_eq!(data(&c.out), (10_000, false), "the stream's window");
+    c.out.clear();
+    let mut w = Vec::new();
+    put(
+        &mut w,
+        frame::WINDOW_UPDATE,
+        0,
+        1,
+        &100_000u32.to_be_bytes(),
+    );
+    c.feed(&w, 100).unwrap();
+    assert_eq!(
+        data(&c.out),
+        (55_535, false),
+        "the rest of the connection's window"
+    );
+    c.out.clear();
+    let mut w = Vec::new();
+    put(
+        &mut w,
+        frame::WINDOW_UPDATE,
+        0,
+        0,
+        &100_000u32.to_be_bytes(),
+    );
+    c.feed(&w, 100).unwrap();
+    assert_eq!(data(&c.out), (34_465, true));
+}
+
+#[test]
+fn a_reset_and_a_goaway_end_their_streams() {
+    let mut c = Client::new(frame::MAX_WINDOW, vec![get()]);
+    c.feed(&settings(&[]), 100).unwrap();
+    for n in 0..4 {
+        c.open(n); // streams 1, 3, 5, 7
+    }
+    let mut w = Vec::new();
+    put(
+        &mut w,
+        frame::RST_STREAM,
+        0,
+        3,
+        &frame::REFUSED_STREAM.to_be_bytes(),
+    );
+    put(&mut w, frame::GOAWAY, 0, 0, &[0, 0, 0, 5, 0, 0, 0, 0]);
+    let events = c.feed(&w, 100).unwrap();
+    assert_eq!(
+        events,
+        vec![
+            Event::Reset(req(1), frame::REFUSED_STREAM),
+            Event::GoAway {
+                code: frame::NO_ERROR,
+                lost: 1
+            }
+        ]
+    );
+    assert!(c.conn.draining() && !c.conn.has_room(10));
+    assert_eq!(c.conn.open(), 2, "streams 1 and 5 may still complete");
+}
+
+#[test]
+fn protocol_violations_are_connection_errors_with_their_code() {
+    let cases: Vec<(Vec<u8>, u32)> = vec![
+        (
+            {
+                let mut w = Vec::new();
+                put(&mut w, frame::PING, 0, 0, b"1234");
+                w
+            },
+            frame::FRAME_SIZE_ERROR,
+        ),
+        (
+            {
+                let mut w = Vec::new();
+                frame::put_head(&mut w, 20_000, frame::DATA, 0, 1);
+                w
+            },
+            frame::FRAME_SIZE_ERROR,
+        ),
+        (
+            {
+                let mut w = Vec::new();
+                put(&mut w, frame::HEADERS, 0, 1, &[0x88]);
+                put(&mut w, frame::PING, 0, 0, b"12345678");
+                w
+            },
+            frame::PROTOCOL_ERROR,
+        ),
+        (
+            {
+                let mut w = Vec::new();
+                put(&mut w, frame::HEADERS, frame::END_HEADERS, 1, &[0x80]);
+                w
+            },
+            frame::COMPRESSION_ERROR,
+        ),
+        (
+            {
+                let mut w = Vec::new();
+                put(
+                    &mut w,
+                    frame::PUSH_PROMISE,
+                    frame::END_HEADERS,
+                    1,
+                    &[0, 0, 0, 2, 0x82],
+                );
+                w
+            },
+            frame::PROTOCOL_ERROR,
+        ),
+    ];
+    for (wire, code) in cases {
+        let mut c = Client::new(frame::MAX_WINDOW, vec![get()]);
+        c.feed(&settings(&[]), 100).unwrap();
+        assert_eq!(c.feed(&wire, 1000), Err(code), "{wire:02x?}");
+    }
+}
