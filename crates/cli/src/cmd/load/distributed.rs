@@ -147,7 +147,7 @@ fn remote_argv(a: &Args, host: &Host, conns: u32, share: f64) -> anyhow::Result<
     push("-d", a.duration.clone().unwrap_or_else(|| "10s".into()));
     push("--warmup", a.warmup.clone());
     push("--timeout", a.timeout.clone());
-    push("-m", a.method.clone());
+    push("-X", a.method.clone());
     push("-p", a.pipeline.to_string());
     if let Some(t) = a.threads {
         push("-t", t.to_string());
@@ -187,12 +187,43 @@ fn remote_argv(a: &Args, host: &Host, conns: u32, share: f64) -> anyhow::Result<
             v.push(flag.into());
         }
     }
+    push_protocol(a, &mut v);
     v.extend(["--barrier", "--json", "-q"].map(String::from));
     if a.tcp.is_none() {
         v.push("--".into());
         v.extend(a.urls.iter().cloned());
     }
     Ok(v)
+}
+
+/// HTTP/2 and TLS flags, passed on as given (`--cacert` names a file that must exist at the same
+/// path on every client host).
+fn push_protocol(a: &Args, v: &mut Vec<String>) {
+    if a.http2 {
+        v.extend(["--http2".into(), "--streams".into(), a.streams.to_string()]);
+    }
+    for (on, flag) in [(a.new_conn, "--new-conn"), (a.insecure, "--insecure")] {
+        if on {
+            v.push(flag.into());
+        }
+    }
+    if let Some(r) = a.tls_resume {
+        v.extend(["--tls-resume".into(), name_of(r)]);
+    }
+    if let Some(t) = a.tls_version {
+        v.extend(["--tls-version".into(), name_of(t)]);
+    }
+    if let Some(ca) = &a.cacert {
+        v.extend(["--cacert".into(), ca.to_string_lossy().into_owned()]);
+    }
+}
+
+/// A flag value as it is spelled on the command line.
+fn name_of<T: clap::ValueEnum>(value: T) -> String {
+    value
+        .to_possible_value()
+        .map(|p| p.get_name().to_owned())
+        .unwrap_or_default()
 }
 
 /// The request body, read here when it comes from a file (it must be UTF-8 to travel).
@@ -261,4 +292,62 @@ fn render_hosts(d: &Distributed) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        load: Args,
+    }
+
+    fn args(argv: &[&str]) -> Args {
+        Cli::parse_from(std::iter::once("load").chain(argv.iter().copied())).load
+    }
+
+    fn host() -> Host {
+        Host {
+            name: "load1".into(),
+            ssh: "load1".into(),
+            address: "198.18.0.2".into(),
+            checkout: "/srv/serverbench".into(),
+            binary: "/srv/serverbench/target/release/serverbench".into(),
+            cpus: vec![],
+            ssh_config: None,
+            ssh_options: vec![],
+        }
+    }
+
+    #[test]
+    fn a_client_host_is_given_the_method_the_protocol_and_the_tls_settings_asked_for() {
+        let asked = args(&[
+            "-X",
+            "POST",
+            "--http2",
+            "-m",
+            "10",
+            "-k",
+            "--new-conn",
+            "--tls-resume",
+            "tickets",
+            "--tls-version",
+            "1.3",
+            "-c",
+            "10",
+            "https://198.18.0.1:8443/hello",
+        ]);
+        let argv = remote_argv(&asked, &host(), 5, 0.5).unwrap();
+        let remote = args(&argv[2..].iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(remote.method, "POST");
+        assert!(remote.http2 && remote.insecure && remote.new_conn && remote.barrier);
+        assert_eq!(remote.streams, 10);
+        assert_eq!(remote.tls_resume, Some(ResumeArg::Tickets));
+        assert_eq!(remote.tls_version, Some(VersionArg::V1_3));
+        assert_eq!(remote.connections, 5);
+        assert_eq!(remote.urls, ["https://198.18.0.1:8443/hello"]);
+    }
 }
