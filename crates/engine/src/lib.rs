@@ -7,11 +7,10 @@
 //! [`LoadResult`] or an [`EngineError`].
 
 pub mod config;
+pub use serverbench_wire::{h2, http};
 mod conn;
 pub mod duration;
-pub mod h2;
 pub mod histo;
-pub mod http;
 pub mod limits;
 pub mod result;
 pub mod stats;

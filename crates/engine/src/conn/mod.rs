@@ -14,14 +14,7 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::SocketAddr;
 
-/// A request on the wire, waiting for its response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Inflight {
-    /// When it should have been sent (`-R`), or when it was sent (closed loop).
-    pub intended: u64,
-    pub sent: u64,
-    pub url: u32,
-}
+pub use serverbench_wire::Inflight;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {

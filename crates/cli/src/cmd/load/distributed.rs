@@ -296,6 +296,7 @@ fn render_hosts(d: &Distributed) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{ResumeArg, VersionArg};
     use super::*;
     use clap::Parser;
 

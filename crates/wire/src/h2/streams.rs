@@ -2,7 +2,7 @@
 //! they close in any order, so a deque indexed by `(id - base) / 2` finds a stream in O(1), and
 //! its front is the oldest stream still open (the one the request timeout watches).
 
-use crate::conn::Inflight;
+use crate::Inflight;
 use std::collections::VecDeque;
 
 /// One open stream: its request and the response so far.

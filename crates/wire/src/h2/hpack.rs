@@ -16,7 +16,7 @@
 //! a `:status` field, never the strings. Huffman strings are decoded by the `httlib-huffman` crate
 //! (a flattened-table decoder), once per distinct string: [`Strings`] remembers, per thread, the
 //! decoded length (and first bytes) of the strings it has seen, and servers repeat theirs.
-//! `tests/h2_hpack.rs` checks this decoder against `loona-hpack` on generated block sequences.
+//! `hpack/tests.rs` checks this decoder against `loona-hpack` on generated block sequences.
 
 use std::collections::VecDeque;
 

@@ -18,8 +18,8 @@ mod streams;
 pub use conn::H2Conn;
 pub use hpack::Strings;
 
-use crate::conn::Inflight;
 use crate::http::Response;
+use crate::Inflight;
 
 /// The receive window we advertise unless told otherwise: the largest there is.
 pub const DEFAULT_WINDOW: u32 = frame::MAX_WINDOW;

@@ -7,7 +7,6 @@
 //! CHANGELOG), copies bytes only when a head is split across reads, and hashes bodies (FNV-1a,
 //! the same function as the `fnv` crate) inline in the same byte loop only when `--verify` asks.
 
-use crate::config::Url;
 use memchr::memmem;
 use std::sync::LazyLock;
 
@@ -15,14 +14,16 @@ use std::sync::LazyLock;
 static HEAD_END: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"\r\n\r\n"));
 
-/// Serializes one request; done once per URL before the run.
+/// Serializes one request; done once per URL before the run. `host` is the `Host` header's
+/// value (`host:port`), sent unless `headers` has one.
 pub fn serialize_request(
     method: &str,
-    url: &Url,
+    path: &str,
+    host: &str,
     headers: &[String],
     body: Option<&[u8]>,
 ) -> Vec<u8> {
-    let mut out = format!("{method} {} HTTP/1.1\r\n", url.path).into_bytes();
+    let mut out = format!("{method} {path} HTTP/1.1\r\n").into_bytes();
     let has = |name: &str| {
         headers.iter().any(|h| {
             h.split(':')
@@ -31,7 +32,7 @@ pub fn serialize_request(
         })
     };
     if !has("host") {
-        out.extend_from_slice(format!("Host: {}\r\n", url.host_header()).as_bytes());
+        out.extend_from_slice(format!("Host: {host}\r\n").as_bytes());
     }
     for h in headers {
         out.extend_from_slice(h.trim().as_bytes());
@@ -532,8 +533,13 @@ mod tests {
 
     #[test]
     fn request_has_host_header_and_body_length() {
-        let url = Url::parse("http://127.0.0.1:8080/x").unwrap();
-        let req = serialize_request("POST", &url, &["X-A: 1".into()], Some(b"hi"));
+        let req = serialize_request(
+            "POST",
+            "/x",
+            "127.0.0.1:8080",
+            &["X-A: 1".into()],
+            Some(b"hi"),
+        );
         assert_eq!(
             req,
             b"POST /x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nhi"

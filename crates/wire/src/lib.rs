@@ -1,0 +1,21 @@
+//! The bytes of serverbench's load generator, without sockets: HTTP/1.1 requests serialized once
+//! and the streaming response parser ([`http`]), and HTTP/2 ([`h2`]: frames, HPACK, and a
+//! connection's protocol state, which takes bytes in and hands back events and the frames owed).
+//!
+//! Owns: protocol framing and parsing, hand-written because it runs on every response (each
+//! module says why a kept crate does not do). Must not: touch a socket, a clock, a thread or
+//! the terminal; time is passed in as nanoseconds, output is appended to caller-owned buffers.
+//! The engine (`serverbench-engine`) drives these from its worker loops.
+
+pub mod h2;
+pub mod http;
+
+/// A request on the wire, waiting for its response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Inflight {
+    /// When it should have been sent (`-R`), or when it was sent (closed loop).
+    pub intended: u64,
+    pub sent: u64,
+    /// Which of the run's URLs it asked for.
+    pub url: u32,
+}
