@@ -54,7 +54,7 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
             let swept = laps.first().and_then(|r| r.params.server_cpus);
             let given = swept.map(|n| n as usize).or(server_cpus);
             out.extend(unused_cpus(table, s, given));
-            out.extend(long_tail(table, s, &laps));
+            out.extend(long_tail(table, s));
             out.extend(rss_growth(table, s, &laps));
             out.extend(neither_busy(table, s, &laps));
         }
@@ -244,9 +244,9 @@ fn median_of(laps: &[&LapRecord], f: impl Fn(&LapRecord) -> Option<f64>) -> Opti
     stats::median(&v)
 }
 
-fn long_tail(table: &Table, s: &ServerSummary, laps: &[&LapRecord]) -> Option<Warning> {
-    let p50 = median_of(laps, |r| r.load.as_ref()?.latency_us.p50)?;
-    let p999 = median_of(laps, |r| r.load.as_ref()?.latency_us.p999)?;
+/// From the cell's latency (merged histograms where every lap has one).
+fn long_tail(table: &Table, s: &ServerSummary) -> Option<Warning> {
+    let (p50, p999) = (s.latency_p50_us?, s.latency_p999_us?);
     if p50 <= 0.0 || p999 <= LONG_TAIL_RATIO * p50 {
         return None;
     }
