@@ -5,8 +5,10 @@
 //!
 //! A baseline without a lap, then per row the warnings of [`crate::warnings`] (a saturated
 //! client, errors and non-2xx responses above [`crate::summary::ERROR_RATE_WARN`], noisy results
-//! with each lap's req/s, too few laps, outliers, failed laps), then, from the laps and
-//! `env.json`:
+//! with each lap's req/s, too few laps, outliers, failed laps), those of
+//! [`crate::host_warnings`] for laps over several machines (a saturated client host, named; a
+//! start skew above 1 ms; a host whose share of the requests is off its share of the
+//! connections), then, from the laps and `env.json`:
 //! - the server used clearly fewer cores than the CPUs it was pinned to ([`UNUSED_CPU_FRACTION`],
 //!   [`SINGLE_CORE_CEILING`]);
 //! - a long latency tail or a second mode ([`LONG_TAIL_RATIO`]);
@@ -48,7 +50,15 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
     for table in &summary.tables {
         out.extend(missing_baseline(summary, table));
         for s in &table.servers {
-            out.extend(crate::warnings::row_warnings(table, s));
+            let hosts = crate::host_warnings::host_warnings(table, s, &summary.hosts);
+            let named = hosts.iter().any(|w| w.kind == WarningKind::HostSaturated);
+            // A client host named as saturated says more than "the load generator".
+            out.extend(
+                crate::warnings::row_warnings(table, s)
+                    .into_iter()
+                    .filter(|w| !(named && w.kind == WarningKind::ClientSaturated)),
+            );
+            out.extend(hosts);
             let laps = ok_laps(records, table, &s.server);
             // In a core sweep, the lap's own count: the run's pinning is every count's ceiling.
             let swept = laps.first().and_then(|r| r.params.server_cpus);

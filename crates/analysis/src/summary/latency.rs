@@ -102,7 +102,7 @@ mod tests {
     use super::*;
     use serverbench_engine::result::Histograms;
     use serverbench_engine::stats::new_histogram;
-    use serverbench_results::record::{LapRecord, Measurement};
+    use serverbench_results::record::Measurement;
 
     /// A lap's measurement holding exactly `samples` (µs), as the engine records it.
     fn measured(samples: &[u64]) -> Measurement {
@@ -120,20 +120,6 @@ mod tests {
         }
     }
 
-    fn record() -> LapRecord {
-        serde_json::from_value(serde_json::json!({
-            "suite": "s", "server": "a", "scenario": "hello", "profile": "c1", "lap": 1,
-            "status": "ok", "failure": null, "tool": "serverbench", "started_at": "",
-            "wall_s": 1.0, "params": {
-                "mode": "http", "paths": [], "connections": 1, "threads": 1, "duration_s": null,
-                "requests": null, "pipeline": 1, "rate": null, "warmup_s": 0.0,
-                "message": null, "size": null
-            },
-            "load": null, "server_stats": null
-        }))
-        .unwrap()
-    }
-
     /// Three laps: two fast ones and a slow one with a long tail.
     fn laps() -> Vec<Vec<u64>> {
         let fast: Vec<u64> = (0..1000).map(|i| 100 + i % 50).collect();
@@ -146,7 +132,7 @@ mod tests {
     #[test]
     fn a_cells_p99_is_the_p99_of_one_histogram_of_every_laps_samples() {
         let samples = laps();
-        let r = record();
+        let r = crate::fixture::lap();
         let ms: Vec<Measurement> = samples.iter().map(|s| measured(s)).collect();
         let ok: Vec<OkLap> = ms.iter().map(|m| (&r, m)).collect();
         let got = cell_latency(&ok);
@@ -180,7 +166,7 @@ mod tests {
     #[test]
     fn a_lap_without_a_histogram_keeps_the_per_lap_median_and_says_so() {
         let samples = laps();
-        let r = record();
+        let r = crate::fixture::lap();
         let mut ms: Vec<Measurement> = samples.iter().map(|s| measured(s)).collect();
         ms[1].histograms = None;
         let ok: Vec<OkLap> = ms.iter().map(|m| (&r, m)).collect();
@@ -193,7 +179,7 @@ mod tests {
 
     #[test]
     fn laps_without_any_latency_have_no_source() {
-        let r = record();
+        let r = crate::fixture::lap();
         let m = Measurement::default();
         assert_eq!(cell_latency(&[(&r, &m)]), CellLatency::default());
         assert_eq!(cell_latency(&[]), CellLatency::default());

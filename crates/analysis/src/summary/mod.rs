@@ -50,6 +50,9 @@ pub struct Summary {
     /// Core sweeps: req/s against server CPUs per server (empty without a sweep).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<crate::scaling::Scaling>,
+    /// Laps over several machines (`run --hosts`): each client host's share (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<crate::hosts::HostsLapSummary>,
 }
 
 /// One scenario x load profile.
@@ -151,6 +154,12 @@ pub enum WarningKind {
     StopsScaling,
     /// The server declares deviations from the contract (its manifest's `[deviations]`).
     KnownDeviation,
+    /// A client host of a lap over several machines saturated (named).
+    HostSaturated,
+    /// The client hosts started measuring more than 1 ms apart.
+    StartSkew,
+    /// A client host's share of the requests is off its share of the connections.
+    HostShare,
 }
 
 impl WarningKind {
@@ -188,6 +197,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         tables,
         warnings: Vec::new(),
         scaling: crate::scaling::scaling(records),
+        hosts: crate::hosts::breakdown(records),
     }
 }
 
