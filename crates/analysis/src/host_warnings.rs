@@ -101,6 +101,7 @@ fn skew(at: &str, laps: &[&HostsLapSummary]) -> Option<(WarningKind, String)> {
     Some((WarningKind::StartSkew, message))
 }
 
+/// One warning per lap whose hosts' request shares are off their connection shares.
 fn shares(at: &str, laps: &[&HostsLapSummary]) -> Vec<(WarningKind, String)> {
     let mut out = Vec::new();
     for l in laps {
@@ -109,27 +110,33 @@ fn shares(at: &str, laps: &[&HostsLapSummary]) -> Vec<(WarningKind, String)> {
         if rps <= 0.0 || conns == 0 {
             continue;
         }
-        for c in &l.clients {
-            let (Some(r), Some(n)) = (c.rps, c.connections.filter(|n| *n > 0)) else {
-                continue;
-            };
-            let (share, expected) = (r / rps, f64::from(n) / f64::from(conns));
-            if (share - expected).abs() <= SHARE_DEVIATION * expected {
-                continue;
-            }
-            let message = format!(
-                "{at}: in lap {}, client host {} made {:.0}% of the requests with {:.0}% of the \
-                 connections (more than {:.0}% off): its connections were {} than the others' — \
-                 a busier host or a different path to the server.",
-                l.lap,
-                c.host,
-                share * 100.0,
-                expected * 100.0,
-                SHARE_DEVIATION * 100.0,
-                if share < expected { "slower" } else { "faster" }
-            );
-            out.push((WarningKind::HostShare, message));
+        let off: Vec<String> = l
+            .clients
+            .iter()
+            .filter_map(|c| {
+                let (r, n) = (c.rps?, c.connections.filter(|n| *n > 0)?);
+                let (share, expected) = (r / rps, f64::from(n) / f64::from(conns));
+                ((share - expected).abs() > SHARE_DEVIATION * expected).then(|| {
+                    format!(
+                        "{} made {:.0}% of the requests with {:.0}% of the connections",
+                        c.host,
+                        share * 100.0,
+                        expected * 100.0
+                    )
+                })
+            })
+            .collect();
+        if off.is_empty() {
+            continue;
         }
+        let message = format!(
+            "{at}: in lap {}, {} (more than {:.0}% off): some hosts' connections were slower than \
+             the others' — a busier host or a different path to the server.",
+            l.lap,
+            off.join(", "),
+            SHARE_DEVIATION * 100.0
+        );
+        out.push((WarningKind::HostShare, message));
     }
     out
 }
