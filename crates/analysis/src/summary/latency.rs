@@ -24,6 +24,14 @@ pub enum LatencySource {
 }
 
 impl LatencySource {
+    /// `merged` or `per-lap-median`: its name in JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencySource::Merged => "merged",
+            LatencySource::PerLapMedian => "per-lap-median",
+        }
+    }
+
     /// `merged` or `per-lap median`, as reports print it.
     pub fn label(self) -> &'static str {
         match self {
@@ -175,6 +183,13 @@ mod tests {
         assert_eq!(got.source, Some(LatencySource::PerLapMedian));
         assert_eq!(got.p99, stats::median(&p99s));
         assert_eq!(got.max, ms[2].latency_us.max, "the largest lap max");
+    }
+
+    #[test]
+    fn a_sources_name_is_its_json_value() {
+        for l in [LatencySource::Merged, LatencySource::PerLapMedian] {
+            assert_eq!(serde_json::to_value(l).unwrap(), l.name());
+        }
     }
 
     #[test]

@@ -223,7 +223,11 @@ impl Col {
             Col::P90 => Cell::number(s.latency_p90_us, |v| num(Some(v))),
             Col::P999 => Cell::number(s.latency_p999_us, |v| num(Some(v))),
             Col::LatencyMax => Cell::number(s.latency_max_us, |v| num(Some(v))),
-            Col::LatencySource => Cell::plain(s.latency_source.map_or("", |l| l.label())),
+            Col::LatencySource => Cell {
+                text: s.latency_source.map_or("", |l| l.label()).to_owned(),
+                raw: s.latency_source.map_or("", |l| l.name()).to_owned(),
+                hint: None,
+            },
             _ => return None,
         })
     }
