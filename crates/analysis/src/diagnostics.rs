@@ -5,8 +5,10 @@
 //!
 //! A baseline without a lap, then per row the warnings of [`crate::warnings`] (a saturated
 //! client, errors and non-2xx responses above [`crate::summary::ERROR_RATE_WARN`], noisy results
-//! with each lap's req/s, too few laps, outliers, failed laps), then, from the laps and
-//! `env.json`:
+//! with each lap's req/s, too few laps, outliers, failed laps), those of
+//! [`crate::host_warnings`] for laps over several machines (a saturated client host, named; a
+//! start skew above 1 ms; a host whose share of the requests is off its share of the
+//! connections), then, from the laps and `env.json`:
 //! - the server used clearly fewer cores than the CPUs it was pinned to ([`UNUSED_CPU_FRACTION`],
 //!   [`SINGLE_CORE_CEILING`]);
 //! - a long latency tail or a second mode ([`LONG_TAIL_RATIO`]);
@@ -48,13 +50,21 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
     for table in &summary.tables {
         out.extend(missing_baseline(summary, table));
         for s in &table.servers {
-            out.extend(crate::warnings::row_warnings(table, s));
+            let hosts = crate::host_warnings::host_warnings(table, s, &summary.hosts);
+            let named = hosts.iter().any(|w| w.kind == WarningKind::HostSaturated);
+            // A client host named as saturated says more than "the load generator".
+            out.extend(
+                crate::warnings::row_warnings(table, s)
+                    .into_iter()
+                    .filter(|w| !(named && w.kind == WarningKind::ClientSaturated)),
+            );
+            out.extend(hosts);
             let laps = ok_laps(records, table, &s.server);
             // In a core sweep, the lap's own count: the run's pinning is every count's ceiling.
             let swept = laps.first().and_then(|r| r.params.server_cpus);
             let given = swept.map(|n| n as usize).or(server_cpus);
             out.extend(unused_cpus(table, s, given));
-            out.extend(long_tail(table, s, &laps));
+            out.extend(long_tail(table, s));
             out.extend(rss_growth(table, s, &laps));
             out.extend(neither_busy(table, s, &laps));
         }
@@ -244,9 +254,9 @@ fn median_of(laps: &[&LapRecord], f: impl Fn(&LapRecord) -> Option<f64>) -> Opti
     stats::median(&v)
 }
 
-fn long_tail(table: &Table, s: &ServerSummary, laps: &[&LapRecord]) -> Option<Warning> {
-    let p50 = median_of(laps, |r| r.load.as_ref()?.latency_us.p50)?;
-    let p999 = median_of(laps, |r| r.load.as_ref()?.latency_us.p999)?;
+/// From the cell's latency (merged histograms where every lap has one).
+fn long_tail(table: &Table, s: &ServerSummary) -> Option<Warning> {
+    let (p50, p999) = (s.latency_p50_us?, s.latency_p999_us?);
     if p50 <= 0.0 || p999 <= LONG_TAIL_RATIO * p50 {
         return None;
     }

@@ -1,12 +1,16 @@
 //! serverbench-analysis owns the statistics of a results folder: [`stats`] (medians, bootstrap
 //! intervals, ranks), [`summary`] (one table per scenario x profile), [`diagnostics`] (every
 //! warning, in one pass), [`scaling`] (core sweeps) and [`compare`] (two folders, server by
-//! server).
+//! server), and [`hosts`] (the per-host breakdown of laps over several machines).
 //!
 //! Pure functions over [`serverbench_results`] values: no I/O, no processes, no printing.
 
 pub mod compare;
 pub mod diagnostics;
+#[cfg(test)]
+mod fixture;
+pub mod host_warnings;
+pub mod hosts;
 pub mod scaling;
 pub mod stats;
 pub mod summary;

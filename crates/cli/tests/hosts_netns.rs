@@ -304,14 +304,19 @@ fn run_over_hosts(bed: &Bed, results: &std::path::Path, extra: &[&str]) -> Comma
     cmd
 }
 
-/// Every lap record of the single results folder under `results`.
-fn laps(results: &std::path::Path) -> Vec<serde_json::Value> {
-    let dir = std::fs::read_dir(results)
+/// The single results folder under `results`.
+fn results_dir(results: &std::path::Path) -> std::path::PathBuf {
+    std::fs::read_dir(results)
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.path())
         .find(|p| p.join("results.jsonl").exists())
-        .expect("a results folder");
+        .expect("a results folder")
+}
+
+/// Every lap record of the single results folder under `results`.
+fn laps(results: &std::path::Path) -> Vec<serde_json::Value> {
+    let dir = results_dir(results);
     std::fs::read_to_string(dir.join("results.jsonl"))
         .unwrap()
         .lines()
@@ -363,7 +368,36 @@ fn a_suite_lap_over_the_hosts_records_the_merge_each_client_and_the_server_host(
         "sampled in sb-server"
     );
     assert!(lap["hosts"]["start_skew_ms"].as_f64().is_some());
+    let offsets: Vec<f64> = clients
+        .iter()
+        .map(|c| c["start_offset_ms"].as_f64().unwrap())
+        .collect();
+    assert!(
+        offsets.contains(&0.0),
+        "offsets from the first host: {offsets:?}"
+    );
+    assert_per_host_breakdown(&String::from_utf8_lossy(&out.stdout), "run's own table");
+    let dir = results_dir(results.path());
+    let md = bed.serverbench(&["report", dir.to_str().unwrap(), "--format", "md"]);
+    assert!(md.status.success(), "{}", stderr(&md));
+    assert_per_host_breakdown(&String::from_utf8_lossy(&md.stdout), "report --format md");
     bed.assert_nothing_left();
+}
+
+/// A report with the per-host table of the lap: a row for each client host, then the lap's
+/// server host.
+fn assert_per_host_breakdown(report: &str, what: &str) {
+    let (_, hosts) = report
+        .split_once("er client host:")
+        .unwrap_or_else(|| panic!("{what}: no per-host table in\n{report}"));
+    for host in ["sb-client1", "sb-client2", "sb-server"] {
+        assert!(
+            hosts
+                .lines()
+                .any(|l| l.contains("python/hello") && l.contains(host)),
+            "{what}: no row of {host} in\n{report}"
+        );
+    }
 }
 
 /// Waits until a `serverbench load` runs in `ns`.

@@ -41,6 +41,24 @@ pub fn decode(text: &str) -> Result<Histogram<u64>, HistogramError> {
     Ok(out)
 }
 
+/// Adds the encoded histogram `text` into `acc`: the exact merge every caller shares (hosts of a
+/// distributed run, laps of a cell), never an average of percentiles.
+pub fn add_encoded(acc: &mut Histogram<u64>, text: &str) -> Result<(), HistogramError> {
+    let decoded = decode(text)?;
+    acc.add(&decoded).map_err(HistogramError::Range)
+}
+
+/// The exact merge of encoded histograms (an empty histogram for none).
+pub fn merge<'a>(
+    texts: impl IntoIterator<Item = &'a str>,
+) -> Result<Histogram<u64>, HistogramError> {
+    let mut acc = new_histogram();
+    for text in texts {
+        add_encoded(&mut acc, text)?;
+    }
+    Ok(acc)
+}
+
 /// The histograms of a finished run.
 pub(crate) fn of_run(
     latency: &Histogram<u64>,
@@ -78,6 +96,22 @@ mod tests {
         // The cookie Java's HdrHistogram writes (0x1c849304 | word size 8): `HISTF...` in base64.
         assert_eq!(&bytes[..4], &0x1c84_9314u32.to_be_bytes());
         assert!(text.starts_with("HISTF"), "{text}");
+    }
+
+    #[test]
+    fn merging_encoded_histograms_equals_recording_every_sample_in_one() {
+        let (mut a, mut b, mut all) = (new_histogram(), new_histogram(), new_histogram());
+        for v in 1..=900u64 {
+            a.record(100 + v % 50).unwrap();
+            all.record(100 + v % 50).unwrap();
+        }
+        for v in 1..=100u64 {
+            b.record(5_000 + 37 * v).unwrap();
+            all.record(5_000 + 37 * v).unwrap();
+        }
+        let merged = merge([encode(&a).as_str(), encode(&b).as_str()]).unwrap();
+        assert_eq!(merged, all);
+        assert!(merge(["%%%"]).is_err());
     }
 
     #[test]

@@ -45,11 +45,9 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
             host: host.clone(),
             source,
         };
-        let decoded = histo::decode(&h.latency_us).map_err(bad)?;
-        latency.add(&decoded).expect("same bounds");
+        histo::add_encoded(&mut latency, &h.latency_us).map_err(bad)?;
         if let (Some(acc), Some(text)) = (&mut uncorrected, &h.latency_us_uncorrected) {
-            let decoded = histo::decode(text).map_err(bad)?;
-            acc.add(&decoded).expect("same bounds");
+            histo::add_encoded(acc, text).map_err(bad)?;
         }
         if buckets.len() < h.timeline_buckets.len() {
             buckets.resize(h.timeline_buckets.len(), Vec::new());

@@ -1,5 +1,7 @@
 //! CSV: one row per server x scenario x profile (or per compared row), with the machine names
-//! of [`crate::table`]'s columns as the header and the cells' raw values as the fields. The
+//! of [`crate::table`]'s columns as the header and the cells' raw values as the fields. Runs
+//! over several machines add, after an empty line, one row per lap x client host under a
+//! header of its own. The
 //! `csv` crate does the RFC 4180 quoting.
 
 use crate::table::{self, Grid};
@@ -11,8 +13,15 @@ use serverbench_results::env::Env;
 pub struct CsvExporter;
 
 impl Exporter for CsvExporter {
+    /// The summary rows; after laps over several machines, an empty line and the per-host
+    /// rows (a second table with its own header).
     fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
-        write(&table::csv_grid(summary, env))
+        let mut out = write(&table::csv_grid(summary, env));
+        if let Some(hosts) = table::hosts_csv(summary) {
+            out.push('\n');
+            out.push_str(&write(&hosts));
+        }
+        out
     }
 
     fn render_comparison(

@@ -98,8 +98,7 @@ impl Exporter for HtmlExporter<'_> {
         }
         let _ = write!(
             out,
-            "Latency: median over laps of each percentile.</footer>\n\
-             <script>{SORT_SCRIPT}</script>\n</body></html>\n"
+            "</footer>\n<script>{SORT_SCRIPT}</script>\n</body></html>\n"
         );
         out
     }
@@ -259,6 +258,15 @@ fn section(
         esc(&load_line(table, records))
     );
     grid(out, &table::summary_grid(summary, table, None, View::Page));
+    if let (Some(h), Some(l)) = (
+        table::hosts_grid(summary, table, View::Page),
+        table::host_laps_grid(summary, table),
+    ) {
+        out.push_str("<h3>Per client host</h3>\n");
+        grid(out, &h);
+        out.push_str("<h3>Per lap</h3>\n");
+        grid(out, &l);
+    }
     out.push_str("<div class=\"figs\">");
     for fig in figs {
         embed(out, fig);

@@ -32,6 +32,15 @@ impl Exporter for MarkdownExporter {
             if let Some(b) = &t.baseline {
                 out.push_str(&format!("\nSpeed factor relative to {}.\n", escape(b)));
             }
+            if let (Some(h), Some(l)) = (
+                table::hosts_grid(summary, t, self.view),
+                table::host_laps_grid(summary, t),
+            ) {
+                out.push_str("\nPer client host:\n\n");
+                out.push_str(&grid(&h));
+                out.push_str("\nPer lap:\n\n");
+                out.push_str(&grid(&l));
+            }
             out.push('\n');
         }
         for t in table::scaling_tables(summary) {

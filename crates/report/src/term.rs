@@ -25,9 +25,14 @@ impl Exporter for TermExporter {
         for t in &summary.tables {
             out.push_str(&title(t));
             out.push_str(&grid(&table::summary_grid(summary, t, env, self.view)));
+            out.push_str(&hosts(summary, t, self.view));
             out.push('\n');
         }
         out.push_str(&scaling(summary, self.view));
+        if let Some(note) = table::latency_note(summary) {
+            out.push_str(&textwrap::fill(&note, WIDTH));
+            out.push_str("\n\n");
+        }
         if !summary.warnings.is_empty() {
             out.push_str("Warnings:\n");
             for w in &summary.warnings {
@@ -69,6 +74,22 @@ fn bullet(text: &str) -> String {
     let mut out = textwrap::fill(text, options);
     out.push('\n');
     out
+}
+
+/// Under a table whose laps ran over several machines: each client host's share of each lap,
+/// then each lap's server host, start skew and controller CPU.
+fn hosts(summary: &Summary, t: &Table, view: View) -> String {
+    let (Some(h), Some(l)) = (
+        table::hosts_grid(summary, t, view),
+        table::host_laps_grid(summary, t),
+    ) else {
+        return String::new();
+    };
+    format!(
+        "\n  per client host:\n{}\n  per lap:\n{}",
+        grid(&h),
+        grid(&l)
+    )
 }
 
 /// The scaling tables of a core sweep, each split into several blocks when it would be wider

@@ -98,6 +98,13 @@ pub struct HostsLap {
 pub struct ClientLap {
     /// Its inventory name.
     pub host: String,
+    /// Its share of the lap's connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
+    /// When it started measuring, in milliseconds after the earliest client host (host
+    /// clocks): the spread of these is the lap's `start_skew_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_offset_ms: Option<f64>,
     /// What it measured.
     pub load: Measurement,
 }

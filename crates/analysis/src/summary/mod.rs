@@ -5,8 +5,11 @@
 //! Rules (documented here once, relied on by the exporters):
 //! - Only laps with status `ok` feed the figures; failed laps are counted and the first failure
 //!   is kept. Nothing is deleted: outlier laps become warnings.
-//! - Per-lap figures (req/s, latency p50/p99, MB/s, Mbps, cores, CPU µs/request) are combined
-//!   by their median across laps; peak RSS is the maximum over laps; counts are summed.
+//! - Per-lap figures (req/s, MB/s, Mbps, cores, CPU µs/request) are combined by their median
+//!   across laps; peak RSS is the maximum over laps; counts are summed.
+//! - Latency percentiles (p50, p90, p99, p99.9, max) come from the exact merge of the laps'
+//!   HdrHistograms when every lap has one, otherwise from the median of the laps' figures
+//!   ([`latency`]; `latency_source` says which).
 //! - MB is 10^6 bytes; Mbps is 10^6 bits per second.
 //! - The speed factor is `median(server) / median(baseline)` in the same table, with a
 //!   bootstrap interval of that ratio resampling each side's laps independently
@@ -16,6 +19,10 @@
 //!
 //! Warnings are not made here: [`crate::diagnostics::diagnose`] makes every one of them in one
 //! pass, and [`crate::analyze`] returns the summary with them.
+
+mod latency;
+
+pub use latency::LatencySource;
 
 use crate::stats::{self, Interval, Stats};
 use serde::Serialize;
@@ -43,6 +50,9 @@ pub struct Summary {
     /// Core sweeps: req/s against server CPUs per server (empty without a sweep).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<crate::scaling::Scaling>,
+    /// Laps over several machines (`run --hosts`): each client host's share (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<crate::hosts::HostsLapSummary>,
 }
 
 /// One scenario x load profile.
@@ -91,7 +101,13 @@ pub struct ServerSummary {
     /// CV above [`stats::NOISY_CV`].
     pub noisy: bool,
     pub latency_p50_us: Option<f64>,
+    pub latency_p90_us: Option<f64>,
     pub latency_p99_us: Option<f64>,
+    pub latency_p999_us: Option<f64>,
+    pub latency_max_us: Option<f64>,
+    /// Whether the latency figures are the merge of every lap's histogram or the median of the
+    /// laps' figures (some lap had no histogram); `None` without latency.
+    pub latency_source: Option<LatencySource>,
     pub throughput_mb_s: Option<f64>,
     /// TCP modes only.
     pub mbps_down: Option<f64>,
@@ -138,6 +154,12 @@ pub enum WarningKind {
     StopsScaling,
     /// The server declares deviations from the contract (its manifest's `[deviations]`).
     KnownDeviation,
+    /// A client host of a lap over several machines saturated (named).
+    HostSaturated,
+    /// The client hosts started measuring more than 1 ms apart.
+    StartSkew,
+    /// A client host's share of the requests is off its share of the connections.
+    HostShare,
 }
 
 impl WarningKind {
@@ -175,6 +197,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         tables,
         warnings: Vec::new(),
         scaling: crate::scaling::scaling(records),
+        hosts: crate::hosts::breakdown(records),
     }
 }
 
@@ -306,12 +329,7 @@ fn mbps(m: &Measurement, down: bool) -> Option<f64> {
 }
 
 fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> ServerSummary {
-    let mut ok: Vec<OkLap> = laps
-        .iter()
-        .filter(|r| r.status == LapStatus::Ok)
-        .filter_map(|r| Some((*r, r.load.as_ref()?)))
-        .collect();
-    ok.sort_by_key(|(r, _)| r.lap);
+    let ok = ok_laps(laps);
     let failed: Vec<&LapRecord> = laps
         .iter()
         .copied()
@@ -335,6 +353,8 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
         stats::DEFAULT_RESAMPLES,
         seed,
     );
+    let cell = latency::cell_latency(&ok);
+    let latency = |f: fn(&latency::CellLatency) -> Option<f64>| f(&cell).filter(|_| per_request);
     let server = |f: fn(&ServerStats) -> Option<f64>| {
         move |r: &LapRecord, _: &Measurement| f(r.server_stats.as_ref()?)
     };
@@ -352,8 +372,12 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
         noisy: rps.is_some_and(|s| s.is_noisy()),
         rps,
         lap_rps,
-        latency_p50_us: median_by(&ok, |_, m| m.latency_us.p50).filter(|_| per_request),
-        latency_p99_us: median_by(&ok, |_, m| m.latency_us.p99).filter(|_| per_request),
+        latency_p50_us: latency(|l| l.p50),
+        latency_p90_us: latency(|l| l.p90),
+        latency_p99_us: latency(|l| l.p99),
+        latency_p999_us: latency(|l| l.p999),
+        latency_max_us: latency(|l| l.max),
+        latency_source: cell.source.filter(|_| per_request),
         throughput_mb_s: median_by(&ok, |_, m| {
             per_second(m.bytes_read? as f64 / BYTES_PER_MB, m.duration_s?)
         }),
@@ -380,6 +404,17 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
         speed_factor: None,
         rank: None,
     }
+}
+
+/// The successful laps with their measurement, by lap number.
+fn ok_laps<'a>(laps: &[&'a LapRecord]) -> Vec<OkLap<'a>> {
+    let mut ok: Vec<OkLap> = laps
+        .iter()
+        .filter(|r| r.status == LapStatus::Ok)
+        .filter_map(|r| Some((*r, r.load.as_ref()?)))
+        .collect();
+    ok.sort_by_key(|(r, _)| r.lap);
+    ok
 }
 
 /// `amount / seconds`, `None` when the duration is not positive.

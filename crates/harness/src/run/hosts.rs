@@ -350,6 +350,10 @@ pub fn lap_record(h: &HostsRun, load: &HostsLoad) -> HostsLap {
         Ok(d) => (Some(d.start_skew_ms), &d.hosts),
         Err(f) => (None, &f.completed),
     };
+    let first = hosts
+        .iter()
+        .filter_map(|r| r.result.measure_start_unix_s)
+        .reduce(f64::min);
     HostsLap {
         server_host: h.server.name.clone(),
         start_skew_ms: skew,
@@ -358,6 +362,12 @@ pub fn lap_record(h: &HostsRun, load: &HostsLoad) -> HostsLap {
             .iter()
             .map(|r| ClientLap {
                 host: r.host.clone(),
+                connections: Some(r.result.connections),
+                start_offset_ms: r
+                    .result
+                    .measure_start_unix_s
+                    .zip(first)
+                    .map(|(t, t0)| (t - t0) * 1e3),
                 load: Measurement::from(&r.result),
             })
             .collect(),

@@ -5,14 +5,18 @@
 //! machines read (the CSV file, the HTML page's sort keys).
 
 mod compare;
+mod hosts;
+mod legend;
 mod scaling;
 mod summary;
 
 pub use compare::{comparison_csv, comparison_grid, unmatched};
+pub use hosts::{host_laps_grid, hosts_csv, hosts_grid, hosts_legend};
+pub use legend::{latency_note, legend};
 pub use scaling::{
     scaling_grid, scaling_grid_of, scaling_legend, scaling_tables, ScalingTable, SATURATED,
 };
-pub use summary::{csv_grid, legend, summary_grid, View};
+pub use summary::{csv_grid, summary_grid, View};
 
 use serverbench_analysis::stats::IntervalMethod;
 

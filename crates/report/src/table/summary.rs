@@ -85,10 +85,15 @@ enum Col {
     MbpsPerConnection,
     /// `16.63x (16.21–16.78)`.
     SpeedWithInterval,
+    // Appended to the CSV file:
+    P90,
+    P999,
+    LatencyMax,
+    LatencySource,
 }
 
 /// The CSV columns, in order. Scripts rely on them: only ever append.
-const CSV: [Col; 40] = {
+const CSV: [Col; 44] = {
     use Col::*;
     [
         Suite,
@@ -131,6 +136,10 @@ const CSV: [Col; 40] = {
         SpeedLow,
         SpeedHigh,
         FirstFailure,
+        P90,
+        P999,
+        LatencyMax,
+        LatencySource,
     ]
 };
 
@@ -211,6 +220,14 @@ impl Col {
             Col::SpeedLow => speed_bound(false),
             Col::SpeedHigh => speed_bound(true),
             Col::FirstFailure => Cell::plain(s.first_failure.clone().unwrap_or_default()),
+            Col::P90 => Cell::number(s.latency_p90_us, |v| num(Some(v))),
+            Col::P999 => Cell::number(s.latency_p999_us, |v| num(Some(v))),
+            Col::LatencyMax => Cell::number(s.latency_max_us, |v| num(Some(v))),
+            Col::LatencySource => Cell {
+                text: s.latency_source.map_or("", |l| l.label()).to_owned(),
+                raw: s.latency_source.map_or("", |l| l.name()).to_owned(),
+                hint: None,
+            },
             _ => return None,
         })
     }
@@ -354,6 +371,10 @@ fn key(col: Col) -> &'static str {
         Failures => "failures",
         MbpsInterval => "mbps_down_ci",
         MbpsPerConnection => "mbps_per_connection",
+        P90 => "latency_p90_us",
+        P999 => "latency_p999_us",
+        LatencyMax => "latency_max_us",
+        LatencySource => "latency_source",
     }
 }
 
@@ -524,34 +545,6 @@ pub fn csv_grid(summary: &Summary, env: Option<&Env>) -> Grid {
         })
         .collect();
     build(&CSV, &rows, |_| (None, false))
-}
-
-/// What the columns of the tables mean, one sentence each, for the formats with room for a
-/// legend (Markdown, HTML).
-pub fn legend(summary: &Summary) -> Vec<String> {
-    let mut out = vec![
-        format!(
-            "req/s: median of the laps. 95% CI: ± the larger half of the 95% bootstrap interval \
-             of the median; range: ± the larger half of the min..max of the laps, when fewer \
-             than {} laps succeeded.",
-            serverbench_analysis::stats::MIN_LAPS_FOR_BOOTSTRAP
-        ),
-        "speed: ratio of medians to the baseline, with its 95% interval where shown; `=` marks \
-         a rank shared with a server whose interval overlaps."
-            .to_owned(),
-        "errors: failed requests plus non-2xx responses. µs/req: server CPU time per request. \
-         RSS MB: peak of the server's process tree."
-            .to_owned(),
-    ];
-    if summary.tables.iter().any(|t| t.mode.is_stream()) {
-        out.push(
-            "Mbps/conn: Mbps down plus up, divided by the connections (tcpkali's \
-             \"Bandwidth per channel\")."
-                .to_owned(),
-        );
-    }
-    out.extend(super::scaling_legend(summary));
-    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,28 @@
+//! Test fixtures shared by the modules' tests.
+
+use serverbench_results::record::{LapRecord, LapStatus, LoadParams};
+use serverbench_results::{Mode, Tool};
+
+/// A successful HTTP lap of server `a` on `hello / c1` with no measurement yet.
+pub fn lap() -> LapRecord {
+    LapRecord {
+        suite: "s".into(),
+        server: "a".into(),
+        scenario: "hello".into(),
+        profile: "c1".into(),
+        lap: 1,
+        status: LapStatus::Ok,
+        failure: None,
+        tool: Tool::Serverbench,
+        started_at: String::new(),
+        wall_s: 1.0,
+        params: LoadParams {
+            mode: Mode::Http,
+            connections: 1,
+            ..LoadParams::default()
+        },
+        load: None,
+        server_stats: None,
+        hosts: None,
+    }
+}
