@@ -1,10 +1,12 @@
-//! h2load (Debian `nghttp2-client`) in HTTP/1.1 mode (`--h1`): paths rotate per request,
-//! `-m` pipelines. It reports min/max/mean/sd of request time but no percentiles: those stay
-//! unknown.
+//! h2load (Debian `nghttp2-client`): HTTP/1.1 (`--h1`, `-m` pipelines), HTTP/2 over TLS (an
+//! https URL: ALPN `h2`) and h2c (an http URL: prior knowledge), `-m` being the streams per
+//! connection; over TLS it does not check the certificate. Paths rotate per request. It reports
+//! min/max/mean/sd of request time but no percentiles: those stay unknown.
 
 use super::{mbps, Target, Tool, ToolError};
 use serverbench_engine::config::parse_duration;
 use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
+use serverbench_results::Protocol;
 
 /// Arguments after `h2load`.
 pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
@@ -14,15 +16,22 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
             why: "h2load's rate is connections per second, not requests".into(),
         });
     }
-    let mut a = vec![
-        "--h1".to_string(),
+    let in_flight = match p.protocol {
+        Protocol::H1 => p.pipeline,
+        Protocol::H2 | Protocol::H2c => p.streams.unwrap_or(1),
+    };
+    let mut a = Vec::new();
+    if p.protocol == Protocol::H1 {
+        a.push("--h1".to_string());
+    }
+    a.extend([
         "-c".into(),
         p.connections.to_string(),
         "-t".into(),
         p.threads.max(1).min(p.connections).to_string(),
         "-m".into(),
-        p.pipeline.max(1).to_string(),
-    ];
+        in_flight.max(1).to_string(),
+    ]);
     match (p.requests, p.duration_s) {
         (Some(n), _) => a.extend(["-n".into(), n.to_string()]),
         (None, Some(d)) => a.extend(["-D".into(), super::serverbench::millis(d)]),
@@ -33,7 +42,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
             })
         }
     }
-    let base = target.base_url();
+    let base = target.base_url_for(p, Tool::H2load)?;
     a.extend(p.paths.iter().map(|path| format!("{base}{path}")));
     Ok(a)
 }
@@ -155,6 +164,7 @@ mod tests {
             port: 8080,
             echo_port: None,
             tls_port: None,
+            ca_file: None,
         };
         let a = args(&p, &t).unwrap().join(" ");
         assert_eq!(

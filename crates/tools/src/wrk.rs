@@ -1,5 +1,6 @@
 //! wrk 4.x. A generated Lua script rotates the paths, pipelines when asked, and prints wrk's own
 //! summary and latency percentiles as one JSON line (`SERVERBENCH_WRK {...}`) from `done()`.
+//! An https lap goes to the TLS port: wrk speaks TLS through OpenSSL and checks no certificate.
 
 use super::{mbps, Target, Tool, ToolError};
 use serde::Deserialize;
@@ -66,7 +67,7 @@ pub fn args(p: &LoadParams, target: &Target, scratch: &Path) -> Result<Vec<Strin
         format!("{}s", (secs.max(1.0)).round() as u64),
         "-s".into(),
         script_path.display().to_string(),
-        format!("{}{first}", target.base_url()),
+        format!("{}{first}", target.base_url_for(p, Tool::Wrk)?),
     ])
 }
 
@@ -168,6 +169,7 @@ mod tests {
             port: 1,
             echo_port: None,
             tls_port: None,
+            ca_file: None,
         };
         assert!(args(&p, &t, &std::env::temp_dir()).is_err());
     }

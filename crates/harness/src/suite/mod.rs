@@ -7,8 +7,8 @@ use crate::catalog::toml_pos::{field_in_message, line_of, line_of_key};
 use crate::catalog::Feature;
 use serde::{Deserialize, Serialize};
 use serverbench_engine::config::{format_duration, parse_duration, BadDuration};
-pub use serverbench_results::Mode;
 use serverbench_results::Tool;
+pub use serverbench_results::{Mode, Protocol, TlsResume};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -63,8 +63,8 @@ pub enum AllServers {
     All,
 }
 
-/// One `[[scenario]]`: what is requested.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One `[[scenario]]`: what is requested, and over which protocol.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Label in results, e.g. `hello`, `routes`, `echo-stream`.
@@ -84,6 +84,27 @@ pub struct Scenario {
     /// Contract features a server must implement to run this scenario.
     #[serde(default, deserialize_with = "one_or_many")]
     pub requires: Vec<Feature>,
+    /// HTTP version on the wire: `h1` (default), `h2` (over TLS, ALPN) or `h2c` (prior
+    /// knowledge). `h2` needs the feature `h2`, `h2c` the feature `h2c`.
+    #[serde(default, skip_serializing_if = "Protocol::is_h1")]
+    pub protocol: Protocol,
+    /// HTTPS: the load goes to the server's `TLS_PORT`, trusting the run's certificate; needs
+    /// the feature `tls` (implied by `protocol = "h2"`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tls: bool,
+    /// A new connection per request (handshakes per second over TLS).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub new_conn: bool,
+    /// With `new_conn` over TLS: `tickets`, `ids` or `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_resume: Option<TlsResume>,
+    /// HTTP/2: concurrent streams per connection (h2load's `-m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One `[[profile]]`: how hard.
@@ -232,50 +253,130 @@ mod opt_duration {
 impl Scenario {
     /// The built-in scenarios of the ad-hoc form (`serverbench run --scenario NAME`).
     pub fn builtin(name: &str) -> Option<Scenario> {
-        let http = |paths: &[&str], f: Feature| Scenario {
+        let http = |paths: &[&str], f: &[Feature]| Scenario {
             name: name.to_string(),
-            mode: Mode::Http,
             paths: paths.iter().map(|p| p.to_string()).collect(),
-            message: None,
-            size: None,
-            requires: vec![f],
+            requires: f.to_vec(),
+            ..Scenario::default()
         };
+        let tls = |mut s: Scenario| {
+            s.tls = true;
+            s
+        };
+        let new_conn = |mut s: Scenario, resume: TlsResume| {
+            s.new_conn = true;
+            s.tls_resume = Some(resume);
+            s
+        };
+        let over = |mut s: Scenario, p: Protocol| {
+            s.tls = p == Protocol::H2;
+            s.protocol = p;
+            s
+        };
+        let (hello, routes) = (&["/hello"][..], &["/hey", "/hell", "/hello", "/about"][..]);
+        let payload = &["/payload"][..];
         Some(match name {
-            "hello" => http(&["/hello"], Feature::Hello),
-            "routes" => http(&["/hey", "/hell", "/hello", "/about"], Feature::Routes),
-            "json" => http(&["/json"], Feature::Json),
-            "payload" => http(&["/payload"], Feature::Payload),
-            "pingpong" => http(&["/pingpong"], Feature::Pingpong),
+            "hello" => http(hello, &[Feature::Hello]),
+            "routes" => http(routes, &[Feature::Routes]),
+            "json" => http(&["/json"], &[Feature::Json]),
+            "payload" => http(payload, &[Feature::Payload]),
+            "pingpong" => http(&["/pingpong"], &[Feature::Pingpong]),
+            "https-hello" => tls(http(hello, &[Feature::Hello])),
+            "https-routes" => tls(http(routes, &[Feature::Routes])),
+            "https-payload" => tls(http(payload, &[Feature::Payload])),
+            "https-handshake" => new_conn(tls(http(hello, &[Feature::Hello])), TlsResume::Off),
+            "https-resume" => new_conn(tls(http(hello, &[Feature::Hello])), TlsResume::Tickets),
+            "h2-hello" => over(http(hello, &[Feature::Hello]), Protocol::H2),
+            "h2c-hello" => over(http(hello, &[Feature::Hello]), Protocol::H2c),
+            "h2-payload" => over(http(payload, &[Feature::Payload]), Protocol::H2),
+            "h2c-payload" => over(http(payload, &[Feature::Payload]), Protocol::H2c),
             "echo-stream" => Scenario {
                 name: name.to_string(),
                 mode: Mode::TcpStream,
-                paths: vec![],
                 message: Some("hello world".to_string()),
-                size: None,
                 requires: vec![Feature::Echo],
+                ..Scenario::default()
             },
             "echo-pingpong" => Scenario {
                 name: name.to_string(),
                 mode: Mode::TcpPingpong,
-                paths: vec![],
-                message: None,
                 size: Some(64),
                 requires: vec![Feature::Echo],
+                ..Scenario::default()
             },
             _ => return None,
         })
     }
 
     /// Names accepted by [`Scenario::builtin`].
-    pub const BUILTIN: [&'static str; 7] = [
+    pub const BUILTIN: [&'static str; 16] = [
         "hello",
         "routes",
         "json",
         "payload",
         "pingpong",
+        "https-hello",
+        "https-routes",
+        "https-payload",
+        "https-handshake",
+        "https-resume",
+        "h2-hello",
+        "h2c-hello",
+        "h2-payload",
+        "h2c-payload",
         "echo-stream",
         "echo-pingpong",
     ];
+
+    /// The transport feature the scenario's protocol needs: `tls`, `h2` or `h2c`.
+    pub fn transport_feature(&self) -> Option<Feature> {
+        match (self.protocol, self.tls) {
+            (Protocol::H2, _) => Some(Feature::H2),
+            (Protocol::H2c, _) => Some(Feature::H2c),
+            (Protocol::H1, true) => Some(Feature::Tls),
+            (Protocol::H1, false) => None,
+        }
+    }
+
+    /// Every feature a server needs to run the scenario: `requires` and its transport.
+    pub fn needs(&self) -> Vec<Feature> {
+        let mut v = self.requires.clone();
+        v.extend(self.transport_feature());
+        v.dedup();
+        v
+    }
+
+    /// Checks the protocol keys; returns the key (within the scenario) and the message.
+    fn validate_protocol(&self) -> Result<(), (&'static str, &'static str)> {
+        let transport = self.protocol != Protocol::H1 || self.tls || self.new_conn;
+        if self.mode != Mode::Http && (transport || self.streams.is_some()) {
+            return Err((
+                "protocol",
+                "protocol, tls, new_conn and streams apply to http only",
+            ));
+        }
+        if self.protocol == Protocol::H2c && self.tls {
+            return Err((
+                "tls",
+                "h2c is HTTP/2 without TLS; over TLS it is protocol = \"h2\"",
+            ));
+        }
+        if self.tls_resume.is_some() && !(self.tls && self.new_conn) {
+            return Err((
+                "tls_resume",
+                "needs tls = true and new_conn = true (keep-alive connections handshake once)",
+            ));
+        }
+        match self.streams {
+            Some(_) if !self.protocol.is_h2() => Err(("streams", "applies to h2 and h2c only")),
+            Some(0) => Err(("streams", "must be at least 1")),
+            Some(m) if m > 1 && self.new_conn => Err((
+                "streams",
+                "cannot be combined with new_conn (one request per connection)",
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Profile {
@@ -333,6 +434,10 @@ impl Suite {
     /// Parses and validates suite text; `file` names the source in errors.
     pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
         let mut suite: Suite = toml::from_str(text).map_err(|e| toml_error(text, file, &e))?;
+        for s in &mut suite.scenarios {
+            // h2 is HTTP/2 over TLS: recorded as such.
+            s.tls |= s.protocol == Protocol::H2;
+        }
         for p in &mut suite.profiles {
             if p.name.is_empty() {
                 p.name = p.default_name();
@@ -384,7 +489,11 @@ impl Suite {
             if s.mode != Mode::Http && !s.paths.is_empty() {
                 return bad(&k("paths"), "paths only apply to http");
             }
+            if let Err((key, message)) = s.validate_protocol() {
+                return bad(&k(key), message);
+            }
         }
+        self.validate_combinations()?;
         for (i, p) in self.profiles.iter().enumerate() {
             let k = |f: &str| format!("profile[{}].{f}", i + 1);
             if p.connections == 0 {
@@ -473,13 +582,30 @@ impl Suite {
         }
     }
 
-    /// Every feature some scenario requires.
+    /// Profiles that cannot apply to a scenario's protocol: pipelining over HTTP/2 (streams
+    /// are its requests in flight), pipelining, a rate or a request count with `new_conn`.
+    fn validate_combinations(&self) -> Result<(), (String, String)> {
+        for (i, p) in self.profiles.iter().enumerate() {
+            let k = |f: &str| format!("profile[{}].{f}", i + 1);
+            for s in &self.scenarios {
+                let why = match () {
+                    _ if p.pipeline > 1 && s.protocol.is_h2() => {
+                        "pipeline does not apply to HTTP/2"
+                    }
+                    _ if p.pipeline > 1 && s.new_conn => "pipeline does not apply to new_conn",
+                    _ if p.rate.is_some() && s.new_conn => "a rate does not apply to new_conn",
+                    _ => continue,
+                };
+                let key = if p.pipeline > 1 { "pipeline" } else { "rate" };
+                return Err((k(key), format!("{why} (scenario `{}`)", s.name)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every feature some scenario requires, transports included.
     pub fn required_features(&self) -> Vec<Feature> {
-        let mut v: Vec<Feature> = self
-            .scenarios
-            .iter()
-            .flat_map(|s| s.requires.iter().copied())
-            .collect();
+        let mut v: Vec<Feature> = self.scenarios.iter().flat_map(Scenario::needs).collect();
         v.sort();
         v.dedup();
         v
