@@ -1,12 +1,13 @@
 //! serverbench-analysis owns the statistics of a results folder: [`stats`] (medians, bootstrap
 //! intervals, ranks), [`summary`] (one table per scenario x profile), [`diagnostics`] (every
-//! warning, in one pass), [`scaling`] (core sweeps) and [`compare`] (two folders, server by
+//! warning, in one pass), [`protocol`] (laps over TLS and HTTP/2), [`scaling`] (core sweeps) and [`compare`] (two folders, server by
 //! server).
 //!
 //! Pure functions over [`serverbench_results`] values: no I/O, no processes, no printing.
 
 pub mod compare;
 pub mod diagnostics;
+pub mod protocol;
 pub mod scaling;
 pub mod stats;
 pub mod summary;

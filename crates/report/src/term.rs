@@ -214,6 +214,7 @@ mod tests {
             profile: "c1".into(),
             mode: serverbench_results::Mode::Http,
             connections: 1,
+            transport: String::new(),
             baseline: None,
             servers: Vec::new(),
         };

@@ -172,4 +172,63 @@ mod tests {
             "--h1 -c 100 -t 1 -m 1 -D 10000ms http://127.0.0.1:8080/hey http://127.0.0.1:8080/hell"
         );
     }
+
+    fn target() -> Target {
+        Target {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            echo_port: None,
+            tls_port: Some(8443),
+            ca_file: None,
+        }
+    }
+
+    fn hello(protocol: Protocol, tls: bool, streams: Option<u32>) -> LoadParams {
+        LoadParams {
+            paths: vec!["/hello".into()],
+            connections: 10,
+            threads: 1,
+            duration_s: Some(2.0),
+            pipeline: 1,
+            protocol,
+            tls,
+            streams,
+            ..LoadParams::default()
+        }
+    }
+
+    #[test]
+    fn h2_goes_over_tls_h2c_over_http_and_https_h1_keeps_h1() {
+        let a = |p: LoadParams| args(&p, &target()).unwrap().join(" ");
+        assert_eq!(
+            a(hello(Protocol::H2, true, Some(16))),
+            "-c 10 -t 1 -m 16 -D 2000ms https://127.0.0.1:8443/hello"
+        );
+        assert_eq!(
+            a(hello(Protocol::H2c, false, Some(100))),
+            "-c 10 -t 1 -m 100 -D 2000ms http://127.0.0.1:8080/hello"
+        );
+        assert_eq!(
+            a(hello(Protocol::H1, true, None)),
+            "--h1 -c 10 -t 1 -m 1 -D 2000ms https://127.0.0.1:8443/hello"
+        );
+    }
+
+    #[test]
+    fn captured_h2_h2c_and_https_outputs_parse_into_measurements() {
+        let h2 = parse(include_str!("../tests/fixtures/tools/h2load-h2.txt")).unwrap();
+        assert_eq!(
+            (h2.requests, h2.rps, h2.errors_total, h2.non_2xx),
+            (Some(184_577), Some(92_288.5), Some(0), Some(0))
+        );
+        assert_eq!(
+            (h2.bytes_read, h2.latency_us.mean),
+            (Some(13_659_188), Some(992.0))
+        );
+        let h2c = parse(include_str!("../tests/fixtures/tools/h2load-h2c.txt")).unwrap();
+        assert_eq!((h2c.requests, h2c.duration_s), (Some(56_585), Some(2.0)));
+        assert_eq!(h2c.latency_us.max, Some(29_610.0));
+        let h1 = parse(include_str!("../tests/fixtures/tools/h2load-https-h1.txt")).unwrap();
+        assert_eq!((h1.requests, h1.rps), (Some(58_958), Some(29_479.0)));
+    }
 }

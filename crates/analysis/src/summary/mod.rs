@@ -43,6 +43,9 @@ pub struct Summary {
     /// Core sweeps: req/s against server CPUs per server (empty without a sweep).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<crate::scaling::Scaling>,
+    /// Laps over TLS or HTTP/2: what was negotiated, handshakes, streams, the h2/h1 ratio.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub protocols: Vec<crate::protocol::ProtocolRow>,
 }
 
 /// One scenario x load profile.
@@ -53,6 +56,10 @@ pub struct Table {
     /// `http`, `tcp-stream` or `tcp-pingpong` (from the first lap).
     pub mode: Mode,
     pub connections: u32,
+    /// How the laps travelled (from the first lap), e.g. `https`, `h2 m16`; empty for
+    /// HTTP/1.1 keep-alive over plain TCP.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub transport: String,
     /// The server the speed factors of this table are relative to.
     pub baseline: Option<String>,
     /// Rows sorted by rank, then median req/s (highest first); unranked rows last.
@@ -138,6 +145,13 @@ pub enum WarningKind {
     StopsScaling,
     /// The server declares deviations from the contract (its manifest's `[deviations]`).
     KnownDeviation,
+    /// Resumption was asked and the server resumed no TLS handshake.
+    NoResumption,
+    /// New connections per request over TLS with the client saturated: the handshake rate is
+    /// the client's.
+    HandshakeClientBound,
+    /// HTTP/2 streams refused, GOAWAYs or protocol errors.
+    H2Refused,
 }
 
 impl WarningKind {
@@ -145,7 +159,10 @@ impl WarningKind {
     /// `cpu` (the figure of the warning's scenario and profile).
     pub fn figure(self) -> &'static str {
         match self {
-            WarningKind::UnusedCpus | WarningKind::NeitherBusy | WarningKind::StopsScaling => "cpu",
+            WarningKind::UnusedCpus
+            | WarningKind::NeitherBusy
+            | WarningKind::StopsScaling
+            | WarningKind::HandshakeClientBound => "cpu",
             WarningKind::LongTail => "latency",
             WarningKind::RssGrowth => "rss",
             _ => "rps",
@@ -175,6 +192,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         tables,
         warnings: Vec::new(),
         scaling: crate::scaling::scaling(records),
+        protocols: crate::protocol::protocol_rows(records),
     }
 }
 
@@ -219,6 +237,7 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
         profile: first.profile.clone(),
         mode: first.params.mode,
         connections: first.params.connections,
+        transport: first.params.transport_label(),
         baseline: None,
         servers: Vec::new(),
     };
