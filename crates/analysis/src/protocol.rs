@@ -26,7 +26,8 @@ pub struct TlsFigures {
     pub handshakes_resumed: u64,
     /// Median over the laps.
     pub handshakes_per_s: Option<f64>,
-    /// Server CPU per handshake (its request included), median over the laps.
+    /// With a new connection per request: server CPU per handshake (its request included),
+    /// median over the laps.
     pub server_cpu_us_per_handshake: Option<f64>,
     /// Client CPU per handshake (the engine's), median over the laps.
     pub client_cpu_us_per_handshake: Option<f64>,
@@ -137,9 +138,11 @@ fn tls_figures(laps: &[&LapRecord]) -> TlsFigures {
         .iter()
         .filter_map(|r| Some((*r, r.load.as_ref()?.tls.as_ref()?)))
         .collect();
+    // Per handshake only with a connection per request: keep-alive laps handshake once per
+    // connection, and their server CPU is the requests'.
     let server_cpu = |(r, t): &(&LapRecord, &serverbench_engine::result::TlsResult)| {
         let cpu = r.server_stats.as_ref()?.cpu_s;
-        (t.handshakes > 0).then(|| cpu * 1e6 / t.handshakes as f64)
+        (r.params.new_conn && t.handshakes > 0).then(|| cpu * 1e6 / t.handshakes as f64)
     };
     TlsFigures {
         version: blocks.iter().find_map(|(_, t)| t.version.clone()),
@@ -262,11 +265,19 @@ fn refused(row: &ProtocolRow, h: &H2Figures, at: &str) -> Option<Warning> {
             format!("allows {m} concurrent streams")
         });
     let message = format!(
-        "{at}: over {} with {} streams per connection the server refused {} streams \
+        "{at}: over {} with {} per connection the server refused {} streams \
          (REFUSED_STREAM), sent {} GOAWAYs and caused {} HTTP/2 protocol errors; it {limit}. \
          Refused streams are retried requests the figure does not count, and each GOAWAY \
          costs a new connection: ask for fewer streams than its limit, or raise the limit.",
-        row.protocol, h.streams, h.refused_streams, h.goaways, h.protocol_errors
+        row.protocol,
+        if h.streams == 1 {
+            "1 stream".to_owned()
+        } else {
+            format!("{} streams", h.streams)
+        },
+        h.refused_streams,
+        h.goaways,
+        h.protocol_errors
     );
     Some(warning(row, WarningKind::H2Refused, message))
 }

@@ -27,6 +27,11 @@ impl Exporter for TermExporter {
             out.push_str(&grid(&table::summary_grid(summary, t, env, self.view)));
             out.push('\n');
         }
+        for (heading, g) in protocol_grids(summary) {
+            out.push_str(&format!("{heading}\n"));
+            out.push_str(&grid(&g));
+            out.push('\n');
+        }
         out.push_str(&scaling(summary, self.view));
         if !summary.warnings.is_empty() {
             out.push_str("Warnings:\n");
@@ -118,6 +123,21 @@ fn fitting(t: &table::ScalingTable, view: View) -> Vec<Vec<u32>> {
 }
 
 /// `hello / c50 (http, 50 connections), speed vs node/express`.
+/// The TLS and HTTP/2 tables, with their headings (none when no lap used them).
+pub(crate) fn protocol_grids(summary: &Summary) -> Vec<(&'static str, Grid)> {
+    let tls = table::tls_grid(summary).map(|g| ("TLS handshakes and what they negotiated", g));
+    let h2 = table::h2_grid(summary).map(|g| ("HTTP/2 against HTTP/1.1 on the same transport", g));
+    tls.into_iter().chain(h2).collect()
+}
+
+/// The table's mode, or how its laps travelled when not plain HTTP/1.1 keep-alive.
+pub(crate) fn transport(t: &Table) -> String {
+    match t.transport.as_str() {
+        "" => t.mode.to_string(),
+        how => how.to_owned(),
+    }
+}
+
 fn title(t: &Table) -> String {
     let baseline = t
         .baseline
@@ -127,7 +147,7 @@ fn title(t: &Table) -> String {
         "{} / {} ({}, {}){baseline}\n",
         t.scenario,
         t.profile,
-        t.mode,
+        transport(t),
         count(t.connections, "connection")
     )
 }

@@ -5,10 +5,12 @@
 //! machines read (the CSV file, the HTML page's sort keys).
 
 mod compare;
+mod protocol;
 mod scaling;
 mod summary;
 
 pub use compare::{comparison_csv, comparison_grid, unmatched};
+pub use protocol::{h2_grid, protocol_legend, tls_grid};
 pub use scaling::{
     scaling_grid, scaling_grid_of, scaling_legend, scaling_tables, ScalingTable, SATURATED,
 };

@@ -550,6 +550,7 @@ pub fn legend(summary: &Summary) -> Vec<String> {
                 .to_owned(),
         );
     }
+    out.extend(super::protocol_legend(summary));
     out.extend(super::scaling_legend(summary));
     out
 }
