@@ -104,7 +104,7 @@ pub fn protocol_rows(records: &[LapRecord]) -> Vec<ProtocolRow> {
             let p = &g[0].params;
             let rps = median_rps(g);
             let h2 = p.protocol.is_h2().then(|| {
-                let h1 = all.iter().find(|o| is_h1_partner(&o[0], g[0]));
+                let h1 = all.iter().find(|o| is_h1_partner(o[0], g[0]));
                 h2_figures(g, rps, h1.and_then(|o| median_rps(o)))
             });
             ProtocolRow {
