@@ -78,3 +78,45 @@ impl fmt::Display for TlsResume {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::LoadParams;
+
+    #[test]
+    fn params_recorded_before_the_protocol_keys_load_as_plain_http11_and_write_back_unchanged() {
+        let old = r#"{"mode":"http","paths":["/hello"],"connections":50,"threads":0,
+          "duration_s":3.0,"requests":null,"pipeline":1,"rate":null,"warmup_s":1.0,
+          "message":null,"size":null}"#;
+        let p: LoadParams = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (p.protocol, p.tls, p.new_conn),
+            (Protocol::H1, false, false)
+        );
+        assert_eq!(
+            (p.tls_resume, p.streams, p.transport_label()),
+            (None, None, String::new())
+        );
+        let again = serde_json::to_string(&p).unwrap();
+        assert!(
+            !again.contains("protocol") && !again.contains("tls"),
+            "{again}"
+        );
+    }
+
+    #[test]
+    fn protocol_keys_are_written_in_their_spelling() {
+        let p = LoadParams {
+            protocol: Protocol::H2c,
+            streams: Some(16),
+            ..LoadParams::default()
+        };
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(
+            json.ends_with(r#""protocol":"h2c","streams":16}"#),
+            "{json}"
+        );
+        assert_eq!(p.transport_label(), "h2c m16");
+    }
+}
