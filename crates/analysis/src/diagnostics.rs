@@ -14,7 +14,9 @@
 //! - a long latency tail or a second mode ([`LONG_TAIL_RATIO`]);
 //! - RSS that kept growing through every lap ([`RSS_GROWTH_FRACTION`], [`RSS_GROWTH_MIN_MB`]);
 //! - a server much slower on `/pingpong` than on `/payload` ([`MESSAGE_PASSING_RATIO`]);
-//! - neither the client nor the server busy ([`IDLE_CPU_FRACTION`]).
+//! - neither the client nor the server busy ([`IDLE_CPU_FRACTION`]);
+//! - over TLS and HTTP/2 ([`crate::protocol`]): a server that never resumes when asked, a
+//!   handshake rate bound by the client, refused streams and GOAWAYs.
 
 use crate::stats;
 use crate::summary::{ServerSummary, Summary, Table, Warning, WarningKind};
@@ -71,6 +73,7 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
     }
     out.extend(message_passing(summary, records));
     out.extend(summary.scaling.iter().filter_map(stops_scaling));
+    out.extend(crate::protocol::diagnose(&summary.protocols, records));
     out.extend(known_deviations(summary, env));
     out
 }

@@ -1,7 +1,8 @@
 //! serverbench-analysis owns the statistics of a results folder: [`stats`] (medians, bootstrap
 //! intervals, ranks), [`summary`] (one table per scenario x profile), [`diagnostics`] (every
-//! warning, in one pass), [`scaling`] (core sweeps) and [`compare`] (two folders, server by
-//! server), and [`hosts`] (the per-host breakdown of laps over several machines).
+//! warning, in one pass), [`protocol`] (laps over TLS and HTTP/2), [`scaling`] (core sweeps),
+//! [`compare`] (two folders, server by server) and [`hosts`] (the per-host breakdown of laps
+//! over several machines).
 //!
 //! Pure functions over [`serverbench_results`] values: no I/O, no processes, no printing.
 
@@ -11,6 +12,7 @@ pub mod diagnostics;
 mod fixture;
 pub mod host_warnings;
 pub mod hosts;
+pub mod protocol;
 pub mod scaling;
 pub mod stats;
 pub mod summary;

@@ -185,6 +185,25 @@ async fn get_now(send: SendRequest<Bytes>, base: &str, path: &str) -> Result<Res
 
 /// Every HTTP/2 check over `t` for the declared features.
 pub fn check_all(t: Transport<'_>, features: &[Feature]) -> Vec<Check> {
+    block_on(t, run(t, features))
+}
+
+/// The quick check before a run's HTTP/2 laps: the connection, then one GET per declared
+/// endpoint.
+pub fn quick(t: Transport<'_>, features: &[Feature]) -> Vec<Check> {
+    block_on(t, async {
+        let mut out = vec![check_connection(t).await];
+        if out[0].passed() {
+            for e in declared(features) {
+                out.push(check_endpoint(t, e, true).await);
+            }
+        }
+        out
+    })
+}
+
+/// Runs `checks` on a runtime of their own and names them with `t`'s suffix.
+fn block_on(t: Transport<'_>, checks: impl std::future::Future<Output = Vec<Check>>) -> Vec<Check> {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -195,7 +214,7 @@ pub fn check_all(t: Transport<'_>, features: &[Feature]) -> Vec<Check> {
             return vec![Check::new(format!("HTTP/2 client{}", t.suffix()), vec![d])];
         }
     };
-    let mut out = runtime.block_on(run(t, features));
+    let mut out = runtime.block_on(checks);
     for c in &mut out {
         c.name.push_str(t.suffix());
     }

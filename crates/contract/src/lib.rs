@@ -274,6 +274,60 @@ pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     }
 }
 
+/// The quick check over a transport a run's laps use (`tls`, `h2` or `h2c`): one request per
+/// declared endpoint over TLS (ALPN `http/1.1`), HTTP/2 over TLS (ALPN `h2`) or h2c. Any other
+/// feature, or a transport without its address, is a failed check.
+pub fn quick_over(targets: &Targets, features: &[Feature], over: Feature) -> VerifyReport {
+    let missing = |port: &str| {
+        let d = Diff::new(
+            "address",
+            format!("{port} to check {over} on"),
+            "none given",
+        );
+        vec![Check::new(format!("{over} transport"), vec![d])]
+    };
+    let checks = match (over, &targets.tls, targets.http) {
+        (Feature::Tls, Some(t), _) => quick_tls(t, features),
+        (Feature::H2, Some(t), _) => match tls::TlsClient::new(t, &[b"h2"], tls::Versions::Any) {
+            Ok(client) => http2::quick(http2::Transport::Tls(t.addr, &client), features),
+            Err(e) => vec![tls_client_failed(&e, " over h2")],
+        },
+        (Feature::H2c, _, Some(addr)) => http2::quick(http2::Transport::Cleartext(addr), features),
+        (Feature::Tls | Feature::H2, None, _) => missing("TLS_PORT"),
+        (Feature::H2c, _, None) => missing("PORT"),
+        _ => vec![Check::new(
+            format!("{over} transport"),
+            vec![Diff::new("transport", "tls, h2 or h2c", over.as_str())],
+        )],
+    };
+    VerifyReport {
+        server: String::new(),
+        checks,
+        log_path: None,
+    }
+}
+
+fn quick_tls(t: &TlsTarget, features: &[Feature]) -> Vec<Check> {
+    let client = match tls::TlsClient::new(t, &[b"http/1.1"], tls::Versions::Any) {
+        Ok(c) => c,
+        Err(e) => return vec![tls_client_failed(&e, over_tls::SUFFIX)],
+    };
+    let to = Dial::tls(t.addr, &client);
+    let mut out: Vec<Check> = checks::declared(features)
+        .iter()
+        .map(|e| checks::check_endpoint(to, e, true))
+        .collect();
+    for c in &mut out {
+        c.name.push_str(over_tls::SUFFIX);
+    }
+    out
+}
+
+fn tls_client_failed(e: &tls::TlsError, suffix: &str) -> Check {
+    let d = Diff::error("TLS client", "a client trusting the certificate", e);
+    Check::new(format!("TLS client{suffix}"), vec![d])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

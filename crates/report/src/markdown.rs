@@ -43,6 +43,11 @@ impl Exporter for MarkdownExporter {
             }
             out.push('\n');
         }
+        for (heading, g) in crate::term::protocol_grids(summary) {
+            out.push_str(&format!("### {heading}\n\n"));
+            out.push_str(&grid(&g));
+            out.push('\n');
+        }
         for t in table::scaling_tables(summary) {
             out.push_str(&format!(
                 "### {} · {}: req/s by server cores\n\n",
@@ -91,7 +96,7 @@ fn title(t: &Table) -> String {
         "### {} · {} ({}, {})\n\n",
         escape(&t.scenario),
         escape(&t.profile),
-        t.mode,
+        escape(&crate::term::transport(t)),
         count(t.connections, "connection")
     )
 }

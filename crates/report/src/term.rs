@@ -28,6 +28,11 @@ impl Exporter for TermExporter {
             out.push_str(&hosts(summary, t, self.view));
             out.push('\n');
         }
+        for (heading, g) in protocol_grids(summary) {
+            out.push_str(&format!("{heading}\n"));
+            out.push_str(&grid(&g));
+            out.push('\n');
+        }
         out.push_str(&scaling(summary, self.view));
         if let Some(note) = table::latency_note(summary) {
             out.push_str(&textwrap::fill(&note, WIDTH));
@@ -139,6 +144,21 @@ fn fitting(t: &table::ScalingTable, view: View) -> Vec<Vec<u32>> {
 }
 
 /// `hello / c50 (http, 50 connections), speed vs node/express`.
+/// The TLS and HTTP/2 tables, with their headings (none when no lap used them).
+pub(crate) fn protocol_grids(summary: &Summary) -> Vec<(&'static str, Grid)> {
+    let tls = table::tls_grid(summary).map(|g| ("TLS handshakes and what they negotiated", g));
+    let h2 = table::h2_grid(summary).map(|g| ("HTTP/2 against HTTP/1.1 on the same transport", g));
+    tls.into_iter().chain(h2).collect()
+}
+
+/// The table's mode, or how its laps travelled when not plain HTTP/1.1 keep-alive.
+pub(crate) fn transport(t: &Table) -> String {
+    match t.transport.as_str() {
+        "" => t.mode.to_string(),
+        how => how.to_owned(),
+    }
+}
+
 fn title(t: &Table) -> String {
     let baseline = t
         .baseline
@@ -148,7 +168,7 @@ fn title(t: &Table) -> String {
         "{} / {} ({}, {}){baseline}\n",
         t.scenario,
         t.profile,
-        t.mode,
+        transport(t),
         count(t.connections, "connection")
     )
 }
@@ -235,6 +255,7 @@ mod tests {
             profile: "c1".into(),
             mode: serverbench_results::Mode::Http,
             connections: 1,
+            transport: String::new(),
             baseline: None,
             servers: Vec::new(),
         };

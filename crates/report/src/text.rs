@@ -156,6 +156,7 @@ mod tests {
             profile: "100conn".into(),
             mode: Mode::TcpStream,
             connections: 100,
+            transport: String::new(),
             baseline: None,
             servers: Vec::new(),
         };

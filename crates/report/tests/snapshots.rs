@@ -343,3 +343,59 @@ fn the_json_summary_of_a_core_sweep_carries_the_curves() {
     let curves = v["summary"]["scaling"].as_array();
     assert_eq!(curves.map(Vec::len), Some(4), "{json}");
 }
+
+/// Laps over TLS and HTTP/2 (`fixtures/protocols`): a real 2-lap run of c/nginx and go/net-http
+/// (`run --scenario hello,https-hello,https-handshake,https-resume,h2-hello,h2c-hello -c 20
+/// -d 2s`), histograms and timelines dropped, then edited so every diagnostic shows:
+/// `node/no-tickets` is nginx's https-resume laps with no handshake resumed, go's
+/// https-handshake laps are marked client-saturated, nginx's h2 laps carry 12 refused streams
+/// and a GOAWAY.
+fn render_protocols(format: Format) -> String {
+    let laps = laps("protocols");
+    let summary = full_summary(&laps, None, None);
+    render_with(format, &summary, None, &laps, Options::default())
+}
+
+#[test]
+fn tls_and_http2_laps_get_their_tables_and_diagnostics_in_markdown() {
+    let md = render_protocols(Format::Markdown);
+    check_snapshot("protocols-markdown", &md);
+    for needle in [
+        "### https-resume · 20conn/2s (https new-conn resume=tickets, 20 connections)",
+        "TLS handshakes and what they negotiated",
+        "TLS\\_AES\\_128\\_GCM\\_SHA256",
+        "HTTP/2 against HTTP/1.1 on the same transport",
+        "resumed none of its",
+        "bound by the client",
+        "refused 24 streams",
+    ] {
+        assert!(md.contains(needle), "{needle}: {md}");
+    }
+}
+
+#[test]
+fn tls_and_http2_tables_fit_the_terminal_snapshot() {
+    check_snapshot("protocols-term", &render_protocols(Format::Term));
+}
+
+#[test]
+fn the_json_summary_carries_the_protocol_rows_and_the_h2_to_h1_ratio() {
+    let laps = laps("protocols");
+    let json: serde_json::Value = serde_json::from_str(&render(
+        Format::Json,
+        &full_summary(&laps, None, None),
+        None,
+    ))
+    .unwrap();
+    let rows = json["summary"]["protocols"].as_array().unwrap();
+    let h2c = rows
+        .iter()
+        .find(|r| r["server"] == "go/net-http" && r["protocol"] == "h2c")
+        .unwrap();
+    let (rps, h1) = (
+        h2c["rps"].as_f64().unwrap(),
+        h2c["h2"]["h1_rps"].as_f64().unwrap(),
+    );
+    let ratio = h2c["h2"]["ratio_to_h1"].as_f64().unwrap();
+    assert!((ratio - rps / h1).abs() < 1e-9, "{h2c}");
+}

@@ -7,11 +7,13 @@
 
 pub mod clock;
 pub mod env;
+pub mod protocol;
 mod read;
 pub mod record;
 mod tool;
 mod writer;
 
+pub use protocol::{Protocol, TlsResume};
 pub use read::{load_laps, read_env, LoadError, Loaded};
 pub use record::LapKey;
 pub use serverbench_engine::result::Mode;

@@ -2,9 +2,11 @@
 //!
 //! Fields a tool does not report stay `None` (JSON `null`); nothing is invented.
 
-use crate::{Mode, Tool};
+use crate::{Mode, Protocol, TlsResume, Tool};
 use serde::{Deserialize, Serialize};
-use serverbench_engine::result::{Errors, Histograms, Latency, LoadResult, TimelinePoint};
+use serverbench_engine::result::{
+    Errors, Histograms, Http2Result, Latency, LoadResult, TimelinePoint, TlsResult,
+};
 use std::collections::BTreeMap;
 
 /// Whether the lap produced a measurement.
@@ -35,6 +37,48 @@ pub struct LoadParams {
     /// The server's CPU count in a core sweep (`WORKERS` followed it); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpus: Option<u32>,
+    /// HTTP version on the wire; absent: HTTP/1.1.
+    #[serde(default, skip_serializing_if = "Protocol::is_h1")]
+    pub protocol: Protocol,
+    /// HTTPS: the load went to the server's `TLS_PORT` (always so with `h2`); absent: plain TCP.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tls: bool,
+    /// A new connection per request (handshakes per second over TLS); absent: keep-alive.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub new_conn: bool,
+    /// With `new_conn` over TLS: how sessions resume; absent: the tool's default (full).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_resume: Option<TlsResume>,
+    /// HTTP/2: concurrent streams per connection; absent: one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl LoadParams {
+    /// The protocol label of the lap: `h1`, `h1+tls`, `h2`, `h2c`, with ` new-conn`,
+    /// ` resume=tickets` and ` m16` as they apply. Empty for plain HTTP/1.1 keep-alive.
+    pub fn transport_label(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        match (self.protocol, self.tls) {
+            (Protocol::H1, false) => {}
+            (Protocol::H1, true) => parts.push("https".into()),
+            (p, _) => parts.push(p.to_string()),
+        }
+        if self.new_conn {
+            parts.push("new-conn".into());
+        }
+        if let Some(r) = self.tls_resume {
+            parts.push(format!("resume={r}"));
+        }
+        if let Some(m) = self.streams {
+            parts.push(format!("m{m}"));
+        }
+        parts.join(" ")
+    }
 }
 
 /// Latency percentiles in microseconds; `None` where the tool does not report one.
@@ -76,6 +120,12 @@ pub struct Measurement {
     /// percentile can be redrawn later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<Histograms>,
+    /// serverbench's own engine over TLS: handshakes, resumption and what was negotiated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsResult>,
+    /// serverbench's own engine over HTTP/2: protocol, streams and the server's SETTINGS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Result>,
 }
 
 /// A lap over several machines (`run --hosts`): where it ran and every client host's own
@@ -226,6 +276,8 @@ impl From<&LoadResult> for Measurement {
             mbps_up: r.mbps_up,
             timeline: r.timeline.clone(),
             histograms: r.histograms.clone(),
+            tls: r.tls.clone(),
+            http2: r.http2.clone(),
         }
     }
 }

@@ -18,7 +18,7 @@ pub enum Tool {
     Ab,
     /// autocannon (npm).
     Autocannon,
-    /// h2load (Debian `nghttp2-client`), HTTP/1.1 mode.
+    /// h2load (Debian `nghttp2-client`): HTTP/1.1 (`--h1`), h2 over TLS and h2c.
     H2load,
     /// hey (Debian `hey`).
     Hey,

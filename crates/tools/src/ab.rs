@@ -130,6 +130,7 @@ mod tests {
             port: 8080,
             echo_port: None,
             tls_port: None,
+            ca_file: None,
         }
     }
 

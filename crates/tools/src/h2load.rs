@@ -1,10 +1,12 @@
-//! h2load (Debian `nghttp2-client`) in HTTP/1.1 mode (`--h1`): paths rotate per request,
-//! `-m` pipelines. It reports min/max/mean/sd of request time but no percentiles: those stay
-//! unknown.
+//! h2load (Debian `nghttp2-client`): HTTP/1.1 (`--h1`, `-m` pipelines), HTTP/2 over TLS (an
+//! https URL: ALPN `h2`) and h2c (an http URL: prior knowledge), `-m` being the streams per
+//! connection; over TLS it does not check the certificate. Paths rotate per request. It reports
+//! min/max/mean/sd of request time but no percentiles: those stay unknown.
 
 use super::{mbps, Target, Tool, ToolError};
 use serverbench_engine::config::parse_duration;
 use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
+use serverbench_results::Protocol;
 
 /// Arguments after `h2load`.
 pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
@@ -14,15 +16,22 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
             why: "h2load's rate is connections per second, not requests".into(),
         });
     }
-    let mut a = vec![
-        "--h1".to_string(),
+    let in_flight = match p.protocol {
+        Protocol::H1 => p.pipeline,
+        Protocol::H2 | Protocol::H2c => p.streams.unwrap_or(1),
+    };
+    let mut a = Vec::new();
+    if p.protocol == Protocol::H1 {
+        a.push("--h1".to_string());
+    }
+    a.extend([
         "-c".into(),
         p.connections.to_string(),
         "-t".into(),
         p.threads.max(1).min(p.connections).to_string(),
         "-m".into(),
-        p.pipeline.max(1).to_string(),
-    ];
+        in_flight.max(1).to_string(),
+    ]);
     match (p.requests, p.duration_s) {
         (Some(n), _) => a.extend(["-n".into(), n.to_string()]),
         (None, Some(d)) => a.extend(["-D".into(), super::serverbench::millis(d)]),
@@ -33,7 +42,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
             })
         }
     }
-    let base = target.base_url();
+    let base = target.base_url_for(p, Tool::H2load)?;
     a.extend(p.paths.iter().map(|path| format!("{base}{path}")));
     Ok(a)
 }
@@ -155,11 +164,71 @@ mod tests {
             port: 8080,
             echo_port: None,
             tls_port: None,
+            ca_file: None,
         };
         let a = args(&p, &t).unwrap().join(" ");
         assert_eq!(
             a,
             "--h1 -c 100 -t 1 -m 1 -D 10000ms http://127.0.0.1:8080/hey http://127.0.0.1:8080/hell"
         );
+    }
+
+    fn target() -> Target {
+        Target {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            echo_port: None,
+            tls_port: Some(8443),
+            ca_file: None,
+        }
+    }
+
+    fn hello(protocol: Protocol, tls: bool, streams: Option<u32>) -> LoadParams {
+        LoadParams {
+            paths: vec!["/hello".into()],
+            connections: 10,
+            threads: 1,
+            duration_s: Some(2.0),
+            pipeline: 1,
+            protocol,
+            tls,
+            streams,
+            ..LoadParams::default()
+        }
+    }
+
+    #[test]
+    fn h2_goes_over_tls_h2c_over_http_and_https_h1_keeps_h1() {
+        let a = |p: LoadParams| args(&p, &target()).unwrap().join(" ");
+        assert_eq!(
+            a(hello(Protocol::H2, true, Some(16))),
+            "-c 10 -t 1 -m 16 -D 2000ms https://127.0.0.1:8443/hello"
+        );
+        assert_eq!(
+            a(hello(Protocol::H2c, false, Some(100))),
+            "-c 10 -t 1 -m 100 -D 2000ms http://127.0.0.1:8080/hello"
+        );
+        assert_eq!(
+            a(hello(Protocol::H1, true, None)),
+            "--h1 -c 10 -t 1 -m 1 -D 2000ms https://127.0.0.1:8443/hello"
+        );
+    }
+
+    #[test]
+    fn captured_h2_h2c_and_https_outputs_parse_into_measurements() {
+        let h2 = parse(include_str!("../tests/fixtures/tools/h2load-h2.txt")).unwrap();
+        assert_eq!(
+            (h2.requests, h2.rps, h2.errors_total, h2.non_2xx),
+            (Some(184_577), Some(92_288.5), Some(0), Some(0))
+        );
+        assert_eq!(
+            (h2.bytes_read, h2.latency_us.mean),
+            (Some(13_659_188), Some(992.0))
+        );
+        let h2c = parse(include_str!("../tests/fixtures/tools/h2load-h2c.txt")).unwrap();
+        assert_eq!((h2c.requests, h2c.duration_s), (Some(56_585), Some(2.0)));
+        assert_eq!(h2c.latency_us.max, Some(29_610.0));
+        let h1 = parse(include_str!("../tests/fixtures/tools/h2load-https-h1.txt")).unwrap();
+        assert_eq!((h1.requests, h1.rps), (Some(58_958), Some(29_479.0)));
     }
 }

@@ -61,6 +61,8 @@ pub struct Target {
     pub echo_port: Option<u16>,
     /// HTTPS port (`TLS_PORT`), when the server serves TLS.
     pub tls_port: Option<u16>,
+    /// The certificate (PEM) trusted on `tls_port`: the run's own. None: trust any (`-k`).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Target {
@@ -93,12 +95,26 @@ impl Target {
             port,
             echo_port: None,
             tls_port: None,
+            ca_file: None,
         })
     }
 
     /// `http://host:port` (IPv6 literals bracketed).
     pub fn base_url(&self) -> String {
         format!("http://{}:{}", self.host_for_url(), self.port)
+    }
+
+    /// Where a lap with `params` goes: `https://host:TLS_PORT` when it is over TLS, else
+    /// [`Target::base_url`]. An error when the lap is over TLS and the target serves none.
+    pub fn base_url_for(&self, params: &LoadParams, tool: Tool) -> Result<String, ToolError> {
+        if !params.tls {
+            return Ok(self.base_url());
+        }
+        let port = self.tls_port.ok_or_else(|| ToolError::Unsupported {
+            tool,
+            why: "the lap is over TLS and the server has no TLS_PORT".into(),
+        })?;
+        Ok(format!("https://{}:{port}", self.host_for_url()))
     }
 
     /// The host, bracketed when it is an IPv6 literal.
@@ -163,8 +179,9 @@ impl Prepared {
                 ),
             });
         }
+        refuse_protocol(self.tool, params)?;
         let args = match self.tool {
-            Tool::Serverbench => serverbench::args(params, target, client_cpus),
+            Tool::Serverbench => serverbench::args(params, target, client_cpus)?,
             Tool::Wrk => wrk::args(params, target, &self.scratch)?,
             Tool::Ab => ab::args(params, target)?,
             Tool::Autocannon => autocannon::args(params, target)?,
@@ -190,6 +207,28 @@ impl Prepared {
             Tool::Oha => oha::parse(stdout),
         }
     }
+}
+
+/// Refuses what a tool cannot do with the lap's protocol, before it measures something else:
+/// wrk speaks HTTP/1.1 (over TLS too), h2load every protocol but not a connection per request,
+/// the other external tools plain HTTP/1.1 only.
+fn refuse_protocol(tool: Tool, p: &LoadParams) -> Result<(), ToolError> {
+    let why = match tool {
+        Tool::Serverbench => return Ok(()),
+        _ if p.new_conn || p.tls_resume.is_some() => {
+            "a new connection per request (new_conn, tls_resume) needs serverbench"
+        }
+        Tool::Wrk if p.protocol.is_h2() => "wrk speaks HTTP/1.1 only; HTTP/2 needs h2load or serverbench",
+        Tool::Wrk | Tool::H2load => return Ok(()),
+        _ if p.tls || p.protocol.is_h2() => {
+            "the harness drives it over plain HTTP/1.1 only; TLS and HTTP/2 need serverbench, wrk (TLS) or h2load"
+        }
+        _ => return Ok(()),
+    };
+    Err(ToolError::Unsupported {
+        tool,
+        why: why.into(),
+    })
 }
 
 /// Finds (or installs) `tool`. `serverbench_exe` is the binary that has `load`; `tools_dir` is
@@ -237,7 +276,7 @@ mod tests {
         assert!(Target::from_url("ftp://x/").is_err());
         assert!(Target::from_url("http://x:port/").is_err());
     }
-    use serverbench_results::Mode;
+    use serverbench_results::{Mode, Protocol};
 
     #[test]
     fn tools_parse_from_their_names_and_reject_others() {
@@ -252,6 +291,7 @@ mod tests {
             port: 8080,
             echo_port: None,
             tls_port: None,
+            ca_file: None,
         };
         assert_eq!(t.base_url(), "http://[::1]:8080");
     }
@@ -272,7 +312,68 @@ mod tests {
             port: 1,
             echo_port: Some(2),
             tls_port: None,
+            ca_file: None,
         };
         assert!(p.command(&params, &t, &[]).is_err());
+    }
+
+    fn prepared(tool: Tool) -> Prepared {
+        Prepared {
+            tool,
+            exe: tool.to_string().into(),
+            scratch: std::env::temp_dir().join(format!("sb-tools-{}", std::process::id())),
+        }
+    }
+
+    fn https_target() -> Target {
+        Target {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            echo_port: None,
+            tls_port: Some(8443),
+            ca_file: None,
+        }
+    }
+
+    fn http(protocol: Protocol, tls: bool) -> LoadParams {
+        LoadParams {
+            paths: vec!["/hello".into()],
+            connections: 10,
+            threads: 1,
+            duration_s: Some(2.0),
+            pipeline: 1,
+            protocol,
+            tls,
+            ..LoadParams::default()
+        }
+    }
+
+    #[test]
+    fn tools_refuse_the_protocols_they_cannot_speak_and_say_which_can() {
+        let t = https_target();
+        let why = |tool: Tool, p: &LoadParams| match prepared(tool).command(p, &t, &[]) {
+            Err(e) => e.to_string(),
+            Ok(c) => panic!("{tool} accepted {p:?}: {c}"),
+        };
+        assert!(why(Tool::Wrk, &http(Protocol::H2, true)).contains("HTTP/1.1 only"));
+        assert!(why(Tool::Hey, &http(Protocol::H1, true)).contains("TLS and HTTP/2 need"));
+        let handshakes = LoadParams {
+            new_conn: true,
+            ..http(Protocol::H1, true)
+        };
+        assert!(why(Tool::H2load, &handshakes).contains("needs serverbench"));
+        assert!(prepared(Tool::Wrk)
+            .command(&http(Protocol::H1, true), &t, &[])
+            .is_ok());
+    }
+
+    #[test]
+    fn a_tls_lap_against_a_server_without_a_tls_port_is_refused() {
+        let mut t = https_target();
+        t.tls_port = None;
+        let e = prepared(Tool::Serverbench)
+            .command(&http(Protocol::H1, true), &t, &[])
+            .unwrap_err();
+        assert!(e.to_string().contains("no TLS_PORT"), "{e}");
     }
 }

@@ -12,7 +12,13 @@ pub(crate) fn millis(secs: f64) -> String {
 }
 
 /// Arguments after the executable: `load --json ... URL...` or `load --tcp HOST:PORT ...`.
-pub fn args(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Vec<String> {
+/// The lap's protocol becomes the engine's own flags (`--http2 -m`, `--new-conn`,
+/// `--tls-resume`, `--cacert`), so every mode runs through the one `load` code path.
+pub fn args(
+    p: &LoadParams,
+    target: &Target,
+    client_cpus: &[usize],
+) -> Result<Vec<String>, ToolError> {
     let mut a: Vec<String> = vec!["load".into(), "--json".into()];
     a.extend(["-c".into(), p.connections.to_string()]);
     if p.threads > 0 {
@@ -47,8 +53,34 @@ pub fn args(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Vec<Strin
             if let Some(r) = p.rate {
                 a.extend(["-R".into(), r.to_string()]);
             }
-            let base = target.base_url();
+            a.extend(protocol_flags(p, target));
+            let base = target.base_url_for(p, Tool::Serverbench)?;
             a.extend(p.paths.iter().map(|path| format!("{base}{path}")));
+        }
+    }
+    Ok(a)
+}
+
+/// `--http2 -m N`, `--new-conn`, `--tls-resume HOW` and the trust (`--cacert` with the run's
+/// certificate, else `-k`), as the lap asks.
+fn protocol_flags(p: &LoadParams, target: &Target) -> Vec<String> {
+    let mut a: Vec<String> = Vec::new();
+    if p.protocol.is_h2() {
+        a.push("--http2".into());
+        if let Some(m) = p.streams {
+            a.extend(["-m".into(), m.to_string()]);
+        }
+    }
+    if p.new_conn {
+        a.push("--new-conn".into());
+    }
+    if let Some(r) = p.tls_resume {
+        a.extend(["--tls-resume".into(), r.to_string()]);
+    }
+    if p.tls {
+        match &target.ca_file {
+            Some(ca) => a.extend(["--cacert".into(), ca.display().to_string()]),
+            None => a.push("-k".into()),
         }
     }
     a
@@ -71,6 +103,7 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_results::{Protocol, TlsResume};
 
     fn target() -> Target {
         Target {
@@ -78,6 +111,7 @@ mod tests {
             port: 8080,
             echo_port: Some(9000),
             tls_port: None,
+            ca_file: None,
         }
     }
 
@@ -91,7 +125,7 @@ mod tests {
             pipeline: 1,
             ..LoadParams::default()
         };
-        let a = args(&p, &target(), &[1]).join(" ");
+        let a = args(&p, &target(), &[1]).unwrap().join(" ");
         assert_eq!(
             a,
             "load --json -c 100 -d 10000ms --cpus 1 http://127.0.0.1:8080/hey http://127.0.0.1:8080/hell"
@@ -107,7 +141,7 @@ mod tests {
             message: Some("hello world".into()),
             ..LoadParams::default()
         };
-        let a = args(&p, &target(), &[]);
+        let a = args(&p, &target(), &[]).unwrap();
         assert!(
             a.windows(2).any(|w| w == ["--tcp", "127.0.0.1:9000"]),
             "{a:?}"
@@ -116,6 +150,66 @@ mod tests {
             a.windows(2).any(|w| w == ["--message", "hello world"]),
             "{a:?}"
         );
+    }
+
+    fn https_target() -> Target {
+        Target {
+            tls_port: Some(8443),
+            ca_file: Some("/run/tls/cert.pem".into()),
+            ..target()
+        }
+    }
+
+    fn hello(protocol: Protocol, tls: bool) -> LoadParams {
+        LoadParams {
+            paths: vec!["/hello".into()],
+            connections: 10,
+            duration_s: Some(2.0),
+            pipeline: 1,
+            protocol,
+            tls,
+            ..LoadParams::default()
+        }
+    }
+
+    #[test]
+    fn a_tls_lap_goes_to_the_tls_port_trusting_the_runs_certificate() {
+        let a = args(&hello(Protocol::H1, true), &https_target(), &[]).unwrap();
+        assert_eq!(
+            a[a.len() - 3..],
+            [
+                "--cacert",
+                "/run/tls/cert.pem",
+                "https://127.0.0.1:8443/hello"
+            ]
+        );
+    }
+
+    #[test]
+    fn handshake_laps_ask_for_a_new_connection_and_their_resumption() {
+        let p = LoadParams {
+            new_conn: true,
+            tls_resume: Some(TlsResume::Tickets),
+            ..hello(Protocol::H1, true)
+        };
+        let a = args(&p, &https_target(), &[]).unwrap().join(" ");
+        assert!(
+            a.contains("--new-conn --tls-resume tickets --cacert"),
+            "{a}"
+        );
+    }
+
+    #[test]
+    fn h2_goes_over_tls_and_h2c_over_the_plain_port_with_their_streams() {
+        let p = LoadParams {
+            streams: Some(16),
+            ..hello(Protocol::H2, true)
+        };
+        let a = args(&p, &https_target(), &[]).unwrap().join(" ");
+        assert!(a.contains("--http2 -m 16 --cacert"), "{a}");
+        assert!(a.ends_with("https://127.0.0.1:8443/hello"), "{a}");
+        let a = args(&hello(Protocol::H2c, false), &https_target(), &[]).unwrap();
+        assert_eq!(a[a.len() - 2..], ["--http2", "http://127.0.0.1:8080/hello"]);
     }
 
     #[test]

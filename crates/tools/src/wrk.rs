@@ -1,5 +1,6 @@
 //! wrk 4.x. A generated Lua script rotates the paths, pipelines when asked, and prints wrk's own
 //! summary and latency percentiles as one JSON line (`SERVERBENCH_WRK {...}`) from `done()`.
+//! An https lap goes to the TLS port: wrk speaks TLS through OpenSSL and checks no certificate.
 
 use super::{mbps, Target, Tool, ToolError};
 use serde::Deserialize;
@@ -66,7 +67,7 @@ pub fn args(p: &LoadParams, target: &Target, scratch: &Path) -> Result<Vec<Strin
         format!("{}s", (secs.max(1.0)).round() as u64),
         "-s".into(),
         script_path.display().to_string(),
-        format!("{}{first}", target.base_url()),
+        format!("{}{first}", target.base_url_for(p, Tool::Wrk)?),
     ])
 }
 
@@ -168,7 +169,36 @@ mod tests {
             port: 1,
             echo_port: None,
             tls_port: None,
+            ca_file: None,
         };
         assert!(args(&p, &t, &std::env::temp_dir()).is_err());
+    }
+
+    #[test]
+    fn an_https_lap_goes_to_the_tls_port_and_its_output_parses() {
+        let p = LoadParams {
+            paths: vec!["/hello".into()],
+            connections: 10,
+            threads: 1,
+            duration_s: Some(2.0),
+            pipeline: 1,
+            tls: true,
+            ..LoadParams::default()
+        };
+        let t = Target {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            echo_port: None,
+            tls_port: Some(8443),
+            ca_file: None,
+        };
+        let a = args(&p, &t, &std::env::temp_dir()).unwrap();
+        assert_eq!(a.last().unwrap(), "https://127.0.0.1:8443/hello");
+        let m = parse(include_str!("../tests/fixtures/tools/wrk-https.txt")).unwrap();
+        assert_eq!((m.requests, m.bytes_read), (Some(88_896), Some(13_601_088)));
+        assert_eq!(
+            (m.latency_us.p99, m.errors_total),
+            (Some(226_539.0), Some(0))
+        );
     }
 }

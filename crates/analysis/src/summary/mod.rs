@@ -53,6 +53,9 @@ pub struct Summary {
     /// Laps over several machines (`run --hosts`): each client host's share (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<crate::hosts::HostsLapSummary>,
+    /// Laps over TLS or HTTP/2: what was negotiated, handshakes, streams, the h2/h1 ratio.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub protocols: Vec<crate::protocol::ProtocolRow>,
 }
 
 /// One scenario x load profile.
@@ -63,6 +66,10 @@ pub struct Table {
     /// `http`, `tcp-stream` or `tcp-pingpong` (from the first lap).
     pub mode: Mode,
     pub connections: u32,
+    /// How the laps travelled (from the first lap), e.g. `https`, `h2 m16`; empty for
+    /// HTTP/1.1 keep-alive over plain TCP.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub transport: String,
     /// The server the speed factors of this table are relative to.
     pub baseline: Option<String>,
     /// Rows sorted by rank, then median req/s (highest first); unranked rows last.
@@ -160,6 +167,13 @@ pub enum WarningKind {
     StartSkew,
     /// A client host's share of the requests is off its share of the connections.
     HostShare,
+    /// Resumption was asked and the server resumed no TLS handshake.
+    NoResumption,
+    /// New connections per request over TLS with the client saturated: the handshake rate is
+    /// the client's.
+    HandshakeClientBound,
+    /// HTTP/2 streams refused, GOAWAYs or protocol errors.
+    H2Refused,
 }
 
 impl WarningKind {
@@ -167,7 +181,10 @@ impl WarningKind {
     /// `cpu` (the figure of the warning's scenario and profile).
     pub fn figure(self) -> &'static str {
         match self {
-            WarningKind::UnusedCpus | WarningKind::NeitherBusy | WarningKind::StopsScaling => "cpu",
+            WarningKind::UnusedCpus
+            | WarningKind::NeitherBusy
+            | WarningKind::StopsScaling
+            | WarningKind::HandshakeClientBound => "cpu",
             WarningKind::LongTail => "latency",
             WarningKind::RssGrowth => "rss",
             _ => "rps",
@@ -198,6 +215,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         warnings: Vec::new(),
         scaling: crate::scaling::scaling(records),
         hosts: crate::hosts::breakdown(records),
+        protocols: crate::protocol::protocol_rows(records),
     }
 }
 
@@ -242,6 +260,7 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
         profile: first.profile.clone(),
         mode: first.params.mode,
         connections: first.params.connections,
+        transport: first.params.transport_label(),
         baseline: None,
         servers: Vec::new(),
     };

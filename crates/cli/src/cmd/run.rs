@@ -54,7 +54,9 @@ pub struct Args {
     /// Folder in which `<timestamp>-<suite>/` is created (default: `<root>/results`).
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
-    /// Ad hoc: scenarios (hello, routes, json, payload, pingpong, echo-stream, echo-pingpong).
+    /// Ad hoc: scenarios (hello, routes, json, payload, pingpong, https-hello, https-routes,
+    /// https-payload, https-handshake, https-resume, h2-hello, h2c-hello, h2-payload,
+    /// h2c-payload, echo-stream, echo-pingpong).
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub scenario: Vec<String>,
     /// Ad hoc: connections (default 50).

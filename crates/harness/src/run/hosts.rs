@@ -156,6 +156,7 @@ impl RemoteServer {
             echo_port: ready.echo_port,
             // TLS listeners need the run's certificate on that host: not over hosts yet.
             tls_port: None,
+            ca_file: None,
         };
         let remote = RemoteServer {
             session,
@@ -317,7 +318,11 @@ pub fn load(
             let share = f64::from(p.connections) / f64::from(params.connections.max(1));
             p.rate = params.rate.map(|r| r * share);
             let mut argv = vec![host.binary.to_string_lossy().into_owned()];
-            argv.extend(crate::tools::serverbench::args(&p, target, &host.cpus));
+            // A TLS lap has no TLS_PORT over hosts: `run` refuses it before any server starts,
+            // and an argv without a URL would fail loudly there anyway.
+            argv.extend(
+                crate::tools::serverbench::args(&p, target, &host.cpus).unwrap_or_default(),
+            );
             argv.extend(["--barrier".into(), "-q".into(), "--warmup".into()]);
             argv.push(format!("{}ms", (params.warmup_s * 1000.0).round() as u64));
             ClientJob {

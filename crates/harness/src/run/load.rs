@@ -178,8 +178,8 @@ pub fn run_load(
             secs: deadline(params).as_secs_f64(),
         });
     }
-    let ok = status.is_some_and(|s| libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0);
-    if !ok {
+    let code = status.and_then(|s| libc::WIFEXITED(s).then(|| libc::WEXITSTATUS(s)));
+    if code != Some(0) && !resumed_none(tool, code, &stdout) {
         return Err(LoadError::Failed {
             command,
             status: status.map_or("an unknown status".into(), describe),
@@ -192,6 +192,17 @@ pub fn run_load(
         measurement: m,
         wall_s,
     })
+}
+
+/// `serverbench load` exits 5 when resumption was asked and the server resumed nothing; the
+/// lap still measured full handshakes, which the record keeps (its `tls` block says 0 resumed
+/// and the report's diagnostics explain it) instead of a failure without figures.
+fn resumed_none(tool: &Prepared, code: Option<i32>, stdout: &str) -> bool {
+    tool.tool == crate::tools::Tool::Serverbench
+        && code == Some(5)
+        && tool.parse(stdout).is_ok_and(|m| {
+            m.requests.unwrap_or(0) > 0 && m.tls.as_ref().is_some_and(|t| t.handshakes_resumed == 0)
+        })
 }
 
 /// Client CPU from rusage for tools that do not report it, and the saturation flag (≥ 90% of

@@ -46,9 +46,8 @@ pub struct Plan {
 /// The features `scenario` needs that `server` lacks.
 fn missing_features(server: &Server, scenario: &Scenario) -> Vec<Feature> {
     scenario
-        .requires
-        .iter()
-        .copied()
+        .needs()
+        .into_iter()
         .filter(|f| !server.implements(*f))
         .collect()
 }

@@ -12,6 +12,7 @@ use crate::results::record::{LapRecord, LapStatus, LoadParams};
 use crate::results::{clock, ResultsWriter, LOGS_DIR};
 use crate::sampler::{Sampler, INTERVAL};
 use crate::tools::{Prepared, Target};
+use serverbench_contract::TlsTarget;
 use serverbench_results::env::Skipped;
 use serverbench_results::LapKey;
 use std::collections::HashSet;
@@ -344,7 +345,7 @@ impl<'a> RunState<'a> {
         if !self.opts.quick_verify || self.verified.contains(&si) {
             return Ok(());
         }
-        match quick_check(server, target) {
+        match quick_check(server, target, &transports(&self.opts.suite, server)) {
             Ok(()) => {
                 self.verified.insert(si);
                 Ok(())
@@ -428,6 +429,7 @@ impl<'a> RunState<'a> {
             port,
             echo_port,
             tls_port: so.tls.as_ref().map(|t| t.port),
+            ca_file: so.tls.as_ref().map(|t| t.files.cert.clone()),
         };
         Ok((proc, target))
     }
@@ -529,6 +531,11 @@ pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
         message: sc.message.clone(),
         size: sc.size,
         server_cpus: p.cores,
+        protocol: sc.protocol,
+        tls: sc.tls,
+        new_conn: sc.new_conn,
+        tls_resume: sc.tls_resume,
+        streams: sc.streams,
     }
 }
 
@@ -542,17 +549,41 @@ fn died(proc: &mut Running) -> Option<String> {
 }
 
 /// A fast contract check before the first lap: `verify::quick` (one request per declared
-/// endpoint, one echo).
-fn quick_check(server: &Server, target: &Target) -> Result<(), String> {
+/// endpoint, one echo), then the same requests over each transport the server's laps use
+/// (`tls`, `h2`, `h2c`), so a lap over TLS or HTTP/2 starts on a server that answers there.
+fn quick_check(server: &Server, target: &Target, transports: &[Feature]) -> Result<(), String> {
     let http = server.serves_http().then_some(target.port);
-    let targets = serverbench_contract::Targets::new(&target.host, http, target.echo_port)
+    let mut targets = serverbench_contract::Targets::new(&target.host, http, target.echo_port)
         .map_err(|e| format!("{}: {e}", target.host))?;
-    let report = serverbench_contract::quick(&targets, &server.manifest.implements);
-    if report.passed() {
+    if let (Some(port), Some(ca)) = (target.tls_port, &target.ca_file) {
+        let addr = serverbench_contract::resolve(&target.host, port)
+            .map_err(|e| format!("{}: {e}", target.host))?;
+        targets = targets.with_tls(TlsTarget::with_cert(addr, &target.host, ca));
+    }
+    let features = &server.manifest.implements;
+    let mut failures = serverbench_contract::quick(&targets, features).failure_lines();
+    for &over in transports {
+        let report = serverbench_contract::quick_over(&targets, features, over);
+        failures.extend(report.failure_lines());
+    }
+    if failures.is_empty() {
         Ok(())
     } else {
-        Err(report.failure_lines().join("; "))
+        Err(failures.join("; "))
     }
+}
+
+/// The transports (`tls`, `h2`, `h2c`) of the scenarios `server` runs in `suite`.
+fn transports(suite: &crate::suite::Suite, server: &Server) -> Vec<Feature> {
+    let mut v: Vec<Feature> = suite
+        .scenarios
+        .iter()
+        .filter(|sc| sc.needs().iter().all(|f| server.implements(*f)))
+        .filter_map(|sc| sc.transport_feature())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
 }
 
 #[path = "server_hosts.rs"]

@@ -174,3 +174,42 @@ fn a_server_that_dies_at_start_fails_every_lap_of_its_turn_with_its_log() {
         .iter()
         .any(|e| matches!(e, Event::ServerFailed { .. })));
 }
+
+#[test]
+fn a_server_is_quick_checked_over_the_transports_of_the_laps_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = suite(1);
+    s.scenarios = [
+        "hello",
+        "https-hello",
+        "https-resume",
+        "h2-hello",
+        "h2c-hello",
+    ]
+    .map(|n| Scenario::builtin(n).unwrap())
+    .to_vec();
+    let tls_only =
+        Server::from_command("a", "true", dir.path(), &[Feature::Hello, Feature::Tls]).unwrap();
+    assert_eq!(transports(&s, &tls_only), vec![Feature::Tls]);
+    let all = [Feature::Hello, Feature::Tls, Feature::H2, Feature::H2c];
+    let every = Server::from_command("b", "true", dir.path(), &all).unwrap();
+    assert_eq!(
+        transports(&s, &every),
+        vec![Feature::Tls, Feature::H2, Feature::H2c]
+    );
+}
+
+#[test]
+fn a_lap_records_the_protocol_of_its_scenario() {
+    let mut s = suite(1);
+    s.scenarios = vec![Scenario::builtin("https-resume").unwrap()];
+    let job = Job {
+        server: 0,
+        scenario: 0,
+        profile: 0,
+        lap: 1,
+    };
+    let p = params(&s, &job);
+    assert!(p.tls && p.new_conn);
+    assert_eq!(p.transport_label(), "https new-conn resume=tickets");
+}

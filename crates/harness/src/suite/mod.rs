@@ -7,8 +7,8 @@ use crate::catalog::toml_pos::{field_in_message, line_of, line_of_key};
 use crate::catalog::Feature;
 use serde::{Deserialize, Serialize};
 use serverbench_engine::config::{format_duration, parse_duration, BadDuration};
-pub use serverbench_results::Mode;
 use serverbench_results::Tool;
+pub use serverbench_results::{Mode, Protocol, TlsResume};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -63,8 +63,8 @@ pub enum AllServers {
     All,
 }
 
-/// One `[[scenario]]`: what is requested.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One `[[scenario]]`: what is requested, and over which protocol.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Label in results, e.g. `hello`, `routes`, `echo-stream`.
@@ -84,6 +84,27 @@ pub struct Scenario {
     /// Contract features a server must implement to run this scenario.
     #[serde(default, deserialize_with = "one_or_many")]
     pub requires: Vec<Feature>,
+    /// HTTP version on the wire: `h1` (default), `h2` (over TLS, ALPN) or `h2c` (prior
+    /// knowledge). `h2` needs the feature `h2`, `h2c` the feature `h2c`.
+    #[serde(default, skip_serializing_if = "Protocol::is_h1")]
+    pub protocol: Protocol,
+    /// HTTPS: the load goes to the server's `TLS_PORT`, trusting the run's certificate; needs
+    /// the feature `tls` (implied by `protocol = "h2"`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tls: bool,
+    /// A new connection per request (handshakes per second over TLS).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub new_conn: bool,
+    /// With `new_conn` over TLS: `tickets`, `ids` or `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_resume: Option<TlsResume>,
+    /// HTTP/2: concurrent streams per connection (h2load's `-m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One `[[profile]]`: how hard.
@@ -229,55 +250,6 @@ mod opt_duration {
     }
 }
 
-impl Scenario {
-    /// The built-in scenarios of the ad-hoc form (`serverbench run --scenario NAME`).
-    pub fn builtin(name: &str) -> Option<Scenario> {
-        let http = |paths: &[&str], f: Feature| Scenario {
-            name: name.to_string(),
-            mode: Mode::Http,
-            paths: paths.iter().map(|p| p.to_string()).collect(),
-            message: None,
-            size: None,
-            requires: vec![f],
-        };
-        Some(match name {
-            "hello" => http(&["/hello"], Feature::Hello),
-            "routes" => http(&["/hey", "/hell", "/hello", "/about"], Feature::Routes),
-            "json" => http(&["/json"], Feature::Json),
-            "payload" => http(&["/payload"], Feature::Payload),
-            "pingpong" => http(&["/pingpong"], Feature::Pingpong),
-            "echo-stream" => Scenario {
-                name: name.to_string(),
-                mode: Mode::TcpStream,
-                paths: vec![],
-                message: Some("hello world".to_string()),
-                size: None,
-                requires: vec![Feature::Echo],
-            },
-            "echo-pingpong" => Scenario {
-                name: name.to_string(),
-                mode: Mode::TcpPingpong,
-                paths: vec![],
-                message: None,
-                size: Some(64),
-                requires: vec![Feature::Echo],
-            },
-            _ => return None,
-        })
-    }
-
-    /// Names accepted by [`Scenario::builtin`].
-    pub const BUILTIN: [&'static str; 7] = [
-        "hello",
-        "routes",
-        "json",
-        "payload",
-        "pingpong",
-        "echo-stream",
-        "echo-pingpong",
-    ];
-}
-
 impl Profile {
     /// Changes how long the profile runs and keeps its label truthful: a default label is
     /// recomputed, a custom one ending in the old length (`t4c100/30s`) gets the new one,
@@ -316,6 +288,7 @@ impl Profile {
 }
 
 mod changes;
+mod scenarios;
 mod sweep;
 
 pub use sweep::CpuCount;
@@ -333,6 +306,10 @@ impl Suite {
     /// Parses and validates suite text; `file` names the source in errors.
     pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
         let mut suite: Suite = toml::from_str(text).map_err(|e| toml_error(text, file, &e))?;
+        for s in &mut suite.scenarios {
+            // h2 is HTTP/2 over TLS: recorded as such.
+            s.tls |= s.protocol == Protocol::H2;
+        }
         for p in &mut suite.profiles {
             if p.name.is_empty() {
                 p.name = p.default_name();
@@ -384,7 +361,11 @@ impl Suite {
             if s.mode != Mode::Http && !s.paths.is_empty() {
                 return bad(&k("paths"), "paths only apply to http");
             }
+            if let Err((key, message)) = s.validate_protocol() {
+                return bad(&k(key), message);
+            }
         }
+        self.validate_combinations()?;
         for (i, p) in self.profiles.iter().enumerate() {
             let k = |f: &str| format!("profile[{}].{f}", i + 1);
             if p.connections == 0 {
@@ -473,13 +454,30 @@ impl Suite {
         }
     }
 
-    /// Every feature some scenario requires.
+    /// Profiles that cannot apply to a scenario's protocol: pipelining over HTTP/2 (streams
+    /// are its requests in flight), pipelining, a rate or a request count with `new_conn`.
+    fn validate_combinations(&self) -> Result<(), (String, String)> {
+        for (i, p) in self.profiles.iter().enumerate() {
+            let k = |f: &str| format!("profile[{}].{f}", i + 1);
+            for s in &self.scenarios {
+                let why = match () {
+                    _ if p.pipeline > 1 && s.protocol.is_h2() => {
+                        "pipeline does not apply to HTTP/2"
+                    }
+                    _ if p.pipeline > 1 && s.new_conn => "pipeline does not apply to new_conn",
+                    _ if p.rate.is_some() && s.new_conn => "a rate does not apply to new_conn",
+                    _ => continue,
+                };
+                let key = if p.pipeline > 1 { "pipeline" } else { "rate" };
+                return Err((k(key), format!("{why} (scenario `{}`)", s.name)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every feature some scenario requires, transports included.
     pub fn required_features(&self) -> Vec<Feature> {
-        let mut v: Vec<Feature> = self
-            .scenarios
-            .iter()
-            .flat_map(|s| s.requires.iter().copied())
-            .collect();
+        let mut v: Vec<Feature> = self.scenarios.iter().flat_map(Scenario::needs).collect();
         v.sort();
         v.dedup();
         v

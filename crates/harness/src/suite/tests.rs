@@ -267,3 +267,92 @@ fn every_suite_in_the_repository_parses() {
     }
     assert!(n >= 6, "{n} suites in {}", dir.display());
 }
+
+#[test]
+fn the_protocol_suites_need_their_transports() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
+    let tls = Suite::load(&dir.join("tls.toml")).unwrap();
+    assert!(tls.scenarios.iter().all(|s| s.tls));
+    assert_eq!(tls.required_features(), vec![Feature::Hello, Feature::Tls]);
+    let h2 = Suite::load(&dir.join("h2.toml")).unwrap();
+    let over = |p: Protocol| h2.scenarios.iter().filter(|s| s.protocol == p).count();
+    assert_eq!(
+        (over(Protocol::H1), over(Protocol::H2), over(Protocol::H2c)),
+        (4, 4, 4)
+    );
+    // h2 is over TLS, recorded as such; h2c is not.
+    assert!(h2
+        .scenarios
+        .iter()
+        .all(|s| s.tls == (s.protocol == Protocol::H2) || s.name.starts_with("https")));
+}
+
+/// GOOD with these lines added to its scenario.
+fn with_scenario_keys(lines: &str) -> String {
+    GOOD.replace(
+        "requires = \"hello\"\n",
+        &format!("requires = \"hello\"\n{lines}\n"),
+    )
+}
+
+#[test]
+fn protocol_keys_parse_into_types_and_h2_implies_tls() {
+    let s = Suite::parse(
+        &with_scenario_keys("protocol = \"h2\"\nstreams = 16"),
+        Path::new("t"),
+    )
+    .unwrap();
+    let sc = &s.scenarios[0];
+    assert_eq!(
+        (sc.protocol, sc.tls, sc.streams),
+        (Protocol::H2, true, Some(16))
+    );
+    assert_eq!(sc.needs(), vec![Feature::Hello, Feature::H2]);
+    let s = Suite::parse(
+        &with_scenario_keys("tls = true\nnew_conn = true\ntls_resume = \"tickets\""),
+        Path::new("t"),
+    )
+    .unwrap();
+    assert_eq!(s.scenarios[0].tls_resume, Some(TlsResume::Tickets));
+    assert_eq!(s.scenarios[0].needs(), vec![Feature::Hello, Feature::Tls]);
+}
+
+#[test]
+fn protocol_keys_that_cannot_apply_are_refused_naming_the_key() {
+    let key = |lines: &str| err(&with_scenario_keys(lines)).1;
+    assert_eq!(key("protocol = \"h3\""), "protocol");
+    assert_eq!(key("streams = 16"), "scenario[1].streams");
+    assert_eq!(key("protocol = \"h2c\"\ntls = true"), "scenario[1].tls");
+    assert_eq!(
+        key("tls = true\ntls_resume = \"ids\""),
+        "scenario[1].tls_resume"
+    );
+    assert_eq!(
+        key("protocol = \"h2\"\nstreams = 4\nnew_conn = true"),
+        "scenario[1].streams"
+    );
+    let (_, key, message) = err(&with_scenario_keys("protocol = \"h2c\"")
+        .replace("duration = \"1s\"", "duration = \"1s\"\npipeline = 8"));
+    assert_eq!(key, "profile[1].pipeline");
+    assert!(
+        message.contains("HTTP/2") && message.contains("`hello`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn every_builtin_scenario_exists_and_the_tls_ones_need_tls() {
+    for name in Scenario::BUILTIN {
+        let s = Scenario::builtin(name).unwrap();
+        assert_eq!(s.name, name);
+        let transport = s.transport_feature();
+        match name.split('-').next() {
+            Some("https") => assert_eq!(transport, Some(Feature::Tls), "{name}"),
+            Some("h2") => assert_eq!(transport, Some(Feature::H2), "{name}"),
+            Some("h2c") => assert_eq!(transport, Some(Feature::H2c), "{name}"),
+            _ => assert_eq!(transport, None, "{name}"),
+        }
+    }
+    let resume = Scenario::builtin("https-resume").unwrap();
+    assert!(resume.new_conn && resume.tls_resume == Some(TlsResume::Tickets));
+}

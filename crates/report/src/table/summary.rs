@@ -558,6 +558,7 @@ mod tests {
             profile: "c50".into(),
             mode,
             connections: 50,
+            transport: String::new(),
             baseline: None,
             servers: Vec::new(),
         }

@@ -1,0 +1,134 @@
+//! The built-in scenarios (`serverbench run --scenario NAME`) and what a scenario's protocol
+//! keys need: the transport feature a server must declare, and which combinations apply.
+
+use super::{Mode, Protocol, Scenario, TlsResume};
+use crate::catalog::Feature;
+
+impl Scenario {
+    /// The built-in scenarios of the ad-hoc form (`serverbench run --scenario NAME`).
+    pub fn builtin(name: &str) -> Option<Scenario> {
+        let http = |paths: &[&str], f: &[Feature]| Scenario {
+            name: name.to_string(),
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            requires: f.to_vec(),
+            ..Scenario::default()
+        };
+        let tls = |mut s: Scenario| {
+            s.tls = true;
+            s
+        };
+        let new_conn = |mut s: Scenario, resume: TlsResume| {
+            s.new_conn = true;
+            s.tls_resume = Some(resume);
+            s
+        };
+        let over = |mut s: Scenario, p: Protocol| {
+            s.tls = p == Protocol::H2;
+            s.protocol = p;
+            s
+        };
+        let (hello, routes) = (&["/hello"][..], &["/hey", "/hell", "/hello", "/about"][..]);
+        let payload = &["/payload"][..];
+        Some(match name {
+            "hello" => http(hello, &[Feature::Hello]),
+            "routes" => http(routes, &[Feature::Routes]),
+            "json" => http(&["/json"], &[Feature::Json]),
+            "payload" => http(payload, &[Feature::Payload]),
+            "pingpong" => http(&["/pingpong"], &[Feature::Pingpong]),
+            "https-hello" => tls(http(hello, &[Feature::Hello])),
+            "https-routes" => tls(http(routes, &[Feature::Routes])),
+            "https-payload" => tls(http(payload, &[Feature::Payload])),
+            "https-handshake" => new_conn(tls(http(hello, &[Feature::Hello])), TlsResume::Off),
+            "https-resume" => new_conn(tls(http(hello, &[Feature::Hello])), TlsResume::Tickets),
+            "h2-hello" => over(http(hello, &[Feature::Hello]), Protocol::H2),
+            "h2c-hello" => over(http(hello, &[Feature::Hello]), Protocol::H2c),
+            "h2-payload" => over(http(payload, &[Feature::Payload]), Protocol::H2),
+            "h2c-payload" => over(http(payload, &[Feature::Payload]), Protocol::H2c),
+            "echo-stream" => Scenario {
+                name: name.to_string(),
+                mode: Mode::TcpStream,
+                message: Some("hello world".to_string()),
+                requires: vec![Feature::Echo],
+                ..Scenario::default()
+            },
+            "echo-pingpong" => Scenario {
+                name: name.to_string(),
+                mode: Mode::TcpPingpong,
+                size: Some(64),
+                requires: vec![Feature::Echo],
+                ..Scenario::default()
+            },
+            _ => return None,
+        })
+    }
+
+    /// Names accepted by [`Scenario::builtin`].
+    pub const BUILTIN: [&'static str; 16] = [
+        "hello",
+        "routes",
+        "json",
+        "payload",
+        "pingpong",
+        "https-hello",
+        "https-routes",
+        "https-payload",
+        "https-handshake",
+        "https-resume",
+        "h2-hello",
+        "h2c-hello",
+        "h2-payload",
+        "h2c-payload",
+        "echo-stream",
+        "echo-pingpong",
+    ];
+
+    /// The transport feature the scenario's protocol needs: `tls`, `h2` or `h2c`.
+    pub fn transport_feature(&self) -> Option<Feature> {
+        match (self.protocol, self.tls) {
+            (Protocol::H2, _) => Some(Feature::H2),
+            (Protocol::H2c, _) => Some(Feature::H2c),
+            (Protocol::H1, true) => Some(Feature::Tls),
+            (Protocol::H1, false) => None,
+        }
+    }
+
+    /// Every feature a server needs to run the scenario: `requires` and its transport.
+    pub fn needs(&self) -> Vec<Feature> {
+        let mut v = self.requires.clone();
+        v.extend(self.transport_feature());
+        v.dedup();
+        v
+    }
+
+    /// Checks the protocol keys; returns the key (within the scenario) and the message.
+    pub(super) fn validate_protocol(&self) -> Result<(), (&'static str, &'static str)> {
+        let transport = self.protocol != Protocol::H1 || self.tls || self.new_conn;
+        if self.mode != Mode::Http && (transport || self.streams.is_some()) {
+            return Err((
+                "protocol",
+                "protocol, tls, new_conn and streams apply to http only",
+            ));
+        }
+        if self.protocol == Protocol::H2c && self.tls {
+            return Err((
+                "tls",
+                "h2c is HTTP/2 without TLS; over TLS it is protocol = \"h2\"",
+            ));
+        }
+        if self.tls_resume.is_some() && !(self.tls && self.new_conn) {
+            return Err((
+                "tls_resume",
+                "needs tls = true and new_conn = true (keep-alive connections handshake once)",
+            ));
+        }
+        match self.streams {
+            Some(_) if !self.protocol.is_h2() => Err(("streams", "applies to h2 and h2c only")),
+            Some(0) => Err(("streams", "must be at least 1")),
+            Some(m) if m > 1 && self.new_conn => Err((
+                "streams",
+                "cannot be combined with new_conn (one request per connection)",
+            )),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The tables of laps over TLS and HTTP/2, from [`serverbench_analysis::protocol`]: what the
+//! TLS handshakes negotiated and cost (version, cipher, handshakes/s, resumption rate, server
+//! and client CPU per handshake), and HTTP/2 beside HTTP/1.1 on the same transport (streams,
+//! the server's stream limit, the h2/h1 ratio, GOAWAYs and refused streams).
+
+use super::{build, Align, Cell, ColumnDef, Grid};
+use crate::text::{grouped, num, MISSING};
+use serverbench_analysis::protocol::{ProtocolRow, TlsFigures};
+use serverbench_analysis::summary::Summary;
+use serverbench_results::TlsResume;
+
+/// The columns of both tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Server,
+    Scenario,
+    Profile,
+    Transport,
+    Rps,
+    // TLS
+    Version,
+    Cipher,
+    HandshakesPerS,
+    Resumed,
+    ServerCpuPerHandshake,
+    ClientCpuPerHandshake,
+    // HTTP/2
+    MaxStreams,
+    H1Rps,
+    Ratio,
+    Goaways,
+    Refused,
+}
+
+const TLS: [Col; 10] = {
+    use Col::*;
+    [
+        Server,
+        Scenario,
+        Transport,
+        Version,
+        Cipher,
+        HandshakesPerS,
+        Resumed,
+        ServerCpuPerHandshake,
+        ClientCpuPerHandshake,
+        Rps,
+    ]
+};
+
+const H2: [Col; 10] = {
+    use Col::*;
+    [
+        Server, Scenario, Profile, Transport, MaxStreams, Rps, H1Rps, Ratio, Goaways, Refused,
+    ]
+};
+
+fn text(v: Option<&String>) -> Cell {
+    Cell::plain(v.cloned().unwrap_or_else(|| MISSING.to_owned()))
+}
+
+impl ColumnDef<ProtocolRow> for Col {
+    fn key(&self) -> &'static str {
+        use Col::*;
+        match self {
+            Server => "server",
+            Scenario => "scenario",
+            Profile => "profile",
+            Transport => "transport",
+            Rps => "rps_median",
+            Version => "tls_version",
+            Cipher => "cipher_suite",
+            HandshakesPerS => "handshakes_per_s",
+            Resumed => "resumption_rate",
+            ServerCpuPerHandshake => "server_cpu_us_per_handshake",
+            ClientCpuPerHandshake => "client_cpu_us_per_handshake",
+            MaxStreams => "server_max_streams",
+            H1Rps => "h1_rps_median",
+            Ratio => "h2_h1_ratio",
+            Goaways => "goaways",
+            Refused => "refused_streams",
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        use Col::*;
+        match self {
+            Server => "server",
+            Scenario => "scenario",
+            Profile => "profile",
+            Transport => "protocol",
+            Rps => "req/s",
+            Version => "TLS",
+            Cipher => "cipher",
+            HandshakesPerS => "handshakes/s",
+            Resumed => "resumed",
+            ServerCpuPerHandshake => "server µs/hs",
+            ClientCpuPerHandshake => "client µs/hs",
+            MaxStreams => "server max streams",
+            H1Rps => "h1 req/s",
+            Ratio => "h2/h1",
+            Goaways => "GOAWAYs",
+            Refused => "refused",
+        }
+    }
+
+    fn align(&self) -> Align {
+        use Col::*;
+        match self {
+            Server | Scenario | Profile | Transport | Version | Cipher => Align::Left,
+            _ => Align::Right,
+        }
+    }
+
+    fn cell(&self, r: &ProtocolRow) -> Cell {
+        let (t, h) = (r.tls.as_ref(), r.h2.as_ref());
+        let n = |v: Option<f64>| Cell::number(v, |v| num(Some(v)));
+        match self {
+            Col::Server => Cell::plain(&r.server),
+            Col::Scenario => Cell::plain(&r.scenario),
+            Col::Profile => Cell::plain(&r.profile),
+            Col::Transport => Cell::plain(&r.transport),
+            Col::Rps => Cell::number(r.rps, grouped),
+            Col::Version => text(t.and_then(|t| t.version.as_ref())),
+            Col::Cipher => text(t.and_then(|t| t.cipher_suite.as_ref())),
+            Col::HandshakesPerS => Cell::number(t.and_then(|t| t.handshakes_per_s), grouped),
+            Col::Resumed => resumed(r),
+            Col::ServerCpuPerHandshake => n(t.and_then(|t| t.server_cpu_us_per_handshake)),
+            Col::ClientCpuPerHandshake => n(t.and_then(|t| t.client_cpu_us_per_handshake)),
+            Col::MaxStreams => match h {
+                Some(h) if h.max_concurrent_streams.is_none() => Cell::plain("unlimited"),
+                _ => Cell::number(
+                    h.and_then(|h| h.max_concurrent_streams).map(f64::from),
+                    grouped,
+                ),
+            },
+            Col::H1Rps => Cell::number(h.and_then(|h| h.h1_rps), grouped),
+            Col::Ratio => Cell::number(h.and_then(|h| h.ratio_to_h1), |v| format!("{v:.2}x")),
+            Col::Goaways => Cell::number(h.map(|h| h.goaways as f64), grouped),
+            Col::Refused => Cell::number(h.map(|h| h.refused_streams as f64), grouped),
+        }
+    }
+}
+
+/// `87.5%` of the handshakes resumed; `-` when no handshake was counted or none was asked
+/// (keep-alive laps handshake once per connection, new connections without resumption never).
+fn resumed(r: &ProtocolRow) -> Cell {
+    let asked = |t: &&TlsFigures| t.resume.is_some_and(|r| r != TlsResume::Off);
+    let Some(t) = r.tls.as_ref().filter(asked) else {
+        return Cell::number(None, grouped);
+    };
+    Cell::number(t.resumption_rate(), |v| format!("{:.1}%", v * 100.0)).with_hint(Some(format!(
+        "{} of {} handshakes resumed",
+        grouped(t.handshakes_resumed as f64),
+        grouped(t.handshakes as f64)
+    )))
+}
+
+/// The TLS table: every row over TLS (HTTP/1.1 or h2); `None` without one.
+pub fn tls_grid(summary: &Summary) -> Option<Grid> {
+    let rows: Vec<ProtocolRow> = summary
+        .protocols
+        .iter()
+        .filter(|r| r.tls.is_some())
+        .cloned()
+        .collect();
+    (!rows.is_empty()).then(|| build(&TLS, &rows, |_| (None, false)))
+}
+
+/// The HTTP/2 table: every h2 and h2c row beside HTTP/1.1 on its transport; `None` without
+/// one.
+pub fn h2_grid(summary: &Summary) -> Option<Grid> {
+    let mut rows: Vec<ProtocolRow> = summary
+        .protocols
+        .iter()
+        .filter(|r| r.h2.is_some())
+        .cloned()
+        .collect();
+    rows.sort_by(|a, b| (&a.server, &a.profile).cmp(&(&b.server, &b.profile)));
+    (!rows.is_empty()).then(|| build(&H2, &rows, |_| (None, false)))
+}
+
+/// What the columns of the two tables mean, for the formats with a legend.
+pub fn protocol_legend(summary: &Summary) -> Vec<String> {
+    let mut out = Vec::new();
+    if summary.protocols.iter().any(|r| r.tls.is_some()) {
+        out.push(
+            "TLS: the version and cipher the handshakes negotiated. handshakes/s: median of the \
+             laps (one per connection: per request with new-conn). resumed: the share of \
+             handshakes that resumed a session, where resumption was asked. server µs/hs and \
+             client µs/hs: CPU time per handshake, its request included."
+                .to_owned(),
+        );
+    }
+    if summary.protocols.iter().any(|r| r.h2.is_some()) {
+        out.push(
+            "h2/h1: HTTP/2's median req/s over HTTP/1.1's on the same transport (h2 against \
+             HTTPS, h2c against plain HTTP; same server, paths and profile). server max streams: \
+             its SETTINGS_MAX_CONCURRENT_STREAMS. refused: streams reset with REFUSED_STREAM."
+                .to_owned(),
+        );
+    }
+    out
+}
