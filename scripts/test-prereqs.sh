@@ -7,8 +7,9 @@
 #   python3                       the fixture servers
 #   util-linux (script), procps   Ctrl-C through a pseudo-terminal (interrupt_cli), ps
 #   iproute2, openssh-server/client  the network-namespace hosts (hosts tests)
+#   nginx-light                   c/nginx over h2 through `serverbench run` (run_protocols_cli)
 set -euo pipefail
-packages=(chromium fonts-dejavu-core wrk python3 util-linux bsdutils procps iproute2 openssh-client openssh-server)
+packages=(chromium fonts-dejavu-core wrk python3 util-linux bsdutils procps iproute2 openssh-client openssh-server nginx-light)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q ' installed$' || missing+=("$p")
@@ -20,7 +21,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing test prerequisites: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# openssh-server must never start the machine's own sshd: maintainer scripts ask policy-rc.d.
+# openssh-server and nginx-light must never start the machine's own sshd or nginx: maintainer
+# scripts ask policy-rc.d.
 policy=/usr/sbin/policy-rc.d
 created_policy=0
 if [ ! -e "$policy" ]; then

@@ -1,7 +1,6 @@
 //! `serverbench run` over TLS and HTTP/2: the fixture catalog's Python TLS server with
-//! `https-hello`, and the catalog's c/nginx (Debian's nginx-light, ready once `serverbench
-//! setup c/nginx` ran against `SERVERBENCH_CACHE`, default /var/cache/serverbench) with
-//! `h2-hello`. Each lap goes to the server's TLS_PORT trusting the run's own certificate.
+//! `https-hello`, and the catalog's c/nginx (Debian's nginx-light, which `make test` installs
+//! through scripts/test-prereqs.sh; nothing else to set up) with `h2-hello`. Each lap goes to the server's TLS_PORT trusting the run's own certificate.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -90,7 +89,7 @@ fn c_nginx_runs_h2_hello_over_alpn_and_records_the_protocol() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(
         out.status.success(),
-        "(c/nginx must be set up: `serverbench setup c/nginx`)\n{stdout}\n{stderr}"
+        "(c/nginx needs Debian's nginx-light: bash scripts/test-prereqs.sh)\n{stdout}\n{stderr}"
     );
     assert!(stdout.contains("HTTP/2 against HTTP/1.1"), "{stdout}");
     let rec = only_record(results.path());
