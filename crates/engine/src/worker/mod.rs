@@ -51,10 +51,16 @@ pub struct Plan {
 pub struct Shared {
     pub barrier: Barrier,
     pub connected: AtomicU64,
+    /// Workers done with setup (about to wait at the barrier).
+    pub arrived: AtomicU64,
+    /// Connections up so far during setup (for the live view).
+    pub up: AtomicU64,
     pub abort: AtomicBool,
     /// 0: measure after the warm-up; `u64::MAX`: wait for the gate; else the monotonic ns at
     /// which measurement starts (set once by the gate).
     pub measure_from: AtomicU64,
+    /// Where each worker publishes its figures for the live view when asked.
+    pub live: crate::live::Board,
 }
 
 /// What one thread hands back.
@@ -104,32 +110,38 @@ struct Worker<'a> {
     strings: h2::Strings,
     /// Gated runs: no new request while waiting for the gate after the warm-up.
     paused: bool,
+    /// This worker's slot on the live board, and the last request it answered.
+    slot: usize,
+    answered: u64,
 }
 
 /// Runs one worker thread from setup to the end of the run.
-pub fn run(cfg: &Config, plan: Plan, shared: &Shared) -> io::Result<Outcome> {
+pub fn run(cfg: &Config, plan: Plan, slot: usize, shared: &Shared) -> io::Result<Outcome> {
     let built = match plan.cpu {
-        Some(cpu) => sys::pin_current_thread(cpu).and_then(|()| Worker::new(cfg, &plan)),
-        None => Worker::new(cfg, &plan),
+        Some(cpu) => sys::pin_current_thread(cpu).and_then(|()| Worker::new(cfg, &plan, slot)),
+        None => Worker::new(cfg, &plan, slot),
     };
     let mut w = match built {
         Ok(w) => w,
         Err(e) => {
+            shared.arrived.fetch_add(1, Ordering::SeqCst);
             shared.barrier.wait();
             shared.barrier.wait();
             return Err(e);
         }
     };
-    let setup_failures = w.setup(&plan);
+    let setup_failures = w.setup(&plan, &shared.up);
     shared
         .connected
         .fetch_add(plan.connections as u64 - setup_failures, Ordering::SeqCst);
+    shared.arrived.fetch_add(1, Ordering::SeqCst);
     shared.barrier.wait();
     shared.barrier.wait();
     let mut measured_ns = 0;
     if !shared.abort.load(Ordering::SeqCst) {
         measured_ns = w.main_loop(shared)?;
     }
+    w.publish(shared, true);
     w.stats.errors.connect += setup_failures;
     w.stats.close();
     Ok(Outcome {
@@ -140,7 +152,7 @@ pub fn run(cfg: &Config, plan: Plan, shared: &Shared) -> io::Result<Outcome> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(cfg: &'a Config, plan: &Plan) -> io::Result<Self> {
+    fn new(cfg: &'a Config, plan: &Plan, slot: usize) -> io::Result<Self> {
         let (head, verify, depth) = match (&cfg.protocol, cfg.schedule) {
             (Protocol::Http(h), Schedule::ClosedLoop { depth }) => (h.head, h.verify, depth),
             (Protocol::Http(h), Schedule::Rate { .. }) => (h.head, h.verify, 1),
@@ -214,6 +226,8 @@ impl<'a> Worker<'a> {
             per_request: cfg.lifetime == Lifetime::PerRequest,
             strings: h2::Strings::default(),
             paused: false,
+            slot,
+            answered: 0,
         })
     }
 
@@ -299,6 +313,7 @@ impl<'a> Worker<'a> {
             if now >= next_tick {
                 next_tick = now + TICK_NS;
                 self.housekeeping(now);
+                self.publish(shared, false);
             }
         }
         if matches!(self.cfg.protocol, Protocol::TcpStream { .. }) {
