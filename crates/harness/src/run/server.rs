@@ -22,6 +22,9 @@ use std::time::{Duration, Instant, SystemTime};
 /// Lines of server log kept in a failure.
 const LOG_TAIL: usize = 20;
 
+/// The per-lap overhead (start, check, connect, stop) assumed until a lap has been timed.
+const FIRST_OVERHEAD_S: f64 = 1.0;
+
 type Key = LapKey;
 
 /// One start of a server: which server, which lap, how many CPUs (a core sweep).
@@ -43,8 +46,12 @@ pub(super) struct RunState<'a> {
     excluded: Vec<(usize, String)>,
     index: usize,
     started: Instant,
+    /// Nominal seconds (warm-up + duration) of the laps still to run, and how many there are.
     expected_left: f64,
+    laps_left: usize,
+    /// Nominal seconds of the laps that ran in this process, and how many there were.
     expected_done: f64,
+    laps_done: usize,
     /// The run's certificate, for servers that serve TLS.
     tls_files: Option<crate::certs::TlsFiles>,
 }
@@ -68,15 +75,19 @@ impl<'a> RunState<'a> {
             index: 0,
             started: Instant::now(),
             expected_left: 0.0,
+            laps_left: 0,
             expected_done: 0.0,
+            laps_done: 0,
             tls_files: None,
         };
-        s.expected_left = plan
+        let left: Vec<f64> = plan
             .jobs
             .iter()
             .filter(|j| !done.contains(&s.key(j)))
             .map(|j| s.expected_s(j))
-            .sum();
+            .collect();
+        s.expected_left = left.iter().sum();
+        s.laps_left = left.len();
         s
     }
 
@@ -116,21 +127,24 @@ impl<'a> RunState<'a> {
         }
     }
 
-    /// Expected seconds for a lap: warm-up, load, and a little for start and stop.
+    /// Nominal seconds of a lap: its warm-up and its duration (5 s for a request count).
     fn expected_s(&self, j: &Job) -> f64 {
         let s = &self.opts.suite;
-        self.warmup_s(j) + s.profiles[j.profile].duration.unwrap_or(5.0) + 0.5
+        self.warmup_s(j) + s.profiles[j.profile].duration.unwrap_or(5.0)
     }
 
-    /// Time left, scaled by how the laps so far compared with their expectation.
-    fn eta(&self) -> Duration {
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let factor = if self.expected_done > 0.0 {
-            (elapsed / self.expected_done).clamp(0.5, 4.0)
+    /// Time left: the remaining laps' nominal time plus, for each, the overhead per lap
+    /// measured so far (the time that was not warm-up or load: starting, checking, connecting,
+    /// stopping; [`FIRST_OVERHEAD_S`] until a lap has ended).
+    pub(super) fn eta(&self) -> Duration {
+        let per_lap = if self.laps_done > 0 {
+            let elapsed = self.started.elapsed().as_secs_f64();
+            (elapsed - self.expected_done) / self.laps_done as f64
         } else {
-            1.0
+            FIRST_OVERHEAD_S
         };
-        Duration::from_secs_f64((self.expected_left * factor).max(0.0))
+        let left = self.expected_left + self.laps_left as f64 * per_lap;
+        Duration::from_secs_f64(left.max(0.0))
     }
 
     /// The recorded parameters, with the warm-up this server actually gets.
@@ -182,13 +196,16 @@ impl<'a> RunState<'a> {
         writer.append(&record)?;
         let e = self.expected_s(j);
         self.expected_left -= e;
+        self.laps_left = self.laps_left.saturating_sub(1);
         self.expected_done += e;
+        self.laps_done += 1;
         self.index += 1;
         on_event(Event::LapFinished {
             record: Box::new(record),
             index: self.index,
             total: self.plan.jobs.len(),
         });
+        on_event(Event::Estimate { left: self.eta() });
         Ok(())
     }
 
@@ -267,7 +284,7 @@ impl<'a> RunState<'a> {
                 return self.fail_all(pending, &why, writer, on_event);
             }
         };
-        if let Err(why) = self.verify_once(si, server, &target) {
+        if let Err(why) = self.verify_once(si, server, &target, on_event) {
             proc.stop();
             on_event(Event::ServerFailed {
                 server: server.id.clone(),
@@ -340,10 +357,19 @@ impl<'a> RunState<'a> {
     }
 
     /// The quick contract check, once per server; a failing server is excluded from the run.
-    fn verify_once(&mut self, si: usize, server: &Server, target: &Target) -> Result<(), String> {
+    fn verify_once(
+        &mut self,
+        si: usize,
+        server: &Server,
+        target: &Target,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), String> {
         if !self.opts.quick_verify || self.verified.contains(&si) {
             return Ok(());
         }
+        on_event(Event::Verifying {
+            server: server.id.clone(),
+        });
         match quick_check(server, target) {
             Ok(()) => {
                 self.verified.insert(si);
