@@ -13,8 +13,8 @@ use mio::{Events, Interest, Poll, Token};
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use std::io::{self, Read};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 mod conns;
@@ -22,7 +22,10 @@ mod http2;
 mod lowat;
 mod phases;
 mod rate;
+mod shared;
 mod tls;
+
+pub use shared::{Outcome, Plan, Shared};
 
 use phases::Gate;
 use rate::RateState;
@@ -34,42 +37,6 @@ const TICK_NS: u64 = 10_000_000;
 const BACKOFF_NS: u64 = 10_000_000;
 const LATE_NS: u64 = 1_000_000;
 const DRAIN_NS: u64 = 1_000_000_000;
-
-/// This thread's share of the work.
-pub struct Plan {
-    pub connections: usize,
-    /// `-n`: requests this thread completes (None: run for the duration).
-    pub quota: Option<u64>,
-    /// `-R`: nanoseconds between this thread's sends.
-    pub rate_interval_ns: Option<f64>,
-    /// `--connect-rate`: nanoseconds between this thread's connects during ramp-up.
-    pub connect_interval_ns: u64,
-    pub cpu: Option<usize>,
-}
-
-/// The only state threads share, touched during setup and, with a gate, until measuring.
-pub struct Shared {
-    pub barrier: Barrier,
-    pub connected: AtomicU64,
-    /// Workers done with setup (about to wait at the barrier).
-    pub arrived: AtomicU64,
-    /// Connections up so far during setup (for the live view).
-    pub up: AtomicU64,
-    pub abort: AtomicBool,
-    /// 0: measure after the warm-up; `u64::MAX`: wait for the gate; else the monotonic ns at
-    /// which measurement starts (set once by the gate).
-    pub measure_from: AtomicU64,
-    /// Where each worker publishes its figures for the live view when asked.
-    pub live: crate::live::Board,
-}
-
-/// What one thread hands back.
-pub struct Outcome {
-    pub stats: Stats,
-    pub connect_failures_at_setup: u64,
-    /// Nanoseconds from the start of measurement to the end of this thread's loop.
-    pub measured_ns: u64,
-}
 
 /// What a poll event says about reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
