@@ -9,9 +9,11 @@
 pub mod config;
 pub use serverbench_wire::{h2, http};
 mod conn;
+mod coordinator;
 pub mod duration;
 pub mod histo;
 pub mod limits;
+pub mod live;
 pub mod result;
 pub mod stats;
 pub mod sys;
@@ -22,13 +24,14 @@ pub use config::{
     Config, ConfigError, Http2Options, Http2Spec, HttpOptions, HttpSpec, HttpTarget, Lifetime,
     Protocol, Reads, Schedule, Stop,
 };
+pub use live::{Phase, Snapshot};
 pub use result::LoadResult;
 pub use tls::{Resume, TlsOptions, TlsVersion, Trust};
 
 use stats::{latency_of, Stats};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// With a gate, measurement starts this long after the gate opens: every worker sees the
 /// start (they wake at least every 10 ms) before it comes, so none loses the first
@@ -42,8 +45,12 @@ pub enum Event {
     Connected { connected: u64, total: u64 },
     /// Warm-up is over; measurement starts.
     Measuring,
-    /// About once a second while the load runs.
-    Tick { elapsed: Duration },
+    /// About once a second from the start (connecting included): `elapsed` since the load
+    /// started (while connecting: since connecting started), and the figures so far.
+    Tick {
+        elapsed: Duration,
+        snapshot: Box<Snapshot>,
+    },
 }
 
 /// Why a run could not produce a result.
@@ -109,8 +116,11 @@ pub fn run_gated(
     let shared = worker::Shared {
         barrier: Barrier::new(threads + 1),
         connected: AtomicU64::new(0),
+        arrived: AtomicU64::new(0),
+        up: AtomicU64::new(0),
         abort: AtomicBool::new(false),
         measure_from: AtomicU64::new(if gate.is_some() { u64::MAX } else { 0 }),
+        live: live::Board::new(plans.len()),
     };
     let outcomes = std::thread::scope(|scope| {
         let handles: Vec<_> = plans
@@ -120,9 +130,10 @@ pub fn run_gated(
                 let shared = &shared;
                 std::thread::Builder::new()
                     .name(format!("serverbench-load-{i}"))
-                    .spawn_scoped(scope, move || worker::run(config, plan, shared))
+                    .spawn_scoped(scope, move || worker::run(config, plan, i, shared))
             })
             .collect::<Result<_, _>>()?;
+        coordinator::wait_connected(config, threads as u64, &shared, observer);
         shared.barrier.wait();
         let connected = shared.connected.load(Ordering::SeqCst);
         if connected == 0 {
@@ -136,7 +147,7 @@ pub fn run_gated(
         let t0 = Instant::now();
         // Nothing connected: the workers are already done, there is nothing to release.
         let gate = gate.filter(|_| connected > 0);
-        let start = wait_measuring(config, t0, &handles, observer, gate, &shared);
+        let start = coordinator::wait_measuring(config, t0, &handles, observer, gate, &shared);
         let outcomes: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         let cpu_s = sys::process_cpu_s() - start.cpu_s;
         Ok::<_, EngineError>((outcomes, cpu_s, connected, start))
@@ -171,90 +182,6 @@ pub fn run_gated(
     let mut result = build_result(config, threads, &stats, duration, cpu_s);
     result.measure_start_unix_s = Some(start.unix_s);
     Ok(result)
-}
-
-/// When measurement started, as the coordinating thread saw it.
-struct MeasureStart {
-    /// Process CPU seconds at that instant.
-    cpu_s: f64,
-    /// Wall clock, seconds since the epoch.
-    unix_s: f64,
-    /// The gate returned false.
-    cancelled: bool,
-}
-
-fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// Waits for the gate, then tells the workers when measurement starts.
-fn open_gate(gate: &dyn Fn() -> bool, shared: &worker::Shared) -> MeasureStart {
-    if !gate() {
-        shared.abort.store(true, Ordering::SeqCst);
-        shared.measure_from.store(0, Ordering::SeqCst);
-        return MeasureStart {
-            cpu_s: sys::process_cpu_s(),
-            unix_s: unix_now(),
-            cancelled: true,
-        };
-    }
-    let at = sys::now_ns() + GATE_LEAD.as_nanos() as u64;
-    let unix_s = unix_now() + GATE_LEAD.as_secs_f64();
-    shared.measure_from.store(at, Ordering::SeqCst);
-    std::thread::sleep(Duration::from_nanos(at.saturating_sub(sys::now_ns())));
-    MeasureStart {
-        cpu_s: sys::process_cpu_s(),
-        unix_s,
-        cancelled: false,
-    }
-}
-
-/// Sleeps through warm-up (reporting ticks) and the gate, if any; returns when measurement
-/// began once the workers are done.
-fn wait_measuring<T>(
-    config: &Config,
-    t0: Instant,
-    handles: &[std::thread::ScopedJoinHandle<'_, T>],
-    observer: &dyn Fn(Event),
-    gate: Option<&dyn Fn() -> bool>,
-    shared: &worker::Shared,
-) -> MeasureStart {
-    let mut start: Option<MeasureStart> = None;
-    let mut next_tick = Duration::from_secs(1);
-    loop {
-        let elapsed = t0.elapsed();
-        if start.is_none() && elapsed >= config.warmup {
-            start = Some(match gate {
-                Some(g) => open_gate(g, shared),
-                None => MeasureStart {
-                    cpu_s: sys::process_cpu_s(),
-                    unix_s: unix_now(),
-                    cancelled: false,
-                },
-            });
-            observer(Event::Measuring);
-        }
-        if handles.iter().all(|h| h.is_finished()) {
-            return start.unwrap_or_else(|| MeasureStart {
-                cpu_s: sys::process_cpu_s(),
-                unix_s: unix_now(),
-                cancelled: false,
-            });
-        }
-        if elapsed >= next_tick {
-            observer(Event::Tick { elapsed });
-            next_tick += Duration::from_secs(1);
-        }
-        let until = if start.is_none() {
-            config.warmup
-        } else {
-            next_tick
-        };
-        let nap = until.saturating_sub(elapsed).min(Duration::from_millis(50));
-        std::thread::sleep(nap.max(Duration::from_micros(200)));
-    }
 }
 
 /// Splits connections, `-n` and `-R` statically across threads.

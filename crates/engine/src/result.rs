@@ -44,6 +44,38 @@ pub struct Errors {
 }
 
 impl Errors {
+    /// Adds `o`'s counts to these.
+    pub fn add(&mut self, o: &Errors) {
+        self.connect += o.connect;
+        self.read += o.read;
+        self.write += o.write;
+        self.timeout += o.timeout;
+        self.parse += o.parse;
+        self.status += o.status;
+        self.body += o.body;
+        self.tls += o.tls;
+        self.h2 += o.h2;
+        self.refused_stream += o.refused_stream;
+    }
+
+    /// The kinds that occurred, by name (as in the JSON result), in a fixed order.
+    pub fn by_kind(&self) -> impl Iterator<Item = (&'static str, u64)> {
+        [
+            ("connect", self.connect),
+            ("read", self.read),
+            ("write", self.write),
+            ("timeout", self.timeout),
+            ("parse", self.parse),
+            ("status", self.status),
+            ("body", self.body),
+            ("tls", self.tls),
+            ("h2", self.h2),
+            ("refused_stream", self.refused_stream),
+        ]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+    }
+
     /// All errors of every kind.
     pub fn total(&self) -> u64 {
         self.connect

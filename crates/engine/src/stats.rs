@@ -2,9 +2,11 @@
 
 mod connections;
 mod http2;
+mod warmup;
 
 pub use connections::ConnStats;
 pub use http2::H2Stats;
+pub use warmup::WarmUp;
 
 use crate::result::{Errors, Latency, TimelinePoint};
 use crate::tls::{Negotiated, TlsCause};
@@ -164,6 +166,8 @@ pub struct Stats {
     pub conn: ConnStats,
     /// HTTP/2 settings, GOAWAYs and errors by code.
     pub h2: H2Stats,
+    /// Before the measured window (for the live view only).
+    pub warm: WarmUp,
     /// The current second's latency buckets, dense (fixed size), packed into `seconds` by
     /// [`Stats::close`] or when the next second starts.
     current: Box<[u32; BUCKETS]>,
@@ -188,6 +192,7 @@ impl Stats {
             seconds: Vec::new(),
             conn: ConnStats::new(),
             h2: H2Stats::default(),
+            warm: WarmUp::default(),
             current: Box::new([0; BUCKETS]),
             current_dirty: false,
             start: u64::MAX,
@@ -206,6 +211,12 @@ impl Stats {
     #[inline]
     pub fn measuring(&self, now: u64) -> bool {
         now >= self.start && now < self.end
+    }
+
+    /// Whether the measured window has begun (it may be over).
+    #[inline]
+    pub fn started(&self, now: u64) -> bool {
+        now >= self.start
     }
 
     /// Packs the current second's buckets into the timeline; call it when the thread is done
@@ -243,10 +254,13 @@ impl Stats {
     /// A completed request: `lat_ns` from the intended send, `uncorrected_ns` from the actual one.
     #[inline]
     pub fn record(&mut self, now: u64, lat_ns: u64, uncorrected_ns: u64, status: u16) {
+        let us = lat_ns.div_ceil(1000).max(1);
         if !self.measuring(now) {
+            if now < self.start {
+                self.warm.record(us);
+            }
             return;
         }
-        let us = lat_ns.div_ceil(1000).max(1);
         self.requests += 1;
         self.latency.saturating_record(us);
         if let Some(h) = &mut self.uncorrected {
@@ -266,26 +280,16 @@ impl Stats {
     #[inline]
     pub fn error(&mut self, now: u64, kind: ErrorKind) {
         if !self.measuring(now) {
+            if now < self.start {
+                self.warm.error(kind);
+            }
             return;
         }
-        let e = &mut self.errors;
+        count_error(&mut self.errors, kind);
         match kind {
-            ErrorKind::Connect => e.connect += 1,
-            ErrorKind::Read => e.read += 1,
-            ErrorKind::Write => e.write += 1,
-            ErrorKind::Timeout => e.timeout += 1,
-            ErrorKind::Parse => e.parse += 1,
-            ErrorKind::Status => e.status += 1,
-            ErrorKind::Body => e.body += 1,
-            ErrorKind::Tls(cause) => {
-                e.tls += 1;
-                self.conn.tls_error(cause);
-            }
-            ErrorKind::H2(code) => {
-                e.h2 += 1;
-                self.h2.error(code);
-            }
-            ErrorKind::RefusedStream => e.refused_stream += 1,
+            ErrorKind::Tls(cause) => self.conn.tls_error(cause),
+            ErrorKind::H2(code) => self.h2.error(code),
+            _ => {}
         }
         self.second(now).errors += 1;
     }
@@ -311,6 +315,8 @@ impl Stats {
     pub fn handshake(&mut self, now: u64, ns: u64, resumed: bool, negotiated: Negotiated) {
         if self.measuring(now) {
             self.conn.handshake(ns, resumed, negotiated);
+        } else if now < self.start {
+            self.warm.handshakes += 1;
         }
     }
 
@@ -319,6 +325,8 @@ impl Stats {
         if self.measuring(now) {
             self.bytes_read += n as u64;
             self.second(now).bytes_read += n as u64;
+        } else if now < self.start {
+            self.warm.bytes_read += n as u64;
         }
     }
 
@@ -326,6 +334,8 @@ impl Stats {
     pub fn wrote(&mut self, now: u64, n: usize) {
         if self.measuring(now) {
             self.bytes_written += n as u64;
+        } else if now < self.start {
+            self.warm.bytes_written += n as u64;
         }
     }
 
@@ -345,17 +355,7 @@ impl Stats {
         if let (Some(a), Some(b)) = (&mut self.uncorrected, &o.uncorrected) {
             a.add(b).expect("same histogram bounds");
         }
-        let (a, b) = (&mut self.errors, &o.errors);
-        a.connect += b.connect;
-        a.read += b.read;
-        a.write += b.write;
-        a.timeout += b.timeout;
-        a.parse += b.parse;
-        a.status += b.status;
-        a.body += b.body;
-        a.tls += b.tls;
-        a.h2 += b.h2;
-        a.refused_stream += b.refused_stream;
+        self.errors.add(&o.errors);
         self.conn.merge(&o.conn);
         self.h2.merge(&o.h2);
         for (x, y) in self.status.iter_mut().zip(&o.status) {
@@ -383,6 +383,23 @@ impl Stats {
             .enumerate()
             .map(|(i, s)| s.point(i as u32))
             .collect()
+    }
+}
+
+/// Counts one error of `kind` in `e`.
+#[inline]
+pub(crate) fn count_error(e: &mut Errors, kind: ErrorKind) {
+    match kind {
+        ErrorKind::Connect => e.connect += 1,
+        ErrorKind::Read => e.read += 1,
+        ErrorKind::Write => e.write += 1,
+        ErrorKind::Timeout => e.timeout += 1,
+        ErrorKind::Parse => e.parse += 1,
+        ErrorKind::Status => e.status += 1,
+        ErrorKind::Body => e.body += 1,
+        ErrorKind::Tls(_) => e.tls += 1,
+        ErrorKind::H2(_) => e.h2 += 1,
+        ErrorKind::RefusedStream => e.refused_stream += 1,
     }
 }
 

@@ -25,6 +25,8 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use serverbench_analysis::compare::Comparison;
+/// Thousands separators, as every report writes numbers: `150,500`.
+pub use text::grouped;
 
 /// Renders a summary, or a comparison, in one format.
 pub trait Exporter {

@@ -2,6 +2,7 @@
 //! engine, a human summary or JSON.
 
 mod distributed;
+mod live;
 mod summary;
 mod verdict;
 
@@ -124,7 +125,8 @@ pub struct Args {
     /// Write the JSON result to this file (the summary still goes to stdout).
     #[arg(short, long, value_name = "FILE")]
     output: Option<std::path::PathBuf>,
-    /// No progress on stderr.
+    /// No live view on stderr (it is shown only when stderr is a terminal: phase, elapsed,
+    /// req/s, p50/p99 and errors so far, redrawn once a second).
     #[arg(short, long)]
     quiet: bool,
     /// For distributed runs: connect and warm up, print `ready` on stdout, keep loading
@@ -193,20 +195,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
-    let quiet = args.quiet || args.json || !std::io::stderr().is_terminal();
+    let quiet = args.quiet || !std::io::stderr().is_terminal();
+    let line = std::cell::RefCell::new((!quiet).then(|| live::LiveLine::new(shape(&config))));
     let observer = |ev: Event| {
-        if quiet {
-            return;
-        }
-        match ev {
-            Event::Connected { connected, total } if connected < total => {
-                eprintln!("{connected} of {total} connections up")
-            }
-            Event::Tick { elapsed } => {
-                eprint!("\r{:>4}s", elapsed.as_secs());
-                let _ = std::io::stderr().flush();
-            }
-            _ => {}
+        if let Some(l) = line.borrow_mut().as_mut() {
+            l.event(&ev);
         }
     };
     let gate = || {
@@ -218,7 +211,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         matches!(std::io::stdin().read_line(&mut line), Ok(n) if n > 0 && line.trim() == "go")
     };
     let gate: Option<&dyn Fn() -> bool> = if args.barrier { Some(&gate) } else { None };
-    let result = match serverbench_engine::run_gated(&config, &observer, gate) {
+    let outcome = serverbench_engine::run_gated(&config, &observer, gate);
+    if let Some(l) = line.borrow_mut().as_mut() {
+        l.clear();
+    }
+    let result = match outcome {
         Ok(r) => r,
         Err(EngineError::Cancelled) => {
             eprintln!("serverbench load: --barrier: no `go` line on stdin (closed or another line); nothing measured");
@@ -234,9 +231,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         Err(e) => return Err(e).context("serverbench load"),
     };
-    if !quiet {
-        eprint!("\r");
-    }
     let json = serde_json::to_string_pretty(&result).context("serializing the result")?;
     if let Some(path) = &args.output {
         std::fs::write(path, format!("{json}\n"))
@@ -260,6 +254,20 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         return Ok(crate::exit::TLS);
     }
     Ok(crate::exit::OK)
+}
+
+/// What the live line shows for this run.
+fn shape(c: &Config) -> live::Shape {
+    live::Shape {
+        warmup: c.warmup,
+        duration: match c.stop {
+            Stop::Duration(d) => Some(d),
+            Stop::Requests(_) => None,
+        },
+        stream: matches!(c.protocol, Protocol::TcpStream { .. }),
+        handshakes: c.tls.is_some() && c.lifetime == Lifetime::PerRequest,
+        http2: matches!(c.protocol, Protocol::Http2(_)),
+    }
 }
 
 /// Turns the flags into an engine configuration; errors are one line naming the flag.

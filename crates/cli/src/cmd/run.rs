@@ -2,22 +2,21 @@
 //! runs the suite through the harness, renders its events as a progress bar, prints the table.
 
 mod on_hosts;
+mod progress;
 mod yours;
 
 use anyhow::{bail, Context};
-use indicatif::{ProgressBar, ProgressStyle};
+use progress::Progress;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
 use serverbench_engine::config::parse_duration;
 use serverbench_harness::process::{self, OnInterrupt};
-use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
+use serverbench_harness::run::{self, RunOptions, RunOutcome};
 use serverbench_harness::suite::{CpuCount, Profile, Scenario, ServerSelection, Suite};
 use serverbench_results::env::Pinning;
 use serverbench_results::record::{LapRecord, LapStatus, Measurement};
 use serverbench_tools::Tool;
-use std::collections::HashSet;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Arguments of `serverbench run`.
 #[derive(clap::Args)]
@@ -164,7 +163,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         hosts: hosts.map(|(h, _)| h),
         suite,
     };
-    let mut progress = Progress::new(opts.suite.laps);
+    let durations = opts
+        .suite
+        .profiles
+        .iter()
+        .map(|p| (p.name.clone(), p.duration))
+        .collect();
+    let mut progress = Progress::new(opts.suite.laps, durations);
     let outcome = run::run(&catalog, &paths, &opts, &mut |e| progress.event(e));
     progress.finish();
     let outcome = outcome.with_context(|| format!("running suite `{}`", opts.suite.name))?;
@@ -379,153 +384,8 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
     })
 }
 
-/// Renders events: a progress bar on a terminal, plain lines otherwise.
-struct Progress {
-    bar: Option<ProgressBar>,
-    laps: u32,
-    /// Failure reasons already shown in full.
-    shown: HashSet<String>,
-}
-
 /// Lines of a failure's reason (its log tail) shown under it.
 const FAILURE_LINES: usize = 10;
-
-impl Progress {
-    fn new(laps: u32) -> Progress {
-        Progress {
-            bar: None,
-            laps,
-            shown: HashSet::new(),
-        }
-    }
-
-    fn line(&self, text: String) {
-        match &self.bar {
-            Some(b) if !b.is_hidden() => b.println(text),
-            _ => eprintln!("{text}"),
-        }
-    }
-
-    fn event(&mut self, e: Event) {
-        match e {
-            Event::Started {
-                dir,
-                servers,
-                total,
-                already,
-            } => {
-                eprintln!("results: {}", dir.display());
-                eprintln!("servers: {}", servers.join(", "));
-                let bar = ProgressBar::new(total as u64);
-                bar.set_style(
-                    ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} laps  {msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar())
-                        .progress_chars("=> "),
-                );
-                bar.set_position(already as u64);
-                bar.enable_steady_tick(Duration::from_millis(200));
-                self.bar = Some(bar);
-            }
-            Event::Preparing { what } => eprintln!("{what}..."),
-            Event::ToolInstall(step) => {
-                self.line(format!("installing {}: {}", step.tool, step.command))
-            }
-            Event::ServerSkipped { server, why } if self.shown.contains(&why) => {
-                self.line(format!("skip {server}: it failed (above)"))
-            }
-            Event::ServerSkipped { server, why } => self.line(format!("skip {server}: {why}")),
-            Event::ScenarioSkipped {
-                server,
-                scenario,
-                why,
-            } => self.line(format!("skip {server} x {scenario}: {why}")),
-            Event::ServerStarting { server, lap } => {
-                self.message(format!("starting {server} (lap {lap}/{})", self.laps))
-            }
-            Event::ServerFailed { server, lap, why } => {
-                self.failure(&format!("FAILED {server} lap {lap}"), &why)
-            }
-            Event::WarmupStarted {
-                server,
-                scenario,
-                profile,
-                seconds,
-            } => self.message(format!(
-                "{server} · {scenario} · {profile} · warm-up {seconds}s"
-            )),
-            Event::LapStarted {
-                server,
-                scenario,
-                profile,
-                lap,
-                eta,
-                ..
-            } => {
-                let eta = eta
-                    .map(|d| format!(" · ETA {}", hms(d)))
-                    .unwrap_or_default();
-                self.message(format!(
-                    "{server} · {scenario} · {profile} · lap {lap}/{}{eta}",
-                    self.laps
-                ));
-            }
-            Event::LapFinished { record, .. } => self.finished(&record),
-            Event::Interrupted => self.line("interrupted".into()),
-        }
-    }
-
-    fn message(&self, msg: String) {
-        match &self.bar {
-            Some(b) if !b.is_hidden() => b.set_message(msg),
-            _ => {}
-        }
-    }
-
-    fn finished(&mut self, r: &LapRecord) {
-        if let Some(b) = &self.bar {
-            b.inc(1);
-        }
-        let what = format!(
-            "{} · {} · {} · lap {}",
-            r.server, r.scenario, r.profile, r.lap
-        );
-        match (&r.status, r.load.as_ref().and_then(lap_figure)) {
-            (LapStatus::Ok, Some(figure)) => {
-                let hidden = self.bar.as_ref().is_none_or(|b| b.is_hidden());
-                if hidden {
-                    eprintln!("{what}: {figure}");
-                }
-            }
-            (LapStatus::Ok, None) => {}
-            (LapStatus::Failed, _) => self.failure(
-                &format!("{what}: FAILED"),
-                r.failure.as_deref().unwrap_or(""),
-            ),
-        }
-    }
-
-    /// A failure, shown by its first line once per distinct reason (the log tail is printed
-    /// once under the final table); the same reason again says so.
-    fn failure(&mut self, what: &str, why: &str) {
-        if !self.shown.insert(why.to_owned()) {
-            self.line(format!("{what} (same reason as above)"));
-            return;
-        }
-        let first = why.lines().find(|l| !l.trim().is_empty());
-        self.line(format!("{what}: {}", first.unwrap_or("(no reason given)")));
-    }
-
-    fn finish(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-    }
-}
-
-/// An ETA to the second (`3m 5s`), in humantime's spelling.
-fn hms(d: Duration) -> String {
-    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
-}
 
 /// Every distinct failure once, with the laps it hit and its reason's last lines (the server's
 /// log tail), so a broken server is explained on screen and not only in results.jsonl.

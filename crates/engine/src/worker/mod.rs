@@ -13,8 +13,8 @@ use mio::{Events, Interest, Poll, Token};
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use std::io::{self, Read};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 mod conns;
@@ -22,7 +22,10 @@ mod http2;
 mod lowat;
 mod phases;
 mod rate;
+mod shared;
 mod tls;
+
+pub use shared::{Outcome, Plan, Shared};
 
 use phases::Gate;
 use rate::RateState;
@@ -34,36 +37,6 @@ const TICK_NS: u64 = 10_000_000;
 const BACKOFF_NS: u64 = 10_000_000;
 const LATE_NS: u64 = 1_000_000;
 const DRAIN_NS: u64 = 1_000_000_000;
-
-/// This thread's share of the work.
-pub struct Plan {
-    pub connections: usize,
-    /// `-n`: requests this thread completes (None: run for the duration).
-    pub quota: Option<u64>,
-    /// `-R`: nanoseconds between this thread's sends.
-    pub rate_interval_ns: Option<f64>,
-    /// `--connect-rate`: nanoseconds between this thread's connects during ramp-up.
-    pub connect_interval_ns: u64,
-    pub cpu: Option<usize>,
-}
-
-/// The only state threads share, touched during setup and, with a gate, until measuring.
-pub struct Shared {
-    pub barrier: Barrier,
-    pub connected: AtomicU64,
-    pub abort: AtomicBool,
-    /// 0: measure after the warm-up; `u64::MAX`: wait for the gate; else the monotonic ns at
-    /// which measurement starts (set once by the gate).
-    pub measure_from: AtomicU64,
-}
-
-/// What one thread hands back.
-pub struct Outcome {
-    pub stats: Stats,
-    pub connect_failures_at_setup: u64,
-    /// Nanoseconds from the start of measurement to the end of this thread's loop.
-    pub measured_ns: u64,
-}
 
 /// What a poll event says about reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,32 +77,38 @@ struct Worker<'a> {
     strings: h2::Strings,
     /// Gated runs: no new request while waiting for the gate after the warm-up.
     paused: bool,
+    /// This worker's slot on the live board, and the last request it answered.
+    slot: usize,
+    answered: u64,
 }
 
 /// Runs one worker thread from setup to the end of the run.
-pub fn run(cfg: &Config, plan: Plan, shared: &Shared) -> io::Result<Outcome> {
+pub fn run(cfg: &Config, plan: Plan, slot: usize, shared: &Shared) -> io::Result<Outcome> {
     let built = match plan.cpu {
-        Some(cpu) => sys::pin_current_thread(cpu).and_then(|()| Worker::new(cfg, &plan)),
-        None => Worker::new(cfg, &plan),
+        Some(cpu) => sys::pin_current_thread(cpu).and_then(|()| Worker::new(cfg, &plan, slot)),
+        None => Worker::new(cfg, &plan, slot),
     };
     let mut w = match built {
         Ok(w) => w,
         Err(e) => {
+            shared.arrived.fetch_add(1, Ordering::SeqCst);
             shared.barrier.wait();
             shared.barrier.wait();
             return Err(e);
         }
     };
-    let setup_failures = w.setup(&plan);
+    let setup_failures = w.setup(&plan, &shared.up);
     shared
         .connected
         .fetch_add(plan.connections as u64 - setup_failures, Ordering::SeqCst);
+    shared.arrived.fetch_add(1, Ordering::SeqCst);
     shared.barrier.wait();
     shared.barrier.wait();
     let mut measured_ns = 0;
     if !shared.abort.load(Ordering::SeqCst) {
         measured_ns = w.main_loop(shared)?;
     }
+    w.publish(shared, true);
     w.stats.errors.connect += setup_failures;
     w.stats.close();
     Ok(Outcome {
@@ -140,7 +119,7 @@ pub fn run(cfg: &Config, plan: Plan, shared: &Shared) -> io::Result<Outcome> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(cfg: &'a Config, plan: &Plan) -> io::Result<Self> {
+    fn new(cfg: &'a Config, plan: &Plan, slot: usize) -> io::Result<Self> {
         let (head, verify, depth) = match (&cfg.protocol, cfg.schedule) {
             (Protocol::Http(h), Schedule::ClosedLoop { depth }) => (h.head, h.verify, depth),
             (Protocol::Http(h), Schedule::Rate { .. }) => (h.head, h.verify, 1),
@@ -214,6 +193,8 @@ impl<'a> Worker<'a> {
             per_request: cfg.lifetime == Lifetime::PerRequest,
             strings: h2::Strings::default(),
             paused: false,
+            slot,
+            answered: 0,
         })
     }
 
@@ -299,6 +280,7 @@ impl<'a> Worker<'a> {
             if now >= next_tick {
                 next_tick = now + TICK_NS;
                 self.housekeeping(now);
+                self.publish(shared, false);
             }
         }
         if matches!(self.cfg.protocol, Protocol::TcpStream { .. }) {

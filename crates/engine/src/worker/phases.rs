@@ -5,7 +5,7 @@ use super::{Plan, Shared, Worker, DRAIN_NS, TICK_NS};
 use crate::conn::State;
 use crate::sys;
 use mio::{Events, Token};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Where a gated run stands.
@@ -50,7 +50,7 @@ impl Worker<'_> {
 
     /// Opens every connection (paced by `--connect-rate`) and waits until each is up or failed;
     /// returns the number that failed.
-    pub(super) fn setup(&mut self, plan: &Plan) -> u64 {
+    pub(super) fn setup(&mut self, plan: &Plan, up: &AtomicU64) -> u64 {
         let mut events = Events::with_capacity(1024);
         let start = sys::now_ns();
         let mut opened = 0;
@@ -101,6 +101,7 @@ impl Worker<'_> {
                     Some(true) => {
                         c.state = State::Connected;
                         pending -= 1;
+                        up.fetch_add(1, Ordering::Relaxed);
                     }
                     Some(false) => {
                         c.close(0);
@@ -111,6 +112,23 @@ impl Worker<'_> {
                 }
             }
         }
+    }
+
+    /// Copies this worker's figures to its live slot when the coordinator asked for them
+    /// (one relaxed load when it did not), or with `done` as its last copy.
+    pub(super) fn publish(&mut self, shared: &Shared, done: bool) {
+        if !done && !shared.live.wanted(self.answered) {
+            return;
+        }
+        let in_flight = self.conns.iter().map(|c| c.in_flight() as u64).sum();
+        self.answered = shared.live.publish(
+            self.slot,
+            self.answered,
+            done,
+            &self.stats,
+            sys::now_ns(),
+            in_flight,
+        );
     }
 
     /// TCP stream: stop writing and read until every connection got back what it sent.

@@ -146,6 +146,18 @@ pub enum Event {
         /// Laps planned.
         total: usize,
     },
+    /// The quick contract check of a server (once, before its first lap).
+    Verifying {
+        /// Catalog id.
+        server: String,
+    },
+    /// The time the rest of the run should take, as of now: the remaining laps x (warm-up +
+    /// duration + the per-lap overhead measured so far). Sent when the run starts and after
+    /// each lap.
+    Estimate {
+        /// Time left.
+        left: Duration,
+    },
     /// Ctrl-C: the run stopped; `--resume` continues it.
     Interrupted,
 }
@@ -322,6 +334,7 @@ pub fn run(
         total: plan.jobs.len(),
         already: state.already(),
     });
+    on_event(Event::Estimate { left: state.eta() });
     let mut skipped = plan.skipped.clone();
     for lap in 1..=opts.suite.laps {
         for si in 0..plan.servers.len() {

@@ -12,7 +12,6 @@ use crate::results::record::{LapRecord, LapStatus, LoadParams};
 use crate::results::{clock, ResultsWriter, LOGS_DIR};
 use crate::sampler::{Sampler, INTERVAL};
 use crate::tools::{Prepared, Target};
-use serverbench_contract::TlsTarget;
 use serverbench_results::env::Skipped;
 use serverbench_results::LapKey;
 use std::collections::HashSet;
@@ -22,6 +21,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// Lines of server log kept in a failure.
 const LOG_TAIL: usize = 20;
+
+/// The per-lap overhead (start, check, connect, stop) assumed until a lap has been timed.
+const FIRST_OVERHEAD_S: f64 = 1.0;
 
 type Key = LapKey;
 
@@ -44,8 +46,12 @@ pub(super) struct RunState<'a> {
     excluded: Vec<(usize, String)>,
     index: usize,
     started: Instant,
+    /// Nominal seconds (warm-up + duration) of the laps still to run, and how many there are.
     expected_left: f64,
+    laps_left: usize,
+    /// Nominal seconds of the laps that ran in this process, and how many there were.
     expected_done: f64,
+    laps_done: usize,
     /// The run's certificate, for servers that serve TLS.
     tls_files: Option<crate::certs::TlsFiles>,
 }
@@ -69,15 +75,19 @@ impl<'a> RunState<'a> {
             index: 0,
             started: Instant::now(),
             expected_left: 0.0,
+            laps_left: 0,
             expected_done: 0.0,
+            laps_done: 0,
             tls_files: None,
         };
-        s.expected_left = plan
+        let left: Vec<f64> = plan
             .jobs
             .iter()
             .filter(|j| !done.contains(&s.key(j)))
             .map(|j| s.expected_s(j))
-            .sum();
+            .collect();
+        s.expected_left = left.iter().sum();
+        s.laps_left = left.len();
         s
     }
 
@@ -117,21 +127,24 @@ impl<'a> RunState<'a> {
         }
     }
 
-    /// Expected seconds for a lap: warm-up, load, and a little for start and stop.
+    /// Nominal seconds of a lap: its warm-up and its duration (5 s for a request count).
     fn expected_s(&self, j: &Job) -> f64 {
         let s = &self.opts.suite;
-        self.warmup_s(j) + s.profiles[j.profile].duration.unwrap_or(5.0) + 0.5
+        self.warmup_s(j) + s.profiles[j.profile].duration.unwrap_or(5.0)
     }
 
-    /// Time left, scaled by how the laps so far compared with their expectation.
-    fn eta(&self) -> Duration {
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let factor = if self.expected_done > 0.0 {
-            (elapsed / self.expected_done).clamp(0.5, 4.0)
+    /// Time left: the remaining laps' nominal time plus, for each, the overhead per lap
+    /// measured so far (the time that was not warm-up or load: starting, checking, connecting,
+    /// stopping; [`FIRST_OVERHEAD_S`] until a lap has ended).
+    pub(super) fn eta(&self) -> Duration {
+        let per_lap = if self.laps_done > 0 {
+            let elapsed = self.started.elapsed().as_secs_f64();
+            (elapsed - self.expected_done) / self.laps_done as f64
         } else {
-            1.0
+            FIRST_OVERHEAD_S
         };
-        Duration::from_secs_f64((self.expected_left * factor).max(0.0))
+        let left = self.expected_left + self.laps_left as f64 * per_lap;
+        Duration::from_secs_f64(left.max(0.0))
     }
 
     /// The recorded parameters, with the warm-up this server actually gets.
@@ -183,13 +196,16 @@ impl<'a> RunState<'a> {
         writer.append(&record)?;
         let e = self.expected_s(j);
         self.expected_left -= e;
+        self.laps_left = self.laps_left.saturating_sub(1);
         self.expected_done += e;
+        self.laps_done += 1;
         self.index += 1;
         on_event(Event::LapFinished {
             record: Box::new(record),
             index: self.index,
             total: self.plan.jobs.len(),
         });
+        on_event(Event::Estimate { left: self.eta() });
         Ok(())
     }
 
@@ -268,7 +284,7 @@ impl<'a> RunState<'a> {
                 return self.fail_all(pending, &why, writer, on_event);
             }
         };
-        if let Err(why) = self.verify_once(si, server, &target) {
+        if let Err(why) = self.verify_once(si, server, &target, on_event) {
             proc.stop();
             on_event(Event::ServerFailed {
                 server: server.id.clone(),
@@ -338,24 +354,6 @@ impl<'a> RunState<'a> {
             self.finish(j, record, writer, on_event)?;
         }
         Ok(())
-    }
-
-    /// The quick contract check, once per server; a failing server is excluded from the run.
-    fn verify_once(&mut self, si: usize, server: &Server, target: &Target) -> Result<(), String> {
-        if !self.opts.quick_verify || self.verified.contains(&si) {
-            return Ok(());
-        }
-        match quick_check(server, target, &transports(&self.opts.suite, server)) {
-            Ok(()) => {
-                self.verified.insert(si);
-                Ok(())
-            }
-            Err(why) => {
-                let why = format!("failed the quick contract check: {why}");
-                self.excluded.push((si, why.clone()));
-                Err(why)
-            }
-        }
     }
 
     /// Starts the server, or finds the one already running (`run --url`).
@@ -548,43 +546,8 @@ fn died(proc: &mut Running) -> Option<String> {
     ))
 }
 
-/// A fast contract check before the first lap: `verify::quick` (one request per declared
-/// endpoint, one echo), then the same requests over each transport the server's laps use
-/// (`tls`, `h2`, `h2c`), so a lap over TLS or HTTP/2 starts on a server that answers there.
-fn quick_check(server: &Server, target: &Target, transports: &[Feature]) -> Result<(), String> {
-    let http = server.serves_http().then_some(target.port);
-    let mut targets = serverbench_contract::Targets::new(&target.host, http, target.echo_port)
-        .map_err(|e| format!("{}: {e}", target.host))?;
-    if let (Some(port), Some(ca)) = (target.tls_port, &target.ca_file) {
-        let addr = serverbench_contract::resolve(&target.host, port)
-            .map_err(|e| format!("{}: {e}", target.host))?;
-        targets = targets.with_tls(TlsTarget::with_cert(addr, &target.host, ca));
-    }
-    let features = &server.manifest.implements;
-    let mut failures = serverbench_contract::quick(&targets, features).failure_lines();
-    for &over in transports {
-        let report = serverbench_contract::quick_over(&targets, features, over);
-        failures.extend(report.failure_lines());
-    }
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(failures.join("; "))
-    }
-}
-
-/// The transports (`tls`, `h2`, `h2c`) of the scenarios `server` runs in `suite`.
-fn transports(suite: &crate::suite::Suite, server: &Server) -> Vec<Feature> {
-    let mut v: Vec<Feature> = suite
-        .scenarios
-        .iter()
-        .filter(|sc| sc.needs().iter().all(|f| server.implements(*f)))
-        .filter_map(|sc| sc.transport_feature())
-        .collect();
-    v.sort();
-    v.dedup();
-    v
-}
+#[path = "quick_check.rs"]
+mod quick_check;
 
 #[path = "server_hosts.rs"]
 mod on_hosts;

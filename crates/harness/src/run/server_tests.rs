@@ -1,5 +1,6 @@
 //! Unit tests of one server's share of a lap: the ETA, the resume index, a server that dies.
 
+use super::quick_check::transports;
 use super::*;
 use crate::catalog::Feature;
 use crate::suite::{Profile, Scenario, ServerSelection, Suite};
@@ -83,7 +84,7 @@ fn tool() -> Prepared {
 }
 
 #[test]
-fn the_eta_is_the_expected_time_left_scaled_by_how_the_laps_so_far_went() {
+fn the_eta_is_the_laps_left_times_their_length_plus_the_overhead_measured_per_lap() {
     let tmp = tempfile::tempdir().unwrap();
     let (plan, opts, tool) = (
         plan("exec true", tmp.path(), 2),
@@ -92,27 +93,24 @@ fn the_eta_is_the_expected_time_left_scaled_by_how_the_laps_so_far_went() {
     );
     let done = HashSet::new();
     let mut s = RunState::new(&plan, &opts, &tool, tmp.path(), &done);
-    // 4 laps of 1 s warm-up + 2 s + 0.5 s.
-    assert_eq!(s.expected_left, 14.0);
-    assert_eq!(
-        s.eta(),
-        Duration::from_secs(14),
-        "nothing done yet: the plain estimate"
-    );
-    s.expected_done = 3.5;
-    s.expected_left = 10.5;
-    s.started = Instant::now() - Duration::from_secs(7);
+    // 4 laps of 1 s warm-up + 2 s, and 1 s of overhead assumed for each until one is timed.
+    assert_eq!((s.expected_left, s.laps_left), (12.0, 4));
+    assert_eq!(s.eta(), Duration::from_secs(16), "nothing done yet");
+    // One lap done in 5 s: 2 s of overhead on top of its 3 s; 3 laps left.
+    s.expected_done = 3.0;
+    s.laps_done = 1;
+    s.expected_left = 9.0;
+    s.laps_left = 3;
+    s.started = Instant::now() - Duration::from_secs(5);
     let eta = s.eta().as_secs_f64();
-    assert!(
-        (20.9..21.2).contains(&eta),
-        "laps took twice as long: {eta}"
-    );
-    s.started = Instant::now() - Duration::from_secs(70);
-    assert_eq!(
-        s.eta(),
-        Duration::from_secs(42),
-        "the slowdown is capped at 4x"
-    );
+    assert!((14.9..15.1).contains(&eta), "3 x (3 + 2): {eta}");
+    // Faster than nominal (a request count that ends early) lowers it, never below zero.
+    s.started = Instant::now() - Duration::from_secs(1);
+    let eta = s.eta().as_secs_f64();
+    assert!((2.9..3.1).contains(&eta), "3 x (3 - 2): {eta}");
+    s.laps_left = 0;
+    s.expected_left = 0.0;
+    assert_eq!(s.eta(), Duration::ZERO);
 }
 
 #[test]

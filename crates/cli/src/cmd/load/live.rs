@@ -1,0 +1,173 @@
+//! `load`'s live view: one line on stderr, redrawn in place once a second from the engine's
+//! [`Snapshot`]s — the phase, elapsed of total, req/s over the last second and so far, p50 and
+//! p99 so far, errors by kind, and handshakes/s (`--new-conn` over TLS) or open streams
+//! (HTTP/2) where they apply. Only on a terminal and without `-q`; stdout is never touched.
+
+use super::summary::us;
+use serverbench_engine::{Event, Phase, Snapshot};
+use serverbench_report::grouped;
+use std::io::Write;
+use std::time::Duration;
+
+/// The widest line drawn (narrower when the terminal is).
+const MAX_WIDTH: usize = 120;
+
+/// What the line shows besides the common figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Shape {
+    /// The warm-up's length.
+    pub warmup: Duration,
+    /// The measurement's length (`None` with `-n`).
+    pub duration: Option<Duration>,
+    /// TCP stream: throughput instead of requests.
+    pub stream: bool,
+    /// `--new-conn` over https://: handshakes per second.
+    pub handshakes: bool,
+    /// HTTP/2: streams open.
+    pub http2: bool,
+}
+
+/// The line on screen, redrawn at each tick and cleared at the end.
+pub struct LiveLine {
+    shape: Shape,
+    width: usize,
+    drawn: bool,
+}
+
+impl LiveLine {
+    pub fn new(shape: Shape) -> Self {
+        LiveLine {
+            shape,
+            width: terminal_width().unwrap_or(MAX_WIDTH).min(MAX_WIDTH),
+            drawn: false,
+        }
+    }
+
+    /// Draws the line for a tick; other events print a line of their own above it.
+    pub fn event(&mut self, ev: &Event) {
+        match ev {
+            Event::Connected { connected, total } if connected < total => {
+                self.clear();
+                eprintln!("{connected} of {total} connections up");
+            }
+            Event::Tick { snapshot, .. } => {
+                let line = fit(&render(snapshot, &self.shape), self.width.saturating_sub(1));
+                eprint!("\r{line}\x1b[K");
+                let _ = std::io::stderr().flush();
+                self.drawn = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// Removes the line (before the summary is printed).
+    pub fn clear(&mut self) {
+        if std::mem::take(&mut self.drawn) {
+            eprint!("\r\x1b[K");
+            let _ = std::io::stderr().flush();
+        }
+    }
+}
+
+/// The terminal's columns, from stderr.
+fn terminal_width() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ fills a winsize; stderr is a valid descriptor (maybe not a tty, then
+    // the call fails and nothing is read).
+    unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        (libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
+            .then_some(ws.ws_col as usize)
+    }
+}
+
+/// Cuts `line` to `width` characters.
+fn fit(line: &str, width: usize) -> String {
+    match line.char_indices().nth(width) {
+        Some((i, _)) => line[..i].to_string(),
+        None => line.to_string(),
+    }
+}
+
+/// The line for one snapshot (no escape codes).
+pub fn render(s: &Snapshot, shape: &Shape) -> String {
+    let (label, total) = match s.phase {
+        Phase::Connecting => {
+            return format!(
+                "connecting  {:>9}  ·  {} of {} connections up",
+                secs(Duration::from_secs(s.elapsed.as_secs_f64().round() as u64)),
+                grouped(s.connected as f64),
+                grouped(s.connections as f64)
+            )
+        }
+        Phase::WarmUp => ("warm-up", Some(shape.warmup)),
+        Phase::Measuring => ("measuring", shape.duration),
+    };
+    // Ticks come about once a second: whole seconds, rounded.
+    let elapsed = Duration::from_secs(s.elapsed.as_secs_f64().round() as u64);
+    let time = match total {
+        Some(t) => format!("{}/{}", secs(elapsed.min(t)), secs(t)),
+        None => secs(elapsed),
+    };
+    let mut parts = vec![format!("{label:<10}  {time:>9}")];
+    if shape.stream {
+        parts.push(mbps(s));
+    } else {
+        parts.push(format!(
+            "{:>9} req/s ({} so far)",
+            grouped(s.rate_now),
+            grouped(s.rate())
+        ));
+        parts.push(match (s.p50_us, s.p99_us) {
+            (Some(p50), Some(p99)) => format!("p50 {}  p99 {}", us(p50), us(p99)),
+            _ => "p50 -  p99 -".to_string(),
+        });
+    }
+    parts.push(errors(s));
+    if shape.handshakes {
+        parts.push(format!("{} handshakes/s", grouped(s.handshakes_now)));
+    }
+    if shape.http2 {
+        parts.push(format!("{} streams open", grouped(s.in_flight as f64)));
+    }
+    parts.join("  ·  ")
+}
+
+/// `3s`, `2.5s`, `1m 30s`.
+fn secs(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms >= 60_000 {
+        humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+    } else if ms.is_multiple_of(1000) || ms >= 10_000 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+fn mbps(s: &Snapshot) -> String {
+    let secs = s.elapsed.as_secs_f64().max(1e-9);
+    let rate = |b: u64| b as f64 * 8.0 / secs / 1e6;
+    format!(
+        "{:.1} Mbps down, {:.1} Mbps up",
+        rate(s.bytes_read),
+        rate(s.bytes_written)
+    )
+}
+
+/// `0 errors`, or the total and the kinds: `7 errors (timeout 5, read 2)`.
+fn errors(s: &Snapshot) -> String {
+    let total = s.errors.total();
+    let noun = if total == 1 { "error" } else { "errors" };
+    if total == 0 {
+        return format!("0 {noun}");
+    }
+    let kinds: Vec<String> = s
+        .errors
+        .by_kind()
+        .map(|(k, n)| format!("{k} {}", grouped(n as f64)))
+        .collect();
+    format!("{} {noun} ({})", grouped(total as f64), kinds.join(", "))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,75 @@
+//! The quick contract check before a server's first lap, over every transport its laps use; a
+//! server that fails it is excluded from the run with the reason.
+
+use super::RunState;
+use crate::catalog::{Feature, Server};
+use crate::run::Event;
+use crate::tools::Target;
+use serverbench_contract::TlsTarget;
+
+impl RunState<'_> {
+    /// The quick contract check, once per server; a failing server is excluded from the run.
+    pub(super) fn verify_once(
+        &mut self,
+        si: usize,
+        server: &Server,
+        target: &Target,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), String> {
+        if !self.opts.quick_verify || self.verified.contains(&si) {
+            return Ok(());
+        }
+        on_event(Event::Verifying {
+            server: server.id.clone(),
+        });
+        match quick_check(server, target, &transports(&self.opts.suite, server)) {
+            Ok(()) => {
+                self.verified.insert(si);
+                Ok(())
+            }
+            Err(why) => {
+                let why = format!("failed the quick contract check: {why}");
+                self.excluded.push((si, why.clone()));
+                Err(why)
+            }
+        }
+    }
+}
+
+/// A fast contract check before the first lap: `verify::quick` (one request per declared
+/// endpoint, one echo), then the same requests over each transport the server's laps use
+/// (`tls`, `h2`, `h2c`), so a lap over TLS or HTTP/2 starts on a server that answers there.
+fn quick_check(server: &Server, target: &Target, transports: &[Feature]) -> Result<(), String> {
+    let http = server.serves_http().then_some(target.port);
+    let mut targets = serverbench_contract::Targets::new(&target.host, http, target.echo_port)
+        .map_err(|e| format!("{}: {e}", target.host))?;
+    if let (Some(port), Some(ca)) = (target.tls_port, &target.ca_file) {
+        let addr = serverbench_contract::resolve(&target.host, port)
+            .map_err(|e| format!("{}: {e}", target.host))?;
+        targets = targets.with_tls(TlsTarget::with_cert(addr, &target.host, ca));
+    }
+    let features = &server.manifest.implements;
+    let mut failures = serverbench_contract::quick(&targets, features).failure_lines();
+    for &over in transports {
+        let report = serverbench_contract::quick_over(&targets, features, over);
+        failures.extend(report.failure_lines());
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("; "))
+    }
+}
+
+/// The transports (`tls`, `h2`, `h2c`) of the scenarios `server` runs in `suite`.
+pub(super) fn transports(suite: &crate::suite::Suite, server: &Server) -> Vec<Feature> {
+    let mut v: Vec<Feature> = suite
+        .scenarios
+        .iter()
+        .filter(|sc| sc.needs().iter().all(|f| server.implements(*f)))
+        .filter_map(|sc| sc.transport_feature())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
