@@ -1,0 +1,197 @@
+//! The read path of the worker loop: drain a socket (plain, or through rustls), feed the bytes to
+//! the protocol (HTTP/1.1 parser, HTTP/2 connection, TCP echo), complete requests into the stats
+//! and send the next ones.
+
+use super::*;
+
+impl Worker<'_> {
+    /// Reads until the socket is drained; returns false if the connection was reset.
+    pub(super) fn on_readable(&mut self, i: usize, closed: bool, now: u64) -> bool {
+        let mut buf = std::mem::take(&mut self.buf);
+        let alive = self.read_all(i, closed, now, &mut buf);
+        self.buf = buf;
+        let stream = matches!(self.cfg.protocol, Protocol::TcpStream { .. });
+        // `-R` sends flush as they go; HTTP/2 may owe the server frames (acks, windows) anyway.
+        let owed = self.rate.is_none() || !self.conns[i].out.is_empty();
+        if alive && owed && !stream {
+            if !self.flush(i, now) {
+                return false;
+            }
+            if self.rate.is_none() {
+                self.arm_lowat(i);
+            }
+        }
+        alive
+    }
+
+    pub(super) fn read_all(&mut self, i: usize, closed: bool, now: u64, buf: &mut [u8]) -> bool {
+        if self.conns[i].tls.is_some() {
+            return self.read_all_tls(i, closed, now, buf);
+        }
+        loop {
+            let Some(sock) = self.conns[i].sock.as_mut() else {
+                return false;
+            };
+            match sock.read(buf) {
+                Ok(0) => {
+                    self.on_eof(i, now);
+                    return false;
+                }
+                Ok(n) => {
+                    self.stats.read(now, n);
+                    self.conns[i].last_read = now;
+                    self.conns[i].guard_queued = usize::MAX;
+                    if !self.consume(i, &buf[..n], now) {
+                        return false;
+                    }
+                    // A short read drained the socket; with edge triggering new data raises a
+                    // new event, so there is no need for the extra read that returns EAGAIN.
+                    // A FIN or error already signalled is not signalled again: read on to see it.
+                    if n < buf.len() && !closed {
+                        return true;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.fail(i, now, ErrorKind::Read, 0);
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Feeds received bytes to the protocol; returns false if the connection was reset.
+    pub(super) fn consume(&mut self, i: usize, mut data: &[u8], now: u64) -> bool {
+        match &self.cfg.protocol {
+            Protocol::TcpStream { .. } => {
+                self.conns[i].rd += data.len() as u64;
+                true
+            }
+            Protocol::TcpPingPong { size } => {
+                let size = *size;
+                self.conns[i].got += data.len();
+                while self.conns[i].got >= size {
+                    let Some(req) = self.conns[i].inflight.pop_front() else {
+                        break;
+                    };
+                    self.conns[i].got -= size;
+                    self.complete(
+                        i,
+                        req,
+                        Response {
+                            status: 0,
+                            close: false,
+                            body_len: 0,
+                            body_hash: 0,
+                        },
+                        now,
+                    );
+                }
+                true
+            }
+            Protocol::Http(_) => loop {
+                match self.conns[i].parser.feed(data) {
+                    Ok(Some((resp, used))) => {
+                        data = &data[used..];
+                        let size = std::mem::take(&mut self.conns[i].partial) + used;
+                        self.learn_size(i, size);
+                        let Some(req) = self.conns[i].inflight.pop_front() else {
+                            self.fail(i, now, ErrorKind::Parse, 0);
+                            return false;
+                        };
+                        self.complete(i, req, resp, now);
+                        if resp.close || self.per_request {
+                            self.reopen(i, now);
+                            return false;
+                        }
+                    }
+                    Ok(None) => {
+                        self.conns[i].partial += data.len();
+                        return true;
+                    }
+                    Err(_) => {
+                        self.fail(i, now, ErrorKind::Parse, 0);
+                        return false;
+                    }
+                }
+            },
+            Protocol::Http2(_) => self.consume_h2(i, data, now),
+        }
+    }
+
+    /// The response to `req` arrived: record it and schedule the next request.
+    pub(super) fn complete(&mut self, i: usize, req: Inflight, resp: Response, now: u64) {
+        self.done += 1;
+        self.stats.record(
+            now,
+            now.saturating_sub(req.intended),
+            now.saturating_sub(req.sent),
+            resp.status,
+        );
+        let checks = match &self.cfg.protocol {
+            Protocol::Http(h) => Some((&h.expect_status, h.verify)),
+            Protocol::Http2(h) => Some((&h.expect_status, h.verify)),
+            _ => None,
+        };
+        if let Some((expect_status, verify)) = checks {
+            let bad_status = if expect_status.is_empty() {
+                !(200..300).contains(&resp.status)
+            } else {
+                !expect_status.contains(&resp.status)
+            };
+            if bad_status {
+                self.stats.error(now, ErrorKind::Status);
+            }
+            if verify {
+                let seen = &mut self.first_body[req.url as usize];
+                match seen {
+                    None => *seen = Some((resp.body_len, resp.body_hash)),
+                    Some(first) if *first != (resp.body_len, resp.body_hash) => {
+                        self.stats.error(now, ErrorKind::Body)
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        let closing = resp.close || self.per_request;
+        if !closing {
+            self.refill(i, now);
+        }
+    }
+
+    /// A request slot on connection `i` freed up: the schedule may use it.
+    pub(super) fn refill(&mut self, i: usize, now: u64) {
+        if self.rate.is_none() {
+            self.fill(i, now);
+        } else if self.has_room(i) {
+            self.make_idle(i);
+            self.dispatch(now);
+        }
+    }
+
+    /// Whether connection `i` can take a request now.
+    pub(super) fn has_room(&self, i: usize) -> bool {
+        let c = &self.conns[i];
+        if c.state != State::Ready {
+            return false;
+        }
+        match (&self.cfg.protocol, c.h2.as_deref()) {
+            (Protocol::Http2(h), Some(conn)) => conn.has_room(h.streams),
+            (Protocol::Http2(_), None) => false,
+            _ => c.inflight.is_empty(),
+        }
+    }
+
+    pub(super) fn on_eof(&mut self, i: usize, now: u64) {
+        let closed_body = self.conns[i].parser.eof();
+        if let Some((resp, req)) = closed_body.zip(self.conns[i].inflight.pop_front()) {
+            self.complete(i, req, resp, now);
+            self.reopen(i, now);
+        } else if self.conns[i].in_flight() == 0 && self.conns[i].parser.idle() {
+            self.reopen(i, now); // the server closed an idle keep-alive connection
+        } else {
+            self.fail(i, now, ErrorKind::Read, 0);
+        }
+    }
+}
