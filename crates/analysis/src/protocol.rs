@@ -24,7 +24,8 @@ pub struct TlsFigures {
     /// Handshakes over every successful lap, and how many resumed.
     pub handshakes: u64,
     pub handshakes_resumed: u64,
-    /// Median over the laps.
+    /// With a new connection per request: handshakes per second, median over the laps (None
+    /// for keep-alive, where it is only connections over duration).
     pub handshakes_per_s: Option<f64>,
     /// With a new connection per request: server CPU per handshake (its request included),
     /// median over the laps.
@@ -150,7 +151,13 @@ fn tls_figures(laps: &[&LapRecord]) -> TlsFigures {
         resume: laps[0].params.tls_resume,
         handshakes: blocks.iter().map(|(_, t)| t.handshakes).sum(),
         handshakes_resumed: blocks.iter().map(|(_, t)| t.handshakes_resumed).sum(),
-        handshakes_per_s: median(blocks.iter().map(|(_, t)| t.handshakes_per_s).collect()),
+        handshakes_per_s: median(
+            blocks
+                .iter()
+                .filter(|(r, _)| r.params.new_conn)
+                .map(|(_, t)| t.handshakes_per_s)
+                .collect(),
+        ),
         server_cpu_us_per_handshake: median(blocks.iter().filter_map(server_cpu).collect()),
         client_cpu_us_per_handshake: median(
             blocks

@@ -186,9 +186,9 @@ pub fn protocol_legend(summary: &Summary) -> Vec<String> {
     if summary.protocols.iter().any(|r| r.tls.is_some()) {
         out.push(
             "TLS: the version and cipher the handshakes negotiated. handshakes/s: median of the \
-             laps (one per connection: per request with new-conn). resumed: the share of \
-             handshakes that resumed a session, where resumption was asked. server µs/hs and \
-             client µs/hs: CPU time per handshake, its request included."
+             laps with a new connection per request (keep-alive: -, one per connection). \
+             resumed: the share of handshakes that resumed a session, where resumption was \
+             asked. server µs/hs and client µs/hs: CPU time per handshake, its request included."
                 .to_owned(),
         );
     }
