@@ -12,10 +12,10 @@ pub fn render(r: &LoadResult) -> String {
     };
     let _ = writeln!(
         s,
-        "{} ({mode}, {} threads, {} connections, {:.2}s)",
+        "{} ({mode}, {}, {}, {:.2}s)",
         r.target.join(" "),
-        r.threads,
-        r.connections,
+        plural(u64::from(r.threads), "thread"),
+        plural(u64::from(r.connections), "connection"),
         r.duration_s
     );
     let what = if r.mode.is_stream() {
@@ -203,6 +203,15 @@ fn bytes(b: u64) -> String {
     }
 }
 
+/// `1 thread`, `2 threads`.
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,5 +275,11 @@ mod tests {
         assert_eq!(us(12.0), "12µs");
         assert_eq!(us(2_500_000.0), "2.50s");
         assert_eq!(bytes(1500), "1.5 kB");
+    }
+
+    #[test]
+    fn one_thread_is_not_written_as_threads() {
+        assert_eq!(plural(1, "thread"), "1 thread");
+        assert_eq!(plural(2, "connection"), "2 connections");
     }
 }
