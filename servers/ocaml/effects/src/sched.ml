@@ -5,7 +5,9 @@
    first tries the system call; on EAGAIN the fiber performs [Await_readable fd] (or
    [Await_writable fd]), the handler parks its continuation in the domain's table under that
    descriptor, and the loop resumes it when epoll reports the descriptor ready (a spurious
-   wake-up only makes the fiber try again). [Suspend] is the general form: it hands a
+   wake-up only makes the fiber try again). An edge that comes while no fiber is parked on its
+   descriptor (the fiber is running, queued, or parked for the other direction) is kept as a
+   pending bit and consumed by the next park: with edge triggering it will not come again. [Suspend] is the general form: it hands a
    [wake] function to whoever will resume the fiber, possibly from another domain (see [Sync]);
    a foreign domain pushes onto an atomic list and, if the owner sleeps in epoll_wait, writes
    to its eventfd. *)
@@ -49,6 +51,8 @@ type t = {
   runq : (unit -> unit) Queue.t;
   mutable readers : waiters;  (** indexed by descriptor *)
   mutable writers : waiters;
+  mutable pending : Bytes.t;
+      (** per descriptor, edges no fiber was parked for: [flag_read], [flag_write] bits *)
   wakeup : int;  (** eventfd another domain writes to wake this one *)
   remote : (unit -> unit) list Atomic.t;  (** work pushed by other domains, newest first *)
   sleeping : bool Atomic.t;
@@ -70,6 +74,7 @@ let create () =
     runq = Queue.create ();
     readers = Array.make 1024 None;
     writers = Array.make 1024 None;
+    pending = Bytes.make 1024 '\000';
     wakeup;
     remote = Atomic.make [];
     sleeping = Atomic.make false;
@@ -100,20 +105,38 @@ let grow table fd =
   Array.blit table 0 bigger 0 (Array.length table);
   bigger
 
-let park s fd k ~write =
+(* Makes the per-descriptor tables reach [fd]. *)
+let ensure s fd =
   if fd >= Array.length s.readers then begin
     s.readers <- grow s.readers fd;
-    s.writers <- grow s.writers fd
-  end;
-  if write then s.writers.(fd) <- Some k else s.readers.(fd) <- Some k
+    s.writers <- grow s.writers fd;
+    let bigger = Bytes.make (Array.length s.readers) '\000' in
+    Bytes.blit s.pending 0 bigger 0 (Bytes.length s.pending);
+    s.pending <- bigger
+  end
 
-let unpark s table fd =
-  if fd < Array.length table then
-    match Array.unsafe_get table fd with
-    | Some k ->
-        Array.unsafe_set table fd None;
-        Queue.push (fun () -> Effect.Deep.continue k ()) s.runq
-    | None -> ()
+let pending_bits s fd = Char.code (Bytes.unsafe_get s.pending fd)
+let set_pending s fd bits = Bytes.unsafe_set s.pending fd (Char.unsafe_chr bits)
+
+(* Parks [k] until [fd] is ready, or resumes it at once if an edge already came. *)
+let park s fd k ~write =
+  ensure s fd;
+  let bit = if write then flag_write else flag_read in
+  let bits = pending_bits s fd in
+  if bits land bit <> 0 then begin
+    set_pending s fd (bits land lnot bit);
+    Queue.push (fun () -> Effect.Deep.continue k ()) s.runq
+  end
+  else if write then s.writers.(fd) <- Some k
+  else s.readers.(fd) <- Some k
+
+let unpark s table fd bit =
+  ensure s fd;
+  match Array.unsafe_get table fd with
+  | Some k ->
+      Array.unsafe_set table fd None;
+      Queue.push (fun () -> Effect.Deep.continue k ()) s.runq
+  | None -> set_pending s fd (pending_bits s fd lor bit)
 
 (* ---- fibers ---- *)
 
@@ -170,8 +193,8 @@ let poll s =
     and ready = Bigarray.Array1.unsafe_get s.events ((2 * i) + 1) in
     if fd = s.wakeup then eventfd_drain fd
     else begin
-      if ready land flag_read <> 0 then unpark s s.readers fd;
-      if ready land flag_write <> 0 then unpark s s.writers fd
+      if ready land flag_read <> 0 then unpark s s.readers fd flag_read;
+      if ready land flag_write <> 0 then unpark s s.writers fd flag_write
     end
   done;
   take_remote s
@@ -209,7 +232,11 @@ let watch_listener fd =
 let rec accept listen =
   let fd = accept_raw listen in
   if fd >= 0 then begin
-    if not (epoll_add (current ()).epoll fd (flag_read lor flag_write lor flag_edge)) then begin
+    let s = current () in
+    (* A descriptor number is reused: edges kept for the previous connection are not ours. *)
+    ensure s fd;
+    set_pending s fd 0;
+    if not (epoll_add s.epoll fd (flag_read lor flag_write lor flag_edge)) then begin
       close fd;
       accept listen
     end
