@@ -1,5 +1,8 @@
 //! `serverbench load` end to end: the real binary against in-process loopback servers.
 
+mod common;
+
+use common::hello_server;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Command, Output};
@@ -11,38 +14,6 @@ fn serverbench(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run serverbench")
-}
-
-/// A keep-alive HTTP server answering every request with `Hello World!`.
-fn hello_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                let mut pending = Vec::new();
-                loop {
-                    match s.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => pending.extend_from_slice(&buf[..n]),
-                    }
-                    let mut out = Vec::new();
-                    while let Some(i) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-                        pending.drain(..i + 4);
-                        out.extend_from_slice(
-                            b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!",
-                        );
-                    }
-                    if s.write_all(&out).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    addr
 }
 
 fn stderr_of(out: &Output) -> String {

@@ -1,42 +1,12 @@
 //! `serverbench load`'s live line: drawn on a terminal (a pseudo-terminal from `script(1)`, as
 //! in interrupt_cli.rs), never with `-q`, never when stderr is a pipe, and never on stdout.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
+mod common;
+
+use common::hello_server;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
-
-/// A keep-alive HTTP server answering every request with `Hello World!`.
-fn hello_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                let mut pending = Vec::new();
-                loop {
-                    match s.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => pending.extend_from_slice(&buf[..n]),
-                    }
-                    let mut out = Vec::new();
-                    while let Some(i) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-                        pending.drain(..i + 4);
-                        out.extend_from_slice(
-                            b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!",
-                        );
-                    }
-                    if s.write_all(&out).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    addr
-}
 
 /// `serverbench load -c 2 --warmup 1500ms -d 2s URL EXTRA`, as a shell command line.
 fn load_command(addr: SocketAddr, extra: &str) -> String {
