@@ -7,7 +7,7 @@
 //! [`LoadResult`] or an [`EngineError`].
 
 pub mod config;
-pub use serverbench_wire::{h2, http};
+pub use serverbench_wire::{h2, http, tls};
 mod conn;
 mod coordinator;
 pub mod duration;
@@ -17,7 +17,6 @@ pub mod live;
 pub mod result;
 pub mod stats;
 pub mod sys;
-pub mod tls;
 mod worker;
 
 pub use config::{

@@ -1,6 +1,8 @@
 //! The bytes of serverbench's load generator, without sockets: HTTP/1.1 requests serialized once
 //! and the streaming response parser ([`http`]), and HTTP/2 ([`h2`]: frames, HPACK, and a
-//! connection's protocol state, which takes bytes in and hands back events and the frames owed).
+//! connection's protocol state, which takes bytes in and hands back events and the frames owed),
+//! and TLS ([`tls`]: the rustls client configuration per thread, session resumption, certificate
+//! trust, and names for what a handshake negotiated or why it failed).
 //!
 //! Owns: protocol framing and parsing, hand-written because it runs on every response (each
 //! module says why a kept crate does not do). Must not: touch a socket, a clock, a thread or
@@ -9,6 +11,7 @@
 
 pub mod h2;
 pub mod http;
+pub mod tls;
 
 /// A request on the wire, waiting for its response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,6 +25,15 @@ pub enum ConfigError {
     Flag { flag: &'static str, why: String },
 }
 
+impl From<crate::tls::FlagError> for ConfigError {
+    fn from(e: crate::tls::FlagError) -> Self {
+        ConfigError::Flag {
+            flag: e.flag,
+            why: e.why,
+        }
+    }
+}
+
 impl ConfigError {
     /// A problem with one command-line flag.
     pub fn flag(flag: &'static str, why: impl Into<String>) -> Self {

@@ -2,7 +2,8 @@
 //! uses, and names for what a handshake negotiated or why it failed.
 //!
 //! A TLS connection is a plain one whose bytes pass through a rustls `ClientConnection`
-//! (`crate::conn::tls`): the same worker loop, one transport parameter more.
+//! (the engine's `conn::tls`): the same worker loop, one transport parameter more. Nothing here
+//! touches a socket.
 //!
 //! Crypto provider: ring, chosen by measurement against aws-lc-rs (rustls 0.23.46 in memory,
 //! client and server in one thread, ECDSA P-256 certificate verified against its root, X25519;
@@ -30,7 +31,6 @@
 mod sessions;
 mod verify;
 
-use crate::config::ConfigError;
 use rustls::client::Resumption;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -39,6 +39,24 @@ use rustls::{ClientConfig, ClientConnection, NamedGroup, ProtocolVersion, RootCe
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// A TLS option that cannot be used: the flag and why (the engine reports it as a
+/// configuration error naming the flag).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{flag}: {why}")]
+pub struct FlagError {
+    pub flag: &'static str,
+    pub why: String,
+}
+
+impl FlagError {
+    fn new(flag: &'static str, why: impl Into<String>) -> Self {
+        FlagError {
+            flag,
+            why: why.into(),
+        }
+    }
+}
 
 /// Which certificates the client trusts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -119,9 +137,9 @@ fn provider() -> Arc<CryptoProvider> {
 impl TlsSpec {
     /// Builds the client configuration for `host` (SNI; an IP address sends none), offering
     /// the `alpn` protocols. Errors name the flag: an unreadable or empty `--cacert`.
-    pub fn new(opts: &TlsOptions, host: &str, alpn: &[&[u8]]) -> Result<TlsSpec, ConfigError> {
+    pub fn new(opts: &TlsOptions, host: &str, alpn: &[&[u8]]) -> Result<TlsSpec, FlagError> {
         let server_name = ServerName::try_from(host.to_string())
-            .map_err(|_| ConfigError::flag("URL", format!("`{host}` is not a valid TLS name")))?;
+            .map_err(|_| FlagError::new("URL", format!("`{host}` is not a valid TLS name")))?;
         let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
             None => rustls::DEFAULT_VERSIONS,
             Some(TlsVersion::V1_2) => &[&rustls::version::TLS12],
@@ -129,7 +147,7 @@ impl TlsSpec {
         };
         let builder = ClientConfig::builder_with_provider(provider())
             .with_protocol_versions(versions)
-            .map_err(|e| ConfigError::flag("--tls-version", e.to_string()))?;
+            .map_err(|e| FlagError::new("--tls-version", e.to_string()))?;
         let mut config = match &opts.trust {
             Trust::Insecure => builder
                 .dangerous()
@@ -155,7 +173,7 @@ impl TlsSpec {
 
     /// A configuration for one worker thread with `connections`: the same settings with a
     /// session cache of its own, so that nothing is shared between threads on the hot path.
-    pub(crate) fn thread_config(&self, connections: usize) -> Arc<ClientConfig> {
+    pub fn thread_config(&self, connections: usize) -> Arc<ClientConfig> {
         let mut c = (*self.config).clone();
         let store = || Arc::new(sessions::Sessions::new(connections));
         c.resumption = match self.resume {
@@ -168,14 +186,14 @@ impl TlsSpec {
         Arc::new(c)
     }
 
-    pub(crate) fn server_name(&self) -> &ServerName<'static> {
+    pub fn server_name(&self) -> &ServerName<'static> {
         &self.server_name
     }
 }
 
 /// Reads `--cacert`: every PEM certificate in the file becomes a trust anchor.
-fn ca_file(path: &std::path::Path) -> Result<RootCertStore, ConfigError> {
-    let bad = |why: String| ConfigError::flag("--cacert", format!("{}: {why}", path.display()));
+fn ca_file(path: &std::path::Path) -> Result<RootCertStore, FlagError> {
+    let bad = |why: String| FlagError::new("--cacert", format!("{}: {why}", path.display()));
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(e.to_string()))? {
         let cert = cert.map_err(|e| bad(e.to_string()))?;
@@ -198,7 +216,7 @@ pub struct Negotiated {
 }
 
 impl Negotiated {
-    pub(crate) fn of(c: &ClientConnection) -> Negotiated {
+    pub fn of(c: &ClientConnection) -> Negotiated {
         let version = match c.protocol_version() {
             Some(ProtocolVersion::TLSv1_3) => "TLSv1.3",
             Some(ProtocolVersion::TLSv1_2) => "TLSv1.2",
