@@ -118,6 +118,11 @@ mod tests {
         line.clear();
         out.read_line(&mut line).unwrap();
         assert_eq!(line, "got go\n");
+        // Read to EOF first: `wait` closes stdin, and a closed stdin is the signal to end the
+        // command, which would race with its own `exit 7`.
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+        assert_eq!(rest, "");
         assert_eq!(child.wait().unwrap().code(), Some(7));
     }
 
