@@ -12,6 +12,7 @@ mod conn;
 mod coordinator;
 pub mod duration;
 pub mod histo;
+pub mod idle;
 pub mod limits;
 pub mod live;
 pub mod result;
@@ -23,6 +24,7 @@ pub use config::{
     Config, ConfigError, Http2Options, Http2Spec, HttpOptions, HttpSpec, HttpTarget, Lifetime,
     Protocol, Reads, Schedule, Stop,
 };
+pub use idle::Idle;
 pub use live::{Phase, Snapshot};
 pub use result::LoadResult;
 pub use tls::{Resume, TlsOptions, TlsVersion, Trust};
@@ -298,6 +300,7 @@ fn build_result(
             Protocol::Http2(h) => Some(http2_result(config, h, s)),
             _ => None,
         },
+        idle: Some(config.idle.result(&s.naps)),
     }
 }
 

@@ -208,6 +208,33 @@ pub struct LoadResult {
     /// `--http2`: the protocol, streams and what the server's SETTINGS said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Result>,
+    /// `--idle`: what the threads did with nothing to do, and the naps they took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleResult>,
+}
+
+/// What `--idle` chose (see `crate::idle`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdlePolicy {
+    /// Naps that follow the latency, or blocks below 10 µs.
+    #[default]
+    Auto,
+    /// Waits for the kernel.
+    Block,
+    /// Naps of a fixed span.
+    Nap,
+}
+
+/// The threads' naps over the whole run (warm-up included). A nap delays noticing a response
+/// by at most its span, so `nap_us_max` bounds what napping added to any latency.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleResult {
+    pub policy: IdlePolicy,
+    pub naps: u64,
+    /// Mean and longest nap as slept (0 without naps).
+    pub nap_us_mean: f64,
+    pub nap_us_max: f64,
 }
 
 /// The HTTP/2 side of a run.

@@ -168,6 +168,8 @@ pub struct Stats {
     pub h2: H2Stats,
     /// Before the measured window (for the live view only).
     pub warm: WarmUp,
+    /// Naps taken when idle (`--idle`), over the whole run.
+    pub naps: crate::idle::NapStats,
     /// The current second's latency buckets, dense (fixed size), packed into `seconds` by
     /// [`Stats::close`] or when the next second starts.
     current: Box<[u32; BUCKETS]>,
@@ -190,6 +192,7 @@ impl Stats {
             bytes_read: 0,
             bytes_written: 0,
             seconds: Vec::new(),
+            naps: Default::default(),
             conn: ConnStats::new(),
             h2: H2Stats::default(),
             warm: WarmUp::default(),
@@ -358,6 +361,7 @@ impl Stats {
         self.errors.add(&o.errors);
         self.conn.merge(&o.conn);
         self.h2.merge(&o.h2);
+        self.naps.merge(&o.naps);
         for (x, y) in self.status.iter_mut().zip(&o.status) {
             *x += y;
         }

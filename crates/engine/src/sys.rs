@@ -1,5 +1,5 @@
 //! Thin wrappers over the few Linux calls the engine needs: the monotonic clock, CPU affinity,
-//! rusage and timerfd.
+//! rusage, timerfd and timer slack.
 //!
 //! CPU affinity lives here for the whole workspace (the harness pins servers, load tools and its
 //! sampler with it): the mask, pinning a thread, and `taskset -c` style CPU lists, through nix.
@@ -19,6 +19,13 @@ pub fn now_ns() -> u64 {
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Sets the calling thread's timer slack (prctl(2) `PR_SET_TIMERSLACK`): how much later than
+/// asked the kernel may end its sleeps (50 µs by default). Best effort.
+pub fn set_timer_slack_ns(ns: u64) {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches only this thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong) };
 }
 
 /// The CPUs in the calling thread's affinity mask (inherited by the threads and processes it

@@ -5,7 +5,7 @@
 //! per-second p99 read from the summed latency buckets and its mean weighted by sample counts.
 
 use serverbench_engine::histo::{self, HistogramError};
-use serverbench_engine::result::{Histograms, LoadResult, TimelinePoint};
+use serverbench_engine::result::{Histograms, IdleResult, LoadResult, TimelinePoint};
 use serverbench_engine::stats::{latency_of, merge_sparse, new_histogram, p99_of_buckets};
 
 /// A result that cannot be merged.
@@ -122,8 +122,24 @@ fn sum_counters(rs: &[&LoadResult]) -> LoadResult {
             .iter()
             .filter_map(|r| r.measure_start_unix_s)
             .reduce(f64::min),
+        idle: merge_idle(rs),
         ..LoadResult::default()
     }
+}
+
+/// Naps add up (the mean weighted by each host's naps); the longest is the longest anywhere.
+/// The policy is the one every host was given.
+fn merge_idle(rs: &[&LoadResult]) -> Option<IdleResult> {
+    let all: Vec<&IdleResult> = rs.iter().filter_map(|r| r.idle.as_ref()).collect();
+    let first = all.first()?;
+    let naps: u64 = all.iter().map(|i| i.naps).sum();
+    let napped: f64 = all.iter().map(|i| i.nap_us_mean * i.naps as f64).sum();
+    Some(IdleResult {
+        policy: first.policy,
+        naps,
+        nap_us_mean: if naps > 0 { napped / naps as f64 } else { 0.0 },
+        nap_us_max: all.iter().map(|i| i.nap_us_max).fold(0.0, f64::max),
+    })
 }
 
 /// The timelines added second by second (hosts started together: their second 0 coincide).

@@ -163,6 +163,8 @@ pub struct Config {
     pub connect_rate: Option<f64>,
     /// `--eager-reads`: when pipelined responses are read.
     pub reads: Reads,
+    /// `--idle`: what a worker does when its poll finds nothing.
+    pub idle: crate::idle::Idle,
     /// `https://`: TLS on every connection (None: plain TCP).
     pub tls: Option<TlsSpec>,
     /// `--new-conn`: a connection per request instead of keep-alive.

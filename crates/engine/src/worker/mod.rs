@@ -6,6 +6,7 @@ use crate::config::{Config, Lifetime, Protocol, Schedule, Stop};
 use crate::conn::{Conn, Flushed, Inflight, State};
 use crate::h2;
 use crate::http::{Response, ResponseParser};
+use crate::idle::Napper;
 use crate::stats::{ErrorKind, Stats};
 use crate::sys::{self, TimerFd};
 use mio::unix::SourceFd;
@@ -81,6 +82,8 @@ struct Worker<'a> {
     /// This worker's slot on the live board, and the last request it answered.
     slot: usize,
     answered: u64,
+    /// `--idle`: blocks or naps when the poll finds nothing.
+    napper: Napper,
 }
 
 /// Runs one worker thread from setup to the end of the run.
@@ -111,6 +114,7 @@ pub fn run(cfg: &Config, plan: Plan, slot: usize, shared: &Shared) -> io::Result
     }
     w.publish(shared, true);
     w.stats.errors.connect += setup_failures;
+    w.stats.naps = w.napper.stats;
     w.stats.close();
     Ok(Outcome {
         stats: w.stats,
@@ -147,6 +151,8 @@ impl<'a> Worker<'a> {
             Protocol::Http2(h) => h.requests.len(),
             _ => 1,
         };
+        let closed_loop = matches!(cfg.schedule, Schedule::ClosedLoop { .. })
+            && !matches!(cfg.protocol, Protocol::TcpStream { .. });
         let poll = Poll::new()?;
         let rate = match plan.rate_interval_ns {
             Some(interval) => {
@@ -196,6 +202,7 @@ impl<'a> Worker<'a> {
             paused: false,
             slot,
             answered: 0,
+            napper: Napper::new(cfg.idle, closed_loop),
         })
     }
 
@@ -246,7 +253,8 @@ impl<'a> Worker<'a> {
             if now >= self.end || self.done >= self.quota {
                 break;
             }
-            let wait = (self.end - now).min(TICK_NS);
+            let nap = self.napper.span_ns();
+            let wait = nap.map_or((self.end - now).min(TICK_NS), |_| 0);
             if let Err(e) = self
                 .poll
                 .poll(&mut events, Some(Duration::from_nanos(wait)))
@@ -254,6 +262,9 @@ impl<'a> Worker<'a> {
                 if e.kind() != io::ErrorKind::Interrupted {
                     return Err(e);
                 }
+            }
+            if let (Some(ns), true) = (nap, events.is_empty()) {
+                self.napper.nap(ns.min(self.end - now));
             }
             for ev in events.iter() {
                 let now = sys::now_ns();

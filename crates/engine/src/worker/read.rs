@@ -123,6 +123,7 @@ impl Worker<'_> {
     /// The response to `req` arrived: record it and schedule the next request.
     pub(super) fn complete(&mut self, i: usize, req: Inflight, resp: Response, now: u64) {
         self.done += 1;
+        self.napper.observe(now.saturating_sub(req.sent));
         self.stats.record(
             now,
             now.saturating_sub(req.intended),

@@ -169,6 +169,7 @@ pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) ->
         cpus: Vec::new(),
         connect_rate: None,
         reads: Reads::Window,
+        idle: serverbench_engine::Idle::Auto,
         tls: None,
         lifetime: Lifetime::KeepAlive,
     }

@@ -122,3 +122,20 @@ fn a_result_without_histograms_names_its_host() {
         "{err}"
     );
 }
+
+#[test]
+fn naps_add_up_with_the_mean_weighted_by_each_hosts_naps() {
+    use serverbench_engine::result::{IdlePolicy, IdleResult};
+    let idle = |naps, mean, max| IdleResult {
+        policy: IdlePolicy::Auto,
+        naps,
+        nap_us_mean: mean,
+        nap_us_max: max,
+    };
+    let mut a = result(&[100; 10], vec![], 1.0);
+    a.idle = Some(idle(300, 20.0, 31.0));
+    let mut b = result(&[100; 10], vec![], 1.0);
+    b.idle = Some(idle(100, 60.0, 75.0));
+    let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
+    assert_eq!(m.idle, Some(idle(400, 30.0, 75.0)));
+}

@@ -149,6 +149,7 @@ fn remote_argv(a: &Args, host: &Host, conns: u32, share: f64) -> anyhow::Result<
     push("--timeout", a.timeout.clone());
     push("-X", a.method.clone());
     push("-p", a.pipeline.to_string());
+    push("--idle", a.idle.to_string());
     if let Some(t) = a.threads {
         push("-t", t.to_string());
     }
@@ -337,6 +338,8 @@ mod tests {
             "tickets",
             "--tls-version",
             "1.3",
+            "--idle",
+            "40us",
             "-c",
             "10",
             "https://198.18.0.1:8443/hello",
@@ -346,6 +349,10 @@ mod tests {
         assert_eq!(remote.method, "POST");
         assert!(remote.http2 && remote.insecure && remote.new_conn && remote.barrier);
         assert_eq!(remote.streams, 10);
+        assert_eq!(
+            remote.idle,
+            serverbench_engine::Idle::Nap(Duration::from_micros(40))
+        );
         assert_eq!(remote.tls_resume, Some(ResumeArg::Tickets));
         assert_eq!(remote.tls_version, Some(VersionArg::V1_3));
         assert_eq!(remote.connections, 5);

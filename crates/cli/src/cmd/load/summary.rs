@@ -1,6 +1,8 @@
 //! The short, wrk-like human summary of one load run.
 
-use serverbench_engine::result::{Http2Result, Latency, LoadResult, TlsResult};
+use serverbench_engine::result::{
+    Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, TlsResult,
+};
 use std::fmt::Write;
 
 /// Renders the summary (several lines, ending in a newline).
@@ -83,7 +85,25 @@ pub fn render(r: &LoadResult) -> String {
         "  Client CPU   {:.2}s{per_req}{saturated}",
         r.client_cpu_s
     );
+    if let Some(idle) = r.idle.as_ref().filter(|i| i.naps > 0) {
+        idle_line(&mut s, idle);
+    }
     s
+}
+
+/// The naps taken when idle: their longest bounds what they added to a latency.
+fn idle_line(s: &mut String, i: &IdleResult) {
+    let policy = match i.policy {
+        IdlePolicy::Auto => "auto",
+        IdlePolicy::Block => "block",
+        IdlePolicy::Nap => "fixed",
+    };
+    let _ = writeln!(
+        s,
+        "  Idle         {} naps ({policy}), mean {:.0} µs, max {:.0} µs: each latency may include up \
+         to one nap",
+        i.naps, i.nap_us_mean, i.nap_us_max
+    );
 }
 
 /// What was negotiated, handshakes full and resumed, and their latency.
@@ -268,6 +288,33 @@ mod tests {
         ] {
             assert!(out.contains(want), "`{want}` in\n{out}");
         }
+    }
+
+    #[test]
+    fn naps_are_shown_only_when_some_were_taken() {
+        let mut r = LoadResult {
+            mode: Mode::Http,
+            requests: 10,
+            idle: Some(IdleResult {
+                policy: IdlePolicy::Auto,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(!render(&r).contains("Idle"));
+        r.idle = Some(IdleResult {
+            policy: IdlePolicy::Auto,
+            naps: 1200,
+            nap_us_mean: 48.2,
+            nap_us_max: 201.0,
+        });
+        let out = render(&r);
+        let line = out.lines().find(|l| l.contains("Idle")).unwrap();
+        assert!(
+            line.contains("1200 naps (auto), mean 48 µs, max 201 µs"),
+            "{line}"
+        );
+        assert!(line.chars().count() <= 120, "{line}");
     }
 
     #[test]

@@ -1,0 +1,234 @@
+//! What a worker does when its poll has nothing for it: block until the kernel wakes it, or
+//! nap on a short timer of its own and poll again without blocking.
+//!
+//! Blocking is exact (a response is timed the moment it can be read), but the wake-up is paid
+//! by the sender: the server's CPU, writing a response to a client that sleeps in `epoll_wait`,
+//! runs the wake-up of the client's thread, and on a VM waking an idle vCPU costs more than the
+//! request itself. A client cheaper than its server idles between responses, so it is woken
+//! often and the saturated server it measures answers it more slowly than a client that never
+//! idles. Against nginx (one worker) serving h2c with 50 connections x 10 streams on this
+//! project's 2-vCPU VM: blocking costs the client ~480 wake-ups per 1,000 requests and nginx
+//! ~12 µs per request; h2load, busy all the time, ~15 wake-ups and ~10.5 µs; napping, ~100
+//! wake-ups (its own timer's) and ~9 µs (README, "Against h2load over HTTP/2").
+//!
+//! A nap delays noticing a response by at most its span, so the span follows what is measured:
+//! [`Idle::Auto`] naps 1/[`DIVISOR`] of the running mean latency of this thread's responses
+//! (at most [`MAX_NAP`]), so the delay stays under ~3% of a latency; below [`MIN_NAP`] (a fast
+//! server, few requests in flight) napping saves nothing and the worker blocks. Only the closed
+//! loop naps: an `-R` schedule wakes on its own timer, and a TCP stream writes whenever it can.
+//! The thread's timer slack is set to 1 µs so a nap is not stretched by the kernel's default
+//! 50 µs. The result records the policy and the naps taken.
+
+use crate::result::{IdlePolicy, IdleResult};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// A nap is at most this share of the running mean latency.
+pub const DIVISOR: u64 = 32;
+/// Shorter naps than this block instead.
+pub const MIN_NAP: Duration = Duration::from_micros(10);
+/// The longest nap.
+pub const MAX_NAP: Duration = Duration::from_micros(200);
+/// Responses over which the running mean forgets (an exponential moving average, weight 1/64).
+const EWMA_SHIFT: u32 = 6;
+
+/// `--idle`: what a worker does when it has nothing to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Idle {
+    /// Nap 1/32 of the running mean latency (10–200 µs) in the closed loop, else block.
+    #[default]
+    Auto,
+    /// Always block until an event (the kernel wakes the thread).
+    Block,
+    /// Nap this long in the closed loop, whatever the latency.
+    Nap(Duration),
+}
+
+/// `--idle` that is none of `auto`, `block` or a duration.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("`{0}` is not auto, block or a nap like 20us")]
+pub struct BadIdle(pub String);
+
+impl FromStr for Idle {
+    type Err = BadIdle;
+
+    fn from_str(s: &str) -> Result<Self, BadIdle> {
+        match s {
+            "auto" => Ok(Idle::Auto),
+            "block" => Ok(Idle::Block),
+            other => match crate::duration::parse_duration(other) {
+                Ok(d) if !d.is_zero() && d <= Duration::from_millis(10) => Ok(Idle::Nap(d)),
+                _ => Err(BadIdle(other.to_string())),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Idle {
+    /// What `--idle` reads back: `auto`, `block` or a nap like `20us`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Idle::Auto => f.write_str("auto"),
+            Idle::Block => f.write_str("block"),
+            Idle::Nap(d) => write!(f, "{}", humantime::format_duration(*d)),
+        }
+    }
+}
+
+impl Idle {
+    /// What the result records of this policy and of the naps taken under it.
+    pub fn result(self, naps: &NapStats) -> IdleResult {
+        IdleResult {
+            policy: match self {
+                Idle::Auto => IdlePolicy::Auto,
+                Idle::Block => IdlePolicy::Block,
+                Idle::Nap(_) => IdlePolicy::Nap,
+            },
+            naps: naps.naps,
+            nap_us_mean: naps.total_ns.checked_div(naps.naps).unwrap_or(0) as f64 / 1e3,
+            nap_us_max: naps.max_ns as f64 / 1e3,
+        }
+    }
+}
+
+/// One worker's napping: the policy, the running mean latency and what was napped.
+#[derive(Debug, Clone)]
+pub struct Napper {
+    policy: Idle,
+    /// Running mean latency, ns (0: none yet).
+    mean_ns: u64,
+    pub stats: NapStats,
+}
+
+/// Naps taken by one thread (or all, once merged).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NapStats {
+    pub naps: u64,
+    pub total_ns: u64,
+    pub max_ns: u64,
+}
+
+impl NapStats {
+    /// Adds another thread's naps.
+    pub fn merge(&mut self, o: &NapStats) {
+        self.naps += o.naps;
+        self.total_ns += o.total_ns;
+        self.max_ns = self.max_ns.max(o.max_ns);
+    }
+}
+
+impl Napper {
+    /// `closed_loop`: whether this worker runs the closed loop (only it naps).
+    pub fn new(policy: Idle, closed_loop: bool) -> Self {
+        let policy = if closed_loop { policy } else { Idle::Block };
+        if policy != Idle::Block {
+            crate::sys::set_timer_slack_ns(1_000);
+        }
+        Napper {
+            policy,
+            mean_ns: 0,
+            stats: NapStats::default(),
+        }
+    }
+
+    /// A response took `latency_ns`.
+    #[inline]
+    pub fn observe(&mut self, latency_ns: u64) {
+        if self.mean_ns == 0 {
+            self.mean_ns = latency_ns.max(1);
+        } else {
+            let m = self.mean_ns as i64;
+            self.mean_ns = (m + ((latency_ns as i64 - m) >> EWMA_SHIFT)).max(1) as u64;
+        }
+    }
+
+    /// How long to nap when the poll finds nothing (ns), or `None` to block.
+    #[inline]
+    pub fn span_ns(&self) -> Option<u64> {
+        match self.policy {
+            Idle::Block => None,
+            Idle::Nap(d) => Some(d.as_nanos() as u64),
+            Idle::Auto => {
+                let span = (self.mean_ns / DIVISOR).min(MAX_NAP.as_nanos() as u64);
+                (span >= MIN_NAP.as_nanos() as u64).then_some(span)
+            }
+        }
+    }
+
+    /// Sleeps `ns` and counts it.
+    pub fn nap(&mut self, ns: u64) {
+        let t = crate::sys::now_ns();
+        std::thread::sleep(Duration::from_nanos(ns));
+        let slept = crate::sys::now_ns().saturating_sub(t);
+        self.stats.naps += 1;
+        self.stats.total_ns += slept;
+        self.stats.max_ns = self.stats.max_ns.max(slept);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_reads_auto_block_and_a_nap() {
+        assert_eq!("auto".parse(), Ok(Idle::Auto));
+        assert_eq!("block".parse(), Ok(Idle::Block));
+        assert_eq!("20us".parse(), Ok(Idle::Nap(Duration::from_micros(20))));
+        assert!("0us".parse::<Idle>().is_err());
+        assert!("1s".parse::<Idle>().is_err(), "a nap over 10 ms is refused");
+        assert!("sometimes".parse::<Idle>().is_err());
+        for idle in [
+            Idle::Auto,
+            Idle::Block,
+            Idle::Nap(Duration::from_micros(20)),
+        ] {
+            assert_eq!(idle.to_string().parse(), Ok(idle), "{idle}");
+        }
+    }
+
+    #[test]
+    fn auto_blocks_until_a_latency_is_known_then_naps_a_thirty_second_of_it() {
+        let mut n = Napper::new(Idle::Auto, true);
+        assert_eq!(n.span_ns(), None);
+        n.observe(3_200_000); // 3.2 ms
+        assert_eq!(n.span_ns(), Some(100_000));
+    }
+
+    #[test]
+    fn auto_blocks_for_fast_servers_and_caps_slow_ones() {
+        let mut fast = Napper::new(Idle::Auto, true);
+        fast.observe(200_000); // 200 µs: a 6 µs nap would save nothing
+        assert_eq!(fast.span_ns(), None);
+        let mut slow = Napper::new(Idle::Auto, true);
+        slow.observe(1_000_000_000);
+        assert_eq!(slow.span_ns(), Some(MAX_NAP.as_nanos() as u64));
+    }
+
+    #[test]
+    fn the_running_mean_follows_a_change_within_a_few_hundred_responses() {
+        let mut n = Napper::new(Idle::Auto, true);
+        n.observe(10_000_000);
+        for _ in 0..400 {
+            n.observe(1_000_000);
+        }
+        let span = n.span_ns().unwrap();
+        assert!((31_000..=33_000).contains(&span), "{span}");
+    }
+
+    #[test]
+    fn only_the_closed_loop_naps() {
+        let mut n = Napper::new(Idle::Nap(Duration::from_micros(20)), false);
+        n.observe(10_000_000);
+        assert_eq!(n.span_ns(), None);
+    }
+
+    #[test]
+    fn naps_are_counted_with_their_longest() {
+        let mut n = Napper::new(Idle::Nap(Duration::from_micros(20)), true);
+        n.nap(20_000);
+        n.nap(20_000);
+        assert_eq!(n.stats.naps, 2);
+        assert!(n.stats.max_ns >= 20_000 && n.stats.total_ns >= 40_000);
+    }
+}
