@@ -5,7 +5,7 @@ CARGO ?= cargo
 BIN   := target/release/serverbench
 SUITE ?= suites/quick.toml
 
-.PHONY: all build bench test lint verify setup clean
+.PHONY: all build bench test lint verify setup clean example-report
 
 all: build
 
@@ -35,6 +35,17 @@ setup: build
 
 verify: setup
 	$(BIN) verify
+
+## docs/example-report.html (and its screenshot, when Chromium is installed) from the report
+## test fixture, with the current code: rerun after changing what a report shows.
+EXAMPLE_RESULTS ?= crates/report/tests/fixtures/basic
+example-report:
+	$(CARGO) run --locked -q -p serverbench -- report $(EXAMPLE_RESULTS) -f html -o docs/example-report.html
+	@if command -v chromium >/dev/null; then \
+		chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+			--screenshot=docs/example-report.png --window-size=1200,1550 \
+			"file://$$PWD/docs/example-report.html" 2>/dev/null; \
+	else echo "no chromium: docs/example-report.png left as it was"; fi
 
 clean:
 	$(CARGO) clean

@@ -298,3 +298,131 @@ fn a_core_sweep_runs_the_counts_that_fit_and_says_why_the_others_were_skipped() 
     assert_eq!(rec["profile"], "2conn/500ms/1cpu", "{rec}");
     assert_eq!(rec["params"]["server_cpus"], 1, "{rec}");
 }
+
+/// A `--dry-run` of python/fast, python/second (`min_warmup_s = 1`), a server of yours that
+/// would leave `server-started` and a load executable that would leave `load-started`, over
+/// hello and h2-hello (which no fixture server implements), at 1 and 64 server CPUs.
+fn dry_run(tmp: &Path, extra: &[&str]) -> Output {
+    let load = tmp.join("load.sh");
+    let loaded = tmp.join("load-started");
+    std::fs::write(&load, format!("#!/bin/sh\ntouch '{}'\n", loaded.display())).unwrap();
+    std::fs::set_permissions(&load, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mine = format!(
+        "mine=touch '{}'; exec sleep 30",
+        tmp.join("server-started").display()
+    );
+    let args = [
+        "--servers",
+        "python/fast,python/second,go/nowhere",
+        "--server",
+        &mine,
+        "--scenario",
+        "hello,h2-hello",
+        "-c",
+        "2",
+        "-d",
+        "500ms",
+        "--laps",
+        "2",
+        "--warmup",
+        "0s",
+        "--server-cpus-sweep",
+        "1,64",
+        "--load-exe",
+        load.to_str().unwrap(),
+        "--dry-run",
+    ];
+    serverbench(&[&args[..], extra].concat(), &tmp.join("results"))
+}
+
+#[test]
+fn dry_run_lists_the_laps_the_skips_and_an_estimate_and_starts_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = dry_run(tmp.path(), &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for server in ["python/fast", "python/second", "mine"] {
+        let row = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(server))
+            .unwrap_or_else(|| panic!("no row for {server}: {stdout}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cells[1..],
+            [
+                "hello",
+                "http",
+                "2conn/500ms/1cpu",
+                "1",
+                "2",
+                if server == "python/second" {
+                    "1s"
+                } else {
+                    "0s"
+                },
+                "500ms"
+            ],
+            "{row}"
+        );
+    }
+    for skip in [
+        "go/nowhere: not in the catalog",
+        "python/fast x h2-hello: does not implement h2",
+        "mine x h2-hello: does not implement h2",
+        "core sweep: 2conn/500ms: skipped 64 server CPU(s)",
+    ] {
+        assert!(stdout.contains(skip), "{skip} missing: {stdout}");
+    }
+    // 2 laps each of 0.5 s, python/second's after 1 s of warm-up, 1 s of overhead per lap.
+    assert!(stdout.contains("6 lap(s) to run, about 11s"), "{stdout}");
+    assert!(stdout.lines().all(|l| l.chars().count() <= 120), "{stdout}");
+    assert!(!tmp.path().join("results").exists(), "no results folder");
+    assert!(!tmp.path().join("server-started").exists(), "no server");
+    assert!(!tmp.path().join("load-started").exists(), "no load");
+}
+
+#[test]
+fn dry_run_as_json_gives_the_same_plan_to_machines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = dry_run(tmp.path(), &["--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["total_laps"], 6, "{plan}");
+    assert_eq!(plan["estimate_s"], 11.0, "{plan}");
+    let servers: Vec<&str> = plan["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(servers, ["python/fast", "python/second", "mine"]);
+    assert_eq!(plan["servers"][1]["runs"][0]["warmup_s"], 1.0, "{plan}");
+    assert_eq!(plan["scenario_skips"].as_array().unwrap().len(), 3);
+    assert!(!tmp.path().join("results").exists());
+}
+
+#[test]
+fn dry_run_exits_1_when_the_tool_would_refuse_a_lap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--servers",
+        "python/fast",
+        "--tool",
+        "wrk",
+        "-n",
+        "100",
+        "--dry-run",
+    ];
+    let out = serverbench(&args, &tmp.path().join("results"));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("python/fast"),
+        "the plan is still shown: {stdout}"
+    );
+    assert!(
+        stderr.contains("would stop before its first lap: wrk cannot run this lap"),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("results").exists());
+}

@@ -1,8 +1,8 @@
 //! CSV: one row per server x scenario x profile (or per compared row), with the machine names
-//! of [`crate::table`]'s columns as the header and the cells' raw values as the fields. Runs
-//! over several machines add, after an empty line, one row per lap x client host under a
-//! header of its own. The
-//! `csv` crate does the RFC 4180 quoting.
+//! of [`crate::table`]'s columns as the header and the cells' raw values as the fields. Each
+//! further table follows after an empty line under a header of its own: runs over several
+//! machines, one row per lap x client host; laps over TLS, the TLS table; laps over HTTP/2,
+//! the HTTP/2 table. The `csv` crate does the RFC 4180 quoting.
 
 use crate::table::{self, Grid};
 use crate::{Comparison, Exporter, NoComparisonForm};
@@ -13,13 +13,18 @@ use serverbench_results::env::Env;
 pub struct CsvExporter;
 
 impl Exporter for CsvExporter {
-    /// The summary rows; after laps over several machines, an empty line and the per-host
-    /// rows (a second table with its own header).
+    /// The summary rows; then, each after an empty line and under its own header, the
+    /// per-host rows, the TLS rows and the HTTP/2 rows of the laps that have them.
     fn render(&self, summary: &Summary, env: Option<&Env>) -> String {
         let mut out = write(&table::csv_grid(summary, env));
-        if let Some(hosts) = table::hosts_csv(summary) {
+        let more = [
+            table::hosts_csv(summary),
+            table::tls_csv(summary),
+            table::h2_csv(summary),
+        ];
+        for grid in more.iter().flatten() {
             out.push('\n');
-            out.push_str(&write(&hosts));
+            out.push_str(&write(grid));
         }
         out
     }

@@ -70,7 +70,7 @@ impl Exporter for TermExporter {
 pub const WIDTH: usize = 120;
 
 /// `  - text`, wrapped at [`WIDTH`] with a hanging indent; words are never split.
-fn bullet(text: &str) -> String {
+pub fn bullet(text: &str) -> String {
     let options = textwrap::Options::new(WIDTH)
         .initial_indent("  - ")
         .subsequent_indent("    ")

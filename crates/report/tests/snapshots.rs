@@ -379,6 +379,26 @@ fn tls_and_http2_tables_fit_the_terminal_snapshot() {
 }
 
 #[test]
+fn csv_carries_the_tls_and_http2_tables_each_under_its_own_header() {
+    let csv = render_protocols(Format::Csv);
+    check_snapshot("protocols-csv", &csv);
+    let blocks: Vec<&str> = csv.split("\n\n").collect();
+    assert_eq!(blocks.len(), 3, "summary, TLS and HTTP/2: {csv}");
+    let header = |b: &str| b.lines().next().unwrap().to_owned();
+    assert!(header(blocks[1]).starts_with("server,scenario,profile,transport,tls_version,"));
+    assert!(header(blocks[2]).contains(",server_max_streams,"));
+    let resumed = blocks[1]
+        .lines()
+        .find(|l| l.starts_with("node/no-tickets,https-resume,"))
+        .unwrap();
+    assert!(
+        resumed.contains(",tickets,8208,0,"),
+        "asked for tickets, none of 8208 handshakes resumed: {resumed}"
+    );
+    assert_eq!(blocks[2].lines().count(), 4, "a header and 3 HTTP/2 rows");
+}
+
+#[test]
 fn the_json_summary_carries_the_protocol_rows_and_the_h2_to_h1_ratio() {
     let laps = laps("protocols");
     let json: serde_json::Value = serde_json::from_str(&render(

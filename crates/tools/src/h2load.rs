@@ -2,9 +2,15 @@
 //! https URL: ALPN `h2`) and h2c (an http URL: prior knowledge), `-m` being the streams per
 //! connection; over TLS it does not check the certificate. Paths rotate per request. It reports
 //! min/max/mean/sd of request time but no percentiles: those stay unknown.
+//!
+//! Over TLS it prints what its first connection negotiated; that fills the lap's `tls` block as
+//! the engine fills it (version, cipher suite and key exchange group by their IANA names, the
+//! ALPN protocol), so the report's TLS table shows h2load laps too. h2load counts no handshakes:
+//! those figures stay zero (its connections handshake once each and never resume).
 
 use super::{mbps, Target, Tool, ToolError};
 use serverbench_engine::config::parse_duration;
+use serverbench_engine::result::TlsResult;
 use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 use serverbench_results::Protocol;
 
@@ -113,7 +119,52 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
         errors_total: Some(errors),
         non_2xx,
         mbps_down: mbps(bytes, secs),
+        tls: tls(stdout),
         ..Measurement::default()
+    })
+}
+
+/// What the TLS handshake negotiated, from `TLS Protocol: TLSv1.3`, `Cipher: ...`,
+/// `Server Temp Key: X25519 253 bits` and `Application protocol: h2`; None without TLS.
+fn tls(stdout: &str) -> Option<TlsResult> {
+    let value = |prefix: &str| line(stdout, prefix).map(str::trim);
+    let version = value("TLS Protocol: ")?;
+    Some(TlsResult {
+        version: Some(version.to_owned()),
+        cipher_suite: value("Cipher: ").map(|c| iana_cipher(c).to_owned()),
+        key_exchange_group: value("Server Temp Key: ").and_then(group),
+        alpn: value("Application protocol: ").map(str::to_owned),
+        resume: "off".to_owned(),
+        ..TlsResult::default()
+    })
+}
+
+/// OpenSSL names TLS 1.2 suites its own way (`ECDHE-RSA-AES128-GCM-SHA256`); the engine, and
+/// IANA, `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`. TLS 1.3 suites have one name; others are
+/// kept as OpenSSL spells them.
+fn iana_cipher(openssl: &str) -> &str {
+    match openssl {
+        "ECDHE-ECDSA-AES128-GCM-SHA256" => "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        "ECDHE-ECDSA-AES256-GCM-SHA384" => "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        "ECDHE-ECDSA-CHACHA20-POLY1305" => "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+        "ECDHE-RSA-AES128-GCM-SHA256" => "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        "ECDHE-RSA-AES256-GCM-SHA384" => "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        "ECDHE-RSA-CHACHA20-POLY1305" => "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        other => other,
+    }
+}
+
+/// The group of `X25519 253 bits` or `ECDH prime256v1 256 bits`, by the engine's names
+/// (`X25519`, `secp256r1`); `DH 2048 bits` gives `DH`.
+fn group(temp_key: &str) -> Option<String> {
+    let mut words = temp_key.split_whitespace();
+    let name = match words.next()? {
+        "ECDH" => words.next()?,
+        other => other,
+    };
+    Some(match name {
+        "prime256v1" => "secp256r1".to_owned(),
+        other => other.to_owned(),
     })
 }
 
@@ -230,5 +281,46 @@ mod tests {
         assert_eq!(h2c.latency_us.max, Some(29_610.0));
         let h1 = parse(include_str!("../tests/fixtures/tools/h2load-https-h1.txt")).unwrap();
         assert_eq!((h1.requests, h1.rps), (Some(58_958), Some(29_479.0)));
+    }
+
+    /// (version, cipher suite, group, ALPN) of a parsed output's `tls` block.
+    fn negotiated(stdout: &str) -> Option<[Option<String>; 4]> {
+        let t = parse(stdout).unwrap().tls?;
+        assert_eq!((t.handshakes, t.resume.as_str()), (0, "off"), "{t:?}");
+        Some([t.version, t.cipher_suite, t.key_exchange_group, t.alpn])
+    }
+
+    fn names(v: [&str; 4]) -> Option<[Option<String>; 4]> {
+        Some(v.map(|s| Some(s.to_owned())))
+    }
+
+    #[test]
+    fn over_tls_the_negotiated_version_cipher_group_and_alpn_fill_the_tls_block() {
+        let h2 = include_str!("../tests/fixtures/tools/h2load-h2.txt");
+        assert_eq!(
+            negotiated(h2),
+            names(["TLSv1.3", "TLS_AES_128_GCM_SHA256", "X25519", "h2"])
+        );
+        // Captured against `openssl s_server -www -tls1_2` with `h2load --h1 --groups=P-256`.
+        let tls12 = include_str!("../tests/fixtures/tools/h2load-https-tls12.txt");
+        assert_eq!(
+            negotiated(tls12),
+            names([
+                "TLSv1.2",
+                "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+                "secp256r1",
+                "http/1.1"
+            ])
+        );
+        let h2c = include_str!("../tests/fixtures/tools/h2load-h2c.txt");
+        assert_eq!(negotiated(h2c), None, "no TLS, no tls block");
+    }
+
+    #[test]
+    fn an_unknown_cipher_keeps_openssls_name_and_finite_field_dh_is_named_dh() {
+        assert_eq!(iana_cipher("AES128-SHA"), "AES128-SHA");
+        assert_eq!(group("DH 2048 bits").as_deref(), Some("DH"));
+        assert_eq!(group("X448 448 bits").as_deref(), Some("X448"));
+        assert_eq!(group("").as_deref(), None);
     }
 }

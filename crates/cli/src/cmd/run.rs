@@ -1,6 +1,7 @@
 //! `serverbench run SUITE.toml` (or the ad-hoc `--servers a,b --scenario hello -c 100 -d 10s`):
 //! runs the suite through the harness, renders its events as a progress bar, prints the table.
 
+mod dry_run;
 mod on_hosts;
 mod progress;
 mod yours;
@@ -96,6 +97,14 @@ pub struct Args {
     /// columns and versions are listed above it).
     #[arg(long)]
     pub wide: bool,
+    /// Print what would run (each server's scenarios, profiles and laps; what is skipped and
+    /// why; the number of laps and the time they should take) and exit: nothing is started,
+    /// installed or written.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: print the plan as `text` (default) or `json`.
+    #[arg(long, value_name = "FORMAT", requires = "dry_run")]
+    pub format: Option<dry_run::PlanFormat>,
     /// Your own servers.
     #[command(flatten)]
     pub yours: yours::Yours,
@@ -140,14 +149,22 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             &run::affinity_cpus(),
         ),
     };
-    let suite = build_suite(&args, &ids, &pinning)?;
+    let (suite, sweep_skips) = build_suite(&args, &ids, &pinning)?;
+    if !args.dry_run {
+        for note in &sweep_skips {
+            eprintln!("core sweep: {note}");
+        }
+    }
     note_unmeasured(&yours.attached);
     catalog.servers.extend(yours.servers);
     let load_exe = match &args.load_exe {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("locating the serverbench executable")?,
     };
-    let cancel = crate::interrupt::install(OnInterrupt::Cancel);
+    let cancel = match args.dry_run {
+        true => Default::default(),
+        false => crate::interrupt::install(OnInterrupt::Cancel),
+    };
     let opts = RunOptions {
         results_parent: args
             .results
@@ -163,6 +180,9 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         hosts: hosts.map(|(h, _)| h),
         suite,
     };
+    if args.dry_run {
+        return show_plan(&catalog, &paths, &opts, sweep_skips, args.format);
+    }
     let durations = opts
         .suite
         .profiles
@@ -176,6 +196,23 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     process::stop_all_registered();
     print_table(&outcome, &opts.suite, args.wide);
     Ok(exit_code(&outcome))
+}
+
+/// `--dry-run`: prints the plan; an error when the run would not start.
+fn show_plan(
+    catalog: &Catalog,
+    paths: &Paths,
+    opts: &RunOptions,
+    sweep_skips: Vec<String>,
+    format: Option<dry_run::PlanFormat>,
+) -> anyhow::Result<u8> {
+    let plan = run::dry_run(catalog, paths, opts, sweep_skips)
+        .with_context(|| format!("planning suite `{}`", opts.suite.name))?;
+    print!("{}", dry_run::render(&plan, format.unwrap_or_default()));
+    match dry_run::blocked(&plan) {
+        Some(why) => bail!("{why}"),
+        None => Ok(crate::exit::OK),
+    }
 }
 
 fn exit_code(outcome: &RunOutcome) -> u8 {
@@ -202,8 +239,13 @@ fn exit_code(outcome: &RunOutcome) -> u8 {
     crate::exit::OK
 }
 
-/// The suite from the file, the resumed folder or the ad-hoc flags, with the overrides applied.
-fn build_suite(args: &Args, yours: &[String], pinning: &Pinning) -> anyhow::Result<Suite> {
+/// The suite from the file, the resumed folder or the ad-hoc flags, with the overrides applied,
+/// and why CPU counts of a core sweep were left out.
+fn build_suite(
+    args: &Args,
+    yours: &[String],
+    pinning: &Pinning,
+) -> anyhow::Result<(Suite, Vec<String>)> {
     let adhoc = !args.scenario.is_empty()
         || args.connections.is_some()
         || args.requests.is_some()
@@ -267,16 +309,14 @@ fn build_suite(args: &Args, yours: &[String], pinning: &Pinning) -> anyhow::Resu
         0 => run::affinity_cpus().len(),
         n => n,
     };
-    for note in suite.expand_sweeps(available, pinning.client_cpus.len()) {
-        eprintln!("core sweep: {note}");
-    }
+    let sweep_skips = suite.expand_sweeps(available, pinning.client_cpus.len());
     if suite.profiles.is_empty() {
         bail!("no profile is left to run: no CPU count of the core sweep fits here");
     }
     if let (Some(dir), false) = (&args.resume, args.force) {
         check_resume(dir, &suite)?;
     }
-    Ok(suite)
+    Ok((suite, sweep_skips))
 }
 
 /// `--resume DIR` refuses settings other than those DIR was started with (unless `--force`).

@@ -5,13 +5,17 @@
 //!
 //! The harness never prints: progress is reported as [`Event`]s to a callback.
 
+mod dry_run;
 pub mod env;
+mod estimate;
 pub mod hosts;
 mod load;
 pub mod plan;
 mod running;
 mod server;
 
+pub use dry_run::{dry_run, DryRun, PlannedRun, ServerLaps};
+pub use estimate::{FIRST_OVERHEAD_S, REQUEST_COUNT_LAP_S};
 pub use load::{run_load, LoadError, LoadOutcome};
 pub use plan::{pinning, Job, Plan};
 pub use running::Attached;
@@ -293,13 +297,7 @@ pub fn run(
             opts.suite.tool
         ),
     });
-    if let (Some(_), Some(sc)) = (&opts.hosts, opts.suite.scenarios.iter().find(|s| s.tls)) {
-        return Err(RunError::Hosts(format!(
-            "scenario `{}` is over TLS, which `run --hosts` does not do yet (the run's certificate \
-             is not copied to the server host)",
-            sc.name
-        )));
-    }
+    refuse_tls_on_hosts(opts)?;
     if let Some(h) = &opts.hosts {
         let ids: Vec<String> = plan.servers.iter().map(|s| s.id.clone()).collect();
         on_event(Event::Preparing {
@@ -357,6 +355,18 @@ pub fn run(
         skipped,
         interrupted,
     })
+}
+
+/// `run --hosts` does not do TLS yet.
+fn refuse_tls_on_hosts(opts: &RunOptions) -> Result<(), RunError> {
+    if let (Some(_), Some(sc)) = (&opts.hosts, opts.suite.scenarios.iter().find(|s| s.tls)) {
+        return Err(RunError::Hosts(format!(
+            "scenario `{}` is over TLS, which `run --hosts` does not do yet (the run's certificate \
+             is not copied to the server host)",
+            sc.name
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses, before any server starts, a tool that cannot run one of the laps (wrk with a

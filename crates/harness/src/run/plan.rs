@@ -4,6 +4,7 @@
 use crate::catalog::{availability, Availability, Catalog, CatalogError, Feature, Server};
 use crate::paths::Paths;
 use crate::suite::{Scenario, ServerSelection, Suite};
+use serde::Serialize;
 use serverbench_results::env::{Pinning, Skipped};
 
 /// One measured lap to run.
@@ -20,7 +21,7 @@ pub struct Job {
 }
 
 /// A scenario a server cannot run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ScenarioSkip {
     /// Catalog id.
     pub server: String,

@@ -1,6 +1,7 @@
 //! One server's share of one lap: start it, check it once, warm up and measure each scenario x
 //! profile, record failures, stop it.
 
+use super::estimate::{self, Estimate};
 use super::hosts::RemoteServer;
 use super::plan::{Job, Plan};
 use super::running::Running;
@@ -22,9 +23,6 @@ use std::time::{Duration, Instant, SystemTime};
 /// Lines of server log kept in a failure.
 const LOG_TAIL: usize = 20;
 
-/// The per-lap overhead (start, check, connect, stop) assumed until a lap has been timed.
-const FIRST_OVERHEAD_S: f64 = 1.0;
-
 type Key = LapKey;
 
 /// One start of a server: which server, which lap, how many CPUs (a core sweep).
@@ -45,13 +43,8 @@ pub(super) struct RunState<'a> {
     verified: HashSet<usize>,
     excluded: Vec<(usize, String)>,
     index: usize,
-    started: Instant,
-    /// Nominal seconds (warm-up + duration) of the laps still to run, and how many there are.
-    expected_left: f64,
-    laps_left: usize,
-    /// Nominal seconds of the laps that ran in this process, and how many there were.
-    expected_done: f64,
-    laps_done: usize,
+    /// The time the laps still to run should take.
+    estimate: Estimate,
     /// The run's certificate, for servers that serve TLS.
     tls_files: Option<crate::certs::TlsFiles>,
 }
@@ -64,7 +57,11 @@ impl<'a> RunState<'a> {
         dir: &'a Path,
         done: &'a HashSet<Key>,
     ) -> Self {
-        let mut s = RunState {
+        let pending = plan
+            .jobs
+            .iter()
+            .filter(|j| !done.contains(&key(plan, &opts.suite, j)));
+        RunState {
             plan,
             opts,
             tool,
@@ -73,22 +70,9 @@ impl<'a> RunState<'a> {
             verified: HashSet::new(),
             excluded: Vec::new(),
             index: 0,
-            started: Instant::now(),
-            expected_left: 0.0,
-            laps_left: 0,
-            expected_done: 0.0,
-            laps_done: 0,
+            estimate: Estimate::new(plan, &opts.suite, pending),
             tls_files: None,
-        };
-        let left: Vec<f64> = plan
-            .jobs
-            .iter()
-            .filter(|j| !done.contains(&s.key(j)))
-            .map(|j| s.expected_s(j))
-            .collect();
-        s.expected_left = left.iter().sum();
-        s.laps_left = left.len();
-        s
+        }
     }
 
     /// Servers that serve TLS get these certificate files (`TLS_CERT`, `TLS_KEY`).
@@ -118,33 +102,12 @@ impl<'a> RunState<'a> {
     }
 
     fn key(&self, j: &Job) -> Key {
-        let s = &self.opts.suite;
-        LapKey {
-            server: self.plan.servers[j.server].id.clone(),
-            scenario: s.scenarios[j.scenario].name.clone(),
-            profile: s.profiles[j.profile].name.clone(),
-            lap: j.lap,
-        }
+        key(self.plan, &self.opts.suite, j)
     }
 
-    /// Nominal seconds of a lap: its warm-up and its duration (5 s for a request count).
-    fn expected_s(&self, j: &Job) -> f64 {
-        let s = &self.opts.suite;
-        self.warmup_s(j) + s.profiles[j.profile].duration.unwrap_or(5.0)
-    }
-
-    /// Time left: the remaining laps' nominal time plus, for each, the overhead per lap
-    /// measured so far (the time that was not warm-up or load: starting, checking, connecting,
-    /// stopping; [`FIRST_OVERHEAD_S`] until a lap has ended).
+    /// Time left ([`Estimate::eta`]).
     pub(super) fn eta(&self) -> Duration {
-        let per_lap = if self.laps_done > 0 {
-            let elapsed = self.started.elapsed().as_secs_f64();
-            (elapsed - self.expected_done) / self.laps_done as f64
-        } else {
-            FIRST_OVERHEAD_S
-        };
-        let left = self.expected_left + self.laps_left as f64 * per_lap;
-        Duration::from_secs_f64(left.max(0.0))
+        self.estimate.eta()
     }
 
     /// The recorded parameters, with the warm-up this server actually gets.
@@ -157,8 +120,7 @@ impl<'a> RunState<'a> {
 
     /// The suite's warm-up, raised to the server's `min_warmup_s`.
     fn warmup_s(&self, j: &Job) -> f64 {
-        let min = self.plan.servers[j.server].manifest.min_warmup_s as f64;
-        self.opts.suite.warmup.max(min)
+        estimate::warmup_s(self.plan, &self.opts.suite, j)
     }
 
     fn record(&self, j: &Job, status: LapStatus, failure: Option<String>) -> LapRecord {
@@ -194,11 +156,8 @@ impl<'a> RunState<'a> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), RunError> {
         writer.append(&record)?;
-        let e = self.expected_s(j);
-        self.expected_left -= e;
-        self.laps_left = self.laps_left.saturating_sub(1);
-        self.expected_done += e;
-        self.laps_done += 1;
+        self.estimate
+            .lap_done(estimate::expected_s(self.plan, &self.opts.suite, j));
         self.index += 1;
         on_event(Event::LapFinished {
             record: Box::new(record),
@@ -513,6 +472,16 @@ impl<'a> RunState<'a> {
     }
 }
 
+/// The key of a job's lap in `results.jsonl`.
+pub(super) fn key(plan: &Plan, s: &crate::suite::Suite, j: &Job) -> Key {
+    LapKey {
+        server: plan.servers[j.server].id.clone(),
+        scenario: s.scenarios[j.scenario].name.clone(),
+        profile: s.profiles[j.profile].name.clone(),
+        lap: j.lap,
+    }
+}
+
 /// The load parameters of a job, as recorded.
 pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
     let (sc, p) = (&s.scenarios[j.scenario], &s.profiles[j.profile]);
@@ -554,4 +523,4 @@ mod on_hosts;
 
 #[cfg(test)]
 #[path = "server_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -1,7 +1,9 @@
 //! The tables of laps over TLS and HTTP/2, from [`serverbench_analysis::protocol`]: what the
 //! TLS handshakes negotiated and cost (version, cipher, handshakes/s, resumption rate, server
 //! and client CPU per handshake), and HTTP/2 beside HTTP/1.1 on the same transport (streams,
-//! the server's stream limit, the h2/h1 ratio, GOAWAYs and refused streams).
+//! the server's stream limit, the h2/h1 ratio, GOAWAYs and refused streams). The CSV forms
+//! ([`tls_csv`], [`h2_csv`]) add the columns a table leaves to its hints or its title: the
+//! profile, the resumption asked for, the handshake counts, streams and protocol errors.
 
 use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::text::{grouped, num, MISSING};
@@ -24,12 +26,17 @@ enum Col {
     Resumed,
     ServerCpuPerHandshake,
     ClientCpuPerHandshake,
+    ResumeAsked,
+    Handshakes,
+    HandshakesResumed,
     // HTTP/2
+    Streams,
     MaxStreams,
     H1Rps,
     Ratio,
     Goaways,
     Refused,
+    ProtocolErrors,
 }
 
 const TLS: [Col; 10] = {
@@ -55,8 +62,53 @@ const H2: [Col; 10] = {
     ]
 };
 
+const TLS_CSV: [Col; 14] = {
+    use Col::*;
+    [
+        Server,
+        Scenario,
+        Profile,
+        Transport,
+        Version,
+        Cipher,
+        ResumeAsked,
+        Handshakes,
+        HandshakesResumed,
+        HandshakesPerS,
+        Resumed,
+        ServerCpuPerHandshake,
+        ClientCpuPerHandshake,
+        Rps,
+    ]
+};
+
+const H2_CSV: [Col; 12] = {
+    use Col::*;
+    [
+        Server,
+        Scenario,
+        Profile,
+        Transport,
+        Streams,
+        MaxStreams,
+        Rps,
+        H1Rps,
+        Ratio,
+        Goaways,
+        Refused,
+        ProtocolErrors,
+    ]
+};
+
+/// A name, or `-` for people and empty for machines.
 fn text(v: Option<&String>) -> Cell {
-    Cell::plain(v.cloned().unwrap_or_else(|| MISSING.to_owned()))
+    match v {
+        Some(v) => Cell::plain(v),
+        None => Cell {
+            text: MISSING.to_owned(),
+            ..Cell::default()
+        },
+    }
 }
 
 impl ColumnDef<ProtocolRow> for Col {
@@ -74,11 +126,16 @@ impl ColumnDef<ProtocolRow> for Col {
             Resumed => "resumption_rate",
             ServerCpuPerHandshake => "server_cpu_us_per_handshake",
             ClientCpuPerHandshake => "client_cpu_us_per_handshake",
+            ResumeAsked => "tls_resume",
+            Handshakes => "handshakes",
+            HandshakesResumed => "handshakes_resumed",
+            Streams => "streams",
             MaxStreams => "server_max_streams",
             H1Rps => "h1_rps_median",
             Ratio => "h2_h1_ratio",
             Goaways => "goaways",
             Refused => "refused_streams",
+            ProtocolErrors => "h2_protocol_errors",
         }
     }
 
@@ -96,18 +153,23 @@ impl ColumnDef<ProtocolRow> for Col {
             Resumed => "resumed",
             ServerCpuPerHandshake => "server µs/hs",
             ClientCpuPerHandshake => "client µs/hs",
+            ResumeAsked => "resume",
+            Handshakes => "handshakes",
+            HandshakesResumed => "resumed handshakes",
+            Streams => "streams",
             MaxStreams => "server max streams",
             H1Rps => "h1 req/s",
             Ratio => "h2/h1",
             Goaways => "GOAWAYs",
             Refused => "refused",
+            ProtocolErrors => "h2 errors",
         }
     }
 
     fn align(&self) -> Align {
         use Col::*;
         match self {
-            Server | Scenario | Profile | Transport | Version | Cipher => Align::Left,
+            Server | Scenario | Profile | Transport | Version | Cipher | ResumeAsked => Align::Left,
             _ => Align::Right,
         }
     }
@@ -127,6 +189,10 @@ impl ColumnDef<ProtocolRow> for Col {
             Col::Resumed => resumed(r),
             Col::ServerCpuPerHandshake => n(t.and_then(|t| t.server_cpu_us_per_handshake)),
             Col::ClientCpuPerHandshake => n(t.and_then(|t| t.client_cpu_us_per_handshake)),
+            Col::ResumeAsked => text(t.and_then(|t| t.resume).map(|r| r.to_string()).as_ref()),
+            Col::Handshakes => Cell::number(t.map(|t| t.handshakes as f64), grouped),
+            Col::HandshakesResumed => Cell::number(t.map(|t| t.handshakes_resumed as f64), grouped),
+            Col::Streams => Cell::number(h.map(|h| f64::from(h.streams)), grouped),
             Col::MaxStreams => match h {
                 Some(h) if h.max_concurrent_streams.is_none() => Cell::plain("unlimited"),
                 _ => Cell::number(
@@ -138,6 +204,7 @@ impl ColumnDef<ProtocolRow> for Col {
             Col::Ratio => Cell::number(h.and_then(|h| h.ratio_to_h1), |v| format!("{v:.2}x")),
             Col::Goaways => Cell::number(h.map(|h| h.goaways as f64), grouped),
             Col::Refused => Cell::number(h.map(|h| h.refused_streams as f64), grouped),
+            Col::ProtocolErrors => Cell::number(h.map(|h| h.protocol_errors as f64), grouped),
         }
     }
 }
@@ -156,20 +223,18 @@ fn resumed(r: &ProtocolRow) -> Cell {
     )))
 }
 
-/// The TLS table: every row over TLS (HTTP/1.1 or h2); `None` without one.
-pub fn tls_grid(summary: &Summary) -> Option<Grid> {
-    let rows: Vec<ProtocolRow> = summary
+/// Every row over TLS (HTTP/1.1 or h2).
+fn tls_rows(summary: &Summary) -> Vec<ProtocolRow> {
+    summary
         .protocols
         .iter()
         .filter(|r| r.tls.is_some())
         .cloned()
-        .collect();
-    (!rows.is_empty()).then(|| build(&TLS, &rows, |_| (None, false)))
+        .collect()
 }
 
-/// The HTTP/2 table: every h2 and h2c row beside HTTP/1.1 on its transport; `None` without
-/// one.
-pub fn h2_grid(summary: &Summary) -> Option<Grid> {
+/// Every h2 and h2c row, by server and profile.
+fn h2_rows(summary: &Summary) -> Vec<ProtocolRow> {
     let mut rows: Vec<ProtocolRow> = summary
         .protocols
         .iter()
@@ -177,7 +242,34 @@ pub fn h2_grid(summary: &Summary) -> Option<Grid> {
         .cloned()
         .collect();
     rows.sort_by(|a, b| (&a.server, &a.profile).cmp(&(&b.server, &b.profile)));
-    (!rows.is_empty()).then(|| build(&H2, &rows, |_| (None, false)))
+    rows
+}
+
+fn grid_of(cols: &[Col], rows: Vec<ProtocolRow>) -> Option<Grid> {
+    (!rows.is_empty()).then(|| build(cols, &rows, |_| (None, false)))
+}
+
+/// The TLS table: every row over TLS (HTTP/1.1 or h2); `None` without one.
+pub fn tls_grid(summary: &Summary) -> Option<Grid> {
+    grid_of(&TLS, tls_rows(summary))
+}
+
+/// The HTTP/2 table: every h2 and h2c row beside HTTP/1.1 on its transport; `None` without
+/// one.
+pub fn h2_grid(summary: &Summary) -> Option<Grid> {
+    grid_of(&H2, h2_rows(summary))
+}
+
+/// The TLS table's rows for CSV, with the profile, the resumption asked for and the handshake
+/// counts; `None` without a row over TLS.
+pub fn tls_csv(summary: &Summary) -> Option<Grid> {
+    grid_of(&TLS_CSV, tls_rows(summary))
+}
+
+/// The HTTP/2 table's rows for CSV, with the streams asked for and the protocol errors; `None`
+/// without an h2 or h2c row.
+pub fn h2_csv(summary: &Summary) -> Option<Grid> {
+    grid_of(&H2_CSV, h2_rows(summary))
 }
 
 /// What the columns of the two tables mean, for the formats with a legend.

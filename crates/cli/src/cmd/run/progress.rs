@@ -223,7 +223,7 @@ impl Progress {
 }
 
 /// An ETA to the second (`3m 5s`), in humantime's spelling.
-fn hms(d: Duration) -> String {
+pub(super) fn hms(d: Duration) -> String {
     humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
 }
 
