@@ -12,9 +12,12 @@
 //! wake-ups (its own timer's) and ~9 µs (README, "Against h2load over HTTP/2").
 //!
 //! A nap delays noticing a response by at most its span, so the span follows what is measured:
-//! [`Idle::Auto`] naps 1/[`DIVISOR`] of the running mean latency of this thread's responses
-//! (at most [`MAX_NAP`]), so the delay stays under ~3% of a latency; below [`MIN_NAP`] (a fast
-//! server, few requests in flight) napping saves nothing and the worker blocks. Only the closed
+//! [`Idle::Auto`] naps 1/[`DIVISOR`] of this thread's *fast* latencies (at most [`MAX_NAP`]), so
+//! the delay stays under ~3% of nearly every latency; below [`MIN_NAP`] (a fast server, few
+//! requests in flight) napping saves nothing and the worker blocks. "Fast" is a floor that
+//! drops to any faster response and rises by 1/[`FLOOR_RISE`] with each slower one: it settles
+//! near the few-percent quantile, so a mean pulled up by a slow tail (most responses in 100 µs,
+//! a few in 100 ms) does not make naps that would double the fast ones. Only the closed
 //! loop naps: an `-R` schedule wakes on its own timer, and a TCP stream writes whenever it can.
 //! The thread's timer slack is set to 1 µs so a nap is not stretched by the kernel's default
 //! 50 µs. The result records the policy and the naps taken.
@@ -23,19 +26,19 @@ use crate::result::{IdlePolicy, IdleResult};
 use std::str::FromStr;
 use std::time::Duration;
 
-/// A nap is at most this share of the running mean latency.
+/// A nap is at most this share of the fast latencies.
 pub const DIVISOR: u64 = 32;
 /// Shorter naps than this block instead.
 pub const MIN_NAP: Duration = Duration::from_micros(10);
 /// The longest nap.
 pub const MAX_NAP: Duration = Duration::from_micros(200);
-/// Responses over which the running mean forgets (an exponential moving average, weight 1/64).
-const EWMA_SHIFT: u32 = 6;
+/// The floor rises by 1/2^this of itself with each response slower than it.
+const FLOOR_RISE: u32 = 7;
 
 /// `--idle`: what a worker does when it has nothing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Idle {
-    /// Nap 1/32 of the running mean latency (10–200 µs) in the closed loop, else block.
+    /// Nap 1/32 of the fast latencies (10–200 µs) in the closed loop, else block.
     #[default]
     Auto,
     /// Always block until an event (the kernel wakes the thread).
@@ -91,12 +94,12 @@ impl Idle {
     }
 }
 
-/// One worker's napping: the policy, the running mean latency and what was napped.
+/// One worker's napping: the policy, the floor of recent latencies and what was napped.
 #[derive(Debug, Clone)]
 pub struct Napper {
     policy: Idle,
-    /// Running mean latency, ns (0: none yet).
-    mean_ns: u64,
+    /// Recent fast latency, ns (`u64::MAX`: none yet).
+    floor_ns: u64,
     pub stats: NapStats,
 }
 
@@ -126,7 +129,7 @@ impl Napper {
         }
         Napper {
             policy,
-            mean_ns: 0,
+            floor_ns: u64::MAX,
             stats: NapStats::default(),
         }
     }
@@ -134,12 +137,12 @@ impl Napper {
     /// A response took `latency_ns`.
     #[inline]
     pub fn observe(&mut self, latency_ns: u64) {
-        if self.mean_ns == 0 {
-            self.mean_ns = latency_ns.max(1);
+        self.floor_ns = if latency_ns < self.floor_ns {
+            latency_ns
         } else {
-            let m = self.mean_ns as i64;
-            self.mean_ns = (m + ((latency_ns as i64 - m) >> EWMA_SHIFT)).max(1) as u64;
-        }
+            self.floor_ns
+                .saturating_add((self.floor_ns >> FLOOR_RISE).max(1))
+        };
     }
 
     /// How long to nap when the poll finds nothing (ns), or `None` to block.
@@ -148,8 +151,9 @@ impl Napper {
         match self.policy {
             Idle::Block => None,
             Idle::Nap(d) => Some(d.as_nanos() as u64),
+            Idle::Auto if self.floor_ns == u64::MAX => None,
             Idle::Auto => {
-                let span = (self.mean_ns / DIVISOR).min(MAX_NAP.as_nanos() as u64);
+                let span = (self.floor_ns / DIVISOR).min(MAX_NAP.as_nanos() as u64);
                 (span >= MIN_NAP.as_nanos() as u64).then_some(span)
             }
         }
@@ -206,14 +210,25 @@ mod tests {
     }
 
     #[test]
-    fn the_running_mean_follows_a_change_within_a_few_hundred_responses() {
+    fn a_slow_tail_does_not_lengthen_the_naps() {
+        // 95% of responses in 100 µs, 5% in 100 ms: the mean is ~5 ms, but a nap of 1/32 of
+        // it would add 150% to the fast ones. The floor stays near 100 µs: block.
         let mut n = Napper::new(Idle::Auto, true);
-        n.observe(10_000_000);
-        for _ in 0..400 {
-            n.observe(1_000_000);
+        for i in 0..10_000 {
+            n.observe(if i % 20 == 0 { 100_000_000 } else { 100_000 });
+        }
+        assert_eq!(n.span_ns(), None);
+    }
+
+    #[test]
+    fn the_floor_rises_when_the_server_slows_down() {
+        let mut n = Napper::new(Idle::Auto, true);
+        n.observe(1_000_000);
+        for _ in 0..1_000 {
+            n.observe(3_200_000);
         }
         let span = n.span_ns().unwrap();
-        assert!((31_000..=33_000).contains(&span), "{span}");
+        assert!((99_000..=101_000).contains(&span), "{span}");
     }
 
     #[test]

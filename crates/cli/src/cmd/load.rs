@@ -89,9 +89,10 @@ pub struct Args {
     /// exactly, instead of waking once per window of responses (costs more client CPU).
     #[arg(long)]
     eager_reads: bool,
-    /// When a thread has nothing to do: `auto` naps 1/32 of the running mean latency (10-200 µs;
-    /// blocks below that) in the closed loop, `block` waits for the kernel to wake it, or a nap
-    /// like `50us`. Napping spares the server the cost of waking the client.
+    /// When a thread has nothing to do: `auto` naps 1/32 of its fast latencies (a floor near
+    /// their few-percent quantile; 10-200 µs, blocks below that) in the closed loop, `block`
+    /// waits for the kernel to wake it, or a nap like `50us`. Napping spares the server the
+    /// cost of waking the client.
     #[arg(long, default_value = "auto", value_name = "auto|block|NAP")]
     idle: serverbench_engine::Idle,
     /// Open loop at this many requests/s in total (latency from the intended send time).
