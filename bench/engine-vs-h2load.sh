@@ -10,8 +10,11 @@
 # run interleaved, ROUNDS times: h2 and h2c, with 10 and 100 streams per connection (-m).
 # Client CPU is user+system time from rusage of the child process, measured the same way for
 # both tools. serverbench runs with -k (h2load does not verify certificates either).
+# serverbench runs twice per round: with its default `--idle auto` (naps when it has nothing to
+# do) and as `serverbench-block` with `--idle block` (sleeps until the server's writes wake it),
+# which shows what the naps change; TOOLS="h2load serverbench" leaves the second out.
 # Usage: bench/engine-vs-h2load.sh   (env: DURATION=5 ROUNDS=3 SERVERBENCH=path/to/serverbench
-#        PROTOS="h2 h2c" STREAMS="10 100")
+#        PROTOS="h2 h2c" STREAMS="10 100" TOOLS="h2load serverbench serverbench-block")
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +23,7 @@ DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-3}
 PROTOS=${PROTOS:-h2 h2c}
 STREAMS=${STREAMS:-10 100}
+TOOLS=${TOOLS:-h2load serverbench serverbench-block}
 CONNS=50
 
 missing=()
@@ -113,10 +117,10 @@ print(m.group(1), rps, sys.argv[2], int(m.group(2)) + int(m.group(3)))
 PY
 }
 
-run_sb() {
+run_sb() { # proto streams idle
   local cpu tls=()
   [ "$1" = h2 ] && tls=(-k)
-  cpu=$(cpu_of "$TMP/out" "$SB" load -t1 -c$CONNS --http2 -m"$2" "${tls[@]}" -d"${DURATION}s" --json "$(url_of "$1")")
+  cpu=$(cpu_of "$TMP/out" "$SB" load -t1 -c$CONNS --http2 -m"$2" --idle "$3" "${tls[@]}" -d"${DURATION}s" --json "$(url_of "$1")")
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); e=r["errors"]; print(r["requests"], r["rps"], sys.argv[2], sum(e.values()))' "$TMP/out" "$cpu"
 }
 
@@ -124,8 +128,13 @@ run_sb() {
 for round in $(seq "$ROUNDS"); do
   for proto in $PROTOS; do
     for m in $STREAMS; do
-      for tool in h2load serverbench; do
-        if [ $tool = h2load ]; then line=$(run_h2load "$proto" "$m"); else line=$(run_sb "$proto" "$m"); fi
+      for tool in $TOOLS; do
+        case $tool in
+          h2load) line=$(run_h2load "$proto" "$m") ;;
+          serverbench) line=$(run_sb "$proto" "$m" auto) ;;
+          serverbench-block) line=$(run_sb "$proto" "$m" block) ;;
+          *) echo "engine-vs-h2load: unknown tool $tool in TOOLS" >&2; exit 2 ;;
+        esac
         echo "$tool $proto-m$m $line" >>"$TMP/results"
         echo "round $round: $tool $proto -m $m: $line (requests req/s cpu_s errors)" >&2
       done
@@ -137,8 +146,9 @@ python3 - "$TMP/results" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 modes = list(dict.fromkeys(r[1] for r in rows))
+tools = list(dict.fromkeys(r[0] for r in rows))
 med = {}
-for tool in ("h2load", "serverbench"):
+for tool in tools:
     for mode in modes:
         rs = [r for r in rows if r[0] == tool and r[1] == mode]
         rps = statistics.median(float(r[3]) for r in rs)
@@ -147,21 +157,21 @@ for tool in ("h2load", "serverbench"):
 print("| mode | tool | req/s (median) | client CPU µs/request (median) |")
 print("|---|---|---:|---:|")
 for mode in modes:
-    for tool in ("h2load", "serverbench"):
+    for tool in tools:
         rps, us = med[tool, mode]
         print(f"| {mode} | {tool} | {rps:,.0f} | {us:.2f} |")
 print()
 # Round by round, serverbench ran right after h2load: the median of those paired ratios is less
 # sensitive to a machine whose speed drifts between rounds than the ratio of the medians.
-for mode in modes:
-    (hr, hu), (sr, su) = med["h2load", mode], med["serverbench", mode]
+for mode, tool in [(m, t) for m in modes for t in tools if t != "h2load"]:
+    (hr, hu), (sr, su) = med["h2load", mode], med[tool, mode]
     ok = "met" if su <= 0.8 * hu and sr >= hr else "NOT met"
     h = [r for r in rows if r[0] == "h2load" and r[1] == mode]
-    b = [r for r in rows if r[0] == "serverbench" and r[1] == mode]
+    b = [r for r in rows if r[0] == tool and r[1] == mode]
     rps_pairs = statistics.median(float(y[3]) / float(x[3]) for x, y in zip(h, b))
     cpu_pairs = statistics.median(
         (float(y[4]) / float(y[2])) / (float(x[4]) / float(x[2])) for x, y in zip(h, b))
-    print(f"{mode}: serverbench/h2load req/s {sr / hr:.2f}x, CPU/request {su / hu:.2f}x "
+    print(f"{mode}: {tool}/h2load req/s {sr / hr:.2f}x, CPU/request {su / hu:.2f}x "
           f"(target <= 0.80x CPU and >= 1.00x req/s: {ok}); "
           f"paired by round: {rps_pairs:.2f}x req/s, {cpu_pairs:.2f}x CPU")
 PY
