@@ -145,6 +145,9 @@ pub struct ServeReady {
     pub port: u16,
     /// Its TCP echo port, when it serves one.
     pub echo_port: Option<u16>,
+    /// Its HTTPS port (`TLS_PORT`), when it serves TLS.
+    #[serde(default)]
+    pub tls_port: Option<u16>,
 }
 
 /// The start of `serve --ready-line`'s announcement.
