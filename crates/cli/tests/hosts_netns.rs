@@ -4,7 +4,7 @@
 
 mod netns;
 
-use netns::{bed, bytes_into, Bed, PORT, SERVER_ADDR};
+use netns::{bed, bytes_into, command_lines_in, run_folders, Bed, PORT, SERVER_ADDR};
 use serverbench_engine::histo;
 use serverbench_engine::stats::{latency_of, new_histogram};
 use std::io::{BufRead, BufReader};
@@ -463,5 +463,106 @@ fn ctrl_c_during_a_lap_over_the_hosts_leaves_nothing_in_any_namespace() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
+    bed.assert_nothing_left();
+}
+
+#[test]
+fn https_laps_over_the_hosts_trust_the_run_certificate_copied_to_each_host() {
+    let Some(bed) = bed() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let before = run_folders();
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["run", "--root"])
+        .arg(netns::root().join("crates/harness/tests/fixtures/catalog"))
+        .args(["--servers", "python/good-tls"])
+        .args(["--scenario", "https-hello,https-resume", "-c", "4"])
+        .args(["--warmup", "500ms", "--laps", "1", "-d", "2s", "--hosts"])
+        .arg(&bed.hosts)
+        .args(["--server-host", "sb-server"])
+        .args(["--client-hosts", "sb-client1,sb-client2", "--results"])
+        .arg(results.path())
+        .env("SERVERBENCH_CACHE", results.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let laps = laps(results.path());
+    assert_eq!(laps.len(), 2, "{laps:?}");
+    for lap in &laps {
+        assert_eq!(lap["status"], "ok", "{lap}");
+        assert_eq!(lap["params"]["tls"], true);
+        assert!(lap["load"]["requests"].as_u64().unwrap() > 0, "{lap}");
+        let version = lap["load"]["tls"]["version"].as_str().unwrap_or_default();
+        assert!(version.starts_with("TLSv1."), "the merged lap: {lap}");
+        assert_eq!(lap["load"]["errors"]["tls"], 0, "{lap}");
+        for c in lap["hosts"]["clients"].as_array().unwrap() {
+            assert!(c["load"]["requests"].as_u64().unwrap() > 0, "{c}");
+            assert!(c["load"]["tls"]["version"].is_string(), "{c}");
+        }
+    }
+    let resume = laps
+        .iter()
+        .find(|l| l["scenario"] == "https-resume")
+        .unwrap();
+    let tls = &resume["load"]["tls"];
+    let sum = |key: &str| -> u64 {
+        let clients = resume["hosts"]["clients"].as_array().unwrap();
+        clients
+            .iter()
+            .map(|c| c["load"]["tls"][key].as_u64().unwrap())
+            .sum()
+    };
+    assert!(tls["handshakes"].as_u64().unwrap() > 0, "{tls}");
+    assert_eq!(tls["handshakes"].as_u64(), Some(sum("handshakes")), "{tls}");
+    assert_eq!(
+        tls["handshakes_resumed"].as_u64(),
+        Some(sum("handshakes_resumed")),
+        "{tls}"
+    );
+    assert_eq!(
+        run_folders(),
+        before,
+        "the run's folders on the hosts are removed"
+    );
+    bed.assert_nothing_left();
+}
+
+#[test]
+fn load_over_the_hosts_gives_each_client_host_its_own_copy_of_cacert() {
+    let Some(bed) = bed() else { return };
+    let (cache, certs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let files = serverbench_harness::certs::generate(certs.path(), SERVER_ADDR).unwrap();
+    let (cert, key) = (files.cert.to_str().unwrap(), files.key.to_str().unwrap());
+    let catalog = netns::root().join("crates/harness/tests/fixtures/catalog");
+    let tls = ["--tls-port", "8443", "--tls-cert", cert, "--tls-key", key];
+    let server = bed.serve(cache.path(), &catalog, "python/good-tls", &tls);
+    let before = run_folders();
+    let child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["load", "--hosts"])
+        .arg(&bed.hosts)
+        .args(["--client-hosts", "sb-client1,sb-client2", "--json"])
+        .args(["-c", "2", "-t", "1", "-d", "2s", "--cacert", cert])
+        .arg(format!("https://{SERVER_ADDR}:8443/hello"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_load_in("sb-client1");
+    let load = command_lines_in("sb-client1")
+        .into_iter()
+        .find(|c| c.contains(" load "))
+        .expect("the load in sb-client1");
+    let out = child.wait_with_output().unwrap();
+    drop(server);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, copy) = load.split_once("--cacert ").expect("--cacert");
+    let copy = copy.split(' ').next().unwrap();
+    assert!(copy.ends_with("/ca.pem") && copy != cert, "{load}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["requests"].as_u64().unwrap() > 0, "{v}");
+    assert!(
+        v["tls"]["version"].as_str().unwrap().starts_with("TLSv1."),
+        "{v}"
+    );
+    assert_eq!(run_folders(), before, "the copies are removed");
     bed.assert_nothing_left();
 }

@@ -79,3 +79,83 @@ fn serve_refuses_a_port_another_process_listens_on() {
         "{stderr}"
     );
 }
+
+#[test]
+fn serve_with_a_given_certificate_serves_it_and_announces_its_tls_port() {
+    let (cache, certs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let files = serverbench_harness::certs::generate(certs.path(), "127.0.0.1").unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/catalog");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["serve", "python/good-tls", "--ready-line", "--tls-cert"])
+        .arg(&files.cert)
+        .arg("--tls-key")
+        .arg(&files.key)
+        .arg("--root")
+        .arg(root)
+        .env("SERVERBENCH_CACHE", cache.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut trusted, mut url) = (String::new(), String::new());
+    let mut ready = serde_json::Value::Null;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(rest) = line.trim().strip_prefix("curl -i --cacert ") {
+            let (cert, u) = rest.split_once(' ').unwrap();
+            (trusted, url) = (cert.to_owned(), u.to_owned());
+        }
+        if let Some(json) = line.strip_prefix("serverbench-serve-ready ") {
+            ready = serde_json::from_str(json).unwrap();
+            break;
+        }
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+    let load = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["load", "-q", "-c", "1", "-n", "5", "--cacert"])
+        .arg(&files.cert)
+        .arg(&url)
+        .output()
+        .unwrap();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    assert_eq!(
+        trusted,
+        files.cert.to_string_lossy(),
+        "the given certificate"
+    );
+    let port = ready["tls_port"]
+        .as_u64()
+        .expect("the ready line's tls_port");
+    assert!(url.contains(&format!(":{port}/")), "{url} vs {ready}");
+    let err = String::from_utf8_lossy(&load.stderr);
+    assert!(load.status.success(), "a client trusting it: {err}");
+}
+
+#[test]
+fn serve_refuses_a_certificate_for_a_server_without_tls() {
+    let cache = tempfile::tempdir().unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/catalog");
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args([
+            "serve",
+            "python/good",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+        ])
+        .arg("--root")
+        .arg(root)
+        .env("SERVERBENCH_CACHE", cache.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--tls-cert: python/good implements neither tls nor h2"),
+        "{stderr}"
+    );
+}

@@ -59,16 +59,21 @@ pub fn merge<'a>(
     Ok(acc)
 }
 
-/// The histograms of a finished run.
+/// The histograms of a finished run: the request latency (and `-R`'s uncorrected one), each
+/// second's buckets, and the connect and TLS handshake latencies when there were any.
 pub(crate) fn of_run(
     latency: &Histogram<u64>,
     uncorrected: Option<&Histogram<u64>>,
     seconds: &[Second],
+    connect: Option<&Histogram<u64>>,
+    handshake: Option<&Histogram<u64>>,
 ) -> Histograms {
     Histograms {
         latency_us: encode(latency),
         latency_us_uncorrected: uncorrected.map(encode),
         timeline_buckets: seconds.iter().map(|s| s.buckets.clone()).collect(),
+        connect_latency_us: connect.map(encode),
+        handshake_latency_us: handshake.map(encode),
     }
 }
 

@@ -281,6 +281,8 @@ fn build_result(
             &s.latency,
             s.uncorrected.as_ref(),
             &s.seconds[..seconds.min(s.seconds.len())],
+            (connects > 0).then_some(&s.conn.connect),
+            config.tls.is_some().then_some(&s.conn.handshake),
         )),
         connection_mode: (!tcp).then(|| {
             match config.lifetime {

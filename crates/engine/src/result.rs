@@ -293,4 +293,10 @@ pub struct Histograms {
     /// (see [`crate::stats::bucket_mid`]): what the per-second p99 is read from.
     #[serde(default)]
     pub timeline_buckets: Vec<Vec<(u16, u32)>>,
+    /// `connect_latency_us`, encoded the same way (when connections were made).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_latency_us: Option<String>,
+    /// `https://`: `tls.handshake_latency_us`, encoded the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake_latency_us: Option<String>,
 }

@@ -314,12 +314,15 @@ impl Stats {
         }
     }
 
-    /// A TLS handshake finished `ns` after it started.
+    /// A TLS handshake finished `ns` after it started. One made during the warm-up is not
+    /// counted, but what it negotiated is kept: with keep-alive those are the connections the
+    /// measurement uses (`--warmup`, and every client host of `--hosts`).
     pub fn handshake(&mut self, now: u64, ns: u64, resumed: bool, negotiated: Negotiated) {
         if self.measuring(now) {
             self.conn.handshake(ns, resumed, negotiated);
         } else if now < self.start {
             self.warm.handshakes += 1;
+            self.conn.note(negotiated);
         }
     }
 
@@ -503,6 +506,21 @@ mod tests {
         s.close();
         s.close();
         assert_eq!(s.seconds[0].buckets.len(), 1);
+    }
+
+    #[test]
+    fn what_a_warm_up_handshake_negotiated_is_kept_but_not_counted() {
+        let mut s = Stats::new(false);
+        s.set_window(100, 200);
+        let tls13 = Negotiated {
+            version: "TLSv1.3",
+            cipher_suite: "TLS_AES_128_GCM_SHA256",
+            key_exchange_group: "X25519",
+            alpn: Some("http/1.1"),
+        };
+        s.handshake(50, 1_000, false, tls13);
+        assert_eq!((s.conn.handshakes(), s.warm.handshakes), (0, 1));
+        assert_eq!(s.conn.negotiated.map(|n| n.version), Some("TLSv1.3"));
     }
 
     #[test]

@@ -48,6 +48,25 @@ fn measurement_starts_a_fixed_lead_after_the_gate_opens() {
 }
 
 #[test]
+fn http2_streams_resume_on_their_open_session_when_the_gate_opens() {
+    use common::http2::{h2_config, h2_ok, h2_server, H2Server};
+    let (addr, seen) = h2_server(H2Server::default(), None, |_, _| h2_ok("hi"));
+    let cfg = h2_config(&format!("http://{addr}/"), 4, None);
+    let gate = || {
+        std::thread::sleep(Duration::from_millis(200));
+        true
+    };
+    let r = run_gated(&cfg, &|_| {}, Some(&gate)).unwrap();
+    assert!(r.requests > 0, "no stream after the release: {r:?}");
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    let connections = seen.connections.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        connections, 2,
+        "the sessions opened before the gate are kept"
+    );
+}
+
+#[test]
 fn a_gate_that_stays_shut_cancels_the_run() {
     let addr = http_server(|_, _| Reply::Send(ok("hi")));
     let mut cfg = http_config(addr, &["/"], false);

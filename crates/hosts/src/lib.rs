@@ -5,6 +5,8 @@
 //! - [`ssh`]: the system's OpenSSH client as the only transport (BatchMode, one ControlMaster
 //!   socket per host), remote commands that die with their session ([`wrap`]).
 //! - [`check`]: whether each host is usable and how far its clock is from ours.
+//! - [`files`]: files handed to a host (a run's certificate) in a folder that lives as long
+//!   as a session.
 //! - [`distributed`]: `serverbench load` on several client hosts, released together by a
 //!   barrier over the ssh sessions.
 //! - [`merge`]: client hosts' results merged exactly (histograms summed, never percentiles
@@ -16,11 +18,13 @@
 
 pub mod check;
 pub mod distributed;
+pub mod files;
 pub mod inventory;
 pub mod merge;
 pub mod ssh;
 pub mod wrap;
 
+pub use files::RemoteDir;
 pub use inventory::{Host, Inventory, InventoryError, Local};
 pub use ssh::{Session, SessionLine, Transport};
 
@@ -141,6 +145,9 @@ pub struct ServeReady {
     pub port: u16,
     /// Its TCP echo port, when it serves one.
     pub echo_port: Option<u16>,
+    /// Its HTTPS port (`TLS_PORT`), when it serves TLS.
+    #[serde(default)]
+    pub tls_port: Option<u16>,
 }
 
 /// The start of `serve --ready-line`'s announcement.

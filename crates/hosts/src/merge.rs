@@ -1,8 +1,10 @@
 //! Exact merging of load results from several client hosts.
 //!
-//! Latency percentiles are read from the sum of the hosts' HdrHistograms (never averaged);
-//! counters, errors, status codes and CPU add up; the timeline adds up second by second, its
-//! per-second p99 read from the summed latency buckets and its mean weighted by sample counts.
+//! Latency percentiles are read from the sum of the hosts' HdrHistograms (never averaged),
+//! the connect and TLS handshake latencies too; counters, errors, status codes and CPU add up;
+//! the timeline adds up second by second, its per-second p99 read from the summed latency
+//! buckets and its mean weighted by sample counts. What TLS and HTTP/2 negotiated is merged in
+//! [`transport`].
 
 use serverbench_engine::histo::{self, HistogramError};
 use serverbench_engine::result::{Histograms, IdleResult, LoadResult, TimelinePoint};
@@ -36,6 +38,7 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
     let mut latency = new_histogram();
     let mut uncorrected = first.latency_us_uncorrected.is_some().then(new_histogram);
     let mut buckets: Vec<Vec<(u16, u32)>> = Vec::new();
+    let (mut connect, mut handshake) = (new_histogram(), new_histogram());
     for (host, r) in parts {
         let h = r
             .histograms
@@ -49,6 +52,14 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
         if let (Some(acc), Some(text)) = (&mut uncorrected, &h.latency_us_uncorrected) {
             histo::add_encoded(acc, text).map_err(bad)?;
         }
+        for (acc, text) in [
+            (&mut connect, &h.connect_latency_us),
+            (&mut handshake, &h.handshake_latency_us),
+        ] {
+            if let Some(text) = text {
+                histo::add_encoded(acc, text).map_err(bad)?;
+            }
+        }
         if buckets.len() < h.timeline_buckets.len() {
             buckets.resize(h.timeline_buckets.len(), Vec::new());
         }
@@ -61,10 +72,17 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
     m.latency_us = latency_of(&latency);
     m.latency_us_uncorrected = uncorrected.as_ref().map(latency_of);
     m.timeline = merge_timeline(&results, &buckets);
+    let connected = !connect.is_empty();
+    transport::merge_into(&mut m, &results, connected.then(|| latency_of(&connect)));
+    if let Some(t) = &mut m.tls {
+        t.handshake_latency_us = latency_of(&handshake);
+    }
     m.histograms = Some(Histograms {
         latency_us: histo::encode(&latency),
         latency_us_uncorrected: uncorrected.as_ref().map(histo::encode),
         timeline_buckets: buckets,
+        connect_latency_us: connected.then(|| histo::encode(&connect)),
+        handshake_latency_us: m.tls.as_ref().map(|_| histo::encode(&handshake)),
     });
     Ok(m)
 }
@@ -82,14 +100,7 @@ fn sum_counters(rs: &[&LoadResult]) -> LoadResult {
     let mut errors = first.errors.clone();
     let mut status = first.status.clone();
     for r in &rs[1..] {
-        let (a, b) = (&mut errors, &r.errors);
-        a.connect += b.connect;
-        a.read += b.read;
-        a.write += b.write;
-        a.timeout += b.timeout;
-        a.parse += b.parse;
-        a.status += b.status;
-        a.body += b.body;
+        errors.add(&r.errors);
         for (code, n) in &r.status {
             *status.entry(code.clone()).or_insert(0) += n;
         }
@@ -174,6 +185,8 @@ fn merge_timeline(rs: &[&LoadResult], buckets: &[Vec<(u16, u32)>]) -> Vec<Timeli
         })
         .collect()
 }
+
+mod transport;
 
 #[cfg(test)]
 mod tests;

@@ -84,18 +84,41 @@ impl Transport {
     /// Runs the shell command `script` on `host` (no wrapper, stdin closed), capturing its
     /// output; gives up after `timeout`.
     pub fn run(&self, host: &Host, script: &str, timeout: Duration) -> Result<Output, HostError> {
+        self.run_with_input(host, script, None, timeout)
+    }
+
+    /// [`Transport::run`] with `input` written to the command's stdin, then closed (`None`:
+    /// stdin is closed from the start). The bytes travel inside the ssh channel, never on a
+    /// command line.
+    pub fn run_with_input(
+        &self,
+        host: &Host,
+        script: &str,
+        input: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Output, HostError> {
         let mut cmd = self.base(host);
         cmd.arg(script)
-            .stdin(Stdio::null())
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let child = cmd.spawn().map_err(|source| HostError::Spawn {
+        let mut child = cmd.spawn().map_err(|source| HostError::Spawn {
             host: host.name.clone(),
             source,
         })?;
         let pid = child.id() as libc::pid_t;
+        let stdin = child.stdin.take();
+        let input = input.map(<[u8]>::to_vec);
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            if let (Some(mut stdin), Some(bytes)) = (stdin, input) {
+                // A failed write shows as the command's failure (or ssh's 255) below.
+                let _ = stdin.write_all(&bytes);
+            }
             let _ = tx.send(child.wait_with_output());
         });
         match rx.recv_timeout(timeout) {

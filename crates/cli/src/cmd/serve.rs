@@ -1,6 +1,6 @@
 //! `serverbench serve SERVER`: run one catalog server in the foreground with its log streamed.
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use serverbench_catalog::paths::{slug, Paths};
 use serverbench_catalog::{Catalog, Feature, Server};
 use serverbench_harness::certs;
@@ -35,6 +35,12 @@ pub struct Args {
     /// is generated for the address and its path printed.
     #[arg(long)]
     pub tls_port: Option<u16>,
+    /// Serve TLS with this certificate (PEM) instead of generating one (with --tls-key).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM, PKCS#8) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -78,6 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             pid: proc.pid(),
             port: opts.port,
             echo_port: opts.echo_port,
+            tls_port: opts.tls.as_ref().map(|t| t.port),
         };
         let json = serde_json::to_string(&ready).context("serializing the ready line")?;
         println!("{SERVE_READY_PREFIX}{json}");
@@ -122,10 +129,34 @@ fn options(
             Some(p) => p,
             None => process::free_port(&args.host).context("finding a free port")?,
         };
-        let files = certs::generate(cert_dir, &args.host)?;
+        let files = match given_tls_files(args)? {
+            Some(files) => files,
+            None => certs::generate(cert_dir, &args.host)?,
+        };
         opts.tls = Some(process::TlsListener { port, files });
+    } else if args.tls_cert.is_some() {
+        bail!(
+            "--tls-cert: {} implements neither tls nor h2, so it serves no TLS",
+            server.id
+        );
     }
     Ok(opts)
+}
+
+/// `--tls-cert` and `--tls-key`, each an existing file.
+fn given_tls_files(args: &Args) -> anyhow::Result<Option<certs::TlsFiles>> {
+    let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
+        return Ok(None);
+    };
+    for (flag, path) in [("--tls-cert", cert), ("--tls-key", key)] {
+        if !path.is_file() {
+            bail!("{flag} {}: no such file", path.display());
+        }
+    }
+    Ok(Some(certs::TlsFiles {
+        cert: cert.clone(),
+        key: key.clone(),
+    }))
 }
 
 fn print_urls(server: &Server, opts: &StartOptions) {

@@ -98,6 +98,12 @@ impl Bed {
     /// Starts `serverbench serve python/hello` in sb-server, bound to its address.
     pub fn start_server(&self, cache: &Path) -> Server {
         let fixture = root().join("crates/hosts/tests/fixtures/catalog");
+        self.serve(cache, &fixture, "python/hello", &[])
+    }
+
+    /// Starts `serverbench serve SERVER` of `catalog` in sb-server, bound to its address on
+    /// [`PORT`], with `extra` flags.
+    pub fn serve(&self, cache: &Path, catalog: &Path, server: &str, extra: &[&str]) -> Server {
         let mut child = Command::new("ip")
             .args([
                 "netns",
@@ -105,9 +111,10 @@ impl Bed {
                 "sb-server",
                 env!("CARGO_BIN_EXE_serverbench"),
             ])
-            .args(["serve", "python/hello", "--host", SERVER_ADDR])
+            .args(["serve", server, "--host", SERVER_ADDR])
             .args(["--port", &PORT.to_string(), "--root"])
-            .arg(fixture)
+            .arg(catalog)
+            .args(extra)
             .env("SERVERBENCH_CACHE", cache)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -123,7 +130,7 @@ impl Bed {
         }
         let _ = child.kill();
         let _ = child.wait();
-        panic!("the server in sb-server did not start");
+        panic!("{server} in sb-server did not start");
     }
 
     /// `serverbench ARGS` from this (the controller's) namespace.
@@ -209,4 +216,32 @@ pub fn bytes_into(host: &str) -> u64 {
         .trim()
         .parse()
         .unwrap()
+}
+
+/// The run folders (`serverbench-run.*`) in `/tmp`, where the hosts' sessions (no `TMPDIR`
+/// over ssh) make them; the namespaces share this machine's file system.
+pub fn run_folders() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("serverbench-run."))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The command lines of the processes in `ns` (arguments separated by spaces).
+pub fn command_lines_in(ns: &str) -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["netns", "pids", ns])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).replace('\0', " ")
+        })
+        .collect()
 }

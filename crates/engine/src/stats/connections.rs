@@ -58,7 +58,8 @@ impl ConnStats {
         self.note(negotiated);
     }
 
-    fn note(&mut self, n: Negotiated) {
+    /// What a handshake negotiated (counted or not): the first, or `mixed` if it differs.
+    pub fn note(&mut self, n: Negotiated) {
         match self.negotiated {
             None => self.negotiated = Some(n),
             Some(first) => self.mixed |= first != n,

@@ -22,8 +22,9 @@ impl Worker<'_> {
     /// Gated runs: once the warm-up is over (`pause_at`), no new request goes out (those in
     /// flight complete, connections stay open), so that a host waiting at the barrier leaves
     /// its CPUs idle and the release line is read at once. When the gate opens, every
-    /// connection resumes (the `-R` schedule restarts from now) and the measurement start is
-    /// returned: [`crate::GATE_LEAD`] later, so the load is back up before it is measured.
+    /// connection resumes (the `-R` schedule restarts from now; an HTTP/2 connection keeps its
+    /// session and opens streams on it) and the measurement start is returned:
+    /// [`crate::GATE_LEAD`] later, so the load is back up before it is measured.
     pub(super) fn watch_gate(&mut self, shared: &Shared, pause_at: u64) -> Gate {
         let now = sys::now_ns();
         match shared.measure_from.load(Ordering::Acquire) {
@@ -39,7 +40,15 @@ impl Worker<'_> {
                     r.k = 0;
                 }
                 for i in 0..self.conns.len() {
-                    if self.conns[i].state == State::Ready {
+                    if self.conns[i].state != State::Ready {
+                        continue;
+                    }
+                    if self.conns[i].h2.is_some() {
+                        // Its preface and SETTINGS are done: a new session would send a second
+                        // preface on the same connection.
+                        self.refill(i, now);
+                        self.flush(i, now);
+                    } else {
                         self.on_ready(i, now);
                     }
                 }

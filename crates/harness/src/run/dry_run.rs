@@ -5,7 +5,7 @@
 
 use super::estimate::{self, Estimate};
 use super::plan::{self, Job, Plan, ScenarioSkip};
-use super::{check_tool, refuse_tls_on_hosts, server, RunError, RunOptions};
+use super::{check_tool, server, RunError, RunOptions};
 use crate::catalog::Catalog;
 use crate::paths::Paths;
 use crate::results::{read_records, record::LapRecord, RESULTS_FILE};
@@ -146,9 +146,6 @@ fn recorded(opts: &RunOptions) -> Result<HashSet<LapKey>, RunError> {
 
 /// Why the run would stop before its first lap, if it would.
 fn refusal(opts: &RunOptions, plan: &Plan) -> Result<Option<String>, RunError> {
-    if let Err(e) = refuse_tls_on_hosts(opts) {
-        return Ok(Some(e.to_string()));
-    }
     // The tool is checked as the run checks it, with a scratch folder of its own (wrk writes
     // its script there) and without installing it.
     let scratch = tempfile::tempdir().map_err(|source| RunError::Io {

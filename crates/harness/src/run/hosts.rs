@@ -3,9 +3,11 @@
 //! `serverbench hosts sample`, and the load from the client hosts, released together and merged
 //! exactly (serverbench-hosts). Every remote process lives in a session that stops it by its
 //! process group when the lap ends, on Ctrl-C (the run returns and drops it) and when the ssh
-//! session drops.
+//! session drops. Over TLS, the run's certificate is on the hosts first ([`HostsTls`]).
 
+use super::hosts_tls::HostsTls;
 use crate::catalog::Server;
+use crate::certs::TlsFiles;
 use crate::results::env::HostsEnv;
 use crate::results::record::{ClientLap, HostsLap, LoadParams, Measurement, ServerStats};
 use crate::tools::Target;
@@ -98,28 +100,49 @@ impl std::fmt::Debug for RemoteServer {
     }
 }
 
+/// `serverbench serve` of `server` on the server host: bound to its address, pinned, serving
+/// TLS (when `tls` is given) with the run's certificate and key copied there.
+pub(super) fn serve_argv(
+    h: &HostsRun,
+    server: &Server,
+    workers: usize,
+    cpus: &[usize],
+    tls: Option<&TlsFiles>,
+) -> Vec<String> {
+    let host = &h.server;
+    let path = |p: &Path| p.to_string_lossy().into_owned();
+    let mut argv = vec![path(&host.binary), "serve".into()];
+    argv.extend([server.id.clone(), "--host".into(), host.address.clone()]);
+    argv.extend(["--root".into(), path(&h.root_there)]);
+    argv.extend([
+        "--ready-line".into(),
+        "--workers".into(),
+        workers.to_string(),
+    ]);
+    if !cpus.is_empty() {
+        let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+        argv.extend(["--cpus".into(), list.join(",")]);
+    }
+    if let Some(t) = tls {
+        argv.extend(["--tls-cert".into(), path(&t.cert)]);
+        argv.extend(["--tls-key".into(), path(&t.key)]);
+    }
+    argv
+}
+
 impl RemoteServer {
-    /// Starts `server` there with `workers` and `cpus`; its output goes to `log_path`.
+    /// Starts `server` there with `workers` and `cpus`, over TLS too when `tls` is given (for a
+    /// server that serves it); its output goes to `log_path`.
     pub fn start(
         h: &HostsRun,
         server: &Server,
         workers: usize,
         cpus: &[usize],
+        tls: Option<&HostsTls>,
         log_path: &Path,
     ) -> Result<(RemoteServer, Target), String> {
         let host = &h.server;
-        let mut argv = vec![host.binary.to_string_lossy().into_owned(), "serve".into()];
-        argv.extend([server.id.clone(), "--host".into(), host.address.clone()]);
-        argv.extend(["--root".into(), h.root_there.to_string_lossy().into_owned()]);
-        argv.extend([
-            "--ready-line".into(),
-            "--workers".into(),
-            workers.to_string(),
-        ]);
-        if !cpus.is_empty() {
-            let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
-            argv.extend(["--cpus".into(), list.join(",")]);
-        }
+        let argv = serve_argv(h, server, workers, cpus, tls.map(|t| &t.server));
         let log = std::fs::File::create(log_path)
             .map_err(|e| format!("cannot create the log {}: {e}", log_path.display()))?;
         let (tx, rx) = mpsc::channel();
@@ -150,13 +173,15 @@ impl RemoteServer {
                 ));
             }
         };
+        // The certificate as trusted from here (the quick check); each client host trusts its
+        // own copy (see `client_jobs`).
+        let ca_file = tls.map(|t| t.local_cert.clone());
         let target = Target {
             host: host.address.clone(),
             port: ready.port,
             echo_port: ready.echo_port,
-            // TLS listeners need the run's certificate on that host: not over hosts yet.
-            tls_port: None,
-            ca_file: None,
+            tls_port: ca_file.as_ref().and(ready.tls_port),
+            ca_file,
         };
         let remote = RemoteServer {
             session,
@@ -296,41 +321,54 @@ pub struct HostsLoad {
     pub controller_cpu_s: f64,
 }
 
-/// Runs `params` from every client host against `target`; `sampler`, if any, starts at the
-/// release. Each host gets its share of the connections and of `-R`, its inventory CPUs, and
-/// warms up for `params.warmup_s` before the barrier.
-pub fn load(
+/// Each client host's `serverbench load` of `params` against `target`: its share of the
+/// connections and of `-R`, its inventory CPUs, a warm-up of `params.warmup_s` before the
+/// barrier, and over TLS its own copy of the run's certificate to trust (never `-k`).
+pub fn client_jobs(
     h: &HostsRun,
     params: &LoadParams,
     target: &Target,
+    tls: Option<&HostsTls>,
+) -> Result<Vec<ClientJob>, String> {
+    let n = h.clients.len() as u32;
+    let jobs = h.clients.iter().enumerate().map(|(i, host)| {
+        let mut p = params.clone();
+        p.connections = params.connections / n + u32::from((i as u32) < params.connections % n);
+        let share = f64::from(p.connections) / f64::from(params.connections.max(1));
+        p.rate = params.rate.map(|r| r * share);
+        let target = Target {
+            ca_file: tls.and_then(|t| t.clients.get(i).cloned()),
+            ..target.clone()
+        };
+        if p.tls && target.ca_file.is_none() {
+            return Err(format!(
+                "{}: the lap is over TLS and the run's certificate was not copied there",
+                host.name
+            ));
+        }
+        let mut argv = vec![host.binary.to_string_lossy().into_owned()];
+        let args = crate::tools::serverbench::args(&p, &target, &host.cpus);
+        argv.extend(args.map_err(|e| format!("{}: {e}", host.name))?);
+        argv.extend(["--barrier".into(), "-q".into(), "--warmup".into()]);
+        argv.push(format!("{}ms", (params.warmup_s * 1000.0).round() as u64));
+        Ok(ClientJob {
+            host: host.clone(),
+            argv,
+        })
+    });
+    jobs.collect()
+}
+
+/// Runs `jobs` (from [`client_jobs`]) on the client hosts; `sampler`, if any, starts at the
+/// release.
+pub fn load(
+    h: &HostsRun,
+    params: &LoadParams,
+    jobs: &[ClientJob],
     sampler: Option<&mut RemoteSampler>,
     cancel: &AtomicBool,
 ) -> HostsLoad {
     let cpu0 = controller_cpu_s();
-    let n = h.clients.len() as u32;
-    let jobs: Vec<ClientJob> = h
-        .clients
-        .iter()
-        .enumerate()
-        .map(|(i, host)| {
-            let mut p = params.clone();
-            p.connections = params.connections / n + u32::from((i as u32) < params.connections % n);
-            let share = f64::from(p.connections) / f64::from(params.connections.max(1));
-            p.rate = params.rate.map(|r| r * share);
-            let mut argv = vec![host.binary.to_string_lossy().into_owned()];
-            // A TLS lap has no TLS_PORT over hosts: `run` refuses it before any server starts,
-            // and an argv without a URL would fail loudly there anyway.
-            argv.extend(
-                crate::tools::serverbench::args(&p, target, &host.cpus).unwrap_or_default(),
-            );
-            argv.extend(["--barrier".into(), "-q".into(), "--warmup".into()]);
-            argv.push(format!("{}ms", (params.warmup_s * 1000.0).round() as u64));
-            ClientJob {
-                host: host.clone(),
-                argv,
-            }
-        })
-        .collect();
     let duration = params.duration_s.unwrap_or(10.0);
     let deadlines = Deadlines {
         ready: Duration::from_secs_f64(params.warmup_s + 60.0),
@@ -342,7 +380,7 @@ pub fn load(
             let _ = s.start();
         }
     };
-    let outcome = distributed::run(&h.transport, &jobs, deadlines, &progress, cancel);
+    let outcome = distributed::run(&h.transport, jobs, deadlines, &progress, cancel);
     HostsLoad {
         outcome,
         controller_cpu_s: controller_cpu_s() - cpu0,
@@ -391,3 +429,7 @@ fn controller_cpu_s() -> f64 {
     };
     of(libc::RUSAGE_SELF) + of(libc::RUSAGE_CHILDREN)
 }
+
+#[cfg(test)]
+#[path = "hosts_tests.rs"]
+mod tests;

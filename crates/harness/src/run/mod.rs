@@ -9,6 +9,7 @@ mod dry_run;
 pub mod env;
 mod estimate;
 pub mod hosts;
+pub mod hosts_tls;
 mod load;
 pub mod plan;
 mod running;
@@ -22,11 +23,13 @@ pub use running::Attached;
 pub use serverbench_engine::sys::affinity_cpus;
 
 use crate::catalog::Catalog;
+use crate::certs::TlsFiles;
 use crate::paths::Paths;
 use crate::results::record::LapRecord;
 use crate::results::{self, clock, read_records, ResultsError, ResultsWriter};
 use crate::suite::Suite;
 use crate::tools::{self, InstallStep, Prepared, Target, ToolError};
+use hosts_tls::HostsTls;
 use serverbench_results::env::{Env, EnvError, Pinning, Resumed, Skipped};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -297,7 +300,6 @@ pub fn run(
             opts.suite.tool
         ),
     });
-    refuse_tls_on_hosts(opts)?;
     if let Some(h) = &opts.hosts {
         let ids: Vec<String> = plan.servers.iter().map(|s| s.id.clone()).collect();
         on_event(Event::Preparing {
@@ -320,12 +322,9 @@ pub fn run(
         .iter()
         .map(LapRecord::key)
         .collect();
-    let tls_files = if plan.servers.iter().any(crate::process::serves_tls) {
-        Some(crate::certs::generate(&dir.join("tls"), &opts.host)?)
-    } else {
-        None
-    };
-    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done).with_tls(tls_files);
+    let (tls_files, hosts_tls) = certificate(opts, &plan, &dir, on_event)?;
+    let mut state =
+        server::RunState::new(&plan, opts, &tool, &dir, &done).with_tls(tls_files, hosts_tls);
     on_event(Event::Started {
         dir: dir.clone(),
         servers: plan.servers.iter().map(|s| s.id.clone()).collect(),
@@ -357,16 +356,38 @@ pub fn run(
     })
 }
 
-/// `run --hosts` does not do TLS yet.
-fn refuse_tls_on_hosts(opts: &RunOptions) -> Result<(), RunError> {
-    if let (Some(_), Some(sc)) = (&opts.hosts, opts.suite.scenarios.iter().find(|s| s.tls)) {
-        return Err(RunError::Hosts(format!(
-            "scenario `{}` is over TLS, which `run --hosts` does not do yet (the run's certificate \
-             is not copied to the server host)",
-            sc.name
-        )));
+/// The run's certificate when a server serves TLS: made for the address servers bind (the
+/// server host's with `--hosts`, where it is then copied to every host).
+fn certificate(
+    opts: &RunOptions,
+    plan: &Plan,
+    dir: &Path,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(Option<TlsFiles>, Option<HostsTls>), RunError> {
+    if !plan.servers.iter().any(crate::process::serves_tls) {
+        return Ok((None, None));
     }
-    Ok(())
+    let address = opts
+        .hosts
+        .as_ref()
+        .map_or(&opts.host, |h| &h.server.address);
+    let files = crate::certs::generate(&dir.join("tls"), address)?;
+    let Some(h) = &opts.hosts else {
+        return Ok((Some(files), None));
+    };
+    on_event(Event::Preparing {
+        what: format!(
+            "copying the run's TLS certificate to {} and {}",
+            h.server.name,
+            h.clients
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    });
+    let copies = HostsTls::copy(h, &files).map_err(RunError::Hosts)?;
+    Ok((Some(files), Some(copies)))
 }
 
 /// Refuses, before any server starts, a tool that cannot run one of the laps (wrk with a

@@ -3,6 +3,7 @@
 
 use super::estimate::{self, Estimate};
 use super::hosts::RemoteServer;
+use super::hosts_tls::HostsTls;
 use super::plan::{Job, Plan};
 use super::running::Running;
 use super::{run_load, Event, LoadError, RunError, RunOptions};
@@ -47,6 +48,8 @@ pub(super) struct RunState<'a> {
     estimate: Estimate,
     /// The run's certificate, for servers that serve TLS.
     tls_files: Option<crate::certs::TlsFiles>,
+    /// `run --hosts`: the run's certificate copied to the hosts.
+    hosts_tls: Option<HostsTls>,
 }
 
 impl<'a> RunState<'a> {
@@ -72,12 +75,19 @@ impl<'a> RunState<'a> {
             index: 0,
             estimate: Estimate::new(plan, &opts.suite, pending),
             tls_files: None,
+            hosts_tls: None,
         }
     }
 
-    /// Servers that serve TLS get these certificate files (`TLS_CERT`, `TLS_KEY`).
-    pub(super) fn with_tls(mut self, files: Option<crate::certs::TlsFiles>) -> Self {
+    /// Servers that serve TLS get these certificate files (`TLS_CERT`, `TLS_KEY`); over
+    /// hosts, the copies of `hosts`.
+    pub(super) fn with_tls(
+        mut self,
+        files: Option<crate::certs::TlsFiles>,
+        hosts: Option<HostsTls>,
+    ) -> Self {
         self.tls_files = files;
+        self.hosts_tls = hosts;
         self
     }
 
@@ -331,7 +341,9 @@ impl<'a> RunState<'a> {
         if let Some(h) = &self.opts.hosts {
             let (cpus, workers) = self.server_cpus(cores);
             let log = self.log_path(server, lap);
-            let (remote, target) = RemoteServer::start(h, server, workers, &cpus, &log)?;
+            let tls = self.hosts_tls.as_ref();
+            let tls = tls.filter(|_| process::serves_tls(server));
+            let (remote, target) = RemoteServer::start(h, server, workers, &cpus, tls, &log)?;
             return Ok((Running::Remote(remote), target));
         }
         let (proc, target) = self.start(paths, server, lap, cores)?;

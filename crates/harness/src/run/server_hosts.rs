@@ -36,13 +36,21 @@ impl RunState<'_> {
             eta: Some(self.eta()),
         });
         let mut record = self.record(j, LapStatus::Ok, None);
+        let jobs = match hosts::client_jobs(&h, &params, target, self.hosts_tls.as_ref()) {
+            Ok(jobs) => jobs,
+            Err(why) => {
+                record.status = LapStatus::Failed;
+                record.failure = Some(why);
+                return Some(record);
+            }
+        };
         let t0 = Instant::now();
         let mut sampler = proc.remote_pid().map(|pid| RemoteSampler::arm(&h, pid));
         let armed = match &mut sampler {
             Some(Ok(s)) => Some(s),
             _ => None,
         };
-        let load = hosts::load(&h, &params, target, armed, &self.opts.cancel);
+        let load = hosts::load(&h, &params, &jobs, armed, &self.opts.cancel);
         let requests = load.outcome.as_ref().ok().map(|d| d.merged.requests);
         record.server_stats = match sampler {
             Some(Ok(s)) => s.finish(requests).ok(),

@@ -1,5 +1,5 @@
 use super::*;
-use serverbench_engine::result::Errors;
+use serverbench_engine::result::{Errors, Http2Result, TlsResult};
 use serverbench_engine::stats::bucket_mid;
 use std::collections::BTreeMap;
 
@@ -40,8 +40,8 @@ fn result(samples: &[u64], seconds: Vec<Vec<(u16, u32)>>, cpu: f64) -> LoadResul
         measure_start_unix_s: Some(1000.0 + cpu / 1000.0),
         histograms: Some(Histograms {
             latency_us: histo::encode(&h),
-            latency_us_uncorrected: None,
             timeline_buckets: seconds,
+            ..Histograms::default()
         }),
         ..LoadResult::default()
     }
@@ -138,4 +138,102 @@ fn naps_add_up_with_the_mean_weighted_by_each_hosts_naps() {
     b.idle = Some(idle(100, 60.0, 75.0));
     let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
     assert_eq!(m.idle, Some(idle(400, 30.0, 75.0)));
+}
+
+/// `result` over TLS: `handshakes` handshakes of `us` µs each, `resumed` of them resumed,
+/// negotiating `version`, with `cause` counted once among its TLS errors.
+fn over_tls(handshakes: &[u64], resumed: u64, version: &str, cause: &str) -> LoadResult {
+    let mut r = result(&[100; 10], vec![], 1.0);
+    let mut h = new_histogram();
+    for &us in handshakes {
+        h.record(us).unwrap();
+    }
+    r.errors.tls = 1;
+    r.connection_mode = Some("new-conn".into());
+    r.connects = Some(handshakes.len() as u64);
+    r.tls = Some(TlsResult {
+        version: Some(version.into()),
+        cipher_suite: Some("TLS_AES_128_GCM_SHA256".into()),
+        alpn: Some("http/1.1".into()),
+        resume: "tickets".into(),
+        handshakes: handshakes.len() as u64,
+        handshakes_full: handshakes.len() as u64 - resumed,
+        handshakes_resumed: resumed,
+        handshake_latency_us: latency_of(&h),
+        client_cpu_us_per_handshake: Some(1.0),
+        errors: BTreeMap::from([(cause.to_string(), 1)]),
+        ..TlsResult::default()
+    });
+    let histograms = r.histograms.as_mut().unwrap();
+    histograms.handshake_latency_us = Some(histo::encode(&h));
+    histograms.connect_latency_us = Some(histo::encode(&h));
+    r
+}
+
+#[test]
+fn tls_handshakes_and_errors_add_up_with_latency_from_the_summed_histograms() {
+    let a = over_tls(&[300; 90], 80, "TLSv1.3", "certificate unknown issuer");
+    let b = over_tls(&[9_000; 10], 0, "TLSv1.3", "handshake timeout");
+    let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
+    let t = m.tls.as_ref().expect("the TLS block is merged");
+    assert_eq!(t.version.as_deref(), Some("TLSv1.3"));
+    assert!(!t.mixed);
+    assert_eq!(
+        (t.handshakes, t.handshakes_full, t.handshakes_resumed),
+        (100, 20, 80)
+    );
+    assert_eq!(t.handshakes_per_s, 50.0, "100 handshakes over 2 s");
+    assert_eq!(t.client_cpu_us_per_handshake, Some(2.0 * 1e6 / 100.0));
+    assert_eq!(t.errors.len(), 2, "{:?}", t.errors);
+    assert_eq!(m.errors.tls, 2, "errors.tls adds up like the others");
+    let mut all = new_histogram();
+    all.record_n(300, 90).unwrap();
+    all.record_n(9_000, 10).unwrap();
+    assert_eq!(t.handshake_latency_us, latency_of(&all));
+    assert_eq!(m.connect_latency_us, Some(latency_of(&all)));
+    assert_eq!(
+        (m.connects, m.connection_mode.as_deref()),
+        (Some(100), Some("new-conn"))
+    );
+    let h = m.histograms.unwrap();
+    assert_eq!(
+        histo::decode(&h.handshake_latency_us.unwrap()).unwrap(),
+        all
+    );
+}
+
+#[test]
+fn a_host_that_negotiated_another_version_marks_the_merge_mixed() {
+    let a = over_tls(&[300; 5], 0, "TLSv1.3", "x");
+    let b = over_tls(&[300; 5], 0, "TLSv1.2", "x");
+    let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
+    let t = m.tls.unwrap();
+    assert_eq!(t.version.as_deref(), Some("TLSv1.3"), "the first host's");
+    assert!(t.mixed);
+    assert_eq!(t.errors["x"], 2);
+}
+
+#[test]
+fn http2_goaways_and_errors_add_up_and_the_servers_settings_are_kept() {
+    let h2 = |goaways, code: &str| Http2Result {
+        protocol: "h2".into(),
+        streams: 16,
+        max_concurrent_streams: Some(100),
+        goaways,
+        errors: BTreeMap::from([(code.to_string(), 1)]),
+        ..Http2Result::default()
+    };
+    let (mut a, mut b) = (result(&[1], vec![], 1.0), result(&[1], vec![], 1.0));
+    a.http2 = Some(h2(1, "PROTOCOL_ERROR"));
+    a.errors.h2 = 1;
+    b.http2 = Some(h2(2, "PROTOCOL_ERROR"));
+    b.errors.refused_stream = 3;
+    let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
+    let h = m.http2.unwrap();
+    assert_eq!((h.protocol.as_str(), h.streams), ("h2", 16));
+    assert_eq!(h.max_concurrent_streams, Some(100));
+    assert_eq!(h.goaways, 3);
+    assert_eq!(h.errors["PROTOCOL_ERROR"], 2);
+    assert_eq!((m.errors.h2, m.errors.refused_stream), (1, 3));
+    assert!(m.tls.is_none() && m.connect_latency_us.is_none());
 }

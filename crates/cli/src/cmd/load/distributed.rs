@@ -6,7 +6,7 @@ use anyhow::{bail, Context};
 use serverbench_harness::process::OnInterrupt;
 use serverbench_hosts::check::{self, CLOCK_WARN_MS};
 use serverbench_hosts::distributed::{self, ClientJob, Deadlines, Distributed, Progress};
-use serverbench_hosts::{Host, Transport};
+use serverbench_hosts::{Host, HostError, RemoteDir, Transport};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -26,7 +26,16 @@ pub fn run(args: &Args) -> anyhow::Result<u8> {
     if !usable(&transport, &hosts) {
         return Ok(1);
     }
-    let jobs = jobs(args, &hosts)?;
+    // Declared after the transport: the copies are removed before its connections close.
+    let cacerts = match copy_cacert(args, &transport, &hosts) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("serverbench load: {e:#}");
+            return Ok(1);
+        }
+    };
+    let paths: Vec<&str> = cacerts.iter().map(|(_, p)| p.as_str()).collect();
+    let jobs = jobs(args, &hosts, &paths)?;
     let deadlines = deadlines(args)?;
     let quiet = args.quiet || args.json;
     let progress = |p: Progress| {
@@ -120,8 +129,29 @@ fn usable(transport: &Transport, hosts: &[Host]) -> bool {
     ok
 }
 
-/// Each host's command line: its share of the connections, of -R and of --connect-rate.
-fn jobs(a: &Args, hosts: &[Host]) -> anyhow::Result<Vec<ClientJob>> {
+/// `--cacert FILE`: a copy on each client host, in a folder of the run's own that is removed
+/// when the returned folders drop; with each copy's path there, in the order of `hosts`.
+fn copy_cacert(
+    a: &Args,
+    transport: &Transport,
+    hosts: &[Host],
+) -> anyhow::Result<Vec<(RemoteDir, String)>> {
+    let Some(file) = &a.cacert else {
+        return Ok(Vec::new());
+    };
+    let pem = std::fs::read(file).with_context(|| format!("--cacert {}", file.display()))?;
+    let copy = |host: &Host| -> Result<(RemoteDir, String), HostError> {
+        let dir = RemoteDir::create(transport, host)?;
+        let path = dir.put(transport, "ca.pem", &pem)?;
+        Ok((dir, path))
+    };
+    let copies: Result<Vec<_>, HostError> = hosts.iter().map(copy).collect();
+    copies.with_context(|| format!("copying --cacert {} to the client hosts", file.display()))
+}
+
+/// Each host's command line: its share of the connections, of -R and of --connect-rate, and
+/// its copy of --cacert (`cacerts[i]` for host `i`).
+fn jobs(a: &Args, hosts: &[Host], cacerts: &[&str]) -> anyhow::Result<Vec<ClientJob>> {
     let n = hosts.len() as u32;
     hosts
         .iter()
@@ -129,15 +159,31 @@ fn jobs(a: &Args, hosts: &[Host]) -> anyhow::Result<Vec<ClientJob>> {
         .map(|(i, host)| {
             let conns = a.connections / n + u32::from((i as u32) < a.connections % n);
             let share = f64::from(conns) / f64::from(a.connections);
+            let there = Share {
+                conns,
+                share,
+                cacert: cacerts.get(i).copied(),
+            };
             Ok(ClientJob {
                 host: host.clone(),
-                argv: remote_argv(a, host, conns, share)?,
+                argv: remote_argv(a, host, &there)?,
             })
         })
         .collect()
 }
 
-fn remote_argv(a: &Args, host: &Host, conns: u32, share: f64) -> anyhow::Result<Vec<String>> {
+/// What differs from one client host to the next.
+struct Share<'a> {
+    /// Its connections.
+    conns: u32,
+    /// Its fraction of the connections (and of -R, --connect-rate).
+    share: f64,
+    /// Its copy of --cacert.
+    cacert: Option<&'a str>,
+}
+
+fn remote_argv(a: &Args, host: &Host, there: &Share) -> anyhow::Result<Vec<String>> {
+    let (conns, share) = (there.conns, there.share);
     let mut v: Vec<String> = vec![host.binary.to_string_lossy().into_owned(), "load".into()];
     let mut push = |flag: &str, value: String| {
         v.push(flag.to_string());
@@ -188,7 +234,7 @@ fn remote_argv(a: &Args, host: &Host, conns: u32, share: f64) -> anyhow::Result<
             v.push(flag.into());
         }
     }
-    push_protocol(a, &mut v);
+    push_protocol(a, there.cacert, &mut v);
     v.extend(["--barrier", "--json", "-q"].map(String::from));
     if a.tcp.is_none() {
         v.push("--".into());
@@ -197,9 +243,8 @@ fn remote_argv(a: &Args, host: &Host, conns: u32, share: f64) -> anyhow::Result<
     Ok(v)
 }
 
-/// HTTP/2 and TLS flags, passed on as given (`--cacert` names a file that must exist at the same
-/// path on every client host).
-fn push_protocol(a: &Args, v: &mut Vec<String>) {
+/// HTTP/2 and TLS flags, passed on as given, `--cacert` as the host's own copy.
+fn push_protocol(a: &Args, cacert: Option<&str>, v: &mut Vec<String>) {
     if a.http2 {
         v.extend(["--http2".into(), "--streams".into(), a.streams.to_string()]);
     }
@@ -214,8 +259,8 @@ fn push_protocol(a: &Args, v: &mut Vec<String>) {
     if let Some(t) = a.tls_version {
         v.extend(["--tls-version".into(), name_of(t)]);
     }
-    if let Some(ca) = &a.cacert {
-        v.extend(["--cacert".into(), ca.to_string_lossy().into_owned()]);
+    if let Some(ca) = cacert {
+        v.extend(["--cacert".into(), ca.to_string()]);
     }
 }
 
@@ -344,7 +389,12 @@ mod tests {
             "10",
             "https://198.18.0.1:8443/hello",
         ]);
-        let argv = remote_argv(&asked, &host(), 5, 0.5).unwrap();
+        let there = Share {
+            conns: 5,
+            share: 0.5,
+            cacert: None,
+        };
+        let argv = remote_argv(&asked, &host(), &there).unwrap();
         let remote = args(&argv[2..].iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(remote.method, "POST");
         assert!(remote.http2 && remote.insecure && remote.new_conn && remote.barrier);
@@ -357,5 +407,41 @@ mod tests {
         assert_eq!(remote.tls_version, Some(VersionArg::V1_3));
         assert_eq!(remote.connections, 5);
         assert_eq!(remote.urls, ["https://198.18.0.1:8443/hello"]);
+    }
+
+    #[test]
+    fn a_client_host_trusts_its_own_copy_of_cacert_not_the_controllers_path() {
+        let asked = args(&[
+            "--cacert",
+            "/home/me/ca.pem",
+            "https://198.18.0.1:8443/hello",
+        ]);
+        let there = Share {
+            conns: 1,
+            share: 1.0,
+            cacert: Some("/tmp/serverbench-run.x/ca.pem"),
+        };
+        let argv = remote_argv(&asked, &host(), &there).unwrap();
+        let remote = args(&argv[2..].iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(
+            remote.cacert.as_deref(),
+            Some(std::path::Path::new("/tmp/serverbench-run.x/ca.pem"))
+        );
+        assert!(!remote.insecure);
+    }
+
+    #[test]
+    fn a_cacert_that_cannot_be_read_is_named_before_any_host_is_touched() {
+        let asked = args(&[
+            "--cacert",
+            "/nonexistent/ca.pem",
+            "https://198.18.0.1:8443/",
+        ]);
+        let transport = Transport::new().unwrap();
+        let err = copy_cacert(&asked, &transport, &[host()]).unwrap_err();
+        assert!(
+            format!("{err:#}").starts_with("--cacert /nonexistent/ca.pem: "),
+            "{err:#}"
+        );
     }
 }
