@@ -96,7 +96,7 @@ fn title(t: &Table) -> String {
         "### {} · {} ({}, {})\n\n",
         escape(&t.scenario),
         escape(&t.profile),
-        escape(&crate::term::transport(t)),
+        escape(&table::transport(t)),
         count(t.connections, "connection")
     )
 }

@@ -151,14 +151,6 @@ pub(crate) fn protocol_grids(summary: &Summary) -> Vec<(&'static str, Grid)> {
     tls.into_iter().chain(h2).collect()
 }
 
-/// The table's mode, or how its laps travelled when not plain HTTP/1.1 keep-alive.
-pub(crate) fn transport(t: &Table) -> String {
-    match t.transport.as_str() {
-        "" => t.mode.to_string(),
-        how => how.to_owned(),
-    }
-}
-
 fn title(t: &Table) -> String {
     let baseline = t
         .baseline
@@ -168,7 +160,7 @@ fn title(t: &Table) -> String {
         "{} / {} ({}, {}){baseline}\n",
         t.scenario,
         t.profile,
-        transport(t),
+        table::transport(t),
         count(t.connections, "connection")
     )
 }

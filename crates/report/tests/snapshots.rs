@@ -385,6 +385,27 @@ fn csv_carries_the_tls_and_http2_tables_each_under_its_own_header() {
     let blocks: Vec<&str> = csv.split("\n\n").collect();
     assert_eq!(blocks.len(), 3, "summary, TLS and HTTP/2: {csv}");
     let header = |b: &str| b.lines().next().unwrap().to_owned();
+    assert!(
+        header(blocks[0]).ends_with(",latency_source,transport"),
+        "appended, so the columns before keep their places"
+    );
+    let mode_and_transport = |line: &str| {
+        let f: Vec<&str> = line.split(',').collect();
+        (f[3].to_owned(), f[f.len() - 1].to_owned())
+    };
+    let handshake = blocks[0]
+        .lines()
+        .find(|l| l.contains(",https-handshake,"))
+        .unwrap();
+    assert_eq!(
+        mode_and_transport(handshake),
+        ("http".into(), "https new-conn resume=off".into())
+    );
+    let h2c = blocks[0]
+        .lines()
+        .find(|l| l.contains(",h2c-hello,"))
+        .unwrap();
+    assert_eq!(mode_and_transport(h2c), ("http".into(), "h2c".into()));
     assert!(header(blocks[1]).starts_with("server,scenario,profile,transport,tls_version,"));
     assert!(header(blocks[2]).contains(",server_max_streams,"));
     let resumed = blocks[1]

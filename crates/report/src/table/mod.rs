@@ -21,6 +21,17 @@ pub use scaling::{
 pub use summary::{csv_grid, summary_grid, View};
 
 use serverbench_analysis::stats::IntervalMethod;
+use serverbench_analysis::summary::Table;
+
+/// How a table's laps travelled, as every table names it: the lap's protocol label (`https
+/// new-conn resume=off`, `h2 m16`), or the table's mode for plain HTTP/1.1 keep-alive or TCP
+/// (`http`, `tcp-stream`).
+pub fn transport(t: &Table) -> String {
+    match t.transport.as_str() {
+        "" => t.mode.to_string(),
+        how => how.to_owned(),
+    }
+}
 
 /// How a column is aligned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
