@@ -7,7 +7,7 @@
 
 use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::text::{grouped, num, MISSING};
-use serverbench_analysis::protocol::{ProtocolRow, TlsFigures};
+use serverbench_analysis::protocol::{H2Figures, ProtocolRow, StreamLimit, TlsFigures};
 use serverbench_analysis::summary::Summary;
 use serverbench_results::TlsResume;
 
@@ -104,10 +104,7 @@ const H2_CSV: [Col; 12] = {
 fn text(v: Option<&String>) -> Cell {
     match v {
         Some(v) => Cell::plain(v),
-        None => Cell {
-            text: MISSING.to_owned(),
-            ..Cell::default()
-        },
+        None => missing(MISSING),
     }
 }
 
@@ -177,6 +174,7 @@ impl ColumnDef<ProtocolRow> for Col {
     fn cell(&self, r: &ProtocolRow) -> Cell {
         let (t, h) = (r.tls.as_ref(), r.h2.as_ref());
         let n = |v: Option<f64>| Cell::number(v, |v| num(Some(v)));
+        let reported = |f: fn(&H2Figures) -> Option<u64>| count(h.map(f));
         match self {
             Col::Server => Cell::plain(&r.server),
             Col::Scenario => Cell::plain(&r.scenario),
@@ -193,19 +191,44 @@ impl ColumnDef<ProtocolRow> for Col {
             Col::Handshakes => Cell::number(t.map(|t| t.handshakes as f64), grouped),
             Col::HandshakesResumed => Cell::number(t.map(|t| t.handshakes_resumed as f64), grouped),
             Col::Streams => Cell::number(h.map(|h| f64::from(h.streams)), grouped),
-            Col::MaxStreams => match h {
-                Some(h) if h.max_concurrent_streams.is_none() => Cell::plain("unlimited"),
-                _ => Cell::number(
-                    h.and_then(|h| h.max_concurrent_streams).map(f64::from),
-                    grouped,
-                ),
-            },
+            Col::MaxStreams => max_streams(h.map(|h| h.max_concurrent_streams)),
             Col::H1Rps => Cell::number(h.and_then(|h| h.h1_rps), grouped),
             Col::Ratio => Cell::number(h.and_then(|h| h.ratio_to_h1), |v| format!("{v:.2}x")),
-            Col::Goaways => Cell::number(h.map(|h| h.goaways as f64), grouped),
-            Col::Refused => Cell::number(h.map(|h| h.refused_streams as f64), grouped),
-            Col::ProtocolErrors => Cell::number(h.map(|h| h.protocol_errors as f64), grouped),
+            Col::Goaways => reported(|h| h.goaways),
+            Col::Refused => reported(|h| h.refused_streams),
+            Col::ProtocolErrors => reported(|h| h.protocol_errors),
         }
+    }
+}
+
+/// What a table shows where its laps reported nothing (an external tool's HTTP/2 laps).
+pub const NOT_REPORTED: &str = "n/a";
+
+/// No value: `text` for people, empty for machines.
+fn missing(text: &str) -> Cell {
+    Cell {
+        text: text.to_owned(),
+        ..Cell::default()
+    }
+}
+
+/// A count, or [`NOT_REPORTED`] when the laps reported none (`-` without an HTTP/2 side).
+fn count(v: Option<Option<u64>>) -> Cell {
+    match v {
+        Some(Some(n)) => Cell::number(Some(n as f64), grouped),
+        Some(None) => missing(NOT_REPORTED),
+        None => missing(MISSING),
+    }
+}
+
+/// The server's stream limit: a number, `unlimited` when its SETTINGS set none, or
+/// [`NOT_REPORTED`] when no lap saw them.
+fn max_streams(limit: Option<StreamLimit>) -> Cell {
+    match limit {
+        Some(StreamLimit::Max(m)) => Cell::number(Some(f64::from(m)), grouped),
+        Some(StreamLimit::Unlimited) => Cell::plain("unlimited"),
+        Some(StreamLimit::NotReported) => missing(NOT_REPORTED),
+        None => missing(MISSING),
     }
 }
 
@@ -285,12 +308,96 @@ pub fn protocol_legend(summary: &Summary) -> Vec<String> {
         );
     }
     if summary.protocols.iter().any(|r| r.h2.is_some()) {
-        out.push(
-            "h2/h1: HTTP/2's median req/s over HTTP/1.1's on the same transport (h2 against \
-             HTTPS, h2c against plain HTTP; same server, paths and profile). server max streams: \
-             its SETTINGS_MAX_CONCURRENT_STREAMS. refused: streams reset with REFUSED_STREAM."
-                .to_owned(),
-        );
+        let mut line = "h2/h1: HTTP/2's median req/s over HTTP/1.1's on the same transport (h2 \
+                        against HTTPS, h2c against plain HTTP; same server, paths and profile). \
+                        server max streams: its SETTINGS_MAX_CONCURRENT_STREAMS (unlimited: its \
+                        SETTINGS set none). refused: streams reset with REFUSED_STREAM."
+            .to_owned();
+        if summary.protocols.iter().any(unreported) {
+            line.push_str(&format!(
+                " {NOT_REPORTED}: not reported by the laps (h2load reports no SETTINGS, GOAWAYs \
+                 or refused streams; the merge of a run over several client hosts keeps no \
+                 SETTINGS or GOAWAYs)."
+            ));
+        }
+        out.push(line);
     }
     out
+}
+
+/// Whether an HTTP/2 row lacks a figure its laps did not report.
+fn unreported(r: &ProtocolRow) -> bool {
+    r.h2.as_ref().is_some_and(|h| {
+        h.max_concurrent_streams == StreamLimit::NotReported
+            || h.goaways.is_none()
+            || h.refused_streams.is_none()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverbench_results::Protocol;
+
+    /// A summary with one h2 row whose figures are `h2`.
+    fn h2_summary(h2: H2Figures) -> Summary {
+        let mut summary = crate::full_summary(&[], None, None);
+        summary.protocols = vec![ProtocolRow {
+            scenario: "h2-hello".into(),
+            profile: "c50".into(),
+            server: "python/granian".into(),
+            transport: "h2".into(),
+            protocol: Protocol::H2,
+            new_conn: false,
+            rps: Some(1000.0),
+            tls: None,
+            h2: Some(h2),
+        }];
+        summary
+    }
+
+    /// The H2 table's cells of `column`, as people read them and as the CSV file has them.
+    fn cell(summary: &Summary, column: &str) -> (String, String) {
+        let grid = h2_grid(summary).unwrap();
+        let c = grid.columns.iter().position(|c| c.label == column).unwrap();
+        let text = grid.rows[0].cells[c].text.clone();
+        let csv = h2_csv(summary).unwrap();
+        let key = grid.columns[c].key;
+        let k = csv.columns.iter().position(|c| c.key == key).unwrap();
+        (text, csv.rows[0].cells[k].raw.clone())
+    }
+
+    #[test]
+    fn an_h2load_lap_shows_its_stream_limit_as_not_reported_and_says_why() {
+        let summary = h2_summary(H2Figures {
+            streams: 16,
+            ..H2Figures::default()
+        });
+        let not_reported = ("n/a".to_owned(), String::new());
+        assert_eq!(cell(&summary, "server max streams"), not_reported);
+        assert_eq!(cell(&summary, "GOAWAYs"), not_reported);
+        assert_eq!(cell(&summary, "refused"), not_reported);
+        let legend = protocol_legend(&summary).join("\n");
+        assert!(
+            legend.contains("n/a: not reported by the laps (h2load"),
+            "{legend}"
+        );
+    }
+
+    #[test]
+    fn a_server_that_set_no_limit_is_unlimited_and_needs_no_not_reported_legend() {
+        let summary = h2_summary(H2Figures {
+            streams: 1,
+            max_concurrent_streams: StreamLimit::Unlimited,
+            goaways: Some(0),
+            refused_streams: Some(3),
+            protocol_errors: Some(0),
+            ..H2Figures::default()
+        });
+        let unlimited = ("unlimited".to_owned(), "unlimited".to_owned());
+        assert_eq!(cell(&summary, "server max streams"), unlimited);
+        assert_eq!(cell(&summary, "refused"), ("3".into(), "3".into()));
+        let legend = protocol_legend(&summary).join("\n");
+        assert!(legend.contains("unlimited: its SETTINGS set none") && !legend.contains("n/a"));
+    }
 }
