@@ -362,9 +362,10 @@ fn tls_and_http2_laps_get_their_tables_and_diagnostics_in_markdown() {
     check_snapshot("protocols-markdown", &md);
     for needle in [
         "### https-resume · 20conn/2s (https new-conn resume=tickets, 20 connections)",
-        "TLS handshakes and what they negotiated",
+        "### TLS: what the handshakes negotiated, 20conn/2s",
         "TLS\\_AES\\_128\\_GCM\\_SHA256",
-        "HTTP/2 against HTTP/1.1 on the same transport",
+        "### TLS handshakes, a new connection per request, 20conn/2s",
+        "### HTTP/2 against HTTP/1.1 on the same transport, 20conn/2s",
         "resumed none of its",
         "bound by the client",
         "refused 24 streams",

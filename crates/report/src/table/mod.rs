@@ -11,10 +11,10 @@ mod protocol;
 mod scaling;
 mod summary;
 
-pub use compare::{comparison_csv, comparison_grid, unmatched};
+pub use compare::{comparison_csv, comparison_grid, unmatched, COMPARISON_LEGEND};
 pub use hosts::{host_laps_grid, hosts_csv, hosts_grid, hosts_legend};
 pub use legend::{latency_note, legend};
-pub use protocol::{h2_csv, h2_grid, protocol_legend, tls_csv, tls_grid};
+pub use protocol::{h2_csv, protocol_legend, protocol_tables, tls_csv};
 pub use scaling::{
     scaling_grid, scaling_grid_of, scaling_legend, scaling_tables, ScalingTable, SATURATED,
 };
