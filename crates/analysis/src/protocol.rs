@@ -10,6 +10,7 @@
 use crate::stats;
 use crate::summary::{Warning, WarningKind};
 use serde::Serialize;
+use serverbench_engine::result::{Errors, Http2Result, Latency, TlsResult};
 use serverbench_results::record::{LapRecord, LapStatus, LoadParams};
 use serverbench_results::{Protocol, TlsResume};
 
@@ -19,6 +20,9 @@ pub struct TlsFigures {
     /// What the handshakes negotiated (the first lap that says), e.g. `TLSv1.3`.
     pub version: Option<String>,
     pub cipher_suite: Option<String>,
+    /// The key exchange group, e.g. `X25519`, and the ALPN protocol, e.g. `h2`, `http/1.1`.
+    pub key_exchange_group: Option<String>,
+    pub alpn: Option<String>,
     /// `--tls-resume` as asked (None: not asked, keep-alive or full handshakes).
     pub resume: Option<TlsResume>,
     /// Handshakes over every successful lap, and how many resumed.
@@ -32,6 +36,11 @@ pub struct TlsFigures {
     pub server_cpu_us_per_handshake: Option<f64>,
     /// Client CPU per handshake (the engine's), median over the laps.
     pub client_cpu_us_per_handshake: Option<f64>,
+    /// Handshake latency (TCP connected to handshake done), the median of the laps' p50 and
+    /// p99 over the laps that counted a handshake (None for an external tool's, which count
+    /// none).
+    pub handshake_p50_us: Option<f64>,
+    pub handshake_p99_us: Option<f64>,
 }
 
 impl TlsFigures {
@@ -41,18 +50,32 @@ impl TlsFigures {
     }
 }
 
-/// The HTTP/2 side of a row.
+/// The server's `SETTINGS_MAX_CONCURRENT_STREAMS`, as far as the laps tell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamLimit {
+    /// No lap saw the server's SETTINGS: laps of an external tool (h2load reports none), or no
+    /// SETTINGS arrived.
+    #[default]
+    NotReported,
+    /// The server's SETTINGS arrived without a limit.
+    Unlimited,
+    /// At most this many concurrent streams per connection.
+    Max(u32),
+}
+
+/// The HTTP/2 side of a row. A count is None when no lap reported it (an external tool's laps
+/// have no `http2` block and no errors by kind).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct H2Figures {
     /// Streams per connection asked for.
     pub streams: u32,
-    /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS` (None: unlimited or not seen).
-    pub max_concurrent_streams: Option<u32>,
+    pub max_concurrent_streams: StreamLimit,
     /// Over every successful lap.
-    pub goaways: u64,
-    pub refused_streams: u64,
+    pub goaways: Option<u64>,
+    pub refused_streams: Option<u64>,
     /// `errors.h2`.
-    pub protocol_errors: u64,
+    pub protocol_errors: Option<u64>,
     /// Median req/s of HTTP/1.1 on the same transport, and this row's median over it.
     pub h1_rps: Option<f64>,
     pub ratio_to_h1: Option<f64>,
@@ -67,6 +90,8 @@ pub struct ProtocolRow {
     /// [`LoadParams::transport_label`], e.g. `h2 m16`, `https new-conn resume=tickets`.
     pub transport: String,
     pub protocol: Protocol,
+    /// A new connection per request: handshakes are the load.
+    pub new_conn: bool,
     /// Median req/s over the successful laps.
     pub rps: Option<f64>,
     pub tls: Option<TlsFigures>,
@@ -114,6 +139,7 @@ pub fn protocol_rows(records: &[LapRecord]) -> Vec<ProtocolRow> {
                 server: g[0].server.clone(),
                 transport: p.transport_label(),
                 protocol: p.protocol,
+                new_conn: p.new_conn,
                 rps,
                 tls: p.tls.then(|| tls_figures(g)),
                 h2,
@@ -134,20 +160,36 @@ fn is_h1_partner(o: &LapRecord, h2: &LapRecord) -> bool {
         && !a.new_conn
 }
 
+type TlsBlock<'a> = (&'a LapRecord, &'a TlsResult);
+
 fn tls_figures(laps: &[&LapRecord]) -> TlsFigures {
-    let blocks: Vec<(&LapRecord, &serverbench_engine::result::TlsResult)> = laps
+    let blocks: Vec<TlsBlock> = laps
         .iter()
         .filter_map(|r| Some((*r, r.load.as_ref()?.tls.as_ref()?)))
         .collect();
     // Per handshake only with a connection per request: keep-alive laps handshake once per
     // connection, and their server CPU is the requests'.
-    let server_cpu = |(r, t): &(&LapRecord, &serverbench_engine::result::TlsResult)| {
+    let server_cpu = |(r, t): &TlsBlock| {
         let cpu = r.server_stats.as_ref()?.cpu_s;
         (r.params.new_conn && t.handshakes > 0).then(|| cpu * 1e6 / t.handshakes as f64)
     };
+    let first =
+        |f: fn(&TlsResult) -> &Option<String>| blocks.iter().find_map(|(_, t)| f(t).clone());
+    // An external tool's block counts no handshake, and its latency is all zeros.
+    let latency = |f: fn(&Latency) -> f64| {
+        median(
+            blocks
+                .iter()
+                .filter(|(_, t)| t.handshakes > 0)
+                .map(|(_, t)| f(&t.handshake_latency_us))
+                .collect(),
+        )
+    };
     TlsFigures {
-        version: blocks.iter().find_map(|(_, t)| t.version.clone()),
-        cipher_suite: blocks.iter().find_map(|(_, t)| t.cipher_suite.clone()),
+        version: first(|t| &t.version),
+        cipher_suite: first(|t| &t.cipher_suite),
+        key_exchange_group: first(|t| &t.key_exchange_group),
+        alpn: first(|t| &t.alpn),
         resume: laps[0].params.tls_resume,
         handshakes: blocks.iter().map(|(_, t)| t.handshakes).sum(),
         handshakes_resumed: blocks.iter().map(|(_, t)| t.handshakes_resumed).sum(),
@@ -165,19 +207,33 @@ fn tls_figures(laps: &[&LapRecord]) -> TlsFigures {
                 .filter_map(|(_, t)| t.client_cpu_us_per_handshake)
                 .collect(),
         ),
+        handshake_p50_us: latency(|l| l.p50),
+        handshake_p99_us: latency(|l| l.p99),
+    }
+}
+
+/// The server's stream limit from the laps' `http2` blocks: a limit when one was seen,
+/// unlimited when SETTINGS arrived without one, not reported otherwise.
+fn stream_limit(blocks: &[&Http2Result]) -> StreamLimit {
+    // SETTINGS always carry a window size once they arrived; without them both are None.
+    let seen = blocks.iter().any(|b| b.initial_window_size.is_some());
+    match blocks.iter().find_map(|b| b.max_concurrent_streams) {
+        Some(m) => StreamLimit::Max(m),
+        None if seen => StreamLimit::Unlimited,
+        None => StreamLimit::NotReported,
     }
 }
 
 fn h2_figures(laps: &[&LapRecord], rps: Option<f64>, h1_rps: Option<f64>) -> H2Figures {
     let loads: Vec<_> = laps.iter().filter_map(|r| r.load.as_ref()).collect();
-    let blocks: Vec<_> = loads.iter().filter_map(|m| m.http2.as_ref()).collect();
-    let errors = |f: fn(&serverbench_engine::result::Errors) -> u64| {
-        loads.iter().filter_map(|m| m.errors.as_ref()).map(f).sum()
-    };
+    let blocks: Vec<&Http2Result> = loads.iter().filter_map(|m| m.http2.as_ref()).collect();
+    let kinds: Vec<&Errors> = loads.iter().filter_map(|m| m.errors.as_ref()).collect();
+    let errors =
+        |f: fn(&Errors) -> u64| (!kinds.is_empty()).then(|| kinds.iter().map(|e| f(e)).sum());
     H2Figures {
         streams: laps[0].params.streams.unwrap_or(1),
-        max_concurrent_streams: blocks.iter().find_map(|b| b.max_concurrent_streams),
-        goaways: blocks.iter().map(|b| b.goaways).sum(),
+        max_concurrent_streams: stream_limit(&blocks),
+        goaways: (!blocks.is_empty()).then(|| blocks.iter().map(|b| b.goaways).sum()),
         refused_streams: errors(|e| e.refused_stream),
         protocol_errors: errors(|e| e.h2),
         h1_rps,
@@ -263,28 +319,37 @@ fn client_bound_handshakes(
 }
 
 fn refused(row: &ProtocolRow, h: &H2Figures, at: &str) -> Option<Warning> {
-    if h.refused_streams + h.goaways + h.protocol_errors == 0 {
+    let (refused, errors) = (
+        h.refused_streams.unwrap_or(0),
+        h.protocol_errors.unwrap_or(0),
+    );
+    if refused + h.goaways.unwrap_or(0) + errors == 0 {
         return None;
     }
-    let limit = h
-        .max_concurrent_streams
-        .map_or("sets no SETTINGS_MAX_CONCURRENT_STREAMS".to_owned(), |m| {
-            format!("allows {m} concurrent streams")
-        });
+    let limit = match h.max_concurrent_streams {
+        StreamLimit::Max(m) => format!("it allows {m} concurrent streams"),
+        StreamLimit::Unlimited => "it sets no SETTINGS_MAX_CONCURRENT_STREAMS".to_owned(),
+        StreamLimit::NotReported => "its stream limit was not reported".to_owned(),
+    };
+    let goaways = h
+        .goaways
+        .map_or("an unreported number of".to_owned(), |g| g.to_string());
     let message = format!(
-        "{at}: over {} with {} per connection the server refused {} streams \
-         (REFUSED_STREAM), sent {} GOAWAYs and caused {} HTTP/2 protocol errors; it {limit}. \
-         Refused streams are retried requests the figure does not count, and each GOAWAY \
-         costs a new connection: ask for fewer streams than its limit, or raise the limit.",
+        "{at}: over {} with {} per connection the server refused {refused} streams \
+         (REFUSED_STREAM), sent {goaways} GOAWAYs and caused {errors} HTTP/2 protocol errors; \
+         {limit}. Refused streams are retried requests the figure does not count, and each \
+         GOAWAY costs a new connection: ask for fewer streams than its limit, or raise the \
+         limit.",
         row.protocol,
         if h.streams == 1 {
             "1 stream".to_owned()
         } else {
             format!("{} streams", h.streams)
         },
-        h.refused_streams,
-        h.goaways,
-        h.protocol_errors
     );
     Some(warning(row, WarningKind::H2Refused, message))
 }
+
+#[cfg(test)]
+#[path = "protocol_tests.rs"]
+mod tests;

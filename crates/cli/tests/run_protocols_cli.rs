@@ -47,7 +47,7 @@ fn a_tls_server_runs_https_hello_over_its_tls_port_and_the_report_labels_it() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("TLS handshakes and what they negotiated"),
+        stdout.contains("TLS: what the handshakes negotiated"),
         "{stdout}"
     );
     let rec = only_record(results.path());

@@ -90,8 +90,8 @@ impl Exporter for HtmlExporter<'_> {
             embed(&mut out, &fig);
             out.push_str("</div>\n");
         }
-        for (heading, g) in crate::term::protocol_grids(summary) {
-            let _ = writeln!(out, "<h2>{}</h2>", esc(heading));
+        for (heading, g) in table::protocol_tables(summary) {
+            let _ = writeln!(out, "<h2>{}</h2>", esc(&heading));
             grid(&mut out, &g);
         }
         scaling(&mut out, summary, &scaling_figs);

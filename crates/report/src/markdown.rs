@@ -43,8 +43,8 @@ impl Exporter for MarkdownExporter {
             }
             out.push('\n');
         }
-        for (heading, g) in crate::term::protocol_grids(summary) {
-            out.push_str(&format!("### {heading}\n\n"));
+        for (heading, g) in table::protocol_tables(summary) {
+            out.push_str(&format!("### {}\n\n", escape(&heading)));
             out.push_str(&grid(&g));
             out.push('\n');
         }
@@ -79,6 +79,7 @@ impl Exporter for MarkdownExporter {
     ) -> Result<String, NoComparisonForm> {
         let mut out = format!("Comparing `{new}` (new) with `{old}` (old).\n\n");
         out.push_str(&grid(&table::comparison_grid(c)));
+        out.push_str(&format!("\n{}\n", table::COMPARISON_LEGEND));
         let extra = table::unmatched(c, old, new);
         if !extra.is_empty() {
             out.push_str("\nNot compared:\n\n");
@@ -96,7 +97,7 @@ fn title(t: &Table) -> String {
         "### {} · {} ({}, {})\n\n",
         escape(&t.scenario),
         escape(&t.profile),
-        escape(&crate::term::transport(t)),
+        escape(&table::transport(t)),
         count(t.connections, "connection")
     )
 }

@@ -28,11 +28,12 @@ impl Exporter for TermExporter {
             out.push_str(&hosts(summary, t, self.view));
             out.push('\n');
         }
-        for (heading, g) in protocol_grids(summary) {
+        for (heading, g) in table::protocol_tables(summary) {
             out.push_str(&format!("{heading}\n"));
             out.push_str(&grid(&g));
             out.push('\n');
         }
+        out.push_str(&paragraphs(&table::protocol_legend(summary)));
         out.push_str(&scaling(summary, self.view));
         if let Some(note) = table::latency_note(summary) {
             out.push_str(&textwrap::fill(&note, WIDTH));
@@ -55,6 +56,9 @@ impl Exporter for TermExporter {
     ) -> Result<String, NoComparisonForm> {
         let mut out = format!("old: {old}\nnew: {new}\n\n");
         out.push_str(&grid(&table::comparison_grid(c)));
+        out.push('\n');
+        out.push_str(&textwrap::fill(table::COMPARISON_LEGEND, WIDTH));
+        out.push('\n');
         let extra = table::unmatched(c, old, new);
         if !extra.is_empty() {
             out.push_str("\nNot compared:\n");
@@ -111,12 +115,19 @@ fn scaling(summary: &Summary, view: View) -> String {
         }
         out.push('\n');
     }
-    let legend = table::scaling_legend(summary);
-    for line in &legend {
+    out.push_str(&paragraphs(&table::scaling_legend(summary)));
+    out
+}
+
+/// Legend lines wrapped at [`WIDTH`], one after the other, then an empty line; nothing without
+/// a line.
+fn paragraphs(lines: &[String]) -> String {
+    let mut out = String::new();
+    for line in lines {
         out.push_str(&textwrap::fill(line, WIDTH));
         out.push('\n');
     }
-    if !legend.is_empty() {
+    if !lines.is_empty() {
         out.push('\n');
     }
     out
@@ -144,21 +155,6 @@ fn fitting(t: &table::ScalingTable, view: View) -> Vec<Vec<u32>> {
 }
 
 /// `hello / c50 (http, 50 connections), speed vs node/express`.
-/// The TLS and HTTP/2 tables, with their headings (none when no lap used them).
-pub(crate) fn protocol_grids(summary: &Summary) -> Vec<(&'static str, Grid)> {
-    let tls = table::tls_grid(summary).map(|g| ("TLS handshakes and what they negotiated", g));
-    let h2 = table::h2_grid(summary).map(|g| ("HTTP/2 against HTTP/1.1 on the same transport", g));
-    tls.into_iter().chain(h2).collect()
-}
-
-/// The table's mode, or how its laps travelled when not plain HTTP/1.1 keep-alive.
-pub(crate) fn transport(t: &Table) -> String {
-    match t.transport.as_str() {
-        "" => t.mode.to_string(),
-        how => how.to_owned(),
-    }
-}
-
 fn title(t: &Table) -> String {
     let baseline = t
         .baseline
@@ -168,7 +164,7 @@ fn title(t: &Table) -> String {
         "{} / {} ({}, {}){baseline}\n",
         t.scenario,
         t.profile,
-        transport(t),
+        table::transport(t),
         count(t.connections, "connection")
     )
 }

@@ -362,9 +362,10 @@ fn tls_and_http2_laps_get_their_tables_and_diagnostics_in_markdown() {
     check_snapshot("protocols-markdown", &md);
     for needle in [
         "### https-resume · 20conn/2s (https new-conn resume=tickets, 20 connections)",
-        "TLS handshakes and what they negotiated",
+        "### TLS: what the handshakes negotiated, 20conn/2s",
         "TLS\\_AES\\_128\\_GCM\\_SHA256",
-        "HTTP/2 against HTTP/1.1 on the same transport",
+        "### TLS handshakes, a new connection per request, 20conn/2s",
+        "### HTTP/2 against HTTP/1.1 on the same transport, 20conn/2s",
         "resumed none of its",
         "bound by the client",
         "refused 24 streams",
@@ -385,6 +386,27 @@ fn csv_carries_the_tls_and_http2_tables_each_under_its_own_header() {
     let blocks: Vec<&str> = csv.split("\n\n").collect();
     assert_eq!(blocks.len(), 3, "summary, TLS and HTTP/2: {csv}");
     let header = |b: &str| b.lines().next().unwrap().to_owned();
+    assert!(
+        header(blocks[0]).ends_with(",latency_source,transport"),
+        "appended, so the columns before keep their places"
+    );
+    let mode_and_transport = |line: &str| {
+        let f: Vec<&str> = line.split(',').collect();
+        (f[3].to_owned(), f[f.len() - 1].to_owned())
+    };
+    let handshake = blocks[0]
+        .lines()
+        .find(|l| l.contains(",https-handshake,"))
+        .unwrap();
+    assert_eq!(
+        mode_and_transport(handshake),
+        ("http".into(), "https new-conn resume=off".into())
+    );
+    let h2c = blocks[0]
+        .lines()
+        .find(|l| l.contains(",h2c-hello,"))
+        .unwrap();
+    assert_eq!(mode_and_transport(h2c), ("http".into(), "h2c".into()));
     assert!(header(blocks[1]).starts_with("server,scenario,profile,transport,tls_version,"));
     assert!(header(blocks[2]).contains(",server_max_streams,"));
     let resumed = blocks[1]

@@ -2,7 +2,7 @@
 
 use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::text::grouped;
-use serverbench_analysis::compare::{CompareRow, Comparison};
+use serverbench_analysis::compare::{CompareRow, Comparison, Verdict};
 use serverbench_analysis::stats::IntervalMethod;
 
 /// Every column a comparison can have.
@@ -94,7 +94,7 @@ impl ColumnDef<CompareRow> for Col {
             Col::RatioLow => Cell::number(bound(false), ratio),
             Col::RatioHigh => Cell::number(bound(true), ratio),
             Col::Verdict => Cell {
-                text: r.verdict.label().to_owned(),
+                text: verdict(r.verdict).to_owned(),
                 raw: r.verdict.label().replace(' ', "_"),
                 hint: None,
             },
@@ -108,6 +108,19 @@ impl ColumnDef<CompareRow> for Col {
         }
     }
 }
+
+/// The verdict as the tables show it: `faster`, `slower`, `no change` (short, to keep the
+/// table within 120 columns; CSV and JSON keep `no_significant_change`).
+fn verdict(v: Verdict) -> &'static str {
+    match v {
+        Verdict::NoSignificantChange => "no change",
+        other => other.label(),
+    }
+}
+
+/// What the verdicts mean, under the table.
+pub const COMPARISON_LEGEND: &str = "verdict: faster or slower when the whole interval of \
+    new/old lies above or below 1; no change when it includes 1 (or there is none).";
 
 /// The comparison as the table people read.
 pub fn comparison_grid(c: &Comparison) -> Grid {

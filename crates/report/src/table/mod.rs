@@ -11,16 +11,27 @@ mod protocol;
 mod scaling;
 mod summary;
 
-pub use compare::{comparison_csv, comparison_grid, unmatched};
+pub use compare::{comparison_csv, comparison_grid, unmatched, COMPARISON_LEGEND};
 pub use hosts::{host_laps_grid, hosts_csv, hosts_grid, hosts_legend};
 pub use legend::{latency_note, legend};
-pub use protocol::{h2_csv, h2_grid, protocol_legend, tls_csv, tls_grid};
+pub use protocol::{h2_csv, protocol_legend, protocol_tables, tls_csv};
 pub use scaling::{
     scaling_grid, scaling_grid_of, scaling_legend, scaling_tables, ScalingTable, SATURATED,
 };
 pub use summary::{csv_grid, summary_grid, View};
 
 use serverbench_analysis::stats::IntervalMethod;
+use serverbench_analysis::summary::Table;
+
+/// How a table's laps travelled, as every table names it: the lap's protocol label (`https
+/// new-conn resume=off`, `h2 m16`), or the table's mode for plain HTTP/1.1 keep-alive or TCP
+/// (`http`, `tcp-stream`).
+pub fn transport(t: &Table) -> String {
+    match t.transport.as_str() {
+        "" => t.mode.to_string(),
+        how => how.to_owned(),
+    }
+}
 
 /// How a column is aligned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

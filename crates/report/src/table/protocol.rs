@@ -1,17 +1,20 @@
-//! The tables of laps over TLS and HTTP/2, from [`serverbench_analysis::protocol`]: what the
-//! TLS handshakes negotiated and cost (version, cipher, handshakes/s, resumption rate, server
-//! and client CPU per handshake), and HTTP/2 beside HTTP/1.1 on the same transport (streams,
-//! the server's stream limit, the h2/h1 ratio, GOAWAYs and refused streams). The CSV forms
-//! ([`tls_csv`], [`h2_csv`]) add the columns a table leaves to its hints or its title: the
-//! profile, the resumption asked for, the handshake counts, streams and protocol errors.
+//! The tables of laps over TLS and HTTP/2, from [`serverbench_analysis::protocol`], one of
+//! each kind per load profile: what the TLS handshakes negotiated (ALPN, version, cipher,
+//! group), what they cost where each request had its own connection (handshakes/s, resumption
+//! rate, handshake latency, server and client CPU per handshake), and HTTP/2 beside HTTP/1.1 on
+//! the same transport (the server's stream limit, the h2/h1 ratio, GOAWAYs and refused
+//! streams). Two TLS tables rather than one keep each within a 120-column terminal at the
+//! catalog's longest server ids. The CSV forms ([`tls_csv`], [`h2_csv`]) keep one table each
+//! with the columns the tables leave to their hints or headings: the profile, the protocol,
+//! the resumption asked for, the handshake counts, streams and protocol errors.
 
 use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::text::{grouped, num, MISSING};
-use serverbench_analysis::protocol::{ProtocolRow, TlsFigures};
+use serverbench_analysis::protocol::{H2Figures, ProtocolRow, StreamLimit, TlsFigures};
 use serverbench_analysis::summary::Summary;
 use serverbench_results::TlsResume;
 
-/// The columns of both tables.
+/// The columns of the tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Col {
     Server,
@@ -20,13 +23,17 @@ enum Col {
     Transport,
     Rps,
     // TLS
+    Alpn,
     Version,
     Cipher,
+    Group,
+    ResumeAsked,
     HandshakesPerS,
     Resumed,
+    HandshakeP50,
+    HandshakeP99,
     ServerCpuPerHandshake,
     ClientCpuPerHandshake,
-    ResumeAsked,
     Handshakes,
     HandshakesResumed,
     // HTTP/2
@@ -39,30 +46,37 @@ enum Col {
     ProtocolErrors,
 }
 
-const TLS: [Col; 10] = {
+/// What the handshakes negotiated, every row over TLS.
+const NEGOTIATED: [Col; 6] = {
+    use Col::*;
+    [Server, Scenario, Alpn, Version, Cipher, Group]
+};
+
+/// What the handshakes cost, the rows with a new connection per request (where req/s is
+/// handshakes/s, so it is left to the summary table).
+const HANDSHAKES: [Col; 9] = {
     use Col::*;
     [
         Server,
         Scenario,
-        Transport,
-        Version,
-        Cipher,
+        ResumeAsked,
         HandshakesPerS,
         Resumed,
+        HandshakeP50,
+        HandshakeP99,
         ServerCpuPerHandshake,
         ClientCpuPerHandshake,
-        Rps,
     ]
 };
 
-const H2: [Col; 10] = {
+const H2: [Col; 9] = {
     use Col::*;
     [
-        Server, Scenario, Profile, Transport, MaxStreams, Rps, H1Rps, Ratio, Goaways, Refused,
+        Server, Scenario, Transport, MaxStreams, Rps, H1Rps, Ratio, Goaways, Refused,
     ]
 };
 
-const TLS_CSV: [Col; 14] = {
+const TLS_CSV: [Col; 18] = {
     use Col::*;
     [
         Server,
@@ -71,11 +85,15 @@ const TLS_CSV: [Col; 14] = {
         Transport,
         Version,
         Cipher,
+        Group,
+        Alpn,
         ResumeAsked,
         Handshakes,
         HandshakesResumed,
         HandshakesPerS,
         Resumed,
+        HandshakeP50,
+        HandshakeP99,
         ServerCpuPerHandshake,
         ClientCpuPerHandshake,
         Rps,
@@ -100,16 +118,8 @@ const H2_CSV: [Col; 12] = {
     ]
 };
 
-/// A name, or `-` for people and empty for machines.
-fn text(v: Option<&String>) -> Cell {
-    match v {
-        Some(v) => Cell::plain(v),
-        None => Cell {
-            text: MISSING.to_owned(),
-            ..Cell::default()
-        },
-    }
-}
+/// What a table shows where its laps reported nothing (an external tool's HTTP/2 laps).
+pub const NOT_REPORTED: &str = "n/a";
 
 impl ColumnDef<ProtocolRow> for Col {
     fn key(&self) -> &'static str {
@@ -120,13 +130,17 @@ impl ColumnDef<ProtocolRow> for Col {
             Profile => "profile",
             Transport => "transport",
             Rps => "rps_median",
+            Alpn => "alpn",
             Version => "tls_version",
             Cipher => "cipher_suite",
+            Group => "key_exchange_group",
+            ResumeAsked => "tls_resume",
             HandshakesPerS => "handshakes_per_s",
             Resumed => "resumption_rate",
+            HandshakeP50 => "handshake_p50_us",
+            HandshakeP99 => "handshake_p99_us",
             ServerCpuPerHandshake => "server_cpu_us_per_handshake",
             ClientCpuPerHandshake => "client_cpu_us_per_handshake",
-            ResumeAsked => "tls_resume",
             Handshakes => "handshakes",
             HandshakesResumed => "handshakes_resumed",
             Streams => "streams",
@@ -147,17 +161,21 @@ impl ColumnDef<ProtocolRow> for Col {
             Profile => "profile",
             Transport => "protocol",
             Rps => "req/s",
+            Alpn => "ALPN",
             Version => "TLS",
             Cipher => "cipher",
-            HandshakesPerS => "handshakes/s",
-            Resumed => "resumed",
-            ServerCpuPerHandshake => "server µs/hs",
-            ClientCpuPerHandshake => "client µs/hs",
+            Group => "group",
             ResumeAsked => "resume",
+            HandshakesPerS => "hs/s",
+            Resumed => "resumed",
+            HandshakeP50 => "hs p50 µs",
+            HandshakeP99 => "hs p99 µs",
+            ServerCpuPerHandshake => "srv µs/hs",
+            ClientCpuPerHandshake => "cli µs/hs",
             Handshakes => "handshakes",
             HandshakesResumed => "resumed handshakes",
             Streams => "streams",
-            MaxStreams => "server max streams",
+            MaxStreams => "max streams",
             H1Rps => "h1 req/s",
             Ratio => "h2/h1",
             Goaways => "GOAWAYs",
@@ -169,7 +187,8 @@ impl ColumnDef<ProtocolRow> for Col {
     fn align(&self) -> Align {
         use Col::*;
         match self {
-            Server | Scenario | Profile | Transport | Version | Cipher | ResumeAsked => Align::Left,
+            Server | Scenario | Profile | Transport | Alpn | Version | Cipher | Group
+            | ResumeAsked => Align::Left,
             _ => Align::Right,
         }
     }
@@ -177,35 +196,80 @@ impl ColumnDef<ProtocolRow> for Col {
     fn cell(&self, r: &ProtocolRow) -> Cell {
         let (t, h) = (r.tls.as_ref(), r.h2.as_ref());
         let n = |v: Option<f64>| Cell::number(v, |v| num(Some(v)));
+        let name = |f: fn(&TlsFigures) -> &Option<String>| text(t.and_then(|t| f(t).as_ref()));
+        let reported = |f: fn(&H2Figures) -> Option<u64>| count(h.map(f));
         match self {
             Col::Server => Cell::plain(&r.server),
             Col::Scenario => Cell::plain(&r.scenario),
             Col::Profile => Cell::plain(&r.profile),
             Col::Transport => Cell::plain(&r.transport),
             Col::Rps => Cell::number(r.rps, grouped),
-            Col::Version => text(t.and_then(|t| t.version.as_ref())),
-            Col::Cipher => text(t.and_then(|t| t.cipher_suite.as_ref())),
+            Col::Alpn => name(|t| &t.alpn),
+            Col::Version => name(|t| &t.version),
+            Col::Cipher => name(|t| &t.cipher_suite),
+            Col::Group => name(|t| &t.key_exchange_group),
+            Col::ResumeAsked => resume_asked(t),
             Col::HandshakesPerS => Cell::number(t.and_then(|t| t.handshakes_per_s), grouped),
             Col::Resumed => resumed(r),
+            Col::HandshakeP50 => n(t.and_then(|t| t.handshake_p50_us)),
+            Col::HandshakeP99 => n(t.and_then(|t| t.handshake_p99_us)),
             Col::ServerCpuPerHandshake => n(t.and_then(|t| t.server_cpu_us_per_handshake)),
             Col::ClientCpuPerHandshake => n(t.and_then(|t| t.client_cpu_us_per_handshake)),
-            Col::ResumeAsked => text(t.and_then(|t| t.resume).map(|r| r.to_string()).as_ref()),
             Col::Handshakes => Cell::number(t.map(|t| t.handshakes as f64), grouped),
             Col::HandshakesResumed => Cell::number(t.map(|t| t.handshakes_resumed as f64), grouped),
             Col::Streams => Cell::number(h.map(|h| f64::from(h.streams)), grouped),
-            Col::MaxStreams => match h {
-                Some(h) if h.max_concurrent_streams.is_none() => Cell::plain("unlimited"),
-                _ => Cell::number(
-                    h.and_then(|h| h.max_concurrent_streams).map(f64::from),
-                    grouped,
-                ),
-            },
+            Col::MaxStreams => max_streams(h.map(|h| h.max_concurrent_streams)),
             Col::H1Rps => Cell::number(h.and_then(|h| h.h1_rps), grouped),
             Col::Ratio => Cell::number(h.and_then(|h| h.ratio_to_h1), |v| format!("{v:.2}x")),
-            Col::Goaways => Cell::number(h.map(|h| h.goaways as f64), grouped),
-            Col::Refused => Cell::number(h.map(|h| h.refused_streams as f64), grouped),
-            Col::ProtocolErrors => Cell::number(h.map(|h| h.protocol_errors as f64), grouped),
+            Col::Goaways => reported(|h| h.goaways),
+            Col::Refused => reported(|h| h.refused_streams),
+            Col::ProtocolErrors => reported(|h| h.protocol_errors),
         }
+    }
+}
+
+/// A name, or `-` for people and empty for machines.
+fn text(v: Option<&String>) -> Cell {
+    match v {
+        Some(v) => Cell::plain(v),
+        None => missing(MISSING),
+    }
+}
+
+/// No value: `text` for people, empty for machines.
+fn missing(text: &str) -> Cell {
+    Cell {
+        text: text.to_owned(),
+        ..Cell::default()
+    }
+}
+
+/// A count, or [`NOT_REPORTED`] when the laps reported none (`-` without an HTTP/2 side).
+fn count(v: Option<Option<u64>>) -> Cell {
+    match v {
+        Some(Some(n)) => Cell::number(Some(n as f64), grouped),
+        Some(None) => missing(NOT_REPORTED),
+        None => missing(MISSING),
+    }
+}
+
+/// The server's stream limit: a number, `unlimited` when its SETTINGS set none, or
+/// [`NOT_REPORTED`] when no lap saw them.
+fn max_streams(limit: Option<StreamLimit>) -> Cell {
+    match limit {
+        Some(StreamLimit::Max(m)) => Cell::number(Some(f64::from(m)), grouped),
+        Some(StreamLimit::Unlimited) => Cell::plain("unlimited"),
+        Some(StreamLimit::NotReported) => missing(NOT_REPORTED),
+        None => missing(MISSING),
+    }
+}
+
+/// `--tls-resume` as asked: `tickets`, `ids` or `off`; people read `off` where none was asked
+/// (every handshake is then full), machines an empty field.
+fn resume_asked(t: Option<&TlsFigures>) -> Cell {
+    match t.and_then(|t| t.resume) {
+        Some(r) => Cell::plain(r.to_string()),
+        None => missing(&TlsResume::Off.to_string()),
     }
 }
 
@@ -249,19 +313,54 @@ fn grid_of(cols: &[Col], rows: Vec<ProtocolRow>) -> Option<Grid> {
     (!rows.is_empty()).then(|| build(cols, &rows, |_| (None, false)))
 }
 
-/// The TLS table: every row over TLS (HTTP/1.1 or h2); `None` without one.
-pub fn tls_grid(summary: &Summary) -> Option<Grid> {
-    grid_of(&TLS, tls_rows(summary))
+/// `rows` split by load profile, in first-seen order.
+fn by_profile(rows: Vec<ProtocolRow>) -> Vec<(String, Vec<ProtocolRow>)> {
+    let mut out: Vec<(String, Vec<ProtocolRow>)> = Vec::new();
+    for r in rows {
+        match out.iter_mut().find(|(p, _)| *p == r.profile) {
+            Some((_, g)) => g.push(r),
+            None => out.push((r.profile.clone(), vec![r])),
+        }
+    }
+    out
 }
 
-/// The HTTP/2 table: every h2 and h2c row beside HTTP/1.1 on its transport; `None` without
-/// one.
-pub fn h2_grid(summary: &Summary) -> Option<Grid> {
-    grid_of(&H2, h2_rows(summary))
+/// The tables of the laps over TLS and HTTP/2, each with its heading: what TLS negotiated,
+/// what its handshakes cost where each request had its own connection, and HTTP/2 against
+/// HTTP/1.1; one of each kind per load profile, none of a kind without its rows.
+pub fn protocol_tables(summary: &Summary) -> Vec<(String, Grid)> {
+    let kinds: [(&str, &[Col], Vec<ProtocolRow>); 3] = [
+        (
+            "TLS: what the handshakes negotiated",
+            &NEGOTIATED,
+            tls_rows(summary),
+        ),
+        (
+            "TLS handshakes, a new connection per request",
+            &HANDSHAKES,
+            tls_rows(summary)
+                .into_iter()
+                .filter(|r| r.new_conn)
+                .collect(),
+        ),
+        (
+            "HTTP/2 against HTTP/1.1 on the same transport",
+            &H2,
+            h2_rows(summary),
+        ),
+    ];
+    let mut out = Vec::new();
+    for (heading, cols, rows) in kinds {
+        for (profile, rows) in by_profile(rows) {
+            let grid = grid_of(cols, rows).expect("a profile has rows");
+            out.push((format!("{heading}, {profile}"), grid));
+        }
+    }
+    out
 }
 
-/// The TLS table's rows for CSV, with the profile, the resumption asked for and the handshake
-/// counts; `None` without a row over TLS.
+/// The TLS rows for CSV, with the profile, the protocol, the resumption asked for and the
+/// handshake counts; `None` without a row over TLS.
 pub fn tls_csv(summary: &Summary) -> Option<Grid> {
     grid_of(&TLS_CSV, tls_rows(summary))
 }
@@ -272,25 +371,136 @@ pub fn h2_csv(summary: &Summary) -> Option<Grid> {
     grid_of(&H2_CSV, h2_rows(summary))
 }
 
-/// What the columns of the two tables mean, for the formats with a legend.
+/// Whether an HTTP/2 row lacks a figure its laps did not report.
+fn unreported(r: &ProtocolRow) -> bool {
+    r.h2.as_ref().is_some_and(|h| {
+        h.max_concurrent_streams == StreamLimit::NotReported
+            || h.goaways.is_none()
+            || h.refused_streams.is_none()
+    })
+}
+
+/// What the columns of the tables mean, one line per table kind shown.
 pub fn protocol_legend(summary: &Summary) -> Vec<String> {
+    let rows = &summary.protocols;
     let mut out = Vec::new();
-    if summary.protocols.iter().any(|r| r.tls.is_some()) {
+    if rows.iter().any(|r| r.tls.is_some()) {
         out.push(
-            "TLS: the version and cipher the handshakes negotiated. handshakes/s: median of the \
-             laps with a new connection per request (keep-alive: -, one per connection). \
-             resumed: the share of handshakes that resumed a session, where resumption was \
-             asked. server µs/hs and client µs/hs: CPU time per handshake, its request included."
+            "ALPN, TLS, cipher, group: what the handshakes negotiated (the first lap that says; \
+             ALPN -: none agreed)."
                 .to_owned(),
         );
     }
-    if summary.protocols.iter().any(|r| r.h2.is_some()) {
+    if rows.iter().any(|r| r.tls.is_some() && r.new_conn) {
         out.push(
-            "h2/h1: HTTP/2's median req/s over HTTP/1.1's on the same transport (h2 against \
-             HTTPS, h2c against plain HTTP; same server, paths and profile). server max streams: \
-             its SETTINGS_MAX_CONCURRENT_STREAMS. refused: streams reset with REFUSED_STREAM."
+            "hs/s: handshakes per second, median of the laps (one per request: the summary's \
+             req/s). resume: the resumption asked for (--tls-resume); resumed: the share of \
+             handshakes that resumed a session. hs p50/p99 µs: from TCP connected to handshake \
+             done, the median of the laps' figures. srv/cli µs/hs: server/client CPU time per \
+             handshake, its request included."
                 .to_owned(),
         );
+    }
+    if rows.iter().any(|r| r.h2.is_some()) {
+        let mut line = "h2/h1: HTTP/2's median req/s over HTTP/1.1's on the same transport (h2 \
+                        against HTTPS, h2c against plain HTTP; same server, paths and profile). \
+                        max streams: the server's SETTINGS_MAX_CONCURRENT_STREAMS (unlimited: \
+                        its SETTINGS set none). refused: streams reset with REFUSED_STREAM."
+            .to_owned();
+        if rows.iter().any(unreported) {
+            line.push_str(&format!(
+                " {NOT_REPORTED}: not reported by the laps (h2load reports no SETTINGS, GOAWAYs \
+                 or refused streams)."
+            ));
+        }
+        out.push(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverbench_results::Protocol;
+
+    /// A summary with one h2 row whose figures are `h2`.
+    fn h2_summary(h2: H2Figures) -> Summary {
+        let mut summary = crate::full_summary(&[], None, None);
+        summary.protocols = vec![ProtocolRow {
+            scenario: "h2-hello".into(),
+            profile: "c50".into(),
+            server: "python/granian".into(),
+            transport: "h2".into(),
+            protocol: Protocol::H2,
+            new_conn: false,
+            rps: Some(1000.0),
+            tls: None,
+            h2: Some(h2),
+        }];
+        summary
+    }
+
+    /// The H2 table's cells of `column`, as people read them and as the CSV file has them.
+    fn cell(summary: &Summary, column: &str) -> (String, String) {
+        let (heading, grid) = protocol_tables(summary).pop().unwrap();
+        assert_eq!(
+            heading,
+            "HTTP/2 against HTTP/1.1 on the same transport, c50"
+        );
+        let c = grid.columns.iter().position(|c| c.label == column).unwrap();
+        let text = grid.rows[0].cells[c].text.clone();
+        let csv = h2_csv(summary).unwrap();
+        let key = grid.columns[c].key;
+        let k = csv.columns.iter().position(|c| c.key == key).unwrap();
+        (text, csv.rows[0].cells[k].raw.clone())
+    }
+
+    #[test]
+    fn an_h2load_lap_shows_its_stream_limit_as_not_reported_and_says_why() {
+        let summary = h2_summary(H2Figures {
+            streams: 16,
+            ..H2Figures::default()
+        });
+        assert_eq!(cell(&summary, "max streams"), ("n/a".into(), String::new()));
+        assert_eq!(cell(&summary, "GOAWAYs"), ("n/a".into(), String::new()));
+        assert_eq!(cell(&summary, "refused"), ("n/a".into(), String::new()));
+        let legend = protocol_legend(&summary).join("\n");
+        assert!(
+            legend.contains("n/a: not reported by the laps (h2load"),
+            "{legend}"
+        );
+    }
+
+    #[test]
+    fn a_server_that_set_no_limit_is_unlimited_and_needs_no_not_reported_legend() {
+        let summary = h2_summary(H2Figures {
+            streams: 1,
+            max_concurrent_streams: StreamLimit::Unlimited,
+            goaways: Some(0),
+            refused_streams: Some(3),
+            protocol_errors: Some(0),
+            ..H2Figures::default()
+        });
+        let unlimited = ("unlimited".to_owned(), "unlimited".to_owned());
+        assert_eq!(cell(&summary, "max streams"), unlimited);
+        assert_eq!(cell(&summary, "refused"), ("3".into(), "3".into()));
+        let legend = protocol_legend(&summary).join("\n");
+        assert!(legend.contains("unlimited: its SETTINGS set none") && !legend.contains("n/a"));
+    }
+
+    #[test]
+    fn each_load_profile_gets_tables_of_its_own() {
+        let mut summary = h2_summary(H2Figures::default());
+        let mut other = summary.protocols[0].clone();
+        other.profile = "c1".into();
+        summary.protocols.push(other);
+        let headings: Vec<String> = protocol_tables(&summary).into_iter().map(|t| t.0).collect();
+        assert_eq!(
+            headings,
+            [
+                "HTTP/2 against HTTP/1.1 on the same transport, c1",
+                "HTTP/2 against HTTP/1.1 on the same transport, c50"
+            ]
+        );
+    }
 }

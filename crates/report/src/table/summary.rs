@@ -90,10 +90,12 @@ enum Col {
     P999,
     LatencyMax,
     LatencySource,
+    /// `http`, `https new-conn resume=off`, `h2 m16`: as the table titles say.
+    Transport,
 }
 
 /// The CSV columns, in order. Scripts rely on them: only ever append.
-const CSV: [Col; 44] = {
+const CSV: [Col; 45] = {
     use Col::*;
     [
         Suite,
@@ -140,6 +142,7 @@ const CSV: [Col; 44] = {
         P999,
         LatencyMax,
         LatencySource,
+        Transport,
     ]
 };
 
@@ -200,6 +203,7 @@ impl Col {
             Col::Scenario => Cell::plain(&c.table.scenario),
             Col::Profile => Cell::plain(&c.table.profile),
             Col::Mode => Cell::plain(c.table.mode.to_string()),
+            Col::Transport => Cell::plain(super::transport(c.table)),
             Col::Connections => Cell::plain(c.table.connections.to_string()),
             Col::Tool => Cell::plain(s.tool.to_string()),
             Col::Laps => Cell::plain(s.laps.to_string()),
@@ -375,6 +379,7 @@ fn key(col: Col) -> &'static str {
         P999 => "latency_p999_us",
         LatencyMax => "latency_max_us",
         LatencySource => "latency_source",
+        Transport => "transport",
     }
 }
 
