@@ -75,11 +75,7 @@ fn a_gate_that_stays_shut_cancels_the_run() {
     let t = Instant::now();
     let err = run_gated(&cfg, &|_| {}, Some(&|| false)).unwrap_err();
     assert!(matches!(err, EngineError::Cancelled), "{err}");
-    assert!(
-        t.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        t.elapsed()
-    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
 }
 
 #[test]

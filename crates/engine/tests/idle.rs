@@ -15,7 +15,10 @@ fn slow_server() -> std::net::SocketAddr {
 
 #[test]
 fn auto_naps_against_a_slow_server_and_records_spans_that_follow_its_latency() {
+    // 100 connections answered 2 ms late: a response every ~20 µs wakes a blocking thread far
+    // more often than naps of ~62 µs would.
     let mut cfg = http_config(slow_server(), &["/"], true);
+    cfg.connections = 100;
     cfg.stop = Stop::Duration(Duration::from_millis(500));
     let r = run(&cfg);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
@@ -27,6 +30,18 @@ fn auto_naps_against_a_slow_server_and_records_spans_that_follow_its_latency() {
     // 200 µs plus whatever the scheduler adds on a busy machine.
     assert!(idle.nap_us_mean >= 50.0, "{idle:?}");
     assert!(r.latency_us.p50 >= 2000.0, "{:?}", r.latency_us);
+}
+
+#[test]
+fn auto_keeps_blocking_when_responses_come_rarely() {
+    // 2 connections answered 2 ms late: a blocking poll sleeps ~1 ms, longer than naps.
+    let mut cfg = http_config(slow_server(), &["/"], true);
+    cfg.stop = Stop::Duration(Duration::from_millis(500));
+    let r = run(&cfg);
+    let idle = r.idle.unwrap();
+    assert!(r.requests > 100, "{} requests", r.requests);
+    // A few naps may be tried before the trend shows; a napping thread would take thousands.
+    assert!(idle.naps < 100, "{idle:?}");
 }
 
 #[test]

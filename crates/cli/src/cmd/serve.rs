@@ -57,11 +57,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
     let server = catalog.get(&args.server)?;
-    let certs = tempfile::Builder::new()
-        .prefix("serverbench-serve-tls-")
-        .tempdir()
-        .context("creating a folder for the TLS certificate")?;
-    let opts = options(&args, server, &paths, certs.path())?;
+    // One folder per server in the cache, overwritten by the next `serve`: a temporary folder
+    // would outlive every Ctrl-C or SIGTERM (the exit skips destructors).
+    let cert_dir = paths.cache.join("serve-tls").join(slug(&server.id));
+    let opts = options(&args, server, &paths, &cert_dir)?;
     eprintln!("starting {} (log: {})", server.id, opts.log_path.display());
     let mut proc = match process::start(server, &paths, &opts) {
         Ok(p) => p,

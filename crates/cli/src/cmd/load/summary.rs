@@ -128,9 +128,12 @@ fn tls_lines(s: &mut String, t: &TlsResult) {
 
 /// The protocol, streams and what the server's SETTINGS said.
 fn http2_line(s: &mut String, h: &Http2Result) {
-    let limit = match h.max_concurrent_streams {
-        Some(n) => format!("server max {n}"),
-        None => "no server limit".to_string(),
+    // The initial window is in every SETTINGS (its default when not sent): without it, none
+    // arrived, which says nothing about a limit.
+    let limit = match (h.max_concurrent_streams, h.initial_window_size) {
+        (Some(n), _) => format!("server max {n}"),
+        (None, Some(_)) => "no server limit".to_string(),
+        (None, None) => "no server SETTINGS received".to_string(),
     };
     let window = h
         .initial_window_size
@@ -315,6 +318,25 @@ mod tests {
             "{line}"
         );
         assert!(line.chars().count() <= 120, "{line}");
+    }
+
+    #[test]
+    fn http2_without_the_servers_settings_does_not_claim_there_is_no_limit() {
+        let mut h2 = Http2Result {
+            protocol: "h2c".into(),
+            streams: 10,
+            ..Default::default()
+        };
+        let mut out = String::new();
+        http2_line(&mut out, &h2);
+        assert!(out.contains("no server SETTINGS received"), "{out}");
+        h2.initial_window_size = Some(65_535);
+        out.clear();
+        http2_line(&mut out, &h2);
+        assert!(
+            out.contains("no server limit, server window 65535"),
+            "{out}"
+        );
     }
 
     #[test]
