@@ -191,13 +191,17 @@ impl Napper {
         (span >= MIN_NAP.as_nanos() as u64).then_some(span)
     }
 
-    /// A poll returned after `slept_ns` (blocking or not), with or without events: `auto`
-    /// decides whether to nap or block from here on.
+    /// A poll that started at `started_ns` (monotonic) returned, with or without events:
+    /// `auto` decides whether to nap or block from here on (the other policies read no clock).
     #[inline]
-    pub fn polled(&mut self, slept_ns: u64, empty: bool) {
-        if self.policy != Idle::Auto {
-            return;
+    pub fn polled(&mut self, started_ns: u64, empty: bool) {
+        if self.policy == Idle::Auto {
+            self.adapt(crate::sys::now_ns().saturating_sub(started_ns), empty);
         }
+    }
+
+    /// `auto`: a poll slept `slept_ns` and found events or none.
+    fn adapt(&mut self, slept_ns: u64, empty: bool) {
         let ewma =
             |mean: u64, x: u64| (mean as i64 + ((x as i64 - mean as i64) >> EWMA_SHIFT)) as u64;
         if self.napping {
@@ -268,7 +272,7 @@ mod tests {
     fn auto_naps_once_blocking_polls_sleep_less_than_half_a_nap() {
         let mut n = Napper::new(Idle::Auto, true);
         n.observe(3_200_000); // naps of 100 µs
-        n.polled(30_000, false);
+        n.adapt(30_000, false);
         assert_eq!(n.span_ns(), Some(100_000), "woken every 30 µs: nap");
     }
 
@@ -278,7 +282,7 @@ mod tests {
         let mut n = Napper::new(Idle::Auto, true);
         n.observe(3_200_000);
         for _ in 0..1_000 {
-            n.polled(2_000_000, false);
+            n.adapt(2_000_000, false);
         }
         assert_eq!(n.span_ns(), None);
     }
@@ -287,22 +291,22 @@ mod tests {
     fn auto_blocks_again_when_most_naps_find_nothing() {
         let mut n = Napper::new(Idle::Auto, true);
         n.observe(3_200_000);
-        n.polled(10_000, false);
+        n.adapt(10_000, false);
         assert!(n.span_ns().is_some());
         // Each nap followed by an empty poll (then another nap): wasted.
         let mut naps = 0;
         while n.span_ns().is_some() {
             n.after_nap = true;
-            n.polled(0, true);
+            n.adapt(0, true);
             naps += 1;
             assert!(naps < 100, "still napping after {naps} wasted naps");
         }
         assert!(naps > 5, "one wasted nap is not a trend ({naps})");
         // Naps that find events keep it napping.
-        n.polled(10_000, false);
+        n.adapt(10_000, false);
         for _ in 0..1_000 {
             n.after_nap = true;
-            n.polled(0, false);
+            n.adapt(0, false);
         }
         assert!(n.span_ns().is_some());
     }
@@ -311,7 +315,7 @@ mod tests {
     fn auto_blocks_for_fast_servers_and_caps_slow_ones() {
         let mut fast = Napper::new(Idle::Auto, true);
         fast.observe(200_000); // 200 µs: a 6 µs nap would save nothing
-        fast.polled(1_000, false);
+        fast.adapt(1_000, false);
         assert_eq!(fast.span_ns(), None);
         let mut slow = Napper::new(Idle::Auto, true);
         slow.observe(1_000_000_000);

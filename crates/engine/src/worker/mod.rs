@@ -263,8 +263,7 @@ impl<'a> Worker<'a> {
                     return Err(e);
                 }
             }
-            self.napper
-                .polled(sys::now_ns().saturating_sub(now), events.is_empty());
+            self.napper.polled(now, events.is_empty());
             if let (Some(ns), true) = (nap, events.is_empty()) {
                 self.napper.nap(ns.min(self.end - now));
             }
