@@ -171,6 +171,7 @@ fn group(temp_key: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::{http, https_target};
     use serverbench_results::Mode;
 
     #[test]
@@ -224,33 +225,13 @@ mod tests {
         );
     }
 
-    fn target() -> Target {
-        Target {
-            host: "127.0.0.1".into(),
-            port: 8080,
-            echo_port: None,
-            tls_port: Some(8443),
-            ca_file: None,
-        }
-    }
-
-    fn hello(protocol: Protocol, tls: bool, streams: Option<u32>) -> LoadParams {
-        LoadParams {
-            paths: vec!["/hello".into()],
-            connections: 10,
-            threads: 1,
-            duration_s: Some(2.0),
-            pipeline: 1,
-            protocol,
-            tls,
-            streams,
-            ..LoadParams::default()
-        }
-    }
-
     #[test]
     fn h2_goes_over_tls_h2c_over_http_and_https_h1_keeps_h1() {
-        let a = |p: LoadParams| args(&p, &target()).unwrap().join(" ");
+        let a = |p: LoadParams| args(&p, &https_target()).unwrap().join(" ");
+        let hello = |protocol, tls, streams| LoadParams {
+            streams,
+            ..http(protocol, tls)
+        };
         assert_eq!(
             a(hello(Protocol::H2, true, Some(16))),
             "-c 10 -t 1 -m 16 -D 2000ms https://127.0.0.1:8443/hello"

@@ -260,7 +260,7 @@ pub(crate) fn mbps(bytes: Option<u64>, secs: Option<f64>) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -325,7 +325,8 @@ mod tests {
         }
     }
 
-    fn https_target() -> Target {
+    /// A server on 127.0.0.1 with HTTP on 8080 and TLS on 8443 (shared with the tools' tests).
+    pub(crate) fn https_target() -> Target {
         Target {
             host: "127.0.0.1".into(),
             port: 8080,
@@ -335,7 +336,8 @@ mod tests {
         }
     }
 
-    fn http(protocol: Protocol, tls: bool) -> LoadParams {
+    /// `/hello`, 10 connections, 1 thread, 2 s, over `protocol` (shared with the tools' tests).
+    pub(crate) fn http(protocol: Protocol, tls: bool) -> LoadParams {
         LoadParams {
             paths: vec!["/hello".into()],
             connections: 10,
