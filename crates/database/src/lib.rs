@@ -8,6 +8,7 @@
 
 mod cluster;
 mod config;
+mod fortunes;
 mod layout;
 mod process;
 mod query;
@@ -16,6 +17,7 @@ mod url;
 
 pub use cluster::{Cluster, ClusterStatus, Prepared, RunningDb};
 pub use config::{Config, DEFAULT_PORT};
+pub use fortunes::read_fortunes;
 pub use layout::Layout;
 pub use query::{connect, read_worlds, reset_statements, World};
 pub use stats::{classify, Snapshot, StatementDelta, StatementKind, StatementRow, StatementStats};

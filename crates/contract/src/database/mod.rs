@@ -10,6 +10,7 @@
 
 pub mod audit;
 pub mod fortunes;
+pub mod pg;
 pub mod rows;
 
 use super::diff::Diff;

@@ -1,0 +1,137 @@
+//! verify's database checks against small servers of our own on a real PostgreSQL (a private
+//! cluster started for this test on a port of its own): a correct server passes; a caching one,
+//! an `IN (…)` one, one that does not escape fortunes, one that skips its updates and one that
+//! makes rows up each fail with their own message.
+//!
+//! PostgreSQL 15 must be installed (Debian's postgresql-15); without it the test fails and says
+//! why, unless SERVERBENCH_SKIP_DB=1 is set (then it prints that it skipped).
+
+mod db_servers;
+
+use db_servers::{serve, Flaw};
+use serverbench_catalog::Feature;
+use serverbench_contract::database::{check_all, pg::PgReferee};
+use serverbench_contract::Check;
+use serverbench_database::{Cluster, Config, RunningDb, PG_BIN};
+
+const FEATURES: [Feature; 4] = [
+    Feature::Db,
+    Feature::Queries,
+    Feature::Fortunes,
+    Feature::Updates,
+];
+
+/// A private cluster in a fresh cache folder on a free port, or `None` (with the reason
+/// printed) when SERVERBENCH_SKIP_DB=1 and PostgreSQL is missing.
+fn database() -> Option<(tempfile::TempDir, RunningDb)> {
+    let postgres = std::path::Path::new(PG_BIN).join("postgres");
+    if !postgres.exists() {
+        let why = format!(
+            "{} is missing (install Debian's postgresql-15)",
+            postgres.display()
+        );
+        if std::env::var("SERVERBENCH_SKIP_DB").as_deref() == Ok("1") {
+            eprintln!("skipped: {why}; SERVERBENCH_SKIP_DB=1");
+            return None;
+        }
+        panic!("{why}; set SERVERBENCH_SKIP_DB=1 to skip the database tests");
+    }
+    let cache = tempfile::Builder::new()
+        .prefix("serverbench-verify-db")
+        .tempdir()
+        .expect("a cache folder");
+    make_reachable(cache.path());
+    let mut config = Config::new(cache.path()).size_for_pool(8);
+    config.port = free_port();
+    config.shared_buffers_mb = 32;
+    config.install = false;
+    let cluster = Cluster::prepare(&config).expect("a private cluster prepared");
+    let db = cluster.start().expect("the private cluster started");
+    Some((cache, db))
+}
+
+/// The postgres user must reach the cluster's folder under the temporary one.
+fn make_reachable(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    l.local_addr().expect("its address").port()
+}
+
+/// The failed checks as `name: what: expected X, got Y` lines.
+fn failures(checks: &[Check]) -> Vec<String> {
+    checks
+        .iter()
+        .filter(|c| !c.passed())
+        .flat_map(|c| {
+            c.diffs
+                .iter()
+                .map(move |d| format!("{}: {}", c.name, d.render()))
+        })
+        .collect()
+}
+
+fn verify(db: &RunningDb, flaw: Flaw) -> Vec<String> {
+    let addr = serve(&db.url(), flaw);
+    let mut referee = PgReferee::connect(&db.url()).expect("verify connects to the database");
+    let checks = check_all(addr, &FEATURES, &mut referee);
+    assert_eq!(checks.len(), 17, "{flaw:?}: the checks that ran");
+    failures(&checks)
+}
+
+/// True when one failure line starts with `check` and contains `says`.
+fn fails_with(lines: &[String], check: &str, says: &str) -> bool {
+    lines
+        .iter()
+        .any(|l| l.starts_with(check) && l.contains(says))
+}
+
+#[test]
+fn a_correct_server_passes_and_each_deliberately_wrong_one_fails_with_its_own_message() {
+    let Some((_cache, db)) = database() else {
+        return;
+    };
+    let correct = verify(&db, Flaw::None);
+    assert!(
+        correct.is_empty(),
+        "the correct server failed:\n{}",
+        correct.join("\n")
+    );
+
+    let cases: [(Flaw, &str, &str); 6] = [
+        (
+            Flaw::Cache,
+            "query audit: 50 × GET /db",
+            "single-row SELECTs on world: expected 50 (±2), got PostgreSQL ran 0 (a cache?)",
+        ),
+        (
+            Flaw::InList,
+            "query audit: 20 × GET /queries?queries=20",
+            "multi-row SELECTs on world: expected 0 (one SELECT per row), got PostgreSQL ran 20",
+        ),
+        (Flaw::NoEscape, "GET /fortunes", "an unescaped <script>"),
+        (
+            Flaw::SkipUpdates,
+            "GET /updates?queries=20",
+            "(not written?)",
+        ),
+        (
+            Flaw::SkipUpdates,
+            "query audit: 20 × GET /updates?queries=20",
+            "(updates skipped?)",
+        ),
+        (Flaw::MadeUp, "GET /db, 20 times", "(made up?)"),
+    ];
+    for (flaw, check, says) in cases {
+        let lines = verify(&db, flaw);
+        assert!(
+            fails_with(&lines, check, says),
+            "{flaw:?}: no failure of {check:?} saying {says:?} in:\n{}",
+            lines.join("\n")
+        );
+    }
+    db.stop().expect("the private cluster stopped");
+}
