@@ -8,11 +8,11 @@
 
 mod db_servers;
 
-use db_servers::{serve, Flaw};
+use db_servers::{database, serve, Flaw};
 use serverbench_catalog::Feature;
 use serverbench_contract::database::{check_all, pg::PgReferee};
 use serverbench_contract::Check;
-use serverbench_database::{Cluster, Config, RunningDb, PG_BIN};
+use serverbench_database::RunningDb;
 
 const FEATURES: [Feature; 4] = [
     Feature::Db,
@@ -20,46 +20,6 @@ const FEATURES: [Feature; 4] = [
     Feature::Fortunes,
     Feature::Updates,
 ];
-
-/// A private cluster in a fresh cache folder on a free port, or `None` (with the reason
-/// printed) when SERVERBENCH_SKIP_DB=1 and PostgreSQL is missing.
-fn database() -> Option<(tempfile::TempDir, RunningDb)> {
-    let postgres = std::path::Path::new(PG_BIN).join("postgres");
-    if !postgres.exists() {
-        let why = format!(
-            "{} is missing (install Debian's postgresql-15)",
-            postgres.display()
-        );
-        if std::env::var("SERVERBENCH_SKIP_DB").as_deref() == Ok("1") {
-            eprintln!("skipped: {why}; SERVERBENCH_SKIP_DB=1");
-            return None;
-        }
-        panic!("{why}; set SERVERBENCH_SKIP_DB=1 to skip the database tests");
-    }
-    let cache = tempfile::Builder::new()
-        .prefix("serverbench-verify-db")
-        .tempdir()
-        .expect("a cache folder");
-    make_reachable(cache.path());
-    let mut config = Config::new(cache.path()).size_for_pool(8);
-    config.port = free_port();
-    config.shared_buffers_mb = 32;
-    config.install = false;
-    let cluster = Cluster::prepare(&config).expect("a private cluster prepared");
-    let db = cluster.start().expect("the private cluster started");
-    Some((cache, db))
-}
-
-/// The postgres user must reach the cluster's folder under the temporary one.
-fn make_reachable(dir: &std::path::Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    l.local_addr().expect("its address").port()
-}
 
 /// The failed checks as `name: what: expected X, got Y` lines.
 fn failures(checks: &[Check]) -> Vec<String> {

@@ -1,8 +1,9 @@
 //! Small HTTP/1.1 servers of the database workloads on a real PostgreSQL, one correct and some
 //! deliberately wrong ([`Flaw`]), for verify's tests. Threads and a blocking client: a pool of
-//! connections shared by the connection threads; they die with the test process.
+//! connections shared by the connection threads; they die with the test process. Also the
+//! private cluster they use ([`database`]). Shared with the CLI's tests (`#[path]`).
 
-use serverbench_database::{connect, DbUrl};
+use serverbench_database::{connect, Cluster, Config, DbUrl, RunningDb, PG_BIN};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -215,4 +216,44 @@ fn row_json((id, n): (i32, i32)) -> String {
 fn rows_json(rows: &[(i32, i32)]) -> String {
     let items: Vec<String> = rows.iter().map(|r| row_json(*r)).collect();
     format!("[{}]", items.join(","))
+}
+
+/// A private cluster in a fresh cache folder on a free port, or `None` (with the reason
+/// printed) when SERVERBENCH_SKIP_DB=1 and PostgreSQL is missing.
+pub fn database() -> Option<(tempfile::TempDir, RunningDb)> {
+    let postgres = std::path::Path::new(PG_BIN).join("postgres");
+    if !postgres.exists() {
+        let why = format!(
+            "{} is missing (install Debian's postgresql-15)",
+            postgres.display()
+        );
+        if std::env::var("SERVERBENCH_SKIP_DB").as_deref() == Ok("1") {
+            eprintln!("skipped: {why}; SERVERBENCH_SKIP_DB=1");
+            return None;
+        }
+        panic!("{why}; set SERVERBENCH_SKIP_DB=1 to skip the database tests");
+    }
+    let cache = tempfile::Builder::new()
+        .prefix("serverbench-verify-db")
+        .tempdir()
+        .expect("a cache folder");
+    make_reachable(cache.path());
+    let mut config = Config::new(cache.path()).size_for_pool(8);
+    config.port = free_port();
+    config.shared_buffers_mb = 32;
+    config.install = false;
+    let cluster = Cluster::prepare(&config).expect("a private cluster prepared");
+    let db = cluster.start().expect("the private cluster started");
+    Some((cache, db))
+}
+
+/// The postgres user must reach the cluster's folder under the temporary one.
+fn make_reachable(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    l.local_addr().expect("its address").port()
 }
