@@ -85,10 +85,11 @@ fn a_correct_server_passes_and_each_deliberately_wrong_one_fails_with_its_own_me
         ),
         (Flaw::MadeUp, "GET /db, 20 times", "(made up?)"),
     ];
+    let mut seen = std::collections::HashMap::new();
     for (flaw, check, says) in cases {
-        let lines = verify(&db, flaw);
+        let lines = seen.entry(flaw).or_insert_with(|| verify(&db, flaw));
         assert!(
-            fails_with(&lines, check, says),
+            fails_with(lines, check, says),
             "{flaw:?}: no failure of {check:?} saying {says:?} in:\n{}",
             lines.join("\n")
         );

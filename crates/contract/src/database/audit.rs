@@ -82,23 +82,35 @@ pub fn check(addr: SocketAddr, f: Feature, referee: &mut dyn Referee) -> Check {
     }
     std::thread::sleep(SETTLE);
     match referee.since_mark() {
-        Ok(ran) => Check::new(name, judge(&plan, &ran)).with_note(describe(&ran)),
+        Ok(ran) => Check::new(name, judge(&plan, &ran)).with_note(describe(&plan, &ran)),
         Err(e) => Check::new(name, vec![Diff::new("pg_stat_statements", "a snapshot", e)]),
     }
 }
 
-/// What PostgreSQL ran, for the record.
-pub fn describe(s: &Statements) -> String {
-    format!(
-        "PostgreSQL ran {} single-row and {} multi-row SELECTs on world, {} UPDATEs ({} rows), \
-         {} SELECTs on fortune, {} other",
-        s.world_single_reads,
-        s.world_multi_reads,
-        s.world_updates,
-        s.world_rows_updated,
-        s.fortune_reads,
-        s.other
-    )
+/// What PostgreSQL ran, for the record: the counts the plan is judged on (short enough for a
+/// line of `verify`), and the other statements when there were any.
+pub fn describe(plan: &Plan, s: &Statements) -> String {
+    let mut parts = Vec::new();
+    if plan.world_reads > 0 {
+        parts.push(format!("{} single-row SELECTs", s.world_single_reads));
+    }
+    if plan.rows_updated > 0 {
+        parts.push(format!(
+            "{} UPDATEs ({} rows)",
+            s.world_updates, s.world_rows_updated
+        ));
+    }
+    let mut text = format!("PostgreSQL ran {}", parts.join(", "));
+    if !parts.is_empty() {
+        text.push_str(" on world");
+    }
+    if plan.fortune_reads > 0 {
+        text.push_str(&format!("{} SELECTs on fortune", s.fortune_reads));
+    }
+    if s.other > 0 {
+        text.push_str(&format!("; {} other", s.other));
+    }
+    text
 }
 
 /// The differences between what a plan implies and what PostgreSQL ran.
@@ -262,6 +274,19 @@ mod tests {
         assert!(judge(&p, &ran(400, 0, 400, 400, 0)).is_empty());
         let d = judge(&p, &ran(400, 0, 0, 0, 0));
         assert!(d[0].got.contains("updates skipped?"), "{d:?}");
+    }
+
+    #[test]
+    fn the_note_names_the_counts_the_plan_is_judged_on() {
+        let u = describe(&plan(Feature::Updates).unwrap(), &ran(400, 0, 20, 400, 0));
+        assert_eq!(
+            u,
+            "PostgreSQL ran 400 single-row SELECTs, 20 UPDATEs (400 rows) on world"
+        );
+        let mut s = ran(0, 0, 0, 0, 20);
+        s.other = 3;
+        let f = describe(&plan(Feature::Fortunes).unwrap(), &s);
+        assert_eq!(f, "PostgreSQL ran 20 SELECTs on fortune; 3 other");
     }
 
     #[test]
