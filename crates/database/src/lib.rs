@@ -14,9 +14,10 @@ mod query;
 mod stats;
 mod url;
 
-pub use cluster::{Cluster, ClusterStatus, Prepared, RunningDb};
+pub use cluster::{env_for, Cluster, ClusterStatus, Prepared, RunningDb};
 pub use config::{Config, DEFAULT_PORT};
 pub use layout::Layout;
+pub use process::PostmasterPid;
 pub use query::{connect, read_worlds, reset_statements, World};
 pub use stats::{classify, Snapshot, StatementDelta, StatementKind, StatementRow, StatementStats};
 pub use url::{DbUrl, UrlError};
@@ -127,6 +128,12 @@ impl DbError {
         let path = path.into();
         move |source| DbError::Io { path, source }
     }
+}
+
+/// Stops the postmaster `pid` (one found in a [`ClusterStatus`]): a fast shutdown, escalating to
+/// SIGQUIT then SIGKILL of its process group; returns once it is gone.
+pub fn stop_pid(pid: u32) -> Result<()> {
+    process::stop(pid, None)
 }
 
 /// A result with [`DbError`].
