@@ -59,6 +59,10 @@ impl Cluster {
         ensure_installed(config.install)?;
         remove_old_versions(&config.cache)?;
         let layout = Layout::new(&config.cache, config.port);
+        // A taken port fails before minutes of initdb, not after.
+        if process::read_postmaster_pid(&layout.data()).is_none() {
+            check_port_free(config)?;
+        }
         let old_stamp = fs::read_to_string(layout.stamp_file()).ok();
         let prepared = match &old_stamp {
             Some(s) if *s == current_stamp() && layout.data().join("PG_VERSION").exists() => {
