@@ -138,3 +138,34 @@ pub fn stop_pid(pid: u32) -> Result<()> {
 
 /// A result with [`DbError`].
 pub type Result<T> = std::result::Result<T, DbError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgresql_not_installable_names_the_package_in_one_line() {
+        let e = DbError::NotInstallable {
+            package: "postgresql-15 postgresql-contrib".into(),
+            source: serverbench_provision::ProvisionError::NotRoot {
+                packages: "postgresql-15 postgresql-contrib".into(),
+            },
+        };
+        let text = e.to_string();
+        assert!(!text.contains('\n'));
+        assert!(
+            text.contains("(package postgresql-15 postgresql-contrib)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sudo apt-get install postgresql-15 postgresql-contrib"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_schema_is_the_contracts_file() {
+        assert!(SCHEMA_SQL.contains("CREATE TABLE world"));
+        assert!(SCHEMA_SQL.contains("CREATE TABLE fortune"));
+    }
+}
