@@ -390,7 +390,7 @@ fn program(name: &str) -> Result<PathBuf> {
     }
 }
 
-/// Removes `postgres/<n>` folders of other schema versions (stopping their postmaster).
+/// Removes `postgres/<n>` folders of older schema versions (stopping their postmaster).
 fn remove_old_versions(cache: &Path) -> Result<()> {
     let Ok(entries) = fs::read_dir(cache.join("postgres")) else {
         return Ok(());
@@ -400,7 +400,8 @@ fn remove_old_versions(cache: &Path) -> Result<()> {
         let Some(v) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
-        if v == crate::SCHEMA_VERSION {
+        // A newer version's cluster belongs to a newer serverbench: left alone.
+        if v >= crate::SCHEMA_VERSION {
             continue;
         }
         let old = Layout {
