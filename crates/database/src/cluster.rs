@@ -59,6 +59,10 @@ impl Cluster {
         ensure_installed(config.install)?;
         remove_old_versions(&config.cache)?;
         let layout = Layout::new(&config.cache, config.port);
+        // A taken port fails before minutes of initdb, not after.
+        if process::read_postmaster_pid(&layout.data()).is_none() {
+            check_port_free(config)?;
+        }
         let old_stamp = fs::read_to_string(layout.stamp_file()).ok();
         let prepared = match &old_stamp {
             Some(s) if *s == current_stamp() && layout.data().join("PG_VERSION").exists() => {
@@ -386,7 +390,7 @@ fn program(name: &str) -> Result<PathBuf> {
     }
 }
 
-/// Removes `postgres/<n>` folders of other schema versions (stopping their postmaster).
+/// Removes `postgres/<n>` folders of older schema versions (stopping their postmaster).
 fn remove_old_versions(cache: &Path) -> Result<()> {
     let Ok(entries) = fs::read_dir(cache.join("postgres")) else {
         return Ok(());
@@ -396,7 +400,8 @@ fn remove_old_versions(cache: &Path) -> Result<()> {
         let Some(v) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
-        if v == crate::SCHEMA_VERSION {
+        // A newer version's cluster belongs to a newer serverbench: left alone.
+        if v >= crate::SCHEMA_VERSION {
             continue;
         }
         let old = Layout {

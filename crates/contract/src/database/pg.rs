@@ -12,7 +12,7 @@ use serverbench_database::{
 pub struct PgReferee {
     client: postgres::Client,
     url: DbUrl,
-    mark: Option<Snapshot>,
+    mark: Option<(Snapshot, i64)>,
 }
 
 impl std::fmt::Debug for PgReferee {
@@ -33,26 +33,23 @@ impl PgReferee {
         })
     }
 
-    fn snapshot(&mut self) -> Result<Snapshot, String> {
+    /// A snapshot, and the calls of this database's statements the role may not see (their
+    /// text and id are hidden; their calls are not).
+    fn snapshot(&mut self) -> Result<(Snapshot, i64), String> {
         let hidden: i64 = self
             .client
             .query_one(
-                "/* serverbench */ SELECT count(*) FROM pg_stat_statements WHERE queryid IS NULL",
+                "/* serverbench */ SELECT coalesce(sum(s.calls), 0)::int8 FROM pg_stat_statements \
+                 AS s JOIN pg_database AS d ON d.oid = s.dbid \
+                 WHERE d.datname = current_database() AND s.queryid IS NULL",
                 &[],
             )
             .map_err(|e| format!("pg_stat_statements on {}: {e}", self.url))?
             .get(0);
-        if hidden > 0 {
-            return Err(format!(
-                "{hidden} statements of pg_stat_statements are hidden from role {} (use the \
-                 server's role, or GRANT pg_read_all_stats TO {})",
-                self.url.user, self.url.user
-            ));
-        }
-        Snapshot::take(&mut self.client).map_err(|e| e.to_string())
+        let snapshot = Snapshot::take(&mut self.client).map_err(|e| e.to_string())?;
+        Ok((snapshot, hidden))
     }
 }
-
 /// The audit's counts from a delta of `pg_stat_statements`.
 pub fn statements(delta: &StatementDelta) -> Statements {
     let by = delta.by_kind();
@@ -84,8 +81,17 @@ impl Referee for PgReferee {
     }
 
     fn since_mark(&mut self) -> Result<Statements, String> {
-        let before = self.mark.take().ok_or("no mark taken before")?;
-        let after = self.snapshot()?;
+        let (before, hidden_before) = self.mark.take().ok_or("no mark taken before")?;
+        let (after, hidden_after) = self.snapshot()?;
+        if hidden_after > hidden_before {
+            return Err(format!(
+                "{} statements ran that role {} may not see in pg_stat_statements (use the \
+                 server's role, or GRANT pg_read_all_stats TO {})",
+                hidden_after - hidden_before,
+                self.url.user,
+                self.url.user
+            ));
+        }
         Ok(statements(&before.delta(&after)))
     }
 }
