@@ -20,10 +20,10 @@ pub fn needs_database(server: &Server) -> bool {
     server.manifest.implements.iter().any(|f| f.is_database())
 }
 
-/// Prepares and starts the private cluster in the cache folder; a failure is the failed
-/// `database` check.
+/// Prepares and starts the private cluster in the cache folder, on a free port of its own (the
+/// data are the same on any port); a failure is the failed `database` check.
 pub fn start(paths: &Paths) -> Result<RunningDb, Check> {
-    let failed = |e: DbError| {
+    let failed = |e: &dyn std::fmt::Display| {
         let d = Diff::new(
             "PostgreSQL",
             "serverbench's private cluster running",
@@ -31,8 +31,9 @@ pub fn start(paths: &Paths) -> Result<RunningDb, Check> {
         );
         Check::new("database", vec![d])
     };
-    let config = Config::new(&paths.cache).size_for_pool(VERIFY_POOL);
-    let cluster = Cluster::prepare(&config).map_err(failed)?;
+    let mut config = Config::new(&paths.cache).size_for_pool(VERIFY_POOL);
+    config.port = crate::process::free_port("127.0.0.1").map_err(|e| failed(&e))?;
+    let cluster = Cluster::prepare(&config).map_err(|e| failed(&e))?;
     cluster.start().map_err(|e| match e {
         DbError::AlreadyRunning { pid, port } => {
             let d = Diff::new(
@@ -44,7 +45,7 @@ pub fn start(paths: &Paths) -> Result<RunningDb, Check> {
             );
             Check::new("database", vec![d])
         }
-        e => failed(e),
+        e => failed(&e),
     })
 }
 

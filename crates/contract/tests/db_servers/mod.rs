@@ -218,20 +218,29 @@ fn rows_json(rows: &[(i32, i32)]) -> String {
     format!("[{}]", items.join(","))
 }
 
+/// True (with the reason printed) when PostgreSQL 15 is missing and SERVERBENCH_SKIP_DB=1;
+/// missing without that switch, the test fails and says why.
+pub fn skip_without_postgres() -> bool {
+    let postgres = std::path::Path::new(PG_BIN).join("postgres");
+    if postgres.exists() {
+        return false;
+    }
+    let why = format!(
+        "{} is missing (install Debian's postgresql-15)",
+        postgres.display()
+    );
+    if std::env::var("SERVERBENCH_SKIP_DB").as_deref() == Ok("1") {
+        eprintln!("skipped: {why}; SERVERBENCH_SKIP_DB=1");
+        return true;
+    }
+    panic!("{why}; set SERVERBENCH_SKIP_DB=1 to skip the database tests");
+}
+
 /// A private cluster in a fresh cache folder on a free port, or `None` (with the reason
 /// printed) when SERVERBENCH_SKIP_DB=1 and PostgreSQL is missing.
 pub fn database() -> Option<(tempfile::TempDir, RunningDb)> {
-    let postgres = std::path::Path::new(PG_BIN).join("postgres");
-    if !postgres.exists() {
-        let why = format!(
-            "{} is missing (install Debian's postgresql-15)",
-            postgres.display()
-        );
-        if std::env::var("SERVERBENCH_SKIP_DB").as_deref() == Ok("1") {
-            eprintln!("skipped: {why}; SERVERBENCH_SKIP_DB=1");
-            return None;
-        }
-        panic!("{why}; set SERVERBENCH_SKIP_DB=1 to skip the database tests");
+    if skip_without_postgres() {
+        return None;
     }
     let cache = tempfile::Builder::new()
         .prefix("serverbench-verify-db")
@@ -248,7 +257,7 @@ pub fn database() -> Option<(tempfile::TempDir, RunningDb)> {
 }
 
 /// The postgres user must reach the cluster's folder under the temporary one.
-fn make_reachable(dir: &std::path::Path) {
+pub fn make_reachable(dir: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod 755");
 }
