@@ -9,6 +9,8 @@
 //! database.
 
 pub mod audit;
+#[cfg(test)]
+mod fake;
 pub mod fortunes;
 pub mod pg;
 pub mod rows;
@@ -132,5 +134,39 @@ mod tests {
         ] {
             assert_eq!(clamp_queries(v), n, "{v:?}");
         }
+    }
+
+    const ALL: [Feature; 4] = [
+        Feature::Db,
+        Feature::Queries,
+        Feature::Fortunes,
+        Feature::Updates,
+    ];
+
+    #[test]
+    fn a_correct_server_on_a_memory_database_passes_every_database_check() {
+        let (addr, mut referee) = fake::serve(false);
+        let checks = check_all(addr, &ALL, &mut referee);
+        assert_eq!(checks.len(), 17);
+        let failed: Vec<&Check> = checks.iter().filter(|c| !c.passed()).collect();
+        assert!(failed.is_empty(), "{failed:#?}");
+    }
+
+    #[test]
+    fn a_caching_server_on_a_memory_database_fails_the_audits_of_its_reads() {
+        let (addr, mut referee) = fake::serve(true);
+        let checks = check_all(addr, &[Feature::Db, Feature::Fortunes], &mut referee);
+        let failed: Vec<&str> = checks
+            .iter()
+            .filter(|c| !c.passed())
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(failed, ["query audit: 50 × GET /db"]);
+    }
+
+    #[test]
+    fn no_database_feature_means_no_database_check() {
+        let (addr, mut referee) = fake::serve(false);
+        assert!(check_all(addr, &[Feature::Hello], &mut referee).is_empty());
     }
 }
