@@ -56,13 +56,15 @@ impl Cluster {
     /// of older schema versions, initialises this version's cluster when absent or of another
     /// stamp (loading `spec/database.sql`), and writes its configuration from `config`.
     pub fn prepare(config: &Config) -> Result<Cluster> {
-        ensure_installed(config.install)?;
-        remove_old_versions(&config.cache)?;
-        let layout = Layout::new(&config.cache, config.port);
-        // A taken port fails before minutes of initdb, not after.
-        if process::read_postmaster_pid(&layout.data()).is_none() {
+        // A taken port fails before an install and initdb, not after.
+        let before = Layout::new(&config.cache, config.port);
+        if process::read_postmaster_pid(&before.data()).is_none() {
             check_port_free(config)?;
         }
+        ensure_installed(config.install)?;
+        remove_old_versions(&config.cache)?;
+        // Again: the `postgres` user, who decides where the data can live, may be new.
+        let layout = Layout::new(&config.cache, config.port);
         let old_stamp = fs::read_to_string(layout.stamp_file()).ok();
         let prepared = match &old_stamp {
             Some(s) if *s == current_stamp() && layout.data().join("PG_VERSION").exists() => {
