@@ -8,6 +8,7 @@
 
 mod cluster;
 mod config;
+mod init;
 mod layout;
 mod process;
 mod query;
