@@ -24,9 +24,15 @@ CLIENTS=${CLIENTS:-16}
 PGBENCH=/usr/lib/postgresql/15/bin/pgbench
 
 CACHE=$(mktemp -d /tmp/serverbench-dbfloor.XXXXXX)
+chmod 755 "$CACHE" # mktemp's 0700 would keep the postgres user out (the data would go to /var/tmp)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export SERVERBENCH_CACHE=$CACHE SERVERBENCH_ROOT=$ROOT
-cleanup() { "$SB" db down --db-port "$PORT" >/dev/null 2>&1 || true; rm -rf "$CACHE"; }
+cleanup() {
+  "$SB" db down --db-port "$PORT" >/dev/null 2>&1 || true
+  home=$(cat "$CACHE"/postgres/*/home 2>/dev/null || true)
+  case "$home" in /var/tmp/serverbench-postgres/*) rm -rf "$home" ;; esac
+  rm -rf "$CACHE"
+}
 trap cleanup EXIT INT TERM
 
 "$SB" db up --db-port "$PORT" --db-cpus 0 >/dev/null

@@ -9,6 +9,7 @@
 mod cluster;
 mod config;
 mod fortunes;
+mod init;
 mod layout;
 mod process;
 mod query;
