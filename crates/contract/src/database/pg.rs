@@ -85,10 +85,9 @@ impl Referee for PgReferee {
         let (after, hidden_after) = self.snapshot()?;
         if hidden_after > hidden_before {
             return Err(format!(
-                "{} statements ran that role {} may not see in pg_stat_statements (use the \
-                 server's role, or GRANT pg_read_all_stats TO {})",
+                "{} statements hidden from role {} (use the server's role, or grant it \
+                 pg_read_all_stats)",
                 hidden_after - hidden_before,
-                self.url.user,
                 self.url.user
             ));
         }
