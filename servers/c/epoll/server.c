@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "server.h"
 
 #define RBUF_INIT ((size_t)16 * 1024)
@@ -60,6 +61,7 @@ static void conn_close(struct conn *c)
 
 static void conn_free(struct conn *c)
 {
+    free(c->job.rows);
     free(c->rbuf);
     free(c->wbuf);
     free(c);
@@ -204,6 +206,29 @@ static int ensure_rbuf(struct conn *c, size_t need)
     return 0;
 }
 
+/* Hands a database request to db.c (the connection then waits, as for /pingpong); answers at
+ * once (404 without DATABASE_URL, 500 when no database connection can take it) and returns 0
+ * when it cannot be sent. */
+static int db_start(struct conn *c, const struct request *req)
+{
+    enum route answer = R_NOT_FOUND;
+    if (db_enabled()) {
+        c->job.route = req->route;
+        c->job.mode = req->mode;
+        c->job.head_only = req->head_only;
+        c->job.n = req->route == R_QUERIES || req->route == R_UPDATES ? req->queries : 1;
+        c->waiting = 1;
+        if (db_submit(c) == 0)
+            return 1;
+        c->waiting = 0;
+        answer = R_SERVER_ERROR;
+    }
+    const struct response *r = http_response(answer, req->mode);
+    if (emit(c, r, r->body, r->body_len, req->head_only) < 0)
+        c->close_after = 1;
+    return 0;
+}
+
 /* Answers every complete request in the buffer. Returns 1 when it stopped because enough
  * output is queued (call again after a flush), 0 otherwise, -1 on allocation failure. */
 static int http_process(struct conn *c)
@@ -224,6 +249,11 @@ static int http_process(struct conn *c)
             c->ping_head_only = req.head_only;
             pingpong_submit(c);
             break;
+        }
+        if (req.route >= R_DB && req.route <= R_UPDATES && pr == PARSE_OK) {
+            if (db_start(c, &req))
+                break;
+            continue;
         }
         if (req.route == R_JSON) {
             char out[512];
@@ -303,6 +333,33 @@ static void http_pingpong_done(struct conn *c)
     }
     const struct response *r = http_response(R_PINGPONG, c->ping_mode);
     if (emit(c, r, c->ping_body, c->ping_len, c->ping_head_only) < 0) {
+        conn_close(c);
+        return;
+    }
+    http_drive(c);
+}
+
+void http_db_done(struct conn *c)
+{
+    c->waiting = 0;
+    const char *body;
+    size_t n = db_render(c, &body);
+    if (c->dead) {
+        c->next = c->loop->grave;
+        c->loop->grave = c;
+        return;
+    }
+    const struct dbjob *j = &c->job;
+    char head[256];
+    size_t h = n ? http_head(head, sizeof head, j->route, n, j->mode) : 0;
+    int bad;
+    if (h) {
+        bad = append_copy(c, head, h) < 0 || (!j->head_only && append_copy(c, body, n) < 0);
+    } else {
+        const struct response *r = http_response(R_SERVER_ERROR, j->mode);
+        bad = emit(c, r, r->body, r->body_len, j->head_only) < 0;
+    }
+    if (bad) {
         conn_close(c);
         return;
     }
@@ -442,6 +499,9 @@ static void *io_thread(void *arg)
             case K_ECHO:
                 echo_event((struct conn *)h, evs[i].events);
                 break;
+            case K_PG:
+                db_event((struct pgc *)h, evs[i].events);
+                break;
             }
         }
         while (l->grave) {
@@ -528,11 +588,21 @@ int main(void)
         watch(l, &l->echo_listen);
         watch(l, &l->wake);
     }
+    const char *db_url = getenv("DATABASE_URL");
+    char db_note[96] = "no database (DATABASE_URL unset)";
+    if (db_url && *db_url) {
+        int pool = atoi(env_or("DATABASE_POOL", "16"));
+        int per = pool / workers > 0 ? pool / workers : 1, opened = 0;
+        for (int i = 0; i < workers; i++)
+            opened += db_open(&loops[i], db_url, per);
+        snprintf(db_note, sizeof db_note, "%d of %d database connection(s) open", opened,
+                 per * workers);
+    }
     for (int i = 0; i < workers; i++)
         if (pthread_create(&threads[i], NULL, io_thread, &loops[i]) != 0)
             die("c/epoll: pthread_create");
-    printf("c/epoll: http on %s:%s, echo on %s:%s, %d I/O thread(s)\n", host, port, host,
-           echo_port, workers);
+    printf("c/epoll: http on %s:%s, echo on %s:%s, %d I/O thread(s), %s\n", host, port, host,
+           echo_port, workers, db_note);
     fflush(stdout);
     for (int i = 0; i < workers; i++)
         pthread_join(threads[i], NULL);
