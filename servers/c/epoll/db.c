@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "db.h"
 
@@ -49,7 +50,11 @@ struct pgc {
 };
 
 static int enabled;
+static const char *db_url;
 static __thread uint64_t rng;
+static __thread int dead_count;  /* this thread's lost connections, reopened by revive() */
+static __thread time_t last_revive;
+static __thread int breaking; /* broken() is failing requests: no revive() meanwhile */
 
 int db_enabled(void)
 {
@@ -102,6 +107,7 @@ static PGconn *connect_one(const char *url)
 int db_open(struct loop *l, const char *url, int count)
 {
     enabled = 1;
+    db_url = url;
     l->pgcs = calloc((size_t)count, sizeof *l->pgcs);
     l->scratch_cap = 64 * 1024;
     l->scratch = malloc(l->scratch_cap);
@@ -254,9 +260,40 @@ static int start(struct pgc *p, struct conn *c)
     return 0;
 }
 
+/* Reopens one lost connection of this thread, at most once a second: a blocking connect (a few
+ * milliseconds on a local database) that only a thread with a lost connection ever makes. */
+static void revive(struct loop *l)
+{
+    time_t now = time(NULL);
+    if (breaking || now == last_revive)
+        return;
+    last_revive = now;
+    for (int i = 0; i < l->npgc; i++) {
+        struct pgc *p = l->pgcs[i];
+        if (!p->dead)
+            continue;
+        PGconn *pg = connect_one(db_url);
+        if (!pg)
+            return;
+        *p = (struct pgc){.h = {K_PG, PQsocket(pg)}, .loop = l, .pg = pg, .events = EPOLLIN};
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = p};
+        if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, p->h.fd, &ev) < 0) {
+            PQfinish(pg);
+            p->pg = NULL;
+            p->dead = 1;
+            return;
+        }
+        dead_count--;
+        fprintf(stderr, "c/epoll: database connection reopened\n");
+        return;
+    }
+}
+
 int db_submit(struct conn *c)
 {
     struct loop *l = c->loop;
+    if (dead_count)
+        revive(l);
     if (!c->job.rows && !(c->job.rows = malloc(MAX_QUERIES * sizeof *c->job.rows)))
         return -1;
     if (!l->db_wait) {
@@ -359,26 +396,35 @@ static void read_results(struct pgc *p)
     }
 }
 
-/* The connection is lost: every request with a statement on it fails (500). */
+/* The connection is lost: every request with a statement on it fails (500). The socket leaves
+ * the epoll set and the connection is closed before those requests are answered, and no
+ * connection is reopened while they are (answering one may submit the next request). */
 static void broken(struct pgc *p)
 {
     if (p->dead)
         return;
     fprintf(stderr, "c/epoll: database connection lost: %s", PQerrorMessage(p->pg));
     p->dead = 1;
+    dead_count++;
     epoll_ctl(p->loop->epfd, EPOLL_CTL_DEL, p->h.fd, NULL);
     if (p->count && p->phase != 0) { /* the head's answer is already in */
         p->head = (p->head + 1) % RING;
         p->count--;
     }
-    while (p->count) {
-        struct op op = p->ring[p->head];
-        p->head = (p->head + 1) % RING;
-        p->count--;
-        op.c->job.failed = 1;
-        if (--op.c->job.pending == 0)
-            http_db_done(op.c);
+    struct op failed[RING];
+    unsigned n = 0;
+    for (; p->count; p->count--, p->head = (p->head + 1) % RING)
+        failed[n++] = p->ring[p->head];
+    PQfinish(p->pg);
+    p->pg = NULL;
+    breaking++;
+    for (unsigned i = 0; i < n; i++) {
+        struct dbjob *j = &failed[i].c->job;
+        j->failed = 1;
+        if (--j->pending == 0)
+            http_db_done(failed[i].c);
     }
+    breaking--;
 }
 
 void db_event(struct pgc *p, uint32_t events)
