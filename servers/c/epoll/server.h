@@ -82,6 +82,12 @@ struct loop {
     size_t scratch_cap;
 };
 
+/* Prints what failed with errno's message and exits 1. */
+void die(const char *what);
+
+/* One I/O thread: runs loop `arg` (a struct loop *) forever. */
+void *io_thread(void *arg);
+
 /* Called by the worker thread: queues c's answer on its loop and wakes the loop. */
 void loop_complete(struct conn *c);
 
