@@ -198,6 +198,7 @@ mod tests {
                 ..Measurement::default()
             }),
             server_stats: None,
+            roles: Default::default(),
             hosts: None,
         }
     }

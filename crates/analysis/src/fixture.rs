@@ -23,6 +23,7 @@ pub fn lap() -> LapRecord {
         },
         load: None,
         server_stats: None,
+        roles: Default::default(),
         hosts: None,
     }
 }

@@ -180,6 +180,7 @@ mod tests {
                 ..Measurement::default()
             }),
             server_stats: None,
+            roles: Default::default(),
             hosts: None,
         }
     }

@@ -136,6 +136,7 @@ mod tests {
             params: LoadParams::default(),
             load: None,
             server_stats: None,
+            roles: Default::default(),
             hosts: None,
         }
     }

@@ -154,6 +154,7 @@ impl<'a> RunState<'a> {
             params: self.params(j),
             load: None,
             server_stats: None,
+            roles: Default::default(),
             hosts: None,
         }
     }
