@@ -199,6 +199,7 @@ mod tests {
             }),
             server_stats: None,
             roles: Default::default(),
+            database: None,
             hosts: None,
         }
     }

@@ -44,6 +44,7 @@ fn lap(server: &str, scenario: &str, n: u32) -> LapRecord {
             ..ServerStats::default()
         }),
         roles: Default::default(),
+        database: None,
         hosts: None,
     }
 }

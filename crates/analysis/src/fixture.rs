@@ -24,6 +24,7 @@ pub fn lap() -> LapRecord {
         load: None,
         server_stats: None,
         roles: Default::default(),
+        database: None,
         hosts: None,
     }
 }

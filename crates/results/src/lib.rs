@@ -6,6 +6,7 @@
 //! processes, compute statistics or print (a warning about a partial line is returned, not shown).
 
 pub mod clock;
+pub mod database;
 pub mod env;
 pub mod protocol;
 mod read;

@@ -52,6 +52,9 @@ pub struct LoadParams {
     /// HTTP/2: concurrent streams per connection; absent: one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<u32>,
+    /// Database laps: the pool size given to the server (`DATABASE_POOL`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<u32>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -206,6 +209,9 @@ pub struct LapRecord {
     /// The other roles' process trees (the database of a database lap); absent in older records.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub roles: BTreeMap<Role, ServerStats>,
+    /// Database laps: where the database ran and what it executed; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<crate::database::DatabaseLap>,
     /// `run --hosts`: the server host and each client host's result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<HostsLap>,

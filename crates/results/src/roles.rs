@@ -69,6 +69,9 @@ mod tests {
     fn roles_are_spelled_in_lowercase_in_records() {
         let json = serde_json::to_string(&Role::Database).unwrap();
         assert_eq!(json, "\"database\"");
-        assert_eq!(serde_json::from_str::<Role>("\"server\"").unwrap(), Role::Server);
+        assert_eq!(
+            serde_json::from_str::<Role>("\"server\"").unwrap(),
+            Role::Server
+        );
     }
 }

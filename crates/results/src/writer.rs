@@ -137,6 +137,7 @@ mod tests {
             load: None,
             server_stats: None,
             roles: Default::default(),
+            database: None,
             hosts: None,
         }
     }

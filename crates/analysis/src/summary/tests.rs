@@ -28,6 +28,7 @@ fn lap(server: &str, n: u32, rps: Option<f64>) -> LapRecord {
         }),
         server_stats: None,
         roles: Default::default(),
+        database: None,
         hosts: None,
     }
 }

@@ -408,6 +408,7 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         rate: None,
         server_cpus: Vec::new(),
         cores: None,
+        pool: None,
     };
     profile.name = profile.default_name();
     Ok(Suite {
@@ -419,6 +420,7 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         laps: serverbench_harness::suite::DEFAULT_LAPS,
         warmup: serverbench_harness::suite::DEFAULT_WARMUP_S,
         tool: Tool::Serverbench,
+        pool: None,
         scenarios,
         profiles: vec![profile],
     })

@@ -7,10 +7,12 @@
 
 mod dry_run;
 pub mod env;
+pub mod errors;
 mod estimate;
 pub mod hosts;
 pub mod hosts_tls;
 mod load;
+mod placement;
 pub mod plan;
 mod running;
 mod server;
@@ -192,9 +194,9 @@ pub enum RunError {
     /// The load tool cannot be used.
     #[error(transparent)]
     Tool(#[from] ToolError),
-    /// A host of `run --hosts` failed before the first lap (setup there).
-    #[error("{0}")]
-    Hosts(String),
+    /// A host of `run --hosts` failed before the first lap (setup there, the certificate).
+    #[error(transparent)]
+    Hosts(#[from] errors::HostsError),
     /// Nothing to run.
     #[error("no server of suite `{suite}` can run here: {why}")]
     NothingToRun {
@@ -305,7 +307,7 @@ pub fn run(
         on_event(Event::Preparing {
             what: format!("setting up {} server(s) on {}", ids.len(), h.server.name),
         });
-        hosts::setup(h, &ids, &mut |_| {}).map_err(RunError::Hosts)?;
+        hosts::setup(h, &ids, &mut |_| {})?;
     }
     let dir = prepare_dir(opts, paths, catalog, &plan.skipped)?;
     let tool = tools::prepare(
@@ -386,7 +388,7 @@ fn certificate(
                 .join(", ")
         ),
     });
-    let copies = HostsTls::copy(h, &files).map_err(RunError::Hosts)?;
+    let copies = HostsTls::copy(h, &files)?;
     Ok((Some(files), Some(copies)))
 }
 

@@ -1,9 +1,11 @@
 //! One server's share of one lap: start it, check it once, warm up and measure each scenario x
 //! profile, record failures, stop it.
 
+use super::errors::{QuickCheckFailed, StartError};
 use super::estimate::{self, Estimate};
 use super::hosts::RemoteServer;
 use super::hosts_tls::HostsTls;
+use super::placement::{LapError, Pid, Placement};
 use super::plan::{Job, Plan};
 use super::running::Running;
 use super::{run_load, Event, LoadError, RunError, RunOptions};
@@ -12,10 +14,9 @@ use crate::paths::{slug, Paths};
 use crate::process::{self, ServerProcess, StartOptions};
 use crate::results::record::{LapRecord, LapStatus, LoadParams};
 use crate::results::{clock, ResultsWriter, LOGS_DIR};
-use crate::sampler::{Sampler, INTERVAL};
 use crate::tools::{Prepared, Target};
 use serverbench_results::env::Skipped;
-use serverbench_results::LapKey;
+use serverbench_results::{LapKey, Role};
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -155,6 +156,7 @@ impl<'a> RunState<'a> {
             load: None,
             server_stats: None,
             roles: Default::default(),
+            database: None,
             hosts: None,
         }
     }
@@ -245,7 +247,8 @@ impl<'a> RunState<'a> {
         });
         let (mut proc, target) = match self.start_or_attach(paths, server, lap, cores) {
             Ok(p) => p,
-            Err(why) => {
+            Err(e) => {
+                let why = e.to_string();
                 on_event(Event::ServerFailed {
                     server: server.id.clone(),
                     lap,
@@ -254,7 +257,8 @@ impl<'a> RunState<'a> {
                 return self.fail_all(pending, &why, writer, on_event);
             }
         };
-        if let Err(why) = self.verify_once(si, server, &target, on_event) {
+        if let Err(QuickCheckFailed(e)) = self.verify_once(si, server, &target, on_event) {
+            let why = format!("failed the quick contract check: {e}");
             proc.stop();
             on_event(Event::ServerFailed {
                 server: server.id.clone(),
@@ -333,10 +337,12 @@ impl<'a> RunState<'a> {
         server: &Server,
         lap: u32,
         cores: Option<u32>,
-    ) -> Result<(Running, Target), String> {
+    ) -> Result<(Running, Target), StartError> {
         if server.is_attached() {
             let a = self.opts.attached.iter().find(|a| a.name == server.id);
-            let a = a.ok_or_else(|| format!("{}: no URL given for it", server.id))?;
+            let a = a.ok_or_else(|| StartError::NoUrl {
+                server: server.id.clone(),
+            })?;
             return Ok((Running::Attached { pid: a.pid }, a.target.clone()));
         }
         if let Some(h) = &self.opts.hosts {
@@ -374,11 +380,17 @@ impl<'a> RunState<'a> {
         server: &Server,
         lap: u32,
         cores: Option<u32>,
-    ) -> Result<(ServerProcess, Target), String> {
+    ) -> Result<(ServerProcess, Target), StartError> {
         let host = &self.opts.host;
-        let port = process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
+        let free_port = || {
+            process::free_port(host).map_err(|source| StartError::NoPort {
+                host: host.clone(),
+                source,
+            })
+        };
+        let port = free_port()?;
         let echo_port = if server.implements(Feature::Echo) {
-            Some(process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?)
+            Some(free_port()?)
         } else {
             None
         };
@@ -386,14 +398,13 @@ impl<'a> RunState<'a> {
         so.host = host.clone();
         (so.cpus, so.workers) = self.server_cpus(cores);
         if let (true, Some(files)) = (process::serves_tls(server), &self.tls_files) {
-            let port =
-                process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
+            let port = free_port()?;
             so.tls = Some(process::TlsListener {
                 port,
                 files: files.clone(),
             });
         }
-        let proc = process::start(server, paths, &so).map_err(|e| e.to_string())?;
+        let proc = process::start(server, paths, &so)?;
         let target = Target {
             host: host.clone(),
             port,
@@ -404,6 +415,20 @@ impl<'a> RunState<'a> {
         Ok((proc, target))
     }
 
+    /// Where this run's roles are placed.
+    fn placement(&self) -> Placement<'_> {
+        match &self.opts.hosts {
+            Some(run) => Placement::Hosts {
+                run,
+                tls: self.hosts_tls.as_ref(),
+            },
+            None => Placement::Local {
+                tool: self.tool,
+                client_cpus: &self.opts.pinning.client_cpus,
+            },
+        }
+    }
+
     /// Warm-up and one measured lap; `None` when interrupted.
     fn measure(
         &mut self,
@@ -412,9 +437,7 @@ impl<'a> RunState<'a> {
         j: &Job,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<LapRecord> {
-        if self.opts.hosts.is_some() {
-            return self.measure_on_hosts(proc, target, j, on_event);
-        }
+        let placement = self.placement();
         let LapKey {
             server,
             scenario,
@@ -422,28 +445,15 @@ impl<'a> RunState<'a> {
             lap,
         } = self.key(j);
         let params = self.params(j);
-        let cpus = &self.opts.pinning.client_cpus;
-        let cancel = &self.opts.cancel;
-        if params.warmup_s > 0.0 {
+        if placement.warms_up_apart() && params.warmup_s > 0.0 {
             on_event(Event::WarmupStarted {
                 server: server.clone(),
                 scenario: scenario.clone(),
                 profile: profile.clone(),
                 seconds: params.warmup_s,
             });
-            let mut warm = params.clone();
-            warm.duration_s = Some(params.warmup_s);
-            warm.requests = None;
-            match run_load(self.tool, &warm, target, cpus, cancel) {
-                Err(LoadError::Cancelled) => return None,
-                Err(_) if cancel.load(Ordering::SeqCst) => return None,
-                Err(e) => {
-                    let why = died(proc).unwrap_or_else(|| {
-                        format!("warm-up failed: {e}\n{}", proc.log_tail(LOG_TAIL))
-                    });
-                    return Some(self.record(j, LapStatus::Failed, Some(why)));
-                }
-                Ok(_) => {}
+            if let Err(why) = self.warm_up(proc, target, &params)? {
+                return Some(self.record(j, LapStatus::Failed, Some(why)));
             }
         }
         on_event(Event::LapStarted {
@@ -457,24 +467,25 @@ impl<'a> RunState<'a> {
         });
         let mut record = self.record(j, LapStatus::Ok, None);
         let t0 = Instant::now();
-        let sampler = proc
-            .pid()
-            .map(|pid| Sampler::start(pid, INTERVAL, cpus.clone()));
-        let result = run_load(self.tool, &params, target, cpus, cancel);
-        let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
-        record.server_stats = sampler.map(|s| s.finish(requests));
+        let roles: Vec<(Role, Pid)> = proc
+            .sampled_pid()
+            .map(|p| (Role::Server, p))
+            .into_iter()
+            .collect();
+        let measured = placement.measure(&params, target, &roles, &self.opts.cancel);
         record.wall_s = t0.elapsed().as_secs_f64();
-        match result {
-            Err(LoadError::Cancelled) => return None,
-            Err(_) if cancel.load(Ordering::SeqCst) => return None,
+        for (role, stats) in measured.stats {
+            record.set_stats(role, stats);
+        }
+        record.hosts = measured.hosts;
+        match measured.outcome {
+            Err(LapError::Cancelled) => return None,
             Err(e) => {
                 record.status = LapStatus::Failed;
-                record.failure = Some(died(proc).unwrap_or_else(|| {
-                    format!("{e}\nserver log tail:\n{}", proc.log_tail(LOG_TAIL))
-                }));
+                record.failure = Some(failure(e, proc));
             }
-            Ok(out) => {
-                record.load = Some(out.measurement);
+            Ok(m) => {
+                record.load = Some(m);
                 if let Some(why) = died(proc) {
                     record.status = LapStatus::Failed;
                     record.failure = Some(why);
@@ -482,6 +493,33 @@ impl<'a> RunState<'a> {
             }
         }
         Some(record)
+    }
+
+    /// The warm-up here (not recorded): `None` when interrupted, the failure when it failed.
+    fn warm_up(
+        &self,
+        proc: &mut Running,
+        target: &Target,
+        params: &LoadParams,
+    ) -> Option<Result<(), String>> {
+        let cancel = &self.opts.cancel;
+        let mut warm = params.clone();
+        warm.duration_s = Some(params.warmup_s);
+        warm.requests = None;
+        match run_load(
+            self.tool,
+            &warm,
+            target,
+            &self.opts.pinning.client_cpus,
+            cancel,
+        ) {
+            Err(LoadError::Cancelled) => None,
+            Err(_) if cancel.load(Ordering::SeqCst) => None,
+            Err(e) => Some(Err(died(proc).unwrap_or_else(|| {
+                format!("warm-up failed: {e}\n{}", proc.log_tail(LOG_TAIL))
+            }))),
+            Ok(_) => Some(Ok(())),
+        }
     }
 }
 
@@ -516,6 +554,34 @@ pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
         new_conn: sc.new_conn,
         tls_resume: sc.tls_resume,
         streams: sc.streams,
+        pool: sc
+            .needs_database()
+            .then(|| p.pool.or(s.pool).unwrap_or(crate::suite::DEFAULT_POOL)),
+    }
+}
+
+/// Why a measured load failed, with the server's state: how it died, or its log tail when the
+/// fault may be its own.
+fn failure(e: LapError, proc: &mut Running) -> String {
+    match e {
+        LapError::Cancelled => "interrupted".into(),
+        LapError::Local(e) => died(proc)
+            .unwrap_or_else(|| format!("{e}\nserver log tail:\n{}", proc.log_tail(LOG_TAIL))),
+        LapError::Prepare(e) => e.to_string(),
+        LapError::Hosts {
+            faults,
+            server_host,
+        } => {
+            let faults: Vec<String> = faults.iter().map(|e| e.to_string()).collect();
+            let why = faults.join("\n");
+            if let Some(dead) = died(proc) {
+                format!("{why}\n{dead}")
+            } else if server_host {
+                format!("{why}\nserver log tail:\n{}", proc.log_tail(LOG_TAIL))
+            } else {
+                why
+            }
+        }
     }
 }
 
@@ -530,9 +596,6 @@ fn died(proc: &mut Running) -> Option<String> {
 
 #[path = "quick_check.rs"]
 mod quick_check;
-
-#[path = "server_hosts.rs"]
-mod on_hosts;
 
 #[cfg(test)]
 #[path = "server_tests.rs"]
