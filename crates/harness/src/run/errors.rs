@@ -138,3 +138,14 @@ pub enum QuickCheckError {
 #[derive(Debug, thiserror::Error)]
 #[error("failed the quick contract check: {0}")]
 pub struct QuickCheckFailed(pub QuickCheckError);
+
+/// The database a server's laps need could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum DatabaseError {
+    /// It could not be installed, prepared or started.
+    #[error("the database: {0}")]
+    Db(#[from] serverbench_database::DbError),
+    /// `run --hosts` has no database of its own yet.
+    #[error("database laps do not run over --hosts yet (the database would not be reachable)")]
+    OverHosts,
+}

@@ -5,6 +5,7 @@
 //!
 //! The harness never prints: progress is reported as [`Event`]s to a callback.
 
+pub mod database;
 mod dry_run;
 pub mod env;
 pub mod errors;
@@ -63,6 +64,8 @@ pub struct RunOptions {
     pub attached: Vec<Attached>,
     /// `run --hosts`: servers start on the server host, the load comes from the client hosts.
     pub hosts: Option<Arc<hosts::HostsRun>>,
+    /// The database of database laps (`--db-port`, `--db-cpus`).
+    pub database: database::DbOptions,
 }
 
 /// Progress of a run.
@@ -325,8 +328,9 @@ pub fn run(
         .map(LapRecord::key)
         .collect();
     let (tls_files, hosts_tls) = certificate(opts, &plan, &dir, on_event)?;
-    let mut state =
-        server::RunState::new(&plan, opts, &tool, &dir, &done).with_tls(tls_files, hosts_tls);
+    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done)
+        .with_tls(tls_files, hosts_tls)
+        .with_database(paths);
     on_event(Event::Started {
         dir: dir.clone(),
         servers: plan.servers.iter().map(|s| s.id.clone()).collect(),
@@ -343,6 +347,7 @@ pub fn run(
             state.server_lap(paths, si, lap, &mut writer, on_event)?;
         }
     }
+    state.stop_database();
     skipped.extend(state.excluded());
     let interrupted = opts.cancel.load(Ordering::Relaxed);
     if interrupted {

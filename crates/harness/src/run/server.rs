@@ -1,6 +1,7 @@
 //! One server's share of one lap: start it, check it once, warm up and measure each scenario x
 //! profile, record failures, stop it.
 
+use super::database::RunDatabase;
 use super::errors::{QuickCheckFailed, StartError};
 use super::estimate::{self, Estimate};
 use super::hosts::RemoteServer;
@@ -33,6 +34,7 @@ struct Turn {
     si: usize,
     lap: u32,
     cores: Option<u32>,
+    pool: Option<u32>,
 }
 
 /// Progress across the whole run.
@@ -51,6 +53,10 @@ pub(super) struct RunState<'a> {
     tls_files: Option<crate::certs::TlsFiles>,
     /// `run --hosts`: the run's certificate copied to the hosts.
     hosts_tls: Option<HostsTls>,
+    /// The database of database laps, when the run has some.
+    pub(super) db: Option<RunDatabase>,
+    /// The database died in the lap just measured.
+    pub(super) db_lost: bool,
 }
 
 impl<'a> RunState<'a> {
@@ -77,6 +83,8 @@ impl<'a> RunState<'a> {
             estimate: Estimate::new(plan, &opts.suite, pending),
             tls_files: None,
             hosts_tls: None,
+            db: None,
+            db_lost: false,
         }
     }
 
@@ -205,15 +213,26 @@ impl<'a> RunState<'a> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), RunError> {
         let pending = self.pending_jobs(si, lap);
-        let mut cores: Vec<Option<u32>> = pending.iter().map(|j| self.cores(j)).collect();
-        cores.dedup();
-        for c in cores {
+        // One start per CPU count (a core sweep) and pool size (DATABASE_POOL).
+        let mut starts: Vec<(Option<u32>, Option<u32>)> = Vec::new();
+        for j in &pending {
+            let start = (self.cores(j), self.pool(j));
+            if !starts.contains(&start) {
+                starts.push(start);
+            }
+        }
+        for (c, pool) in starts {
             let group: Vec<Job> = pending
                 .iter()
-                .filter(|j| self.cores(j) == c)
+                .filter(|j| (self.cores(j), self.pool(j)) == (c, pool))
                 .copied()
                 .collect();
-            let turn = Turn { si, lap, cores: c };
+            let turn = Turn {
+                si,
+                lap,
+                cores: c,
+                pool,
+            };
             self.server_turn(paths, turn, &group, writer, on_event)?;
         }
         Ok(())
@@ -228,7 +247,12 @@ impl<'a> RunState<'a> {
     fn server_turn(
         &mut self,
         paths: &Paths,
-        Turn { si, lap, cores }: Turn,
+        Turn {
+            si,
+            lap,
+            cores,
+            pool,
+        }: Turn,
         pending: &[Job],
         writer: &mut ResultsWriter,
         on_event: &mut dyn FnMut(Event),
@@ -245,7 +269,11 @@ impl<'a> RunState<'a> {
             server: server.id.clone(),
             lap,
         });
-        let (mut proc, target) = match self.start_or_attach(paths, server, lap, cores) {
+        let env = match self.database_env(server, pool) {
+            Ok(env) => env,
+            Err(e) => return self.fail_all(pending, &e.to_string(), writer, on_event),
+        };
+        let (mut proc, target) = match self.start_or_attach(paths, server, lap, cores, env) {
             Ok(p) => p,
             Err(e) => {
                 let why = e.to_string();
@@ -317,7 +345,8 @@ impl<'a> RunState<'a> {
             let Some(record) = self.measure(proc, target, j, on_event) else {
                 break; // interrupted: nothing recorded, `--resume` redoes this lap
             };
-            if record.status == LapStatus::Failed && proc.exited().is_some() {
+            let db_lost = std::mem::take(&mut self.db_lost);
+            if record.status == LapStatus::Failed && (db_lost || proc.exited().is_some()) {
                 dead = record.failure.clone();
                 on_event(Event::ServerFailed {
                     server: record.server.clone(),
@@ -337,6 +366,7 @@ impl<'a> RunState<'a> {
         server: &Server,
         lap: u32,
         cores: Option<u32>,
+        env: Vec<(String, String)>,
     ) -> Result<(Running, Target), StartError> {
         if server.is_attached() {
             let a = self.opts.attached.iter().find(|a| a.name == server.id);
@@ -353,7 +383,7 @@ impl<'a> RunState<'a> {
             let (remote, target) = RemoteServer::start(h, server, workers, &cpus, tls, &log)?;
             return Ok((Running::Remote(remote), target));
         }
-        let (proc, target) = self.start(paths, server, lap, cores)?;
+        let (proc, target) = self.start(paths, server, lap, cores, env)?;
         Ok((Running::Started(proc), target))
     }
 
@@ -380,6 +410,7 @@ impl<'a> RunState<'a> {
         server: &Server,
         lap: u32,
         cores: Option<u32>,
+        env: Vec<(String, String)>,
     ) -> Result<(ServerProcess, Target), StartError> {
         let host = &self.opts.host;
         let free_port = || {
@@ -396,6 +427,7 @@ impl<'a> RunState<'a> {
         };
         let mut so = StartOptions::new(server, port, echo_port, self.log_path(server, lap));
         so.host = host.clone();
+        so.extra_env.extend(env);
         (so.cpus, so.workers) = self.server_cpus(cores);
         if let (true, Some(files)) = (process::serves_tls(server), &self.tls_files) {
             let port = free_port()?;
@@ -467,11 +499,13 @@ impl<'a> RunState<'a> {
         });
         let mut record = self.record(j, LapStatus::Ok, None);
         let t0 = Instant::now();
-        let roles: Vec<(Role, Pid)> = proc
-            .sampled_pid()
-            .map(|p| (Role::Server, p))
+        let uses_db = params.pool.is_some();
+        let server_role = proc.sampled_pid().map(|p| (Role::Server, p));
+        let roles: Vec<(Role, Pid)> = server_role
             .into_iter()
+            .chain(self.database_role(uses_db))
             .collect();
+        let before = self.database_before(uses_db);
         let measured = placement.measure(&params, target, &roles, &self.opts.cancel);
         record.wall_s = t0.elapsed().as_secs_f64();
         for (role, stats) in measured.stats {
@@ -492,6 +526,7 @@ impl<'a> RunState<'a> {
                 }
             }
         }
+        self.database_after(&mut record, before);
         Some(record)
     }
 
@@ -596,6 +631,9 @@ fn died(proc: &mut Running) -> Option<String> {
 
 #[path = "quick_check.rs"]
 mod quick_check;
+
+#[path = "server_db.rs"]
+mod server_db;
 
 #[cfg(test)]
 #[path = "server_tests.rs"]

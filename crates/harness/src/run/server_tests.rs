@@ -52,6 +52,7 @@ pub(in crate::run) fn options(suite: Suite, dir: &Path) -> RunOptions {
         quick_verify: false,
         attached: Vec::new(),
         hosts: None,
+        database: Default::default(),
     }
 }
 

@@ -1,0 +1,182 @@
+//! `serverbench run` with a database suite: the harness starts its private PostgreSQL, hands
+//! the server DATABASE_URL and DATABASE_POOL, samples the database as a role, counts the
+//! statements per request, and stops it at the end. The server is the test's own: Python's
+//! http.server answering /db through a pool of `psql` processes (no driver to install).
+//!
+//! Needs PostgreSQL 15 (Debian's postgresql-15) and root (initdb runs as the `postgres` user);
+//! without them it fails, unless SERVERBENCH_SKIP_DATABASE=1 says to skip it (printed).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PG: &str = "/usr/lib/postgresql/15/bin/postgres";
+
+/// A user's server answering `/db` with one random World row, each through one `SELECT` on a
+/// pool of `DATABASE_POOL` (at most 4) long-lived `psql` sessions.
+const DB_SERVER: &str = r#"
+import json, os, queue, random, subprocess
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+url, size = os.environ["DATABASE_URL"], min(int(os.environ["DATABASE_POOL"]), 4)
+pool = queue.Queue()
+for _ in range(size):
+    pool.put(subprocess.Popen(["psql", url, "-X", "-A", "-t", "-q", "-F", ","], text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1))
+def world():
+    p = pool.get()
+    try:
+        p.stdin.write("SELECT id, randomnumber FROM world WHERE id = %d;\n" % random.randint(1, 10000))
+        p.stdin.flush()
+        i, n = p.stdout.readline().strip().split(",")
+        return {"id": int(i), "randomNumber": int(n)}
+    finally:
+        pool.put(p)
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        if self.path == "/db":
+            body, code = json.dumps(world()).encode(), 200
+        else:
+            body, code = b"Hello, World!", 200 if self.path == "/hello" else 404
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+ThreadingHTTPServer((os.environ["HOST"], int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+const SUITE: &str = r#"
+name = "tiny-database"
+description = "One /db lap at 4 connections, pool 3."
+reproduces = "none: a test"
+servers = "all"
+laps = 1
+warmup = "500ms"
+pool = 3
+
+[[scenario]]
+name = "db"
+paths = ["/db"]
+requires = "db"
+
+[[profile]]
+name = "c4"
+connections = 4
+duration = "2s"
+"#;
+
+fn fixture_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/run-catalog")
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Whether this machine can run the test; a printed skip only when asked for.
+fn database_available() -> bool {
+    if Path::new(PG).exists() && nix_is_root() {
+        return true;
+    }
+    if std::env::var("SERVERBENCH_SKIP_DATABASE").as_deref() == Ok("1") {
+        eprintln!("skipped: needs {PG} and root (SERVERBENCH_SKIP_DATABASE=1)");
+        return false;
+    }
+    panic!("needs PostgreSQL 15 ({PG}) and root; SERVERBENCH_SKIP_DATABASE=1 skips this test");
+}
+
+fn nix_is_root() -> bool {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+/// The postgres processes whose command line names `data` (the test's own cluster).
+fn postgres_of(data: &Path) -> Vec<String> {
+    let out = Command::new("ps")
+        .args(["-eo", "pid,args"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let needle = data.to_string_lossy().into_owned();
+    text.lines()
+        .filter(|l| l.contains("postgres") && l.contains(&needle))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_database_lap_starts_postgres_samples_it_counts_statements_and_stops_it() {
+    if !database_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // The postgres user must reach the cluster under the cache.
+    let open = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    open(tmp.path());
+    std::fs::write(tmp.path().join("db_server.py"), DB_SERVER).unwrap();
+    std::fs::write(tmp.path().join("tiny.toml"), SUITE).unwrap();
+    let cache = tmp.path().join("cache");
+    let results = tmp.path().join("results");
+    let port = free_port().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["run", "tiny.toml", "--root"])
+        .arg(fixture_root())
+        .arg("--results")
+        .arg(&results)
+        .args([
+            "--server",
+            "mine=exec python3 db_server.py",
+            "--implements",
+            "db",
+        ])
+        .args(["--db-port", &port, "--no-verify"])
+        .env("SERVERBENCH_CACHE", &cache)
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let dir = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("results.jsonl").is_file())
+        .expect("a results folder");
+    let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    let laps: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(laps.len(), 1, "{text}");
+    let lap = &laps[0];
+    assert_eq!(lap["status"], "ok", "{lap}");
+    assert_eq!(lap["params"]["pool"], 3, "the pool is recorded: {lap}");
+    let per_request = lap["database"]["statements_per_request"].as_f64().unwrap();
+    assert!(
+        (0.95..=1.05).contains(&per_request),
+        "one SELECT per /db request: {per_request} ({lap})"
+    );
+    assert!(
+        lap["database"]["rows_per_s"].as_f64().unwrap() > 0.0,
+        "{lap}"
+    );
+    let db_cpu = lap["roles"]["database"]["cpu_s"].as_f64().unwrap();
+    assert!(
+        db_cpu > 0.0,
+        "the database's process tree is sampled: {lap}"
+    );
+    assert!(
+        lap["server_stats"]["cpu_s"].as_f64().unwrap() > 0.0,
+        "{lap}"
+    );
+    let left = postgres_of(&cache);
+    assert!(left.is_empty(), "postgres left running: {left:?}");
+}
