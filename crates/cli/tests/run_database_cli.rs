@@ -107,55 +107,60 @@ fn postgres_of(data: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_database_lap_starts_postgres_samples_it_counts_statements_and_stops_it() {
-    if !database_available() {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    // The postgres user must reach the cluster under the cache.
-    let open = |p: &Path| {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    };
-    open(tmp.path());
-    std::fs::write(tmp.path().join("db_server.py"), DB_SERVER).unwrap();
-    std::fs::write(tmp.path().join("tiny.toml"), SUITE).unwrap();
-    let cache = tmp.path().join("cache");
-    let results = tmp.path().join("results");
+/// `serverbench run SUITE` with the servers given as `--server` flags; the output and the laps.
+fn run(tmp: &Path, suite: &str, servers: &[&str]) -> (bool, String, Vec<serde_json::Value>) {
+    std::fs::write(tmp.join("db_server.py"), DB_SERVER).unwrap();
+    std::fs::write(tmp.join("tiny.toml"), suite).unwrap();
     let port = free_port().to_string();
-    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
-        .args(["run", "tiny.toml", "--root"])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_serverbench"));
+    cmd.args(["run", "tiny.toml", "--root"])
         .arg(fixture_root())
         .arg("--results")
-        .arg(&results)
-        .args([
-            "--server",
-            "mine=exec python3 db_server.py",
-            "--implements",
-            "db",
-        ])
-        .args(["--db-port", &port, "--no-verify"])
-        .env("SERVERBENCH_CACHE", &cache)
-        .current_dir(tmp.path())
+        .arg(tmp.join("results"));
+    for s in servers {
+        cmd.args(["--server", &format!("{s}=exec python3 db_server.py")]);
+    }
+    let out = cmd
+        .args(["--implements", "db", "--db-port", &port, "--no-verify"])
+        .env("SERVERBENCH_CACHE", tmp.join("cache"))
+        .current_dir(tmp)
         .output()
         .unwrap();
-    let (stdout, stderr) = (
+    let output = format!(
+        "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let dir = std::fs::read_dir(&results)
+    let dir = std::fs::read_dir(tmp.join("results"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.join("results.jsonl").is_file())
         .expect("a results folder");
     let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
-    let laps: Vec<serde_json::Value> = text
+    let laps = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(laps.len(), 1, "{text}");
+    (out.status.success(), output, laps)
+}
+
+/// A temporary folder the `postgres` user can reach (its cluster lives in the cache below).
+fn reachable_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    tmp
+}
+
+#[test]
+fn a_database_lap_starts_postgres_samples_it_counts_statements_and_stops_it() {
+    if !database_available() {
+        return;
+    }
+    let tmp = reachable_tempdir();
+    let (ok, output, laps) = run(tmp.path(), SUITE, &["mine"]);
+    assert!(ok, "{output}");
+    assert_eq!(laps.len(), 1, "{laps:?}");
     let lap = &laps[0];
     assert_eq!(lap["status"], "ok", "{lap}");
     assert_eq!(lap["params"]["pool"], 3, "the pool is recorded: {lap}");
@@ -164,19 +169,53 @@ fn a_database_lap_starts_postgres_samples_it_counts_statements_and_stops_it() {
         (0.95..=1.05).contains(&per_request),
         "one SELECT per /db request: {per_request} ({lap})"
     );
-    assert!(
-        lap["database"]["rows_per_s"].as_f64().unwrap() > 0.0,
-        "{lap}"
-    );
+    assert!(lap["database"]["rows_per_s"].as_f64().unwrap() > 0.0, "{lap}");
     let db_cpu = lap["roles"]["database"]["cpu_s"].as_f64().unwrap();
-    assert!(
-        db_cpu > 0.0,
-        "the database's process tree is sampled: {lap}"
-    );
-    assert!(
-        lap["server_stats"]["cpu_s"].as_f64().unwrap() > 0.0,
-        "{lap}"
-    );
-    let left = postgres_of(&cache);
+    assert!(db_cpu > 0.0, "the database's process tree is sampled: {lap}");
+    assert!(lap["server_stats"]["cpu_s"].as_f64().unwrap() > 0.0, "{lap}");
+    let left = postgres_of(&tmp.path().join("cache"));
+    assert!(left.is_empty(), "postgres left running: {left:?}");
+}
+
+#[test]
+fn a_database_that_dies_mid_lap_fails_that_lap_and_the_next_server_gets_a_fresh_one() {
+    if !database_available() {
+        return;
+    }
+    let tmp = reachable_tempdir();
+    let pid_file = tmp.path().join("cache/postgres/1/data/postmaster.pid");
+    // Kills the postmaster 3 s after it first started: within the first server's 4 s lap.
+    let killer = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let mut seen = None;
+        while std::time::Instant::now() < deadline {
+            let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+            if let Some(pid) = text.lines().next().filter(|l| !l.is_empty()) {
+                // The cluster is started once to load the schema, then again for the run.
+                match &seen {
+                    Some((first, _)) if first != pid => {
+                        std::thread::sleep(std::time::Duration::from_secs(3));
+                        let _ = Command::new("kill").args(["-KILL", pid]).status();
+                        return true;
+                    }
+                    None => seen = Some((pid.to_string(), ())),
+                    _ => {}
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    });
+    let suite = SUITE.replace("duration = \"2s\"", "duration = \"4s\"");
+    let (_, output, laps) = run(tmp.path(), &suite, &["first", "second"]);
+    assert!(killer.join().unwrap(), "the postmaster was never seen: {output}");
+    let lap = |name: &str| laps.iter().find(|l| l["server"] == name).unwrap().clone();
+    let first = lap("first");
+    assert_eq!(first["status"], "failed", "{first}");
+    let why = first["failure"].as_str().unwrap();
+    assert!(why.contains("the database (postgres"), "{why}");
+    let second = lap("second");
+    assert_eq!(second["status"], "ok", "a fresh database for the next server: {second}");
+    let left = postgres_of(&tmp.path().join("cache"));
     assert!(left.is_empty(), "postgres left running: {left:?}");
 }

@@ -68,7 +68,10 @@ impl RunDatabase {
                 self.cluster = Some(Cluster::prepare(&self.config)?);
             }
             let cluster = self.cluster.as_ref().expect("prepared");
-            self.running = Some(cluster.start()?);
+            let running = cluster.start()?;
+            // Its own process group: stopped with the servers' on a second Ctrl-C too.
+            crate::process::register(running.pid);
+            self.running = Some(running);
         }
         Ok(self.running.as_ref().expect("started"))
     }
@@ -90,6 +93,7 @@ impl RunDatabase {
             .unwrap_or_default();
         // Gone: forget it so that the next server starts a fresh one.
         if let Some(r) = self.running.take() {
+            crate::process::unregister(r.pid);
             let _ = r.stop();
         }
         Some(format!(
@@ -126,7 +130,10 @@ impl RunDatabase {
     /// Stops it if it runs.
     pub(super) fn down(&mut self) -> Result<(), DbError> {
         match self.running.take() {
-            Some(r) => r.stop(),
+            Some(r) => {
+                crate::process::unregister(r.pid);
+                r.stop()
+            }
             None => Ok(()),
         }
     }
