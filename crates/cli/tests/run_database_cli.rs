@@ -169,10 +169,19 @@ fn a_database_lap_starts_postgres_samples_it_counts_statements_and_stops_it() {
         (0.95..=1.05).contains(&per_request),
         "one SELECT per /db request: {per_request} ({lap})"
     );
-    assert!(lap["database"]["rows_per_s"].as_f64().unwrap() > 0.0, "{lap}");
+    assert!(
+        lap["database"]["rows_per_s"].as_f64().unwrap() > 0.0,
+        "{lap}"
+    );
     let db_cpu = lap["roles"]["database"]["cpu_s"].as_f64().unwrap();
-    assert!(db_cpu > 0.0, "the database's process tree is sampled: {lap}");
-    assert!(lap["server_stats"]["cpu_s"].as_f64().unwrap() > 0.0, "{lap}");
+    assert!(
+        db_cpu > 0.0,
+        "the database's process tree is sampled: {lap}"
+    );
+    assert!(
+        lap["server_stats"]["cpu_s"].as_f64().unwrap() > 0.0,
+        "{lap}"
+    );
     let left = postgres_of(&tmp.path().join("cache"));
     assert!(left.is_empty(), "postgres left running: {left:?}");
 }
@@ -184,38 +193,47 @@ fn a_database_that_dies_mid_lap_fails_that_lap_and_the_next_server_gets_a_fresh_
     }
     let tmp = reachable_tempdir();
     let pid_file = tmp.path().join("cache/postgres/1/data/postmaster.pid");
-    // Kills the postmaster 3 s after it first started: within the first server's 4 s lap.
+    let results = tmp.path().join("results");
+    // Kills the postmaster 2.5 s after the first server's log appears: within its 4 s lap.
     let killer = std::thread::spawn(move || {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-        let mut seen = None;
-        while std::time::Instant::now() < deadline {
-            let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
-            if let Some(pid) = text.lines().next().filter(|l| !l.is_empty()) {
-                // The cluster is started once to load the schema, then again for the run.
-                match &seen {
-                    Some((first, _)) if first != pid => {
-                        std::thread::sleep(std::time::Duration::from_secs(3));
-                        let _ = Command::new("kill").args(["-KILL", pid]).status();
-                        return true;
-                    }
-                    None => seen = Some((pid.to_string(), ())),
-                    _ => {}
-                }
+        let started = std::time::Instant::now();
+        let log = |r: &Path| -> Option<PathBuf> {
+            let dir = std::fs::read_dir(r).ok()?.next()?.ok()?.path();
+            Some(dir.join("logs/first.lap1.log")).filter(|l| l.exists())
+        };
+        while log(&results).is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(120) {
+                return false;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        false
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        let Some(pid) = text.lines().next() else {
+            return false;
+        };
+        Command::new("kill")
+            .args(["-KILL", pid])
+            .status()
+            .unwrap()
+            .success()
     });
     let suite = SUITE.replace("duration = \"2s\"", "duration = \"4s\"");
     let (_, output, laps) = run(tmp.path(), &suite, &["first", "second"]);
-    assert!(killer.join().unwrap(), "the postmaster was never seen: {output}");
+    assert!(
+        killer.join().unwrap(),
+        "the postmaster was not killed: {output}"
+    );
     let lap = |name: &str| laps.iter().find(|l| l["server"] == name).unwrap().clone();
     let first = lap("first");
     assert_eq!(first["status"], "failed", "{first}");
     let why = first["failure"].as_str().unwrap();
     assert!(why.contains("the database (postgres"), "{why}");
     let second = lap("second");
-    assert_eq!(second["status"], "ok", "a fresh database for the next server: {second}");
+    assert_eq!(
+        second["status"], "ok",
+        "a fresh database for the next server: {second}"
+    );
     let left = postgres_of(&tmp.path().join("cache"));
     assert!(left.is_empty(), "postgres left running: {left:?}");
 }
