@@ -11,8 +11,9 @@ use std::process::Command;
 
 const PG: &str = "/usr/lib/postgresql/15/bin/postgres";
 
-/// A user's server answering `/db` with one random World row, each through one `SELECT` on a
-/// pool of `DATABASE_POOL` (at most 4) long-lived `psql` sessions.
+/// A user's server answering `/db` with one random World row and `/queries?queries=N` with N,
+/// each row through one `SELECT` on a pool of `DATABASE_POOL` (at most 4) long-lived `psql`
+/// sessions.
 const DB_SERVER: &str = r#"
 import json, os, queue, random, subprocess
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,20 +22,29 @@ pool = queue.Queue()
 for _ in range(size):
     pool.put(subprocess.Popen(["psql", url, "-X", "-A", "-t", "-q", "-F", ","], text=True,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1))
-def world():
+def world(p):
+    p.stdin.write("SELECT id, randomnumber FROM world WHERE id = %d;\n" % random.randint(1, 10000))
+    p.stdin.flush()
+    i, n = p.stdout.readline().strip().split(",")
+    return {"id": int(i), "randomNumber": int(n)}
+def worlds(n):
     p = pool.get()
     try:
-        p.stdin.write("SELECT id, randomnumber FROM world WHERE id = %d;\n" % random.randint(1, 10000))
-        p.stdin.flush()
-        i, n = p.stdout.readline().strip().split(",")
-        return {"id": int(i), "randomNumber": int(n)}
+        return [world(p) for _ in range(n)]
     finally:
         pool.put(p)
+def count(path):
+    try:
+        return min(max(int(path.split("queries=", 1)[1]), 1), 500)
+    except (IndexError, ValueError):
+        return 1
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def do_GET(self):
         if self.path == "/db":
-            body, code = json.dumps(world()).encode(), 200
+            body, code = json.dumps(worlds(1)[0]).encode(), 200
+        elif self.path.startswith("/queries"):
+            body, code = json.dumps(worlds(count(self.path))).encode(), 200
         else:
             body, code = b"Hello, World!", 200 if self.path == "/hello" else 404
         self.send_response(code)

@@ -108,12 +108,13 @@ impl RunDatabase {
         Snapshot::take(&mut client).ok()
     }
 
-    /// What ran between `before` and now, per request of a load of `requests` in `wall_s`.
+    /// What ran between `before` and now, per request of a load of `requests` measured over
+    /// `seconds`.
     pub(super) fn lap(
         &self,
         before: Option<Snapshot>,
         requests: Option<u64>,
-        wall_s: f64,
+        seconds: f64,
     ) -> Option<DatabaseLap> {
         let delta = before?.delta(&self.snapshot()?);
         let theirs = delta.rows.iter().filter(|r| r.kind() != StatementKind::Own);
@@ -123,7 +124,7 @@ impl RunDatabase {
             self.config.cpus.clone(),
             (delta.statements(), rows),
             requests,
-            wall_s,
+            seconds,
         ))
     }
 

@@ -231,3 +231,40 @@ impl Placement<'_> {
         matches!(self, Placement::Local { .. })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Tool;
+
+    #[test]
+    fn a_sampler_armed_here_gives_its_role_the_process_trees_figures() {
+        let tool = Prepared {
+            tool: Tool::Serverbench,
+            exe: "serverbench".into(),
+            scratch: std::env::temp_dir(),
+        };
+        let here = Placement::Local {
+            tool: &tool,
+            client_cpus: &[],
+        };
+        let mut samplers = Samplers::default();
+        samplers.arm(here, Role::Database, Pid::Here(std::process::id()));
+        samplers.start();
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let stats = samplers.finish(Some(10));
+        let db = stats.get(&Role::Database).expect("the database role");
+        assert!(db.samples >= 2 && db.rss_peak_mb > 0.0, "{db:?}");
+        assert!(!stats.contains_key(&Role::Server));
+    }
+
+    #[test]
+    fn a_sampler_never_started_gives_nothing() {
+        let s = RoleSampler::Local {
+            pid: std::process::id(),
+            cpus: Vec::new(),
+            running: None,
+        };
+        assert!(s.finish(Some(1)).unwrap().is_none());
+    }
+}

@@ -87,6 +87,7 @@ impl RunState<'_> {
             return;
         }
         let requests = record.load.as_ref().and_then(|m| m.requests);
-        record.database = db.lap(before, requests, record.wall_s);
+        let seconds = record.load.as_ref().and_then(|m| m.duration_s);
+        record.database = db.lap(before, requests, seconds.unwrap_or(record.wall_s));
     }
 }
