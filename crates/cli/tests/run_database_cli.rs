@@ -247,3 +247,74 @@ fn a_database_that_dies_mid_lap_fails_that_lap_and_the_next_server_gets_a_fresh_
     let left = postgres_of(&tmp.path().join("cache"));
     assert!(left.is_empty(), "postgres left running: {left:?}");
 }
+
+#[test]
+fn ctrl_c_during_a_database_lap_stops_the_database_too() {
+    if !database_available() {
+        return;
+    }
+    let tmp = reachable_tempdir();
+    std::fs::write(tmp.path().join("db_server.py"), DB_SERVER).unwrap();
+    let suite = SUITE.replace("duration = \"2s\"", "duration = \"20s\"");
+    std::fs::write(tmp.path().join("tiny.toml"), suite).unwrap();
+    let port = free_port().to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["run", "tiny.toml", "--root"])
+        .arg(fixture_root())
+        .arg("--results")
+        .arg(tmp.path().join("results"))
+        .args([
+            "--server",
+            "mine=exec python3 db_server.py",
+            "--implements",
+            "db",
+        ])
+        .args(["--db-port", &port, "--no-verify"])
+        .env("SERVERBENCH_CACHE", tmp.path().join("cache"))
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let cache = tmp.path().join("cache");
+    let started = std::time::Instant::now();
+    // The run's postmaster (initdb's and the schema's come and go before it).
+    let log_seen = |r: &Path| {
+        std::fs::read_dir(r)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .is_some_and(|e| e.path().join("logs/mine.lap1.log").exists())
+    };
+    while !log_seen(&tmp.path().join("results")) {
+        assert!(started.elapsed().as_secs() < 120, "the lap never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(
+        !postgres_of(&cache).is_empty(),
+        "the database runs during the lap"
+    );
+    let pid = child.id().to_string();
+    Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serverbench did not stop within 60 s of Ctrl-C");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(
+        !status.success(),
+        "an interrupted run does not exit 0: {status}"
+    );
+    let left = postgres_of(&cache);
+    assert!(
+        left.is_empty(),
+        "postgres left running after Ctrl-C: {left:?}"
+    );
+}

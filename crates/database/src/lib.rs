@@ -8,15 +8,17 @@
 
 mod cluster;
 mod config;
+mod init;
 mod layout;
 mod process;
 mod query;
 mod stats;
 mod url;
 
-pub use cluster::{Cluster, ClusterStatus, Prepared, RunningDb};
+pub use cluster::{env_for, Cluster, ClusterStatus, Prepared, RunningDb};
 pub use config::{Config, DEFAULT_PORT};
 pub use layout::Layout;
+pub use process::PostmasterPid;
 pub use query::{connect, read_worlds, reset_statements, World};
 pub use stats::{classify, Snapshot, StatementDelta, StatementKind, StatementRow, StatementStats};
 pub use url::{DbUrl, UrlError};
@@ -129,5 +131,42 @@ impl DbError {
     }
 }
 
+/// Stops the postmaster `pid` (one found in a [`ClusterStatus`]): a fast shutdown, escalating to
+/// SIGQUIT then SIGKILL of its process group; returns once it is gone.
+pub fn stop_pid(pid: u32) -> Result<()> {
+    process::stop(pid, None)
+}
+
 /// A result with [`DbError`].
 pub type Result<T> = std::result::Result<T, DbError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgresql_not_installable_names_the_package_in_one_line() {
+        let e = DbError::NotInstallable {
+            package: "postgresql-15 postgresql-contrib".into(),
+            source: serverbench_provision::ProvisionError::NotRoot {
+                packages: "postgresql-15 postgresql-contrib".into(),
+            },
+        };
+        let text = e.to_string();
+        assert!(!text.contains('\n'));
+        assert!(
+            text.contains("(package postgresql-15 postgresql-contrib)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sudo apt-get install postgresql-15 postgresql-contrib"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_schema_is_the_contracts_file() {
+        assert!(SCHEMA_SQL.contains("CREATE TABLE world"));
+        assert!(SCHEMA_SQL.contains("CREATE TABLE fortune"));
+    }
+}
