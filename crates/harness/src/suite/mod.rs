@@ -384,6 +384,9 @@ impl Suite {
             if let Err((key, message)) = s.validate_protocol() {
                 return bad(&k(key), message);
             }
+            if !self.profiles.iter().any(|p| s.runs_at(p)) {
+                return bad(&k("connections"), "no profile has these connections");
+            }
         }
         self.validate_combinations()?;
         for (i, p) in self.profiles.iter().enumerate() {
