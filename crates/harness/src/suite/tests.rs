@@ -114,6 +114,7 @@ fn quick_shortens_laps_durations_warmup_and_requests() {
         rate: None,
         server_cpus: Vec::new(),
         cores: None,
+        pool: None,
     });
     s.quicken();
     assert_eq!((s.laps, s.warmup), (2, 0.5));
@@ -138,6 +139,7 @@ fn profile(name: &str, duration: Option<f64>, requests: Option<u64>) -> Profile 
         rate: None,
         server_cpus: Vec::new(),
         cores: None,
+        pool: None,
     }
 }
 
@@ -355,4 +357,35 @@ fn every_builtin_scenario_exists_and_the_tls_ones_need_tls() {
     }
     let resume = Scenario::builtin("https-resume").unwrap();
     assert!(resume.new_conn && resume.tls_resume == Some(TlsResume::Tickets));
+}
+
+#[test]
+fn a_scenario_limited_to_connections_no_profile_has_is_refused_and_one_that_matches_runs_there() {
+    let text = "name = \"t\"\ndescription = \"d\"\nreproduces = \"none\"\nservers = \"all\"\n\n\
+                [[scenario]]\nname = \"db\"\npaths = [\"/db\"]\nrequires = \"db\"\nconnections = [CONNS]\n\n\
+                [[profile]]\nconnections = 16\nduration = \"1s\"\n\n\
+                [[profile]]\nconnections = 64\nduration = \"1s\"\n";
+    let bad = Suite::parse(&text.replace("CONNS", "32"), Path::new("suites/t.toml"));
+    let e = bad.unwrap_err().to_string();
+    assert!(e.contains("scenario[1].connections"), "{e}");
+    let good = Suite::parse(&text.replace("CONNS", "64"), Path::new("suites/t.toml")).unwrap();
+    let sc = &good.scenarios[0];
+    let at: Vec<bool> = good.profiles.iter().map(|p| sc.runs_at(p)).collect();
+    assert_eq!(at, [false, true]);
+}
+
+#[test]
+fn the_database_suite_loads_records_its_pool_and_keeps_its_points_under_quick() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites/database.toml");
+    let mut s = Suite::load(&path).unwrap();
+    assert_eq!(s.pool, Some(16));
+    s.quicken();
+    let points: usize = s
+        .scenarios
+        .iter()
+        .map(|sc| s.profiles.iter().filter(|p| sc.runs_at(p)).count())
+        .sum();
+    // db and fortunes at 3 connection counts, queries and updates at 4 N each at one.
+    assert_eq!(points, 2 * 3 + 8);
+    assert!(s.scenarios.iter().all(|sc| sc.needs_database()));
 }
