@@ -39,6 +39,10 @@ class PgConn
   SELECT_WORLD    = "SELECT id, randomnumber FROM world WHERE id = $1"
   SELECT_FORTUNES = "SELECT id, message FROM fortune"
 
+  # The random ids of the requests this connection serves: one generator per connection, so
+  # no two threads share one (a @[ThreadLocal] object would not be seen by the GC).
+  getter rng = Random::PCG32.new
+
   def initialize(url : String)
     @pg = LibPQ.connectdb(url)
     unless LibPQ.status(@pg) == LibPQ::CONNECTION_OK
@@ -149,8 +153,6 @@ end
 module Database
   MAX_QUERIES = 500
   PATHS       = {"/db", "/queries", "/fortunes", "/updates"}
-  @[ThreadLocal]
-  @@rng : Random::PCG32? = nil
 
   def self.pool_from_env : PgPool?
     url = ENV["DATABASE_URL"]?
@@ -160,9 +162,8 @@ module Database
     PgPool.new(url, size)
   end
 
-  def self.random_id : Int32
-    rng = (@@rng ||= Random::PCG32.new)
-    rng.rand(1..10_000)
+  def self.random_id(conn : PgConn) : Int32
+    conn.rng.rand(1..10_000)
   end
 
   # N from `queries`: missing, empty or not a number means 1; clamped to 1..500.
@@ -178,7 +179,7 @@ module Database
 
   # N rows, one SELECT each, one after the other on the connection.
   def self.worlds(conn : PgConn, n : Int32) : Array({Int32, Int32})
-    Array.new(n) { world(conn, random_id) }
+    Array.new(n) { world(conn, random_id(conn)) }
   end
 
   def self.to_json(w : {Int32, Int32}, json : JSON::Builder)
@@ -198,7 +199,7 @@ module Database
   def self.update(conn : PgConn, n : Int32) : Array({Int32, Int32})
     ws = worlds(conn, n)
     numbers = {} of Int32 => Int32
-    ws.each { |w| numbers[w[0]] = random_id }
+    ws.each { |w| numbers[w[0]] = random_id(conn) }
     changes = numbers.to_a.sort!
     conn.exec(conn.update_statement(changes.size), changes.flat_map { |id, r| [id.to_s, r.to_s] })
     ws.map { |w| {w[0], numbers[w[0]]} }
@@ -216,7 +217,7 @@ module Database
     pool.use do |conn|
       case path
       when "/db"
-        {"application/json", JSON.build { |json| to_json(world(conn, random_id), json) }}
+        {"application/json", JSON.build { |json| to_json(world(conn, random_id(conn)), json) }}
       when "/queries" then {"application/json", to_json(worlds(conn, count(queries)))}
       when "/updates" then {"application/json", to_json(update(conn, count(queries)))}
       else                 {"text/html; charset=utf-8", fortunes(conn)}
