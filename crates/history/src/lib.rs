@@ -13,8 +13,11 @@ pub mod check;
 mod db;
 pub mod format;
 mod import;
+#[cfg(test)]
+mod import_tests;
 pub mod series;
 pub mod show;
+pub mod synth;
 pub mod trend;
 pub mod ttest;
 
