@@ -10,6 +10,8 @@
 
 pub mod changepoint;
 pub mod check;
+#[cfg(test)]
+mod check_tests;
 mod db;
 pub mod format;
 mod import;

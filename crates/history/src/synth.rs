@@ -154,3 +154,30 @@ mod tests {
         assert_eq!(time(31 * 86_400 + 3661), "2026-02-01T01:01:01Z");
     }
 }
+
+/// Writes and imports one run per level of `levels` (the server's median req/s in each run),
+/// an hour apart, each with commit `c0000NN`; `base` gives everything else.
+pub fn record_series(
+    history: &mut crate::History,
+    parent: &Path,
+    levels: &[f64],
+    base: &RunSpec,
+) -> Result<(), crate::HistoryError> {
+    for (i, level) in levels.iter().enumerate() {
+        let spec = RunSpec {
+            servers: base
+                .servers
+                .iter()
+                .map(|(s, l)| (s.clone(), l * level))
+                .collect(),
+            seed: base.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+            at_s: base.at_s + i as u64 * 3600,
+            commit: Some(format!("c{i:06}")),
+            ..base.clone()
+        };
+        let dir = write_run(parent, &format!("run{i:04}"), &spec)
+            .map_err(|e| crate::HistoryError::Folder(e.to_string()))?;
+        history.import(&dir, &crate::Source::default())?;
+    }
+    Ok(())
+}
