@@ -121,6 +121,8 @@ pub struct Row {
     /// Runs in the series.
     pub runs: usize,
     pub latest: RunRef,
+    /// The bootstrap interval of the latest run's median.
+    pub latest_interval: Option<(f64, f64)>,
     pub baseline: Option<RunRef>,
     /// `latest / baseline` of the medians and its bootstrap interval.
     pub ratio: Option<f64>,
@@ -281,6 +283,7 @@ fn judge(key: &SeriesKey, m: Measure, points: &[Point], opts: &CheckOptions) -> 
         series: key.clone(),
         measure: m,
         runs: owned.len(),
+        latest_interval: latest_point.stats.get(m).map(|e| (e.low, e.high)),
         latest,
         baseline,
         ratio,
