@@ -36,6 +36,8 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Several machines: check the hosts of an inventory (spec/hosts.md).
     Hosts(cmd::hosts::Args),
+    /// The results history: import, list, show, trend, check (exit 4 regression, 6 inconclusive).
+    History(cmd::history::Args),
 }
 
 fn main() -> ExitCode {
@@ -69,5 +71,6 @@ fn run() -> anyhow::Result<u8> {
         Command::Report(args) => cmd::report::run(args),
         Command::Compare(args) => cmd::compare::run(args),
         Command::Hosts(args) => cmd::hosts::run(args),
+        Command::History(args) => cmd::history::run(args),
     }
 }
