@@ -1,5 +1,5 @@
 //! Writes N synthetic results folders (one server, 5 laps each, 2% noise, a 10% slowdown in the
-//! last tenth of the runs) for `bench/history.sh`: `synth_runs OUT_DIR N`.
+//! last five runs) for `bench/history.sh`: `synth_runs OUT_DIR N`.
 
 use serverbench_history::synth::{write_run, RunSpec};
 use std::path::PathBuf;
@@ -13,7 +13,7 @@ fn main() {
     let out = PathBuf::from(out);
     let n: usize = n.parse().expect("N is a number");
     for i in 0..n {
-        let level = if i >= n - n / 10 { 0.9 } else { 1.0 };
+        let level = if i + 5 >= n { 0.9 } else { 1.0 };
         let spec = RunSpec {
             servers: vec![("mine".into(), 100_000.0 * level)],
             seed: i as u64,
