@@ -144,17 +144,6 @@ pub fn write_run(parent: &Path, name: &str, spec: &RunSpec) -> Result<PathBuf, R
     Ok(dir)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn times_count_days_into_months() {
-        assert_eq!(time(0), "2026-01-01T00:00:00Z");
-        assert_eq!(time(31 * 86_400 + 3661), "2026-02-01T01:01:01Z");
-    }
-}
-
 /// Writes and imports one run per level of `levels` (the server's median req/s in each run),
 /// an hour apart, each with commit `c0000NN`; `base` gives everything else.
 pub fn record_series(
@@ -180,4 +169,15 @@ pub fn record_series(
         history.import(&dir, &crate::Source::default())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_count_days_into_months() {
+        assert_eq!(time(0), "2026-01-01T00:00:00Z");
+        assert_eq!(time(31 * 86_400 + 3661), "2026-02-01T01:01:01Z");
+    }
 }
