@@ -183,3 +183,75 @@ fn checking_an_empty_history_is_an_error_and_listing_it_says_how_to_fill_it() {
     let out = serverbench(&["history", "check", "--history", db]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// An HTTP/1.1 keep-alive server inside this test process answering every request with
+/// `Hello World!`, until the test ends.
+fn in_process_server() -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut out = stream;
+                loop {
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 12\r\n\r\nHello World!";
+                    if out.write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn run_record_adds_each_run_to_the_history_with_its_commit_and_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = in_process_server();
+    let url = format!("mine=http://127.0.0.1:{port}/");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/run-catalog");
+    let db = tmp.path().join("h.db");
+    for commit in ["aaaaaaa1", "bbbbbbb2"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+            .args(["run", "--root", root.to_str().unwrap(), "--results"])
+            .arg(tmp.path().join("results"))
+            .args([
+                "--url", &url, "-c", "1", "-d", "500ms", "--laps", "2", "--warmup", "0s",
+            ])
+            .args([
+                "--record",
+                "--history",
+                db.to_str().unwrap(),
+                "--commit",
+                commit,
+            ])
+            .args(["--branch", "main"])
+            .env("SERVERBENCH_CACHE", tmp.path().join("cache"))
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("added as run"), "{err}");
+    }
+    let show = serverbench(&["history", "show", "mine", "--history", db.to_str().unwrap()]);
+    let stdout = text(&show.stdout);
+    assert!(
+        stdout.contains("aaaaaaa") && stdout.contains("bbbbbbb"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("main"), "{stdout}");
+}
