@@ -138,6 +138,9 @@ pub struct Args {
         help_heading = "Several machines"
     )]
     pub client_hosts: Vec<String>,
+    /// `--record`: the history (crates/cli/src/cmd/history.rs).
+    #[command(flatten)]
+    pub record: super::history::RecordArgs,
 }
 
 /// Runs `serverbench run`: exit 0 when every lap succeeded, 3 when any failed, 130 on Ctrl-C.
@@ -207,6 +210,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let outcome = outcome.with_context(|| format!("running suite `{}`", opts.suite.name))?;
     process::stop_all_registered();
     print_table(&outcome, &opts.suite, args.wide);
+    super::history::record_run(&args.record, &paths.root, &outcome.dir)?;
     Ok(exit_code(&outcome))
 }
 
