@@ -9,6 +9,7 @@
 
 pub mod cpus;
 pub mod duration;
+pub mod failure;
 pub mod histo;
 pub mod result;
 mod tool;
@@ -16,6 +17,7 @@ pub mod transport;
 
 pub use cpus::{parse_cpu_list, BadCpuList, CpuList};
 pub use duration::{format_duration, parse_duration, BadDuration};
+pub use failure::{FailureKind, LapFailure};
 pub use result::{LoadResult, Mode};
 pub use tool::Tool;
 pub use transport::{Protocol, TlsResume, Transport};

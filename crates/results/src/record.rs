@@ -4,6 +4,7 @@
 
 use crate::{Mode, Tool, Transport};
 use serde::{Deserialize, Serialize};
+pub use serverbench_model::failure::{FailureKind, LapFailure};
 pub use serverbench_model::result::{
     Errors, Histograms, Http2Result, Latency, LoadResult, TimelinePoint, TlsResult,
 };
@@ -163,8 +164,9 @@ pub struct LapRecord {
     /// 1-based lap number.
     pub lap: u32,
     pub status: LapStatus,
-    /// Why the lap failed: exit status, error and the server's log tail.
-    pub failure: Option<String>,
+    /// Why the lap failed: what went wrong, one line, and the server's log tail (one string in
+    /// records written before it was typed; they still read).
+    pub failure: Option<LapFailure>,
     /// `serverbench`, `wrk`, `ab`, `autocannon`, `h2load`, `hey` or `oha`.
     pub tool: Tool,
     /// RFC 3339 UTC time the lap started.
