@@ -3,7 +3,7 @@
 //!
 //! 1. Every host's session starts; each connects and warms up, then prints `ready`.
 //! 2. When all are ready the controller writes `go` to every session back to back. Each host
-//!    starts measuring a fixed lead after the line arrives ([`serverbench_engine::GATE_LEAD`]),
+//!    starts measuring a fixed lead after the line arrives (`serverbench_engine::GATE_LEAD`),
 //!    so the start skew between hosts is the spread of the arrival times, read from the
 //!    `measure_start_unix_s` each host reports (host clocks; see [`crate::check`] for offsets).
 //! 3. Each host prints its JSON result and exits; the results are merged ([`crate::merge`]).
@@ -18,7 +18,7 @@ use crate::merge::{merge, MergeError};
 use crate::ssh::{Session, SessionLine, Transport};
 use crate::HostError;
 use serde::{Deserialize, Serialize};
-use serverbench_engine::LoadResult;
+use serverbench_model::LoadResult;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};

@@ -1,6 +1,7 @@
 //! Why a lap failed, typed: what went wrong ([`FailureKind`]), one line saying so and the
 //! server's log tail. Records written before it held one string; they still read (as
-//! [`FailureKind::Unknown`], the first line as the detail and the rest as the log tail).
+//! [`FailureKind::Unknown`], the first line as the detail and the rest as the log tail) and
+//! display as they were written.
 
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
@@ -60,26 +61,20 @@ impl LapFailure {
     /// detail (a log tail, several hosts' faults): how records before this type read.
     pub fn from_text(kind: FailureKind, text: &str) -> LapFailure {
         let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
-        let rest = rest.strip_prefix("server log tail:\n").unwrap_or(rest);
-        let (kind, first) = match first.strip_suffix("; log tail:") {
-            Some(f) if kind == FailureKind::Unknown && f.starts_with("server exited") => {
-                (FailureKind::ServerExited, f)
-            }
-            Some(f) => (kind, f),
-            None => (kind, first),
-        };
         LapFailure::new(kind, first).with_log_tail(rest)
     }
 }
 
 impl fmt::Display for LapFailure {
-    /// The detail, then the log tail under a heading.
+    /// The detail, then the log tail under a heading (a failure recorded as one string shows
+    /// that string: its heading was part of it).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.detail)?;
-        if let Some(tail) = &self.log_tail {
-            write!(f, "\nserver log tail:\n{tail}")?;
+        match &self.log_tail {
+            Some(tail) if self.kind == FailureKind::Unknown => write!(f, "\n{tail}"),
+            Some(tail) => write!(f, "\nserver log tail:\n{tail}"),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -127,16 +122,20 @@ mod tests {
 
     #[test]
     fn a_failure_recorded_as_one_string_reads_with_its_first_line_as_the_detail() {
-        let old = r#""load tool failed: exit status 1\nserver log tail:\nlistening on 8080""#;
-        let f: LapFailure = serde_json::from_str(old).unwrap();
+        let old = "load tool failed: exit status 1\nserver log tail:\nlistening on 8080";
+        let f: LapFailure = serde_json::from_value(serde_json::json!(old)).unwrap();
         assert_eq!(f.kind, FailureKind::Unknown);
         assert_eq!(f.detail, "load tool failed: exit status 1");
-        assert_eq!(f.log_tail.as_deref(), Some("listening on 8080"));
-        let died = r#""server exited during the lap (signal 9); log tail:\nKilled""#;
-        let f: LapFailure = serde_json::from_str(died).unwrap();
-        assert_eq!(f.kind, FailureKind::ServerExited);
-        assert_eq!(f.detail, "server exited during the lap (signal 9)");
-        assert_eq!(f.to_string(), "server exited during the lap (signal 9)\nserver log tail:\nKilled");
+        assert_eq!(
+            f.log_tail.as_deref(),
+            Some("server log tail:\nlistening on 8080")
+        );
+        assert_eq!(f.to_string(), old, "it displays as it was written");
+        let typed = LapFailure::new(FailureKind::ServerExited, "server exited (signal 9)");
+        assert_eq!(
+            typed.with_log_tail("Killed").to_string(),
+            "server exited (signal 9)\nserver log tail:\nKilled"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The built-in engine: `serverbench load ... --json`, whose stdout is a `LoadResult`.
 
 use super::{Target, Tool, ToolError};
-use serverbench_engine::result::LoadResult;
+use serverbench_model::result::LoadResult;
 use serverbench_results::record::{LoadParams, Measurement};
 use serverbench_results::Mode;
 
@@ -65,19 +65,19 @@ pub fn args(
 /// certificate, else `-k`), as the lap asks.
 fn protocol_flags(p: &LoadParams, target: &Target) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
-    if p.protocol.is_h2() {
+    if p.transport.protocol.is_h2() {
         a.push("--http2".into());
-        if let Some(m) = p.streams {
+        if let Some(m) = p.transport.streams {
             a.extend(["-m".into(), m.to_string()]);
         }
     }
-    if p.new_conn {
+    if p.transport.new_conn {
         a.push("--new-conn".into());
     }
-    if let Some(r) = p.tls_resume {
+    if let Some(r) = p.transport.tls_resume {
         a.extend(["--tls-resume".into(), r.to_string()]);
     }
-    if p.tls {
+    if p.transport.tls {
         match &target.ca_file {
             Some(ca) => a.extend(["--cacert".into(), ca.display().to_string()]),
             None => a.push("-k".into()),
@@ -103,7 +103,7 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::{Protocol, TlsResume};
+    use serverbench_results::{Protocol, TlsResume, Transport};
 
     fn target() -> Target {
         Target {
@@ -166,8 +166,11 @@ mod tests {
             connections: 10,
             duration_s: Some(2.0),
             pipeline: 1,
-            protocol,
-            tls,
+            transport: Transport {
+                protocol,
+                tls,
+                ..Transport::default()
+            },
             ..LoadParams::default()
         }
     }
@@ -187,11 +190,9 @@ mod tests {
 
     #[test]
     fn handshake_laps_ask_for_a_new_connection_and_their_resumption() {
-        let p = LoadParams {
-            new_conn: true,
-            tls_resume: Some(TlsResume::Tickets),
-            ..hello(Protocol::H1, true)
-        };
+        let mut p = hello(Protocol::H1, true);
+        p.transport.new_conn = true;
+        p.transport.tls_resume = Some(TlsResume::Tickets);
         let a = args(&p, &https_target(), &[]).unwrap().join(" ");
         assert!(
             a.contains("--new-conn --tls-resume tickets --cacert"),
@@ -201,10 +202,8 @@ mod tests {
 
     #[test]
     fn h2_goes_over_tls_and_h2c_over_the_plain_port_with_their_streams() {
-        let p = LoadParams {
-            streams: Some(16),
-            ..hello(Protocol::H2, true)
-        };
+        let mut p = hello(Protocol::H2, true);
+        p.transport.streams = Some(16);
         let a = args(&p, &https_target(), &[]).unwrap().join(" ");
         assert!(a.contains("--http2 -m 16 --cacert"), "{a}");
         assert!(a.ends_with("https://127.0.0.1:8443/hello"), "{a}");

@@ -100,7 +100,8 @@ pub struct ServerSummary {
     /// Laps recorded (ok + failed).
     pub laps: u32,
     pub failed_laps: u32,
-    /// Why the first failed lap failed.
+    /// Why the first failed lap failed (written as its text, as before failures were typed).
+    #[serde(serialize_with = "as_text")]
     pub first_failure: Option<LapFailure>,
     pub lap_rps: Vec<LapRps>,
     pub rps: Option<Stats>,
@@ -135,6 +136,13 @@ pub struct ServerSummary {
     pub client_saturated: bool,
     pub speed_factor: Option<SpeedFactor>,
     pub rank: Option<u32>,
+}
+
+fn as_text<S: serde::Serializer>(f: &Option<LapFailure>, s: S) -> Result<S::Ok, S::Error> {
+    match f {
+        Some(f) => s.collect_str(f),
+        None => s.serialize_none(),
+    }
 }
 
 /// Summarizes laps; `baseline` is the server the speed factors are relative to.
