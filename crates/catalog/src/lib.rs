@@ -16,6 +16,7 @@ pub mod logs;
 pub mod manifest;
 pub mod paths;
 pub mod setup;
+mod stamps;
 pub mod toml_pos;
 
 pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};

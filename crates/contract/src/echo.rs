@@ -2,7 +2,7 @@
 //! the peer closes; many connections at once.
 
 use super::diff::Diff;
-use super::http::IO_TIMEOUT;
+use crate::timeouts::IO_TIMEOUT;
 use super::Check;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};

@@ -12,6 +12,7 @@ pub mod duration;
 pub mod failure;
 pub mod histo;
 pub mod result;
+pub mod spec;
 mod tool;
 pub mod transport;
 
@@ -19,5 +20,6 @@ pub use cpus::{parse_cpu_list, BadCpuList, CpuList};
 pub use duration::{format_duration, parse_duration, BadDuration};
 pub use failure::{FailureKind, LapFailure};
 pub use result::{LoadResult, Mode};
+pub use spec::{LoadSpec, TlsVersion};
 pub use tool::Tool;
 pub use transport::{Protocol, TlsResume, Transport};

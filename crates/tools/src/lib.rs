@@ -145,6 +145,8 @@ pub struct CommandLine {
     pub program: PathBuf,
     /// Arguments.
     pub args: Vec<String>,
+    /// What goes on its stdin (serverbench's load spec), if anything.
+    pub stdin: Option<String>,
 }
 
 impl fmt::Display for CommandLine {
@@ -180,8 +182,12 @@ impl Prepared {
             });
         }
         refuse_protocol(self.tool, params)?;
+        let mut stdin = None;
         let args = match self.tool {
-            Tool::Serverbench => serverbench::args(params, target, client_cpus)?,
+            Tool::Serverbench => {
+                stdin = Some(serverbench::spec(params, target, client_cpus)?.to_line());
+                serverbench::args()
+            }
             Tool::Wrk => wrk::args(params, target, &self.scratch)?,
             Tool::Ab => ab::args(params, target)?,
             Tool::Autocannon => autocannon::args(params, target)?,
@@ -192,6 +198,7 @@ impl Prepared {
         Ok(CommandLine {
             program: self.exe.clone(),
             args,
+            stdin,
         })
     }
 

@@ -4,7 +4,7 @@
 
 use super::super::hosts::{self, RemoteSampler};
 use super::{died, Event, RunState, LOG_TAIL};
-use crate::results::record::{LapRecord, LapStatus, Measurement};
+use crate::results::record::{FailureKind, LapFailure, LapRecord, LapStatus, Measurement};
 use crate::tools::Target;
 use serverbench_results::LapKey;
 use std::time::Instant;
@@ -40,7 +40,7 @@ impl RunState<'_> {
             Ok(jobs) => jobs,
             Err(why) => {
                 record.status = LapStatus::Failed;
-                record.failure = Some(why);
+                record.failure = Some(LapFailure::from_text(FailureKind::Hosts, &why));
                 return Some(record);
             }
         };
@@ -63,11 +63,12 @@ impl RunState<'_> {
             Err(f) => {
                 record.status = LapStatus::Failed;
                 let faults: Vec<String> = f.faults.iter().map(|e| e.to_string()).collect();
-                let mut why = faults.join("\n");
+                let mut why = LapFailure::new(FailureKind::Hosts, faults.join("; "));
                 if let Some(dead) = died(proc) {
-                    why = format!("{why}\n{dead}");
+                    why.detail = format!("{}; {}", why.detail, dead.detail);
+                    why.log_tail = dead.log_tail;
                 } else if f.faults.iter().any(|e| e.host() == h.server.name) {
-                    why = format!("{why}\nserver log tail:\n{}", proc.log_tail(LOG_TAIL));
+                    why = why.with_log_tail(proc.log_tail(LOG_TAIL));
                 }
                 record.failure = Some(why);
             }
