@@ -5,10 +5,10 @@
 
 use crate::command::ServerEnv;
 use crate::paths::Paths;
-use crate::{availability, on_path, Availability, Server};
 pub use crate::stamps::{
     content_hash, needs_setup, read_stamp, stamp_of, write_stamp, IGNORED_DIRS,
 };
+use crate::{availability, on_path, Availability, Server};
 use std::fmt;
 use std::io::Write;
 use std::path::Path;

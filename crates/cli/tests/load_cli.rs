@@ -532,7 +532,8 @@ fn tls_resume_exits_5_when_the_server_resumes_nothing_and_0_when_it_does() {
 #[test]
 fn a_load_spec_on_stdin_runs_the_load_it_describes() {
     let url = format!("http://{}/", hello_server());
-    let spec = format!(r#"{{"urls": ["{url}"], "connections": 2, "threads": 1, "duration": "300ms"}}"#);
+    let spec =
+        format!(r#"{{"urls": ["{url}"], "connections": 2, "threads": 1, "duration": "300ms"}}"#);
     let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
         .args(["load", "--spec", "-", "--json"])
         .stdin(std::process::Stdio::piped())
@@ -560,7 +561,10 @@ fn a_spec_that_is_not_one_names_the_flag() {
     let out = child.wait_with_output().unwrap();
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("--spec -") && err.contains("conections"), "{err}");
+    assert!(
+        err.contains("--spec -") && err.contains("conections"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -9,11 +9,11 @@ pub use http2::H2Stats;
 pub use warmup::WarmUp;
 
 use crate::result::{Errors, TimelinePoint};
+use crate::tls::{Negotiated, TlsCause};
+use hdrhistogram::Histogram;
 pub use serverbench_model::histo::{
     bucket_mid, latency_of, merge_sparse, new_histogram, p99_of_buckets, BUCKETS, SUB,
 };
-use crate::tls::{Negotiated, TlsCause};
-use hdrhistogram::Histogram;
 
 /// The error kinds of `Errors`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -90,7 +90,10 @@ mod tests {
     fn a_cpu_list_takes_ranges_and_single_cpus_sorted_without_duplicates() {
         assert_eq!(parse_cpu_list("3,0-2,2"), Ok(vec![0, 1, 2, 3]));
         assert_eq!(parse_cpu_list(" 5 "), Ok(vec![5]));
-        assert!(matches!(parse_cpu_list("3-1"), Err(BadCpuList::Range { .. })));
+        assert!(matches!(
+            parse_cpu_list("3-1"),
+            Err(BadCpuList::Range { .. })
+        ));
         assert!(matches!(parse_cpu_list("a"), Err(BadCpuList::Cpu { .. })));
         assert!(matches!(parse_cpu_list(","), Err(BadCpuList::Empty { .. })));
     }

@@ -66,7 +66,6 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid histogram bounds")
 }
 
-
 /// Percentiles and moments of a histogram, in microseconds.
 pub fn latency_of(h: &Histogram<u64>) -> Latency {
     if h.is_empty() {
@@ -102,7 +101,6 @@ pub fn bucket_mid(b: usize) -> f64 {
     let lo = sub << (e - 3);
     lo as f64 + (1u64 << (e - 3)) as f64 / 2.0
 }
-
 
 /// The 99th percentile (a bucket's middle, µs) of sparse `(bucket, count)` pairs; 0 if empty.
 pub fn p99_of_buckets(buckets: &[(u16, u32)]) -> f64 {

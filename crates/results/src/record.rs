@@ -271,7 +271,11 @@ mod tests {
             (Protocol::H1, false, false)
         );
         assert_eq!(
-            (p.transport.tls_resume, p.transport.streams, p.transport_label()),
+            (
+                p.transport.tls_resume,
+                p.transport.streams,
+                p.transport_label()
+            ),
             (None, None, String::new())
         );
         let again = serde_json::to_string(&p).unwrap();

@@ -26,7 +26,9 @@ fn a_results_folder_from_before_typed_failures_still_reads() {
         failure.log_tail.as_deref(),
         Some("server log tail:\nlistening on 8080\nKilled")
     );
-    assert!(failure.to_string().starts_with("load tool failed: exit status 1\nserver log tail:"));
+    assert!(failure
+        .to_string()
+        .starts_with("load tool failed: exit status 1\nserver log tail:"));
     let t = &tls.params.transport;
     assert_eq!((t.protocol, t.tls, t.new_conn), (Protocol::H1, true, true));
     assert_eq!(t.tls_resume, Some(TlsResume::Tickets));

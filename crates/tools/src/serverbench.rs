@@ -24,11 +24,7 @@ pub fn args() -> Vec<String> {
 /// URLs (on the TLS port over TLS, trusting the run's certificate, else `insecure`), or the
 /// echo port for TCP; the lap's protocol as the spec's HTTP/2, streams, new connection and
 /// resumption.
-pub fn spec(
-    p: &LoadParams,
-    target: &Target,
-    client_cpus: &[usize],
-) -> Result<LoadSpec, ToolError> {
+pub fn spec(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Result<LoadSpec, ToolError> {
     let mut s = LoadSpec {
         connections: p.connections,
         threads: (p.threads > 0).then_some(p.threads),
@@ -135,7 +131,10 @@ mod tests {
             ..LoadParams::default()
         };
         let tcp = spec(&p, &target(), &[]).unwrap().tcp.unwrap();
-        assert_eq!((tcp.addr.as_str(), tcp.mode), ("127.0.0.1:9000", Mode::TcpStream));
+        assert_eq!(
+            (tcp.addr.as_str(), tcp.mode),
+            ("127.0.0.1:9000", Mode::TcpStream)
+        );
         assert_eq!(tcp.message, "hello world");
     }
 

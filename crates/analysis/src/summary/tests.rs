@@ -98,7 +98,10 @@ fn failed_laps_are_counted_with_the_first_failure_and_warned_about() {
     let b = &s.tables[0].servers[2];
     assert_eq!((b.laps, b.failed_laps), (3, 1));
     let first = b.first_failure.as_ref().unwrap();
-    assert_eq!((first.kind, first.detail.as_str()), (FailureKind::Load, "exit status 1"));
+    assert_eq!(
+        (first.kind, first.detail.as_str()),
+        (FailureKind::Load, "exit status 1")
+    );
     // "fast": 201 + 202 + 203 requests with 2 errors each: 6 / 612.
     assert_eq!(s.tables[0].servers[0].error_rate, Some(6.0 / 612.0));
     let kinds: Vec<WarningKind> = s.warnings.iter().map(|w| w.kind).collect();

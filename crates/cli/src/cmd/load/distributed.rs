@@ -231,14 +231,32 @@ mod tests {
     fn a_client_host_is_given_the_method_the_protocol_and_the_tls_settings_asked_for() {
         let (argv, remote) = handed(
             &[
-                "-X", "POST", "--http2", "-m", "10", "-k", "--new-conn", "--tls-resume",
-                "tickets", "--tls-version", "1.3", "--idle", "40us", "-c", "10", "-d", "3s",
+                "-X",
+                "POST",
+                "--http2",
+                "-m",
+                "10",
+                "-k",
+                "--new-conn",
+                "--tls-resume",
+                "tickets",
+                "--tls-version",
+                "1.3",
+                "--idle",
+                "40us",
+                "-c",
+                "10",
+                "-d",
+                "3s",
                 "https://198.18.0.1:8443/hello",
             ],
             2,
             &[],
         );
-        assert_eq!(argv[1..], ["load", "--spec", "-", "--barrier", "--json", "-q"]);
+        assert_eq!(
+            argv[1..],
+            ["load", "--spec", "-", "--barrier", "--json", "-q"]
+        );
         let h = &remote.http;
         assert_eq!(h.method, "POST");
         assert!(h.http2 && h.insecure && h.new_conn);
@@ -250,14 +268,21 @@ mod tests {
         assert_eq!(remote.duration, Some(Duration::from_secs(3)));
         assert_eq!(remote.urls, ["https://198.18.0.1:8443/hello"]);
         let config = build_config(&remote).unwrap();
-        assert_eq!(config.idle, serverbench_engine::Idle::Nap(Duration::from_micros(40)));
+        assert_eq!(
+            config.idle,
+            serverbench_engine::Idle::Nap(Duration::from_micros(40))
+        );
     }
 
     #[test]
     fn a_client_host_trusts_its_own_copy_of_cacert_not_the_controllers_path() {
         let copy = PathBuf::from("/tmp/serverbench-run.x/ca.pem");
         let (_, remote) = handed(
-            &["--cacert", "/home/me/ca.pem", "https://198.18.0.1:8443/hello"],
+            &[
+                "--cacert",
+                "/home/me/ca.pem",
+                "https://198.18.0.1:8443/hello",
+            ],
             1,
             std::slice::from_ref(&copy),
         );

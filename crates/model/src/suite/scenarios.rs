@@ -2,7 +2,7 @@
 //! keys need: the transport feature a server must declare, and which combinations apply.
 
 use super::{Mode, Protocol, Scenario, TlsResume};
-use crate::catalog::Feature;
+use crate::Feature;
 
 impl Scenario {
     /// The built-in scenarios of the ad-hoc form (`serverbench run --scenario NAME`).
@@ -102,7 +102,9 @@ impl Scenario {
 
     /// Checks the protocol keys; returns the key (within the scenario) and the message.
     pub(super) fn validate_protocol(&self) -> Result<(), (&'static str, &'static str)> {
-        let transport = self.transport.protocol != Protocol::H1 || self.transport.tls || self.transport.new_conn;
+        let transport = self.transport.protocol != Protocol::H1
+            || self.transport.tls
+            || self.transport.new_conn;
         if self.mode != Mode::Http && (transport || self.transport.streams.is_some()) {
             return Err((
                 "protocol",
@@ -122,7 +124,9 @@ impl Scenario {
             ));
         }
         match self.transport.streams {
-            Some(_) if !self.transport.protocol.is_h2() => Err(("streams", "applies to h2 and h2c only")),
+            Some(_) if !self.transport.protocol.is_h2() => {
+                Err(("streams", "applies to h2 and h2c only"))
+            }
             Some(0) => Err(("streams", "must be at least 1")),
             Some(m) if m > 1 && self.transport.new_conn => Err((
                 "streams",

@@ -3,12 +3,12 @@
 //! A suite names the servers to run, the scenarios (what is requested) and the load profiles
 //! (how hard), the number of laps, the warm-up and the load tool.
 
-use crate::catalog::toml_pos::{field_in_message, line_of, line_of_key};
-use crate::catalog::Feature;
+use crate::duration::{format_duration, parse_duration, BadDuration};
+use crate::toml_pos::{field_in_message, line_of, line_of_key};
+use crate::Feature;
+use crate::Tool;
+pub use crate::{Mode, Protocol, TlsResume, Transport};
 use serde::{Deserialize, Serialize};
-use serverbench_engine::config::{format_duration, parse_duration, BadDuration};
-use serverbench_results::Tool;
-pub use serverbench_results::{Mode, Protocol, TlsResume, Transport};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -190,7 +190,7 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Feature>, D
 }
 
 /// Seconds from a suite's duration text, in the one grammar of
-/// [`serverbench_engine::config::parse_duration`].
+/// [`crate::duration::parse_duration`].
 fn seconds(text: &str) -> Result<f64, BadDuration> {
     parse_duration(text).map(|d| d.as_secs_f64())
 }
@@ -448,8 +448,12 @@ impl Suite {
                     _ if p.pipeline > 1 && s.transport.protocol.is_h2() => {
                         "pipeline does not apply to HTTP/2"
                     }
-                    _ if p.pipeline > 1 && s.transport.new_conn => "pipeline does not apply to new_conn",
-                    _ if p.rate.is_some() && s.transport.new_conn => "a rate does not apply to new_conn",
+                    _ if p.pipeline > 1 && s.transport.new_conn => {
+                        "pipeline does not apply to new_conn"
+                    }
+                    _ if p.rate.is_some() && s.transport.new_conn => {
+                        "a rate does not apply to new_conn"
+                    }
                     _ => continue,
                 };
                 let key = if p.pipeline > 1 { "pipeline" } else { "rate" };

@@ -275,16 +275,21 @@ fn the_protocol_suites_need_their_transports() {
     assert!(tls.scenarios.iter().all(|s| s.transport.tls));
     assert_eq!(tls.required_features(), vec![Feature::Hello, Feature::Tls]);
     let h2 = Suite::load(&dir.join("h2.toml")).unwrap();
-    let over = |p: Protocol| h2.scenarios.iter().filter(|s| s.transport.protocol == p).count();
+    let over = |p: Protocol| {
+        h2.scenarios
+            .iter()
+            .filter(|s| s.transport.protocol == p)
+            .count()
+    };
     assert_eq!(
         (over(Protocol::H1), over(Protocol::H2), over(Protocol::H2c)),
         (4, 4, 4)
     );
     // h2 is over TLS, recorded as such; h2c is not.
-    assert!(h2
-        .scenarios
-        .iter()
-        .all(|s| s.transport.tls == (s.transport.protocol == Protocol::H2) || s.name.starts_with("https")));
+    assert!(h2.scenarios.iter().all(
+        |s| s.transport.tls == (s.transport.protocol == Protocol::H2)
+            || s.name.starts_with("https")
+    ));
 }
 
 /// GOOD with these lines added to its scenario.
@@ -304,7 +309,11 @@ fn protocol_keys_parse_into_types_and_h2_implies_tls() {
     .unwrap();
     let sc = &s.scenarios[0];
     assert_eq!(
-        (sc.transport.protocol, sc.transport.tls, sc.transport.streams),
+        (
+            sc.transport.protocol,
+            sc.transport.tls,
+            sc.transport.streams
+        ),
         (Protocol::H2, true, Some(16))
     );
     assert_eq!(sc.needs(), vec![Feature::Hello, Feature::H2]);
@@ -313,7 +322,10 @@ fn protocol_keys_parse_into_types_and_h2_implies_tls() {
         Path::new("t"),
     )
     .unwrap();
-    assert_eq!(s.scenarios[0].transport.tls_resume, Some(TlsResume::Tickets));
+    assert_eq!(
+        s.scenarios[0].transport.tls_resume,
+        Some(TlsResume::Tickets)
+    );
     assert_eq!(s.scenarios[0].needs(), vec![Feature::Hello, Feature::Tls]);
 }
 
