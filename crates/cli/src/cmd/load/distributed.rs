@@ -267,9 +267,9 @@ mod tests {
         assert_eq!(remote.connections, 5);
         assert_eq!(remote.duration, Some(Duration::from_secs(3)));
         assert_eq!(remote.urls, ["https://198.18.0.1:8443/hello"]);
-        let config = build_config(&remote).unwrap();
+        let idle: serverbench_engine::Idle = remote.idle.parse().unwrap();
         assert_eq!(
-            config.idle,
+            idle,
             serverbench_engine::Idle::Nap(Duration::from_micros(40))
         );
     }
