@@ -439,7 +439,8 @@ fn a_client_dying_mid_lap_fails_that_lap_naming_it_and_the_next_lap_runs() {
     let laps = laps(results.path());
     assert_eq!(laps.len(), 2, "{laps:?}");
     assert_eq!(laps[0]["status"], "failed");
-    let why = laps[0]["failure"].as_str().unwrap();
+    assert_eq!(laps[0]["failure"]["kind"], "hosts", "{}", laps[0]);
+    let why = laps[0]["failure"]["detail"].as_str().unwrap();
     assert!(why.starts_with("sb-client1: ssh:"), "{why}");
     let kept = laps[0]["hosts"]["clients"].as_array().unwrap();
     assert_eq!(kept.len(), 1, "what sb-client2 measured is kept");
