@@ -56,6 +56,12 @@ fn main() -> ExitCode {
 fn run() -> anyhow::Result<u8> {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            // A bad value (a duration, a CPU list): one line naming the flag, as other bad input.
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or_default());
+            return Ok(exit::ERROR);
+        }
         Err(e) => {
             // --help and --version are "errors" printed to stdout with success.
             let code = if e.use_stderr() { exit::ERROR } else { 0 };

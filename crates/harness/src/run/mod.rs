@@ -443,8 +443,8 @@ fn record_skipped(dir: &Path, skipped: &[Skipped]) -> Result<(), RunError> {
 
 /// Reads the suite recorded in a results folder's `env.json` (for `--resume DIR` alone).
 pub fn suite_of(dir: &Path) -> Option<Suite> {
-    let suite = Env::read(&dir.join(results::ENV_FILE)).ok()??.suite?;
-    serde_json::to_value(suite)
-        .and_then(serde_json::from_value)
-        .ok()
+    Env::read(&dir.join(results::ENV_FILE))
+        .ok()??
+        .suite?
+        .suite()
 }

@@ -274,19 +274,24 @@ fn every_suite_in_the_repository_parses() {
 fn the_protocol_suites_need_their_transports() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
     let tls = Suite::load(&dir.join("tls.toml")).unwrap();
-    assert!(tls.scenarios.iter().all(|s| s.tls));
+    assert!(tls.scenarios.iter().all(|s| s.transport.tls));
     assert_eq!(tls.required_features(), vec![Feature::Hello, Feature::Tls]);
     let h2 = Suite::load(&dir.join("h2.toml")).unwrap();
-    let over = |p: Protocol| h2.scenarios.iter().filter(|s| s.protocol == p).count();
+    let over = |p: Protocol| {
+        h2.scenarios
+            .iter()
+            .filter(|s| s.transport.protocol == p)
+            .count()
+    };
     assert_eq!(
         (over(Protocol::H1), over(Protocol::H2), over(Protocol::H2c)),
         (4, 4, 4)
     );
     // h2 is over TLS, recorded as such; h2c is not.
-    assert!(h2
-        .scenarios
-        .iter()
-        .all(|s| s.tls == (s.protocol == Protocol::H2) || s.name.starts_with("https")));
+    assert!(h2.scenarios.iter().all(
+        |s| s.transport.tls == (s.transport.protocol == Protocol::H2)
+            || s.name.starts_with("https")
+    ));
 }
 
 /// GOOD with these lines added to its scenario.
@@ -306,7 +311,11 @@ fn protocol_keys_parse_into_types_and_h2_implies_tls() {
     .unwrap();
     let sc = &s.scenarios[0];
     assert_eq!(
-        (sc.protocol, sc.tls, sc.streams),
+        (
+            sc.transport.protocol,
+            sc.transport.tls,
+            sc.transport.streams
+        ),
         (Protocol::H2, true, Some(16))
     );
     assert_eq!(sc.needs(), vec![Feature::Hello, Feature::H2]);
@@ -315,7 +324,10 @@ fn protocol_keys_parse_into_types_and_h2_implies_tls() {
         Path::new("t"),
     )
     .unwrap();
-    assert_eq!(s.scenarios[0].tls_resume, Some(TlsResume::Tickets));
+    assert_eq!(
+        s.scenarios[0].transport.tls_resume,
+        Some(TlsResume::Tickets)
+    );
     assert_eq!(s.scenarios[0].needs(), vec![Feature::Hello, Feature::Tls]);
 }
 
@@ -356,7 +368,13 @@ fn every_builtin_scenario_exists_and_the_tls_ones_need_tls() {
         }
     }
     let resume = Scenario::builtin("https-resume").unwrap();
-    assert!(resume.new_conn && resume.tls_resume == Some(TlsResume::Tickets));
+    assert!(resume.transport.new_conn && resume.transport.tls_resume == Some(TlsResume::Tickets));
+}
+
+#[test]
+fn an_unknown_key_in_a_scenario_is_still_refused_beside_the_transport_keys() {
+    let (_, key, message) = err(&with_scenario_keys("tls = true\nprotocl = \"h2\""));
+    assert!(message.contains("protocl"), "{key}: {message}");
 }
 
 #[test]
