@@ -5,7 +5,8 @@ mod cpus;
 mod exit;
 mod interrupt;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use exit::Exit;
 use std::process::ExitCode;
 
 /// A reproducible, polyglot benchmark suite for HTTP and TCP servers.
@@ -40,23 +41,27 @@ enum Command {
 
 fn main() -> ExitCode {
     match run() {
-        Ok(code) => ExitCode::from(code),
+        Ok(exit) => exit.into(),
         Err(err) => {
             eprintln!("serverbench: error: {err:#}");
-            ExitCode::from(exit::ERROR)
+            Exit::BadInput.into()
         }
     }
 }
 
 /// Parses the command line and runs the subcommand; returns the process exit code.
-fn run() -> anyhow::Result<u8> {
-    let cli = match Cli::try_parse() {
+fn run() -> anyhow::Result<Exit> {
+    let parsed = Cli::command()
+        .after_help(exit::table())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version are "errors" printed to stdout with success.
-            let code = if e.use_stderr() { exit::ERROR } else { 0 };
+            let exit = Exit::unless(e.use_stderr(), Exit::BadInput);
             let _ = e.print();
-            return Ok(code);
+            return Ok(exit);
         }
     };
     match cli.command {

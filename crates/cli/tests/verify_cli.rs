@@ -28,7 +28,11 @@ fn the_reference_fixture_passes() {
 #[test]
 fn a_wrong_body_fails_with_a_diff_and_a_non_zero_exit() {
     let (out, text) = verify(&["python/good", "python/wrong-hello"]);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "a failed check, not bad input: {text}"
+    );
     assert!(text.contains("python/good ... PASS"), "{text}");
     assert!(text.contains("python/wrong-hello ... FAIL"), "{text}");
     assert!(text.contains("✗ GET /hello"), "{text}");
@@ -40,7 +44,7 @@ fn a_wrong_body_fails_with_a_diff_and_a_non_zero_exit() {
 #[test]
 fn json_reports_name_the_failed_check() {
     let (out, text) = verify(&["--json", "python/no404"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(7));
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let failed: Vec<&str> = v[0]["checks"]
         .as_array()
@@ -58,7 +62,7 @@ fn json_reports_name_the_failed_check() {
 #[test]
 fn an_unavailable_server_named_explicitly_fails_with_its_reason() {
     let (out, text) = verify(&["python/unavailable"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(7));
     assert!(text.contains("unavailable: needs a GPU"), "{text}");
 }
 

@@ -1,5 +1,6 @@
 //! `serverbench list`: every catalog server, what it implements and whether it can run here.
 
+use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::{availability, Catalog};
@@ -28,7 +29,7 @@ struct Row {
 }
 
 /// Runs `serverbench list`; exits 0 even when some manifests are broken (they are listed).
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
@@ -82,7 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         print_table(&rows);
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 fn print_table(rows: &[Row]) {

@@ -6,6 +6,7 @@ mod live;
 mod summary;
 mod verdict;
 
+use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_engine::config::{self, parse_duration, split_host_port};
 use serverbench_engine::{
@@ -136,7 +137,7 @@ pub struct Args {
     #[arg(short, long)]
     quiet: bool,
     /// For distributed runs: connect and warm up, print `ready` on stdout, keep loading
-    /// unmeasured until a `go` line arrives on stdin, then measure (EOF: exit 3, nothing measured).
+    /// unmeasured until a `go` line arrives on stdin, then measure (EOF: exit 8, nothing measured).
     #[arg(long, conflicts_with = "requests")]
     barrier: bool,
     /// Several machines: the inventory (spec/hosts.md) naming the --client-hosts.
@@ -190,7 +191,7 @@ enum VersionArg {
 }
 
 /// Runs `serverbench load`.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     if args.hosts.is_some() {
         return distributed::run(&args);
     }
@@ -198,7 +199,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Ok(c) => c,
         Err(e) => {
             eprintln!("serverbench load: {e:#}");
-            return Ok(1);
+            return Ok(Exit::BadInput);
         }
     };
     let quiet = args.quiet || !std::io::stderr().is_terminal();
@@ -225,15 +226,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Ok(r) => r,
         Err(EngineError::Cancelled) => {
             eprintln!("serverbench load: --barrier: no `go` line on stdin (closed or another line); nothing measured");
-            return Ok(3);
+            return Ok(Exit::NoGo);
         }
         Err(e @ EngineError::Refused { .. }) => {
             eprintln!("serverbench load: {e}");
-            return Ok(crate::exit::REFUSED);
+            return Ok(Exit::Refused);
         }
         Err(e @ (EngineError::Config(_) | EngineError::FileLimit { .. })) => {
             eprintln!("serverbench load: {e}");
-            return Ok(crate::exit::ERROR);
+            return Ok(Exit::BadInput);
         }
         Err(e) => return Err(e).context("serverbench load"),
     };
@@ -247,19 +248,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         print!("{}", summary::render(&result));
     }
-    if result.requests == 0 && result.errors.total() > 0 && verdict::tls_failure(&result).is_none()
-    {
-        eprintln!(
-            "serverbench load: no request succeeded ({} errors); see the errors above",
-            result.errors.total()
-        );
-        return Ok(crate::exit::ERROR);
-    }
-    if let Some(why) = verdict::tls_failure(&result) {
+    let (exit, why) = verdict::of(&result);
+    if let Some(why) = why {
         eprintln!("serverbench load: {why}");
-        return Ok(crate::exit::TLS);
     }
-    Ok(crate::exit::OK)
+    Ok(exit)
 }
 
 /// What the live line shows for this run.

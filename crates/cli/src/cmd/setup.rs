@@ -1,5 +1,6 @@
 //! `serverbench setup [SERVER...]`: install what is missing and build, idempotent and cached.
 
+use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::setup::{setup_servers, Outcome, SetupEvent, SetupOptions};
@@ -23,8 +24,8 @@ pub struct Args {
     pub root: Option<PathBuf>,
 }
 
-/// Runs `serverbench setup`; exit 1 when an available server failed to set up.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+/// Runs `serverbench setup`; `Exit::CheckFailed` when an available server failed to set up.
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
@@ -53,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             eprintln!("  {} failed: {why}", r.server);
         }
     }
-    Ok(u8::from(failed > 0))
+    Ok(Exit::unless(failed > 0, Exit::CheckFailed))
 }
 
 /// The named servers (an unknown or broken one is an error), or every valid server.

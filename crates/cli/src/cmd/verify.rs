@@ -1,5 +1,6 @@
 //! `serverbench verify [SERVER...]`: start servers and check them against spec/contract.md.
 
+use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::{availability, Availability, Catalog, Feature, Server};
@@ -52,8 +53,8 @@ pub struct Args {
     pub root: Option<PathBuf>,
 }
 
-/// Runs `serverbench verify`; exit 1 when any server fails.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+/// Runs `serverbench verify`; `Exit::CheckFailed` when any server fails.
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     crate::interrupt::install(serverbench_harness::process::OnInterrupt::Exit);
     if let Some(url) = &args.url {
         return verify_url(url, &args);
@@ -90,11 +91,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         println!("verify: {} passed, {failed} failed", reports.len() - failed);
     }
-    Ok(u8::from(failed > 0))
+    Ok(Exit::unless(failed > 0, Exit::CheckFailed))
 }
 
 /// `verify --url`: the contract's checks against a server that is already running.
-fn verify_url(url: &str, args: &Args) -> anyhow::Result<u8> {
+fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
     let https = url.strip_prefix("https://");
     let mut features = if args.implements.is_empty() {
         Feature::ALL.into_iter().filter(|f| f.is_http()).collect()
@@ -133,7 +134,7 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<u8> {
         print!("{url} ... ");
         print_report(&report);
     }
-    Ok(u8::from(!report.passed()))
+    Ok(Exit::unless(!report.passed(), Exit::CheckFailed))
 }
 
 /// The TLS target of `https://<rest>` (port 443 unless given), trusting --cacert or, with -k,

@@ -2,6 +2,7 @@
 //! hosts over ssh, released together, merged exactly (crates/hosts).
 
 use super::{build_config, flag_duration, summary, Args, TcpMode};
+use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_harness::process::OnInterrupt;
 use serverbench_hosts::check::{self, CLOCK_WARN_MS};
@@ -14,24 +15,24 @@ use std::time::Duration;
 const RESULT_SLACK: Duration = Duration::from_secs(30);
 
 /// Runs the distributed load; returns the exit code.
-pub fn run(args: &Args) -> anyhow::Result<u8> {
+pub fn run(args: &Args) -> anyhow::Result<Exit> {
     let file = args.hosts.as_deref().expect("--hosts is set");
     if let Err(e) = validate(args) {
         eprintln!("serverbench load: {e:#}");
-        return Ok(1);
+        return Ok(Exit::BadInput);
     }
     let inventory = super::super::hosts::inventory(file)?;
     let hosts = inventory.select(&args.client_hosts)?;
     let transport = Transport::new().context("creating the ssh control folder")?;
     if !usable(&transport, &hosts) {
-        return Ok(1);
+        return Ok(Exit::BadInput);
     }
     // Declared after the transport: the copies are removed before its connections close.
     let cacerts = match copy_cacert(args, &transport, &hosts) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("serverbench load: {e:#}");
-            return Ok(1);
+            return Ok(Exit::BadInput);
         }
     };
     let paths: Vec<&str> = cacerts.iter().map(|(_, p)| p.as_str()).collect();
@@ -57,7 +58,7 @@ pub fn run(args: &Args) -> anyhow::Result<u8> {
         Ok(d) => d,
         Err(failure) if failure.cancelled => {
             eprintln!("serverbench load: interrupted; every client host was stopped");
-            return Ok(crate::exit::INTERRUPTED);
+            return Ok(Exit::Interrupted);
         }
         Err(failure) => {
             for f in &failure.faults {
@@ -69,7 +70,7 @@ pub fn run(args: &Args) -> anyhow::Result<u8> {
                     h.host, h.result.requests, h.result.rps
                 );
             }
-            return Ok(1);
+            return Ok(Exit::BadInput);
         }
     };
     let json = serde_json::to_string_pretty(&d).context("serializing the result")?;
@@ -82,7 +83,11 @@ pub fn run(args: &Args) -> anyhow::Result<u8> {
     } else {
         print!("{}{}", summary::render(&d.merged), render_hosts(&d));
     }
-    Ok(0)
+    let (exit, why) = super::verdict::of(&d.merged);
+    if let Some(why) = why {
+        eprintln!("serverbench load: {why}");
+    }
+    Ok(exit)
 }
 
 /// Flags that make no sense across hosts, and the local validation of the rest.

@@ -1,8 +1,46 @@
 //! Runs that completed but did not measure what was asked: every TLS handshake failed, or
-//! resumption was asked for and the server resumed nothing. `load` prints the result, then
-//! this message, and exits 5 (`exit::TLS`).
+//! resumption was asked for and the server resumed nothing (`Exit::Tls`); no request succeeded,
+//! at the socket or by status (`Exit::NoSuccess`). `load` prints the result, then this message.
 
+use crate::exit::Exit;
 use serverbench_engine::result::LoadResult;
+
+/// How a completed load exits, and why when it did not measure what was asked.
+pub fn of(r: &LoadResult) -> (Exit, Option<String>) {
+    if let Some(why) = tls_failure(r) {
+        return (Exit::Tls, Some(why));
+    }
+    if let Some(why) = no_success(r) {
+        return (Exit::NoSuccess, Some(why));
+    }
+    (Exit::Ok, None)
+}
+
+/// Why no request succeeded: every one failed at the socket, or every answer had an error
+/// status (e.g. plain HTTP sent to an HTTPS port gets 400s), or None.
+pub fn no_success(r: &LoadResult) -> Option<String> {
+    if r.requests == 0 && r.errors.total() > 0 {
+        return Some(format!(
+            "no request succeeded ({} errors); see the errors above",
+            r.errors.total()
+        ));
+    }
+    if r.requests > 0 && r.errors.status >= r.requests {
+        let codes: Vec<String> = r.status.iter().map(|(c, n)| format!("{n} x {c}")).collect();
+        let https =
+            if r.status.contains_key("400") && r.target.iter().any(|t| t.starts_with("http://")) {
+                " (a 400 to every request: is this an https:// port?)"
+            } else {
+                ""
+            };
+        return Some(format!(
+            "no request succeeded: every answer had an error status ({}){https}; \
+             --expect-status accepts others",
+            codes.join(", ")
+        ));
+    }
+    None
+}
 
 /// Why the run failed its TLS purpose, in one line with a hint, or None.
 pub fn tls_failure(r: &LoadResult) -> Option<String> {
@@ -65,6 +103,41 @@ mod tests {
         };
         r.errors.tls = tls_errors;
         r
+    }
+
+    #[test]
+    fn a_load_answered_only_by_error_statuses_succeeded_at_nothing() {
+        let mut r = LoadResult {
+            requests: 4441,
+            target: vec!["http://127.0.0.1:8443/".into()],
+            ..Default::default()
+        };
+        r.errors.status = 4441;
+        r.status.insert("400".into(), 4441);
+        let (exit, why) = of(&r);
+        assert_eq!(exit, Exit::NoSuccess);
+        let why = why.unwrap();
+        assert!(
+            why.contains("4441 x 400") && why.contains("https://"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_load_with_one_good_answer_exits_ok() {
+        let mut r = LoadResult {
+            requests: 10,
+            ..Default::default()
+        };
+        r.errors.status = 9;
+        assert_eq!(of(&r), (Exit::Ok, None));
+    }
+
+    #[test]
+    fn a_load_whose_every_request_failed_at_the_socket_succeeded_at_nothing() {
+        let mut r = LoadResult::default();
+        r.errors.read = 3;
+        assert_eq!(of(&r).0, Exit::NoSuccess);
     }
 
     #[test]
