@@ -492,7 +492,7 @@ fn https_without_its_ca_fails_every_handshake_with_a_hint_and_exit_5() {
     assert_eq!(out.status.code(), Some(5), "{err}");
     assert!(
         err.contains("every TLS handshake failed: certificate unknown issuer")
-            && err.contains("--cacert FILE, or -k/--insecure"),
+            && err.contains("with --cacert FILE, or skip the check with -k/--insecure"),
         "{err}"
     );
     let summary = String::from_utf8_lossy(&out.stdout);

@@ -143,9 +143,9 @@ fn https_targets(url: &str, rest: &str, args: &Args) -> anyhow::Result<Targets> 
     let trust = match (&args.cacert, args.insecure) {
         (Some(file), _) => {
             std::fs::metadata(file).with_context(|| format!("--cacert {}", file.display()))?;
-            Trust::Cert(file.clone())
+            Trust::CaFile(file.clone())
         }
-        (None, true) => Trust::Any,
+        (None, true) => Trust::Insecure,
         (None, false) => anyhow::bail!(
             "--url {url}: an https:// URL needs --cacert FILE (the server's certificate or its \
              CA) or -k to accept any certificate"

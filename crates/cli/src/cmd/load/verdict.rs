@@ -4,6 +4,7 @@
 
 use crate::exit::Exit;
 use serverbench_engine::result::LoadResult;
+use serverbench_engine::tls::TlsCause;
 
 /// How a completed load exits, and why when it did not measure what was asked.
 pub fn of(r: &LoadResult) -> (Exit, Option<String>) {
@@ -49,7 +50,7 @@ pub fn tls_failure(r: &LoadResult) -> Option<String> {
         let mut causes: Vec<(&String, &u64)> = tls.errors.iter().collect();
         causes.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let listed: Vec<String> = causes.iter().map(|(c, n)| format!("{c} ({n})")).collect();
-        let hint = causes.first().map_or("", |(c, _)| hint(c));
+        let hint = causes.first().map_or_else(String::new, |(c, _)| hint(c));
         return Some(format!(
             "every TLS handshake failed: {}{hint}",
             listed.join(", ")
@@ -71,24 +72,11 @@ pub fn tls_failure(r: &LoadResult) -> Option<String> {
     None
 }
 
-/// What to try for the commonest cause.
-fn hint(cause: &str) -> &'static str {
-    match cause {
-        "certificate unknown issuer" => {
-            "; pass the CA that signed the server's certificate with --cacert FILE, or -k/--insecure"
-        }
-        "certificate name mismatch" => {
-            "; the certificate does not name the URL's host: use a name it was issued for, or -k/--insecure"
-        }
-        "certificate expired" | "certificate not valid yet" => {
-            "; check the server's certificate dates and this machine's clock, or -k/--insecure"
-        }
-        "handshake eof" => "; the server closed the connection: does this port speak TLS?",
-        "no common version, cipher suite or group" | "alert protocol_version" => {
-            "; try --tls-version 1.2 or 1.3"
-        }
-        _ => "",
-    }
+/// What to try for the commonest cause, naming the flag (the causes as wire names them).
+fn hint(cause: &str) -> String {
+    TlsCause::named(cause)
+        .and_then(TlsCause::hint)
+        .map_or_else(String::new, |h| format!("; {h}"))
 }
 
 #[cfg(test)]
