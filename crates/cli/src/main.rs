@@ -19,7 +19,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Generate load against an HTTP/1.1 URL or a TCP echo server.
+    /// Generate load against HTTP/1.1 or HTTP/2 URLs (http:// or https://) or a TCP echo server.
     Load(cmd::load::Args),
     /// List the catalog's servers, what they implement and whether they can run here.
     List(cmd::list::Args),
@@ -31,7 +31,7 @@ enum Command {
     Serve(cmd::serve::Args),
     /// Run a suite (or an ad-hoc set of servers and a scenario) and record the results.
     Run(cmd::run::Args),
-    /// Render a results folder as a terminal table, Markdown, JSON or CSV.
+    /// Render a results folder as a terminal table, Markdown, JSON, CSV, HTML or SVG charts.
     Report(cmd::report::Args),
     /// Compare two results folders server by server.
     Compare(cmd::compare::Args),

@@ -61,9 +61,9 @@ pub struct Args {
     /// Per-request timeout; a timed-out connection is counted and reopened.
     #[arg(long, default_value = "2s")]
     timeout: String,
-    /// Pin worker threads to these CPUs, e.g. 1,3.
-    #[arg(long, value_delimiter = ',')]
-    cpus: Vec<usize>,
+    /// Pin worker threads to these CPUs, e.g. 1,3 or 0-3.
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    cpus: Option<crate::cpus::CpuList>,
     /// Extra request header `Name: value` (repeatable).
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
@@ -320,13 +320,14 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
         (None, None) => Stop::Duration(Duration::from_secs(10)),
     };
     let available = serverbench_engine::sys::affinity_cpus();
-    if let Some(bad) = a.cpus.iter().find(|c| !available.contains(c)) {
+    let cpus = crate::cpus::of(&a.cpus).unwrap_or_default();
+    if let Some(bad) = cpus.iter().find(|c| !available.contains(c)) {
         bail!("--cpus: CPU {bad} is not available (allowed: {available:?})");
     }
-    let threads = a.threads.unwrap_or(if a.cpus.is_empty() {
+    let threads = a.threads.unwrap_or(if cpus.is_empty() {
         available.len()
     } else {
-        a.cpus.len()
+        cpus.len()
     } as u32);
     let config = Config {
         addr,
@@ -338,7 +339,7 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
         threads,
         warmup: flag_duration("--warmup", &a.warmup)?,
         timeout: flag_duration("--timeout", &a.timeout)?,
-        cpus: a.cpus.clone(),
+        cpus,
         connect_rate: a.connect_rate,
         reads: if a.eager_reads {
             Reads::Eager

@@ -95,7 +95,7 @@ fn validate(a: &Args) -> anyhow::Result<()> {
     if a.client_hosts.is_empty() {
         bail!("--hosts needs --client-hosts A,B: the hosts that generate the load");
     }
-    if !a.cpus.is_empty() {
+    if a.cpus.is_some() {
         bail!("--cpus cannot be used with --hosts: give each host's `cpus` in the inventory");
     }
     if a.requests.is_some() {
