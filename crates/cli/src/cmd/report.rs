@@ -31,6 +31,10 @@ pub struct Args {
     /// default the terminal table fits 120 columns and versions are listed above it).
     #[arg(long)]
     pub wide: bool,
+    /// List every warning's sentence in the terminal (by default a warning that repeats across
+    /// servers, such as noise, is one line naming them).
+    #[arg(long)]
+    pub warnings: bool,
 }
 
 /// Reads the laps of `DIR/results.jsonl` through serverbench-results, warning on standard error
@@ -78,7 +82,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .clone()
         .or_else(|| suite_baseline(env.as_ref()));
     let summary = full_summary(&records, baseline.as_deref(), env.as_ref());
-    let options = Options { wide: args.wide };
+    let options = Options {
+        wide: args.wide,
+        warnings: args.warnings,
+    };
     match args.format {
         Format::Svg => write_svgs(&args, &summary, &records),
         Format::Html => {

@@ -468,7 +468,10 @@ fn print_table(outcome: &RunOutcome, suite: &Suite, wide: bool) {
             &summary,
             env.as_ref(),
             &outcome.records,
-            serverbench_report::Options { wide },
+            serverbench_report::Options {
+                wide,
+                ..Default::default()
+            },
         )
     );
     print_failures(&outcome.records);
