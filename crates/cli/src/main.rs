@@ -3,6 +3,7 @@
 mod cmd;
 mod cpus;
 mod exit;
+mod flags;
 mod interrupt;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

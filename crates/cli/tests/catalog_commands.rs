@@ -182,3 +182,27 @@ fn an_unknown_server_names_the_closest_ones() {
     assert!(err.contains("no server `python/god`"), "{err}");
     assert!(err.contains("python/good"), "{err}");
 }
+
+#[test]
+fn list_takes_format_json_and_its_old_spelling_json_alike() {
+    let cache = tempfile::tempdir().unwrap();
+    let new = serverbench(&fixture_root(), cache.path(), &["list", "-f", "json"]);
+    let old = serverbench(&fixture_root(), cache.path(), &["list", "--json"]);
+    assert!(
+        new.status.success(),
+        "{}",
+        String::from_utf8_lossy(&new.stderr)
+    );
+    assert_eq!(stdout(&new), stdout(&old));
+    assert!(stdout(&new).trim_start().starts_with('['));
+}
+
+#[test]
+fn setup_takes_servers_by_flag_as_run_does() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = ["setup", "--no-apt", "--servers", "python/god"];
+    let out = serverbench(&fixture_root(), cache.path(), &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no server `python/god`"), "{err}");
+}

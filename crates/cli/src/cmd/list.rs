@@ -9,9 +9,9 @@ use std::path::PathBuf;
 /// Arguments of `serverbench list`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Print JSON (one array of objects) instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    /// `-f json` (or `--json`): one array of objects instead of a table.
+    #[command(flatten)]
+    pub format: crate::flags::Format,
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -72,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         json: serde_json::json!({"id": b.id, "status": "broken", "error": b.error.to_string()}),
     }));
     rows.sort_by(|a, b| a.id.cmp(&b.id));
-    if args.json {
+    if args.format.is_json() {
         let all: Vec<&serde_json::Value> = rows.iter().map(|r| &r.json).collect();
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else if rows.is_empty() {

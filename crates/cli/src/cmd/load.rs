@@ -126,8 +126,11 @@ pub struct Args {
     /// Accept any server certificate for any name (handshake signatures are still checked).
     #[arg(short = 'k', long, conflicts_with = "tcp")]
     insecure: bool,
-    /// Print the result as JSON (spec/load-result.schema.json) instead of the summary.
-    #[arg(long)]
+    /// Output format: text (the summary) or json (spec/load-result.schema.json).
+    #[arg(short = 'f', long, value_name = "FORMAT")]
+    format: Option<crate::flags::TextOrJson>,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
     json: bool,
     /// Write the JSON result to this file (the summary still goes to stdout).
     #[arg(short, long, value_name = "FILE")]
@@ -191,7 +194,8 @@ enum VersionArg {
 }
 
 /// Runs `serverbench load`.
-pub fn run(args: Args) -> anyhow::Result<Exit> {
+pub fn run(mut args: Args) -> anyhow::Result<Exit> {
+    args.json |= args.format == Some(crate::flags::TextOrJson::Json);
     if args.hosts.is_some() {
         return distributed::run(&args);
     }

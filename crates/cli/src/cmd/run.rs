@@ -104,7 +104,7 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
     /// With --dry-run: print the plan as `text` (default) or `json`.
-    #[arg(long, value_name = "FORMAT", requires = "dry_run")]
+    #[arg(short = 'f', long, value_name = "FORMAT", requires = "dry_run")]
     pub format: Option<dry_run::PlanFormat>,
     /// Your own servers.
     #[command(flatten)]

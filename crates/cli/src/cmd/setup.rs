@@ -13,6 +13,8 @@ pub struct Args {
     /// Servers to set up (`language/name`); all when none is given.
     #[arg(value_name = "SERVER")]
     pub servers: Vec<String>,
+    #[command(flatten)]
+    pub servers_flag: crate::flags::Servers,
     /// Run setup and build even when the stamp says the folder is unchanged.
     #[arg(long)]
     pub force: bool,
@@ -25,7 +27,8 @@ pub struct Args {
 }
 
 /// Runs `serverbench setup`; `Exit::CheckFailed` when an available server failed to set up.
-pub fn run(args: Args) -> anyhow::Result<Exit> {
+pub fn run(mut args: Args) -> anyhow::Result<Exit> {
+    args.servers = args.servers_flag.merged(&args.servers);
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;

@@ -45,24 +45,28 @@ pub struct Args {
     /// With an https:// --url: accept any certificate (the handshake is still checked).
     #[arg(short = 'k', long, requires = "url")]
     pub insecure: bool,
-    /// Print the reports as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// `-f json` (or `--json`): the reports as JSON.
+    #[command(flatten)]
+    pub format: crate::flags::Format,
+    #[command(flatten)]
+    pub servers_flag: crate::flags::Servers,
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 }
 
 /// Runs `serverbench verify`; `Exit::CheckFailed` when any server fails.
-pub fn run(args: Args) -> anyhow::Result<Exit> {
+pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     crate::interrupt::install(serverbench_harness::process::OnInterrupt::Exit);
+    args.servers = args.servers_flag.merged(&args.servers);
+    let json = args.format.is_json();
     if let Some(url) = &args.url {
         return verify_url(url, &args);
     }
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
-    let servers = pick(&catalog, &paths, &args.servers, args.json)?;
+    let servers = pick(&catalog, &paths, &args.servers, json)?;
     let cpus = crate::cpus::of(&args.cpus).unwrap_or_default();
     let mut opts = VerifyOptions::new(&paths);
     opts.host = args.host.clone();
@@ -70,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     opts.cpus = cpus;
     let mut reports = Vec::new();
     for (server, not_ready) in servers {
-        if !args.json {
+        if !json {
             print!("{} ... ", server.id);
             let _ = std::io::stdout().flush();
         }
@@ -78,13 +82,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             Some(why) => not_ready_report(server, &why),
             None => verify_server(server, &paths, &opts),
         };
-        if !args.json {
+        if !json {
             print_report(&report);
         }
         reports.push(report);
     }
     let failed = reports.iter().filter(|r| !r.passed()).count();
-    if args.json {
+    if json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
     } else if reports.is_empty() {
         println!("no ready server to verify (see `serverbench list`)");
@@ -128,7 +132,7 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
         checks: check_all(&targets, &features),
         log_path: None,
     };
-    if args.json {
+    if args.format.is_json() {
         println!("{}", serde_json::to_string_pretty(&[&report])?);
     } else {
         print!("{url} ... ");
