@@ -540,3 +540,15 @@ fn tls_resume_exits_5_when_the_server_resumes_nothing_and_0_when_it_does() {
         }
     }
 }
+
+#[test]
+fn cpus_take_a_range_as_serve_and_run_do() {
+    let url = format!("http://{}/hello", hello_server());
+    let out = serverbench(&["--cpus", "0-0", "-c", "1", "-n", "20", "--json", &url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["requests"].as_u64(), v["threads"].as_u64()),
+        (Some(20), Some(1))
+    );
+}
