@@ -35,6 +35,7 @@ fn manifest(name: &str, framework: &str, run: &str, implements: &[Feature]) -> M
         ready_timeout_s: manifest::DEFAULT_READY_TIMEOUT_S,
         min_warmup_s: 0,
         deviations: Default::default(),
+        database: None,
         requires: Requires::default(),
         commands: Commands {
             setup: String::new(),

@@ -19,7 +19,7 @@ pub mod setup;
 pub mod toml_pos;
 
 pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};
-pub use manifest::{Commands, Deviation, Manifest, Requires};
+pub use manifest::{Commands, DatabaseClient, Deviation, Manifest, Requires};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -48,11 +48,19 @@ pub enum Feature {
     H2,
     /// HTTP/2 over cleartext with prior knowledge on `PORT`.
     H2c,
+    /// `GET /db`: one random `World` row from the harness's PostgreSQL.
+    Db,
+    /// `GET /queries?queries=N`: N rows, one `SELECT` each.
+    Queries,
+    /// `GET /fortunes`: the `Fortune` table plus one row, sorted, through an HTML template.
+    Fortunes,
+    /// `GET /updates?queries=N`: N rows read one by one, given new random numbers, written back.
+    Updates,
 }
 
 impl Feature {
     /// Every feature, in contract order.
-    pub const ALL: [Feature; 9] = [
+    pub const ALL: [Feature; 13] = [
         Feature::Hello,
         Feature::Routes,
         Feature::Json,
@@ -62,6 +70,10 @@ impl Feature {
         Feature::Tls,
         Feature::H2,
         Feature::H2c,
+        Feature::Db,
+        Feature::Queries,
+        Feature::Fortunes,
+        Feature::Updates,
     ];
 
     /// The manifest spelling.
@@ -76,6 +88,10 @@ impl Feature {
             Feature::Tls => "tls",
             Feature::H2 => "h2",
             Feature::H2c => "h2c",
+            Feature::Db => "db",
+            Feature::Queries => "queries",
+            Feature::Fortunes => "fortunes",
+            Feature::Updates => "updates",
         }
     }
 
@@ -84,6 +100,15 @@ impl Feature {
         matches!(
             self,
             Feature::Hello | Feature::Routes | Feature::Json | Feature::Payload | Feature::Pingpong
+        )
+    }
+
+    /// True for the database workloads (`db`, `queries`, `fortunes`, `updates`): endpoints on
+    /// `PORT` that need the harness's PostgreSQL (`DATABASE_URL`).
+    pub fn is_database(self) -> bool {
+        matches!(
+            self,
+            Feature::Db | Feature::Queries | Feature::Fortunes | Feature::Updates
         )
     }
 

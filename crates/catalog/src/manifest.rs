@@ -39,6 +39,10 @@ pub struct Manifest {
     /// `verify` still runs those checks and shows what differs, but does not fail on them.
     #[serde(default)]
     pub deviations: std::collections::BTreeMap<Deviation, String>,
+    /// The database client, for servers that implement `db`, `queries`, `fortunes` or
+    /// `updates`: shown beside their rows in reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<DatabaseClient>,
     /// Tools and dependencies needed.
     pub requires: Requires,
     /// Shell commands.
@@ -85,6 +89,19 @@ impl Deviation {
             Deviation::DeepPipelining => check.contains("pipelined on each of"),
         }
     }
+}
+
+/// `[database]`: how a server reaches PostgreSQL (free text, shown in reports).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseClient {
+    /// The driver and its pinned version, e.g. `pgx v5.7.2`.
+    pub driver: String,
+    /// The pool and how `DATABASE_POOL` sizes it, e.g. `pgxpool, DATABASE_POOL connections`.
+    pub pool: String,
+    /// The HTML template engine `/fortunes` renders through, e.g. `html/template`.
+    #[serde(default)]
+    pub templates: String,
 }
 
 /// `[requires]`.

@@ -294,7 +294,14 @@ fn install_toolchain(
     let mut args = vec!["install", "-y", "--no-install-recommends"];
     args.extend(apt.iter().map(String::as_str));
     let detail = format!("apt-get {}", args.join(" "));
-    if let Err(e) = ctx.step(Step::AptInstall, &mut apt_command(&args), &detail) {
+    // A package that ships a service (nginx, postgresql) must not start it machine-wide.
+    let policy = match serverbench_provision::PolicyRc::deny_services() {
+        Ok(p) => p,
+        Err(e) => return Err(ctx.skip(format!("{missing}: {e}"))),
+    };
+    let installed = ctx.step(Step::AptInstall, &mut apt_command(&args), &detail);
+    drop(policy);
+    if let Err(e) = installed {
         return Err(ctx.skip(format!("{missing}: {e}")));
     }
     let still: Vec<&String> = ctx
@@ -314,28 +321,17 @@ fn install_toolchain(
 
 /// apt-get may be run: we are root, it is on PATH and `--no-apt` was not given.
 fn can_apt(opts: &SetupOptions) -> bool {
-    let root = nix::unistd::geteuid().is_root();
-    root && !opts.no_apt && on_path("apt-get").is_some()
+    !opts.no_apt && serverbench_provision::can_apt()
 }
 
 /// The packages of `apt` that dpkg does not report as installed (all of them when dpkg-query is
 /// not there, e.g. off Debian: then apt-get is not there either and nothing is attempted).
 fn missing_apt_packages(apt: &[String]) -> Vec<String> {
-    apt.iter()
-        .filter(|p| {
-            let out = Command::new("dpkg-query")
-                .args(["-W", "-f=${Status}", p.as_str()])
-                .output();
-            !matches!(out, Ok(o) if o.status.success() && o.stdout.ends_with(b"install ok installed"))
-        })
-        .cloned()
-        .collect()
+    serverbench_provision::missing_packages(apt)
 }
 
 fn apt_command(args: &[&str]) -> Command {
-    let mut c = Command::new("apt-get");
-    c.args(args).env("DEBIAN_FRONTEND", "noninteractive");
-    c
+    serverbench_provision::apt_command(args)
 }
 
 /// `sh -c CMD` in the server's folder with the contract's environment (the defaults of

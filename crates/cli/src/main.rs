@@ -38,6 +38,8 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Several machines: check the hosts of an inventory (spec/hosts.md).
     Hosts(cmd::hosts::Args),
+    /// serverbench's private PostgreSQL for the database workloads: up, down, status, psql.
+    Db(cmd::db::Args),
 }
 
 fn main() -> ExitCode {
@@ -75,5 +77,6 @@ fn run() -> anyhow::Result<Exit> {
         Command::Report(args) => cmd::report::run(args),
         Command::Compare(args) => cmd::compare::run(args),
         Command::Hosts(args) => cmd::hosts::run(args),
+        Command::Db(args) => cmd::db::run(args),
     }
 }

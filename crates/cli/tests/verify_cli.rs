@@ -162,3 +162,71 @@ fn an_https_url_without_cacert_or_k_is_refused_naming_both() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_database_feature_without_database_url_is_refused_naming_the_flag() {
+    let (out, _) = verify(&["--url", "http://127.0.0.1:1", "--implements", "db,fortunes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--implements db,fortunes") && stderr.contains("--database-url"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_database_url_without_a_database_feature_is_refused() {
+    let db = "postgres://u:p@127.0.0.1:1/x";
+    let (out, _) = verify(&["--url", "http://127.0.0.1:1", "--database-url", db]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("add them to --implements"), "{stderr}");
+    assert!(
+        !stderr.contains(":p@"),
+        "the password is not printed: {stderr}"
+    );
+}
+
+#[allow(dead_code)] // the flaws this file does not use
+#[path = "../../contract/tests/db_servers/mod.rs"]
+mod db_servers;
+
+#[test]
+fn a_running_server_is_checked_against_the_database_url_audit_included() {
+    let Some((_cache, db)) = db_servers::database() else {
+        return;
+    };
+    let url = db.url().expose();
+    let features = [
+        "--implements",
+        "db,queries,fortunes,updates",
+        "--database-url",
+        &url,
+    ];
+    let good = format!(
+        "http://{}",
+        db_servers::serve(&db.url(), db_servers::Flaw::None)
+    );
+    let (out, text) = verify(&[&["--url", good.as_str()][..], &features].concat());
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("query audit: 20 × GET /updates?queries=20: PostgreSQL ran 400 single-row"),
+        "{text}"
+    );
+    let cache = format!(
+        "http://{}",
+        db_servers::serve(&db.url(), db_servers::Flaw::Cache)
+    );
+    let (out, text) = verify(&[&["--url", cache.as_str()][..], &features].concat());
+    assert_eq!(out.status.code(), Some(7), "a failed check: {text}");
+    assert!(text.contains("✗ query audit: 50 × GET /db"), "{text}");
+    assert!(
+        text.contains("got      PostgreSQL ran 0 (a cache?)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(&db.url().password),
+        "the password is not printed"
+    );
+}

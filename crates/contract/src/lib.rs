@@ -11,6 +11,7 @@
 //! (serverbench-harness's `verify_server` does) nor know about results.
 
 pub mod checks;
+pub mod database;
 pub mod diff;
 pub mod echo;
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod run;
 pub mod sampler;
 pub mod suite;
 pub mod verify;
+pub mod verify_db;
 
 // Crate-local shorthands for the crates the harness builds on.
 use serverbench_catalog::{self as catalog, paths};

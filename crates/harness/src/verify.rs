@@ -1,11 +1,13 @@
 //! `serverbench verify` of a catalog server: start it on free ports (and, when it serves TLS,
 //! with a certificate generated for this verify on `TLS_PORT`), run the contract's checks
 //! ([`serverbench_contract::check_all`]) against it, mark what its manifest declares as a known
-//! deviation, check it is still running, stop it.
+//! deviation, check it is still running, stop it. A server of the database workloads gets
+//! serverbench's private PostgreSQL for the verify ([`crate::verify_db`]).
 
 use crate::catalog::{Feature, Server};
 use crate::paths::{slug, Paths};
 use crate::process::{self, ServerProcess, StartOptions, TlsListener};
+use crate::verify_db;
 pub use serverbench_contract::VerifyReport;
 use serverbench_contract::{check_all, Check, Diff, Targets, TlsTarget};
 use std::path::PathBuf;
@@ -52,11 +54,20 @@ pub fn verify_server(server: &Server, paths: &Paths, opts: &VerifyOptions) -> Ve
         checks: Vec::new(),
         log_path: Some(log_path.clone()),
     };
+    let db = match verify_db::needs_database(server).then(|| verify_db::start(paths)) {
+        None => None,
+        Some(Ok(db)) => Some(db),
+        Some(Err(failed)) => {
+            report.checks.push(failed);
+            return report;
+        }
+    };
+    let env = db.as_ref().map(|d| d.env(verify_db::VERIFY_POOL));
     let Started {
         mut proc,
         targets,
         _certs,
-    } = match start(server, paths, opts, log_path) {
+    } = match start(server, paths, opts, log_path, env.unwrap_or_default()) {
         Ok(s) => s,
         Err(failed) => {
             report.checks.push(failed);
@@ -64,6 +75,12 @@ pub fn verify_server(server: &Server, paths: &Paths, opts: &VerifyOptions) -> Ve
         }
     };
     report.checks = check_all(&targets, &server.manifest.implements);
+    if let Some(db) = &db {
+        let features = &server.manifest.implements;
+        report
+            .checks
+            .extend(verify_db::check(targets.http, features, db));
+    }
     mark_deviations(&mut report.checks, server);
     report.checks.push(match proc.try_exit() {
         None => Check::pass("still running after the checks"),
@@ -77,6 +94,10 @@ pub fn verify_server(server: &Server, paths: &Paths, opts: &VerifyOptions) -> Ve
         ),
     });
     proc.stop();
+    if let Some(Err(e)) = db.map(serverbench_database::RunningDb::stop) {
+        let d = Diff::new("PostgreSQL", "stopped", e.to_string());
+        report.checks.push(Check::new("database stopped", vec![d]));
+    }
     report
 }
 
@@ -87,6 +108,7 @@ fn start(
     paths: &Paths,
     opts: &VerifyOptions,
     log_path: PathBuf,
+    db_env: Vec<(String, String)>,
 ) -> Result<Started, Check> {
     let failed = |d: Diff| Check::new("start", vec![d]);
     let (port, echo_port, tls_port) = free_ports(&opts.host, server)
@@ -95,6 +117,7 @@ fn start(
     start.host = opts.host.clone();
     start.cpus = opts.cpus.clone();
     start.workers = opts.workers.max(1);
+    start.extra_env.extend(db_env);
     let mut certs = None;
     if let Some(port) = tls_port {
         let cert_err = |e: &dyn std::fmt::Display| {

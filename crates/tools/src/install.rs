@@ -50,26 +50,21 @@ fn run(
 }
 
 fn apt(tool: Tool, package: &str, on_step: &mut dyn FnMut(InstallStep)) -> Result<(), ToolError> {
-    if !nix::unistd::geteuid().is_root() {
-        return Err(ToolError::NotInstalled {
+    let mut report = |command: &str| {
+        on_step(InstallStep {
             tool,
-            why: format!("not root: install it with `sudo apt-get install {package}`"),
-        });
-    }
-    let install = |on_step: &mut dyn FnMut(InstallStep)| {
-        run(
-            tool,
-            Command::new("apt-get")
-                .args(["install", "-y", "--no-install-recommends", package])
-                .env("DEBIAN_FRONTEND", "noninteractive"),
-            on_step,
-        )
+            command: command.to_owned(),
+        })
     };
-    if install(on_step).is_ok() {
-        return Ok(());
-    }
-    run(tool, Command::new("apt-get").arg("update"), on_step)?;
-    install(on_step)
+    serverbench_provision::install(
+        &[package],
+        serverbench_provision::Update::OnFailure,
+        &mut report,
+    )
+    .map_err(|e| ToolError::NotInstalled {
+        tool,
+        why: e.to_string(),
+    })
 }
 
 /// The executable and the Debian package of a tool installed with apt.
@@ -100,15 +95,7 @@ pub fn describe(tool: Tool) -> String {
 
 /// The installed version of a Debian package, if it is installed.
 fn debian_version(package: &str) -> Option<String> {
-    let out = Command::new("dpkg-query")
-        .args(["-W", "-f", "${Status}|${Version}", package])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let (status, version) = text.split_once('|')?;
-    (status.ends_with(" installed") && !version.is_empty()).then(|| version.to_owned())
+    serverbench_provision::installed_version(package)
 }
 
 /// Finds `tool`, installing it when missing; returns its executable.

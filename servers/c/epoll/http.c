@@ -29,7 +29,12 @@ static const struct route_def defs[R_COUNT] = {
     [R_JSON] = {200, "OK", "application/json", ""},
     [R_PAYLOAD] = {200, "OK", "application/octet-stream", NULL},
     [R_PINGPONG] = {200, "OK", "application/octet-stream", NULL},
+    [R_DB] = {200, "OK", "application/json", ""},
+    [R_QUERIES] = {200, "OK", "application/json", ""},
+    [R_FORTUNES] = {200, "OK", "text/html; charset=utf-8", ""},
+    [R_UPDATES] = {200, "OK", "application/json", ""},
     [R_NOT_FOUND] = {404, "Not Found", "text/plain", "Not Found"},
+    [R_SERVER_ERROR] = {500, "Internal Server Error", "text/plain", "Internal Server Error"},
     [R_BAD_REQUEST] = {400, "Bad Request", "text/plain", "Bad Request"},
     [R_TOO_LARGE] = {413, "Content Too Large", "text/plain", "Content Too Large"},
     [R_HEADERS_TOO_LARGE] = {431, "Request Header Fields Too Large", "text/plain",
@@ -116,6 +121,11 @@ int http_payload_fd(void)
     return payload_fd;
 }
 
+size_t http_head(char *out, size_t cap, enum route r, size_t body_len, enum conn_mode m)
+{
+    return format_head(out, cap, &defs[r], body_len, m);
+}
+
 size_t http_json(char *out, size_t cap, enum conn_mode m, int head_only)
 {
     char body[64];
@@ -177,8 +187,34 @@ static enum route route_of(const char *path, size_t n)
     ROUTE("/json", R_JSON)
     ROUTE("/payload", R_PAYLOAD)
     ROUTE("/pingpong", R_PINGPONG)
+    ROUTE("/db", R_DB)
+    ROUTE("/queries", R_QUERIES)
+    ROUTE("/fortunes", R_FORTUNES)
+    ROUTE("/updates", R_UPDATES)
 #undef ROUTE
     return R_NOT_FOUND;
+}
+
+/* The queries parameter of a target: missing, empty or not a number means 1; clamped to
+ * 1..500. */
+static int queries_of(const char *target, size_t n)
+{
+    const char *end = target + n, *p = memchr(target, '?', n);
+    while (p && p < end) {
+        p++;
+        if ((size_t)(end - p) >= 8 && memcmp(p, "queries=", 8) == 0) {
+            int v = 0, digits = 0;
+            for (p += 8; p < end && *p != '&'; p++, digits++) {
+                if (!isdigit((unsigned char)*p))
+                    return 1;
+                if (v <= 500)
+                    v = v * 10 + (*p - '0');
+            }
+            return !digits || v < 1 ? 1 : v > 500 ? 500 : v;
+        }
+        p = memchr(p, '&', (size_t)(end - p));
+    }
+    return 1;
 }
 
 static enum parse_result fail(struct request *req, enum route r, size_t len)
@@ -260,6 +296,8 @@ enum parse_result http_parse(const char *buf, size_t len, struct request *req)
         return PARSE_INCOMPLETE;
     }
     req->route = route_of(target, (size_t)(sp2 - target));
+    if (req->route == R_QUERIES || req->route == R_UPDATES)
+        req->queries = queries_of(target, (size_t)(sp2 - target));
     req->head_only = sp1 - buf == 4 && memcmp(buf, "HEAD", 4) == 0;
     if (minor >= 1)
         req->mode = h.close ? CLOSE : KEEP_11;

@@ -16,7 +16,12 @@ enum route {
     R_JSON,
     R_PAYLOAD,
     R_PINGPONG,
+    R_DB,
+    R_QUERIES,
+    R_FORTUNES,
+    R_UPDATES,
     R_NOT_FOUND,
+    R_SERVER_ERROR,
     R_BAD_REQUEST,
     R_TOO_LARGE,
     R_HEADERS_TOO_LARGE,
@@ -38,6 +43,7 @@ struct request {
     enum route route;
     enum conn_mode mode;
     int head_only; /* HEAD request: headers without the body */
+    int queries;   /* R_QUERIES, R_UPDATES: the queries parameter, clamped to 1..500 */
     /* PARSE_OK/PARSE_ERROR: bytes used by this request (headers + body).
      * PARSE_INCOMPLETE: bytes needed in total if known, else 0. */
     size_t consumed;
@@ -58,6 +64,10 @@ enum parse_result http_parse(const char *buf, size_t len, struct request *req);
 
 /* The prebuilt response of a route (R_JSON excepted: see http_json). */
 const struct response *http_response(enum route r, enum conn_mode m);
+
+/* Formats the head of a response of route r with a body of body_len bytes; returns its length,
+ * or 0 when cap is too small. */
+size_t http_head(char *out, size_t cap, enum route r, size_t body_len, enum conn_mode m);
 
 /* Serializes the /json response for this request into out; returns its length, or 0 when
  * cap is too small. */

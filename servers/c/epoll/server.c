@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "server.h"
 
 #define RBUF_INIT ((size_t)16 * 1024)
@@ -29,7 +30,7 @@
 #define MAX_PENDING ((size_t)8 << 20) /* stop parsing above this much queued output */
 #define BIG_BODY ((size_t)16 * 1024)  /* bodies at least this big are written from place */
 
-static void die(const char *what)
+void die(const char *what)
 {
     perror(what);
     exit(1);
@@ -60,6 +61,7 @@ static void conn_close(struct conn *c)
 
 static void conn_free(struct conn *c)
 {
+    free(c->job.rows);
     free(c->rbuf);
     free(c->wbuf);
     free(c);
@@ -204,6 +206,29 @@ static int ensure_rbuf(struct conn *c, size_t need)
     return 0;
 }
 
+/* Hands a database request to db.c (the connection then waits, as for /pingpong); answers at
+ * once (404 without DATABASE_URL, 500 when no database connection can take it) and returns 0
+ * when it cannot be sent. */
+static int db_start(struct conn *c, const struct request *req)
+{
+    enum route answer = R_NOT_FOUND;
+    if (db_enabled()) {
+        c->job.route = req->route;
+        c->job.mode = req->mode;
+        c->job.head_only = req->head_only;
+        c->job.n = req->route == R_QUERIES || req->route == R_UPDATES ? req->queries : 1;
+        c->waiting = 1;
+        if (db_submit(c) == 0)
+            return 1;
+        c->waiting = 0;
+        answer = R_SERVER_ERROR;
+    }
+    const struct response *r = http_response(answer, req->mode);
+    if (emit(c, r, r->body, r->body_len, req->head_only) < 0)
+        c->close_after = 1;
+    return 0;
+}
+
 /* Answers every complete request in the buffer. Returns 1 when it stopped because enough
  * output is queued (call again after a flush), 0 otherwise, -1 on allocation failure. */
 static int http_process(struct conn *c)
@@ -224,6 +249,11 @@ static int http_process(struct conn *c)
             c->ping_head_only = req.head_only;
             pingpong_submit(c);
             break;
+        }
+        if (req.route >= R_DB && req.route <= R_UPDATES && pr == PARSE_OK) {
+            if (db_start(c, &req))
+                break;
+            continue;
         }
         if (req.route == R_JSON) {
             char out[512];
@@ -303,6 +333,33 @@ static void http_pingpong_done(struct conn *c)
     }
     const struct response *r = http_response(R_PINGPONG, c->ping_mode);
     if (emit(c, r, c->ping_body, c->ping_len, c->ping_head_only) < 0) {
+        conn_close(c);
+        return;
+    }
+    http_drive(c);
+}
+
+void http_db_done(struct conn *c)
+{
+    c->waiting = 0;
+    const char *body;
+    size_t n = db_render(c, &body);
+    if (c->dead) {
+        c->next = c->loop->grave;
+        c->loop->grave = c;
+        return;
+    }
+    const struct dbjob *j = &c->job;
+    char head[256];
+    size_t h = n ? http_head(head, sizeof head, j->route, n, j->mode) : 0;
+    int bad;
+    if (h) {
+        bad = append_copy(c, head, h) < 0 || (!j->head_only && append_copy(c, body, n) < 0);
+    } else {
+        const struct response *r = http_response(R_SERVER_ERROR, j->mode);
+        bad = emit(c, r, r->body, r->body_len, j->head_only) < 0;
+    }
+    if (bad) {
         conn_close(c);
         return;
     }
@@ -413,7 +470,7 @@ static void accept_all(struct loop *l, int lfd, enum kind kind)
     }
 }
 
-static void *io_thread(void *arg)
+void *io_thread(void *arg)
 {
     struct loop *l = arg;
     struct epoll_event evs[256];
@@ -442,6 +499,9 @@ static void *io_thread(void *arg)
             case K_ECHO:
                 echo_event((struct conn *)h, evs[i].events);
                 break;
+            case K_PG:
+                db_event((struct pgc *)h, evs[i].events);
+                break;
             }
         }
         while (l->grave) {
@@ -451,90 +511,4 @@ static void *io_thread(void *arg)
         }
     }
     return NULL;
-}
-
-/* ---- start-up ---- */
-
-static int listen_on(const char *host, const char *port)
-{
-    struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
-                             .ai_socktype = SOCK_STREAM};
-    struct addrinfo *ai;
-    int rc = getaddrinfo(host, port, &hints, &ai);
-    if (rc != 0) {
-        fprintf(stderr, "c/epoll: HOST=%s port %s: %s\n", host, port, gai_strerror(rc));
-        exit(1);
-    }
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 4096) < 0) {
-        fprintf(stderr, "c/epoll: cannot listen on %s port %s: %s\n", host, port,
-                strerror(errno));
-        exit(1);
-    }
-    freeaddrinfo(ai);
-    return fd;
-}
-
-static void watch(struct loop *l, struct handle *h)
-{
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = h};
-    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, h->fd, &ev) < 0)
-        die("c/epoll: epoll_ctl");
-}
-
-static const char *env_or(const char *name, const char *dflt)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : dflt;
-}
-
-int main(void)
-{
-    const char *host = env_or("HOST", "127.0.0.1");
-    const char *port = env_or("PORT", "8080");
-    const char *echo_port = env_or("ECHO_PORT", "9000");
-    int workers = atoi(env_or("WORKERS", "1"));
-    if (workers < 1 || workers > 1024)
-        workers = 1;
-
-    signal(SIGPIPE, SIG_IGN);
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-    http_init();
-    pingpong_start();
-
-    struct loop *loops = calloc((size_t)workers, sizeof *loops);
-    pthread_t *threads = calloc((size_t)workers, sizeof *threads);
-    if (!loops || !threads)
-        die("c/epoll: calloc");
-    for (int i = 0; i < workers; i++) {
-        struct loop *l = &loops[i];
-        l->epfd = epoll_create1(EPOLL_CLOEXEC);
-        if (l->epfd < 0)
-            die("c/epoll: epoll_create1");
-        pthread_mutex_init(&l->lock, NULL);
-        l->http_listen = (struct handle){K_HTTP_LISTEN, listen_on(host, port)};
-        l->echo_listen = (struct handle){K_ECHO_LISTEN, listen_on(host, echo_port)};
-        l->wake = (struct handle){K_WAKE, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
-        if (l->wake.fd < 0)
-            die("c/epoll: eventfd");
-        watch(l, &l->http_listen);
-        watch(l, &l->echo_listen);
-        watch(l, &l->wake);
-    }
-    for (int i = 0; i < workers; i++)
-        if (pthread_create(&threads[i], NULL, io_thread, &loops[i]) != 0)
-            die("c/epoll: pthread_create");
-    printf("c/epoll: http on %s:%s, echo on %s:%s, %d I/O thread(s)\n", host, port, host,
-           echo_port, workers);
-    fflush(stdout);
-    for (int i = 0; i < workers; i++)
-        pthread_join(threads[i], NULL);
-    return 0;
 }

@@ -56,7 +56,7 @@ func pingWorker(requests <-chan pingRequest, payload []byte) {
 	}
 }
 
-func handler(payload []byte, pings chan<- pingRequest) fasthttp.RequestHandler {
+func handler(payload []byte, pings chan<- pingRequest, database func(*fasthttp.RequestCtx) bool) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		switch string(ctx.Path()) {
 		case "/hello":
@@ -89,6 +89,9 @@ func handler(payload []byte, pings chan<- pingRequest) fasthttp.RequestHandler {
 			ctx.SetContentType("application/octet-stream")
 			ctx.Response.SetBodyRaw(<-reply)
 		default:
+			if database != nil && database(ctx) {
+				return
+			}
 			ctx.SetStatusCode(fasthttp.StatusNotFound)
 			ctx.SetContentType("text/plain")
 			ctx.SetBodyString("Not Found")
@@ -165,8 +168,14 @@ func main() {
 	if err != nil {
 		log.Fatalf("go/fasthttp: http listen on %s: %v", httpAddr, err)
 	}
+	var database func(*fasthttp.RequestCtx) bool
+	dbNote := "no database (DATABASE_URL unset)"
+	if pool := openPool(); pool != nil {
+		database = databaseHandler(pool)
+		dbNote = "database pool of " + strconv.Itoa(int(pool.Config().MaxConns))
+	}
 	server := &fasthttp.Server{
-		Handler: handler(payload, pings),
+		Handler: handler(payload, pings, database),
 		Name:    "go-fasthttp",
 		// The default 4 KiB read buffer also caps the request head: an 8 KiB Cookie got
 		// 431. 16 KiB is what Node and most proxies accept.
@@ -180,6 +189,6 @@ func main() {
 		log.Print("go/fasthttp: SIGTERM, exiting")
 		os.Exit(0)
 	}()
-	log.Printf("go/fasthttp: http on %s, %s, echo on %s, GOMAXPROCS=%d", httpAddr, tlsAddr, echoAddr, workers)
+	log.Printf("go/fasthttp: http on %s, %s, echo on %s, GOMAXPROCS=%d, %s", httpAddr, tlsAddr, echoAddr, workers, dbNote)
 	log.Fatal(server.Serve(httpLn))
 }

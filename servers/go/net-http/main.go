@@ -172,7 +172,13 @@ func main() {
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(true)
-	server := &http.Server{Handler: newMux(payload, pings), Protocols: &protocols}
+	mux := newMux(payload, pings)
+	dbNote := "no database (DATABASE_URL unset)"
+	if pool := openPool(); pool != nil {
+		addDatabaseRoutes(mux, pool)
+		dbNote = "database pool of " + strconv.Itoa(int(pool.Config().MaxConns))
+	}
+	server := &http.Server{Handler: mux, Protocols: &protocols}
 	tlsAddr := serveTLS(server, host)
 	go func() {
 		sig := make(chan os.Signal, 1)
@@ -181,6 +187,6 @@ func main() {
 		log.Print("go/net-http: SIGTERM, exiting")
 		os.Exit(0)
 	}()
-	log.Printf("go/net-http: http and h2c on %s, %s, echo on %s, GOMAXPROCS=%d", httpAddr, tlsAddr, echoAddr, workers)
+	log.Printf("go/net-http: http and h2c on %s, %s, echo on %s, GOMAXPROCS=%d, %s", httpAddr, tlsAddr, echoAddr, workers, dbNote)
 	log.Fatal(server.Serve(httpLn))
 }

@@ -42,6 +42,12 @@ function worker() {
   const http = require('node:http');
   const net = require('node:net');
   const { Chan } = require('ts-chan');
+  const db = require('./db');
+  // The database routes exist only when DATABASE_URL is set; each worker gets its share of
+  // DATABASE_POOL (at least one connection), so the workers open DATABASE_POOL in total.
+  const pool = process.env.DATABASE_URL
+    ? db.openPool(Math.floor(Number(process.env.DATABASE_POOL || 16) / WORKERS))
+    : null;
 
   // 1 MiB, byte i = 'a' + i mod 26, built once at start.
   const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -86,8 +92,30 @@ function worker() {
         return pingpong().then(
           (body) => send(res, 200, 'application/octet-stream', body),
           () => send(res, 500, 'text/plain', Buffer.from('Internal Server Error')));
+      default: return pool ? database(req, res, path, q) : send(res, 404, 'text/plain', NOT_FOUND);
+    }
+  }
+
+  const JSON_TYPE = 'application/json';
+  const json = (value) => Buffer.from(JSON.stringify(value));
+  const queries = (req, q) => db.queryCount(q === -1 ? '' : new URLSearchParams(req.url.slice(q + 1)).get('queries'));
+
+  // /db, /queries, /fortunes, /updates; a database error answers 500.
+  function database(req, res, path, q) {
+    let answer;
+    switch (path) {
+      case '/db': answer = db.readWorld(pool).then((w) => [JSON_TYPE, json(w)]); break;
+      case '/queries': answer = db.readWorlds(pool, queries(req, q)).then((w) => [JSON_TYPE, json(w)]); break;
+      case '/updates': answer = db.updateWorlds(pool, queries(req, q)).then((w) => [JSON_TYPE, json(w)]); break;
+      case '/fortunes':
+        answer = db.fortunes(pool).then((rows) => ['text/html; charset=utf-8', Buffer.from(db.renderFortunes(rows))]);
+        break;
       default: return send(res, 404, 'text/plain', NOT_FOUND);
     }
+    answer.then(([type, body]) => send(res, 200, type, body), (err) => {
+      console.error(`node/cluster: database: ${err.message}`);
+      send(res, 500, 'text/plain', Buffer.from('Internal Server Error'));
+    });
   }
 
   http.createServer(handle).listen(PORT, HOST);

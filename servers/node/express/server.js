@@ -3,8 +3,10 @@
 // when it is set (the way the express docs serve HTTPS).
 const fs = require('node:fs');
 const https = require('node:https');
+const path = require('node:path');
 const express = require('express');
 const { Chan } = require('ts-chan');
+const db = require('./db');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
@@ -40,6 +42,17 @@ app.get('/payload', (req, res) => res.type('application/octet-stream').send(PAYL
 app.get('/pingpong', async (req, res) => {
   res.type('application/octet-stream').send(await pingpong());
 });
+// The database routes, only when DATABASE_URL is set (pg connects on first use). Express 5
+// forwards a rejected promise (a database error) to its default error handler: a 500.
+if (process.env.DATABASE_URL) {
+  const pool = db.openPool();
+  app.set('views', path.join(__dirname, 'views'));
+  app.set('view engine', 'ejs');
+  app.get('/db', async (req, res) => res.json(await db.readWorld(pool)));
+  app.get('/queries', async (req, res) => res.json(await db.readWorlds(pool, db.queryCount(req.query.queries))));
+  app.get('/updates', async (req, res) => res.json(await db.updateWorlds(pool, db.queryCount(req.query.queries))));
+  app.get('/fortunes', async (req, res) => res.render('fortunes', { fortunes: await db.fortunes(pool) }));
+}
 app.use((req, res) => res.status(404).type('text/plain').send('Not Found'));
 
 app.listen(PORT, HOST, () => console.log(`node/express listening on http://${HOST}:${PORT}`));

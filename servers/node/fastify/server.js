@@ -4,10 +4,13 @@
 const fs = require('node:fs');
 const fastify = require('fastify');
 const { Chan } = require('ts-chan');
+const { openPool, databaseRoutes } = require('./db');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
 const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
+// The database routes exist only when DATABASE_URL is set (pg connects lazily, on first use).
+const pool = process.env.DATABASE_URL ? openPool() : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -44,6 +47,7 @@ function build(options) {
     reply.type('application/octet-stream');
     return pingpong();
   });
+  if (pool) databaseRoutes(app, pool);
   app.setNotFoundHandler((req, reply) => { reply.code(404).type('text/plain').send('Not Found'); });
   return app;
 }

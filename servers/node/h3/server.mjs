@@ -1,7 +1,9 @@
 // node/h3: h3 2.x on Node through its own `serve` (srvx, node:http underneath), and the same app
 // over HTTPS on TLS_PORT when it is set (srvx with `tls`, node:https underneath).
+import { STATUS_CODES } from 'node:http';
 import { H3, serve } from 'h3';
 import { Chan } from 'ts-chan';
+import db from './db.cjs';
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
@@ -22,17 +24,51 @@ async function pingpong() {
   return (await reply.recv()).value;
 }
 
+// srvx writes the Response's statusText as the reason phrase, and a Response made without one
+// has "" (srvx/dist/adapters/node.mjs, NodeResponse's statusText getter), so Node would send
+// `HTTP/1.1 200 ` with an empty phrase, which h2load's HTTP/1 client counts as a failure. Every
+// handler names its status text.
 function typed(event, type, body) {
+  event.res.statusText = STATUS_CODES[event.res.status || 200];
   event.res.headers.set('content-type', type);
   return body;
 }
 
-const app = new H3()
+// The database routes exist only when DATABASE_URL is set (pg connects on first use).
+const pool = process.env.DATABASE_URL ? db.openPool() : null;
+const JSON_TYPE = 'application/json';
+
+// A database handler: its answer, or on a database error a logged 500 (with its reason phrase).
+const answer = (type, work) => async (event) => {
+  try {
+    return typed(event, type, await work(event));
+  } catch (err) {
+    console.error(`node/h3: database: ${err.message}`);
+    event.res.status = 500;
+    return typed(event, 'text/plain', 'Internal Server Error');
+  }
+};
+
+// /db, /queries, /fortunes, /updates.
+function databaseRoutes(app) {
+  if (!pool) return app;
+  const queries = (event) => db.queryCount(event.url.searchParams.get('queries') ?? '');
+  return app
+    .get('/db', answer(JSON_TYPE, async () => JSON.stringify(await db.readWorld(pool))))
+    .get('/queries', answer(JSON_TYPE, async (event) => JSON.stringify(await db.readWorlds(pool, queries(event)))))
+    .get('/updates', answer(JSON_TYPE, async (event) => JSON.stringify(await db.updateWorlds(pool, queries(event)))))
+    .get('/fortunes', answer('text/html; charset=utf-8', async () => db.renderFortunes(await db.fortunes(pool))));
+}
+
+const app = databaseRoutes(new H3())
   .get('/hey', (event) => typed(event, 'text/plain', 'Hey!'))
   .get('/hell', (event) => typed(event, 'text/plain', 'Hell!'))
   .get('/hello', (event) => typed(event, 'text/plain', 'Hello World!'))
   .get('/about', (event) => typed(event, 'text/html', '<html><body>About page</body></html>'))
-  .get('/json', () => ({ message: 'Hello, World!' }))
+  .get('/json', (event) => {
+    event.res.statusText = 'OK';
+    return { message: 'Hello, World!' };
+  })
   .get('/payload', (event) => typed(event, 'application/octet-stream', PAYLOAD))
   .get('/pingpong', async (event) => typed(event, 'application/octet-stream', await pingpong()))
   .all('/**', (event) => {

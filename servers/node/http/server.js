@@ -6,11 +6,14 @@ const http = require('node:http');
 const https = require('node:https');
 const net = require('node:net');
 const { Chan } = require('ts-chan');
+const db = require('./db');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
 const ECHO_PORT = Number(process.env.ECHO_PORT || 9000);
 const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
+// The database routes exist only when DATABASE_URL is set (pg connects on first use).
+const pool = process.env.DATABASE_URL ? db.openPool() : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -55,8 +58,30 @@ function handle(req, res) {
       return pingpong().then(
         (body) => send(res, 200, 'application/octet-stream', body),
         () => send(res, 500, 'text/plain', Buffer.from('Internal Server Error')));
+    default: return pool ? database(req, res, path, q) : send(res, 404, 'text/plain', NOT_FOUND);
+  }
+}
+
+const JSON_TYPE = 'application/json';
+const json = (value) => Buffer.from(JSON.stringify(value));
+const queries = (req, q) => db.queryCount(q === -1 ? '' : new URLSearchParams(req.url.slice(q + 1)).get('queries'));
+
+// /db, /queries, /fortunes, /updates; a database error answers 500.
+function database(req, res, path, q) {
+  let answer;
+  switch (path) {
+    case '/db': answer = db.readWorld(pool).then((w) => [JSON_TYPE, json(w)]); break;
+    case '/queries': answer = db.readWorlds(pool, queries(req, q)).then((w) => [JSON_TYPE, json(w)]); break;
+    case '/updates': answer = db.updateWorlds(pool, queries(req, q)).then((w) => [JSON_TYPE, json(w)]); break;
+    case '/fortunes':
+      answer = db.fortunes(pool).then((rows) => ['text/html; charset=utf-8', Buffer.from(db.renderFortunes(rows))]);
+      break;
     default: return send(res, 404, 'text/plain', NOT_FOUND);
   }
+  answer.then(([type, body]) => send(res, 200, type, body), (err) => {
+    console.error(`node/http: database: ${err.message}`);
+    send(res, 500, 'text/plain', Buffer.from('Internal Server Error'));
+  });
 }
 
 const server = http.createServer(handle);

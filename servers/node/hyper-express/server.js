@@ -4,10 +4,13 @@
 // uWebSockets.js comes from the npm republish uwebsockets@3.0.6 through package.json overrides.
 const HyperExpress = require('hyper-express');
 const { Chan } = require('ts-chan');
+const db = require('./db');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
 const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
+// The database routes exist only when DATABASE_URL is set (pg connects on first use).
+const pool = process.env.DATABASE_URL ? db.openPool() : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -24,6 +27,22 @@ async function pingpong() {
   return (await reply.recv()).value;
 }
 
+// /db, /queries, /fortunes, /updates; a database error answers 500 (text/plain).
+function databaseRoutes(server) {
+  const fail = (res) => (err) => {
+    console.error(`node/hyper-express: database: ${err.message}`);
+    res.status(500).type('text/plain').send('Internal Server Error');
+  };
+  server.get('/db', (req, res) => db.readWorld(pool).then((w) => res.json(w), fail(res)));
+  server.get('/queries', (req, res) =>
+    db.readWorlds(pool, db.queryCount(req.query_parameters.queries)).then((w) => res.json(w), fail(res)));
+  server.get('/updates', (req, res) =>
+    db.updateWorlds(pool, db.queryCount(req.query_parameters.queries)).then((w) => res.json(w), fail(res)));
+  server.get('/fortunes', (req, res) => db.fortunes(pool).then(
+    (rows) => res.type('html').send(db.renderFortunes(rows)), // text/html; charset=utf-8
+    fail(res)));
+}
+
 // One Server per listener (a Server is either plain or SSL): the same routes on both.
 function build(options) {
   const server = new HyperExpress.Server(options);
@@ -37,6 +56,7 @@ function build(options) {
     const body = await pingpong();
     res.type('application/octet-stream').send(body);
   });
+  if (pool) databaseRoutes(server);
   server.set_not_found_handler((req, res) => res.status(404).type('text/plain').send('Not Found'));
   return server;
 }

@@ -4,10 +4,13 @@
 // Installed from the npm republish uwebsockets@3.0.6 under its upstream name, see README.md.
 const uWS = require('uWebSockets.js');
 const { Chan } = require('ts-chan');
+const db = require('./db');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
 const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
+// The database routes exist only when DATABASE_URL is set (pg connects on first use).
+const pool = process.env.DATABASE_URL ? db.openPool() : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = Buffer.allocUnsafe(1 << 20);
@@ -29,8 +32,39 @@ function send(res, type, body) {
   res.writeHeader('Content-Type', type).end(body);
 }
 
+// An asynchronous answer: the request is read before the first await (uWS's req lives only
+// during the handler), the response written corked, and not at all if the client went away.
+function later(res, work) {
+  let aborted = false;
+  res.onAborted(() => { aborted = true; });
+  work().then(([type, body]) => {
+    if (!aborted) res.cork(() => send(res, type, body));
+  }, (err) => {
+    console.error(`node/uws: database: ${err.message}`);
+    if (!aborted) res.cork(() => res.writeStatus('500 Internal Server Error').writeHeader('Content-Type', 'text/plain').end('Internal Server Error'));
+  });
+}
+
+const JSON_TYPE = 'application/json';
+
+// /db, /queries, /fortunes, /updates.
+function databaseRoutes(app) {
+  return app
+    .get('/db', (res) => later(res, async () => [JSON_TYPE, JSON.stringify(await db.readWorld(pool))]))
+    .get('/queries', (res, req) => {
+      const n = db.queryCount(req.getQuery('queries'));
+      later(res, async () => [JSON_TYPE, JSON.stringify(await db.readWorlds(pool, n))]);
+    })
+    .get('/updates', (res, req) => {
+      const n = db.queryCount(req.getQuery('queries'));
+      later(res, async () => [JSON_TYPE, JSON.stringify(await db.updateWorlds(pool, n))]);
+    })
+    .get('/fortunes', (res) => later(res, async () => ['text/html; charset=utf-8', db.renderFortunes(await db.fortunes(pool))]));
+}
+
 // The same routes on the plain App and on the SSLApp.
 function routes(app) {
+  if (pool) databaseRoutes(app);
   return app
     .get('/hey', (res) => send(res, 'text/plain', 'Hey!'))
     .get('/hell', (res) => send(res, 'text/plain', 'Hell!'))

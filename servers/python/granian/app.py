@@ -9,6 +9,8 @@ import asyncio
 import json
 import os
 
+import database
+
 PAYLOAD = bytes(ord("a") + i % 26 for i in range(1 << 20))
 
 TEXT = [("content-type", "text/plain")]
@@ -24,6 +26,8 @@ ROUTES = {
     "/payload": (200, OCTETS, PAYLOAD),
 }
 NOT_FOUND = (404, TEXT, b"Not Found")
+# The database routes, only when DATABASE_URL is set (None otherwise: nothing else changes).
+DATABASE = database.from_env()
 
 
 class PingPong:
@@ -90,7 +94,13 @@ class App:
         elif path == "/pingpong":
             proto.response_bytes(200, OCTETS, await pingpong.ask())
         else:
-            status, headers, body = ROUTES.get(path, NOT_FOUND)
+            route = ROUTES.get(path)
+            if route is None and DATABASE is not None:
+                handler = DATABASE.route(path)
+                if handler is not None:
+                    await database.respond(proto, handler, scope.query_string)
+                    return
+            status, headers, body = route or NOT_FOUND
             proto.response_bytes(status, headers, body)
 
 

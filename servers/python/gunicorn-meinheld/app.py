@@ -4,6 +4,8 @@ import json
 import queue
 import threading
 
+import database
+
 PAYLOAD = bytes(ord("a") + i % 26 for i in range(1 << 20))
 
 TEXT = "text/plain"
@@ -18,6 +20,8 @@ ROUTES = {
     "/payload": ("200 OK", OCTETS, PAYLOAD),
 }
 NOT_FOUND = ("404 Not Found", TEXT, b"Not Found")
+# The database routes, only when DATABASE_URL is set (None otherwise: nothing else changes).
+DATABASE = database.from_env()
 
 # /pingpong: requests go to one worker thread through a queue.Queue; each request carries its
 # own one-slot reply queue, on which the handler waits for the worker's answer.
@@ -54,6 +58,11 @@ def app(environ, start_response):
     elif path == "/pingpong":
         status, ctype, body = "200 OK", OCTETS, _pingpong()
     else:
-        status, ctype, body = ROUTES.get(path, NOT_FOUND)
+        route = ROUTES.get(path)
+        handler = DATABASE.route(path) if route is None and DATABASE is not None else None
+        if handler is not None:
+            status, ctype, body = database.respond(handler, environ.get("QUERY_STRING", ""))
+        else:
+            status, ctype, body = route or NOT_FOUND
     start_response(status, [("Content-Type", ctype), ("Content-Length", str(len(body)))])
     return [body]

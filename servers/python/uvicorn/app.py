@@ -8,6 +8,8 @@ import asyncio
 import json
 import os
 
+import database
+
 PAYLOAD = bytes(ord("a") + i % 26 for i in range(1 << 20))
 
 TEXT = (b"content-type", b"text/plain")
@@ -23,6 +25,8 @@ ROUTES = {
     "/payload": (200, OCTETS, PAYLOAD),
 }
 NOT_FOUND = (404, TEXT, b"Not Found")
+# The database routes, only when DATABASE_URL is set (None otherwise: nothing else changes).
+DATABASE = database.from_env()
 
 
 class PingPong:
@@ -72,6 +76,11 @@ async def lifespan(receive, send):
             port = int(os.environ.get("ECHO_PORT") or "9000")
             loop = asyncio.get_running_loop()
             server = await loop.create_server(Echo, host, port, reuse_port=True, backlog=1024)
+            if DATABASE is not None:
+                try:  # open the pool now; if the database is down, the first request retries
+                    await DATABASE.get_pool()
+                except Exception as err:  # noqa: BLE001
+                    print(f"database: {err!r}", flush=True)
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             if server is not None:
@@ -90,7 +99,13 @@ async def app(scope, receive, send):
     elif path == "/pingpong":
         status, ctype, body = 200, OCTETS, await pingpong.ask()
     else:
-        status, ctype, body = ROUTES.get(path, NOT_FOUND)
+        route = ROUTES.get(path)
+        if route is None and DATABASE is not None:
+            handler = DATABASE.route(path)
+            if handler is not None:
+                await database.respond(send, handler, scope["query_string"])
+                return
+        status, ctype, body = route or NOT_FOUND
     await send({
         "type": "http.response.start",
         "status": status,

@@ -4,7 +4,9 @@ use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::{availability, Availability, Catalog, Feature, Server};
+use serverbench_contract::database::{self, pg::PgReferee};
 use serverbench_contract::{check_all, Check, Diff, Targets, TlsTarget, Trust, VerifyReport};
+use serverbench_database::DbUrl;
 use serverbench_harness::verify::{verify_server, VerifyOptions};
 use serverbench_tools::Target;
 use std::io::Write;
@@ -45,6 +47,13 @@ pub struct Args {
     /// With an https:// --url: accept any certificate (the handshake is still checked).
     #[arg(short = 'k', long, requires = "url")]
     pub insecure: bool,
+    /// With --url and `db`, `queries`, `fortunes` or `updates` in --implements: the PostgreSQL
+    /// the server uses (postgres://USER:PASSWORD@HOST:PORT/DBNAME). verify reads its tables and
+    /// audits the statements the server runs, so it must be the database's only client, the
+    /// database needs the pg_stat_statements extension, and the role must see the server's
+    /// statements in it (the server's own role, or one granted pg_read_all_stats).
+    #[arg(long, value_name = "URL", requires = "url")]
+    pub database_url: Option<String>,
     /// `-f json` (or `--json`): the reports as JSON.
     #[command(flatten)]
     pub format: crate::flags::Format,
@@ -127,9 +136,14 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
             https_targets(url, rest, args)?
         }
     };
+    let mut referee = database_referee(&features, args.database_url.as_deref())?;
+    let mut checks = check_all(&targets, &features);
+    if let (Some(referee), Some(addr)) = (referee.as_mut(), targets.http) {
+        checks.extend(database::check_all(addr, &features, referee));
+    }
     let report = VerifyReport {
         server: url.to_owned(),
-        checks: check_all(&targets, &features),
+        checks,
         log_path: None,
     };
     if args.format.is_json() {
@@ -139,6 +153,35 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
         print_report(&report);
     }
     Ok(Exit::unless(!report.passed(), Exit::CheckFailed))
+}
+
+/// verify's connection to --database-url when a database feature is declared.
+fn database_referee(
+    features: &[Feature],
+    database_url: Option<&str>,
+) -> anyhow::Result<Option<PgReferee>> {
+    let declared: Vec<&str> = features
+        .iter()
+        .filter(|f| f.is_database())
+        .map(|f| f.as_str())
+        .collect();
+    match (declared.is_empty(), database_url) {
+        (true, None) => Ok(None),
+        (true, Some(_)) => anyhow::bail!(
+            "--database-url is for a server that implements db, queries, fortunes or updates \
+             (add them to --implements)"
+        ),
+        (false, None) => anyhow::bail!(
+            "--implements {}: verify needs the server's database, --database-url URL",
+            declared.join(",")
+        ),
+        (false, Some(url)) => {
+            let url = DbUrl::parse(url).map_err(|e| anyhow::anyhow!("--database-url: {e}"))?;
+            let referee = PgReferee::connect(&url)
+                .map_err(|e| anyhow::anyhow!("--database-url {url}: {e}"))?;
+            Ok(Some(referee))
+        }
+    }
 }
 
 /// The TLS target of `https://<rest>` (port 443 unless given), trusting --cacert or, with -k,

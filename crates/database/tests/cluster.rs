@@ -1,0 +1,83 @@
+//! The library against a real private cluster: start pinned, the statement reader's kinds on
+//! real `pg_stat_statements` rows, world rows, reset, and a drop that leaves nothing running.
+//! Needs PostgreSQL 15 (installed by `prepare` as root); SERVERBENCH_SKIP_DB=1 skips it.
+
+use serverbench_database::{
+    connect, read_worlds, reset_statements, Cluster, Config, Snapshot, StatementKind, World,
+};
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.split(") ").nth(1).is_some_and(|r| !r.starts_with('Z')))
+}
+
+#[test]
+fn a_started_cluster_is_pinned_counts_statements_by_kind_and_stops_when_dropped() {
+    if std::env::var_os("SERVERBENCH_SKIP_DB").is_some_and(|v| v == "1") {
+        eprintln!("skipped: SERVERBENCH_SKIP_DB=1 (no PostgreSQL 15 for the db tests)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut config = Config::new(tmp.path());
+    config.port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    config.cpus = vec![0];
+    let cluster = Cluster::prepare(&config).unwrap();
+    let db = cluster.start().unwrap();
+    let pid = db.pid;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    assert!(
+        status.lines().any(|l| l == "Cpus_allowed_list:\t0"),
+        "the postmaster is pinned to CPU 0:\n{status}"
+    );
+    assert_eq!(cluster.status().running.map(|p| p.pid), Some(pid));
+    let env = db.env(8);
+    assert!(env.contains(&("DATABASE_POOL".into(), "8".into())));
+    assert!(env.contains(&("DATABASE_URL".into(), db.url().expose())));
+
+    let mut c = connect(&db.url()).unwrap();
+    reset_statements(&mut c).unwrap();
+    let before = Snapshot::take(&mut c).unwrap();
+    for id in 1..=5 {
+        c.query("SELECT id, randomnumber FROM world WHERE id = $1", &[&id])
+            .unwrap();
+    }
+    c.query(
+        "SELECT id, randomnumber FROM world WHERE id IN (1, 2, 3)",
+        &[],
+    )
+    .unwrap();
+    c.execute(
+        "UPDATE world SET randomnumber = 77 WHERE id = ANY($1)",
+        &[&vec![10i32, 11]],
+    )
+    .unwrap();
+    c.query("SELECT id, message FROM fortune", &[]).unwrap();
+    let delta = before.delta(&Snapshot::take(&mut c).unwrap());
+    assert_eq!(delta.get(StatementKind::WorldById).calls, 5);
+    assert_eq!(delta.get(StatementKind::WorldById).rows, 5);
+    assert_eq!(delta.get(StatementKind::WorldMany).calls, 1);
+    assert_eq!(delta.get(StatementKind::WorldUpdate).rows, 2);
+    assert_eq!(delta.get(StatementKind::Fortune).rows, 12);
+    assert_eq!(delta.statements(), 8, "{delta:#?}");
+    assert_eq!(
+        read_worlds(&mut c, &[11, 10, 99999]).unwrap(),
+        [
+            World {
+                id: 10,
+                random_number: 77
+            },
+            World {
+                id: 11,
+                random_number: 77
+            }
+        ]
+    );
+    drop(c);
+    drop(db);
+    assert!(!alive(pid), "PID {pid} still runs after the drop");
+    assert_eq!(cluster.status().running, None);
+}
