@@ -90,6 +90,9 @@ fn print_table(rows: &[Row]) {
     print!("{}", table(rows));
 }
 
+/// The fewest columns STATUS keeps (`needs setup` fits).
+const STATUS_MIN: usize = 14;
+
 /// The DEVIATIONS column's most characters (all of them: `list --json`).
 const DEVIATIONS_MAX: usize = 20;
 
@@ -111,24 +114,36 @@ fn table(rows: &[Row]) -> String {
             w[i] = w[i].max(c.chars().count());
         }
     }
+    // IMPLEMENTS gives way first: it wraps within its column so STATUS keeps some room.
+    w[1] = w[1].min(
+        WIDTH
+            .saturating_sub(w[0] + w[2] + 6 + STATUS_MIN)
+            .max(header[1].len()),
+    );
     let lead = w[0] + w[1] + w[2] + 6;
-    let status_w = WIDTH.saturating_sub(lead).max(12);
+    let status_w = WIDTH.saturating_sub(lead).max(STATUS_MIN);
     let line = |c: [&str; 3], status: &str| {
-        let pad = |s: &str, n: usize| format!("{s}{}", " ".repeat(n - s.chars().count()));
-        format!(
+        let pad = |s: &str, n: usize| format!("{s}{}", " ".repeat(n - s.chars().count().min(n)));
+        let text = format!(
             "{}  {}  {}  {status}",
             pad(c[0], w[0]),
             pad(c[1], w[1]),
             pad(c[2], w[2])
-        )
+        );
+        text.trim_end().to_owned()
     };
     let mut out = line([header[0], header[1], header[2]], header[3]) + "\n";
     let indent = w[0] + 2;
     for r in rows {
         let c = cols(r);
+        let features = wrap(&c[1], w[1]);
         let first = wrap(&r.status, status_w).swap_remove(0);
-        out += &line([&c[0], &c[1], &c[2]], &first);
+        out += &line([&c[0], &features[0], &c[2]], &first);
         out += "\n";
+        for more in &features[1..] {
+            out += &line(["", more, ""], "");
+            out += "\n";
+        }
         let rest = r.status.get(first.len()..).unwrap_or("").trim_start();
         if !rest.is_empty() {
             for more in wrap(rest, WIDTH - indent) {
