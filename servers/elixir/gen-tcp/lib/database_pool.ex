@@ -31,32 +31,58 @@ defmodule ServerBench.Database.Pool do
   def init({conn_str, size}) do
     Process.flag(:trap_exit, true)
     workers = for _ <- 1..size, do: spawn_link(fn -> worker(conn_str) end)
-    {:ok, %{conn_str: conn_str, idle: workers, waiting: :queue.new()}}
+    # holders: a checked-out worker => the monitor of its holder (a holder that dies gives it back)
+    {:ok, %{conn_str: conn_str, idle: workers, waiting: :queue.new(), holders: %{}}}
   end
 
   @impl true
-  def handle_call(:checkout, _from, %{idle: [worker | rest]} = pool),
-    do: {:reply, worker, %{pool | idle: rest}}
+  def handle_call(:checkout, {caller, _}, %{idle: [worker | rest]} = pool),
+    do: {:reply, worker, hold(worker, caller, %{pool | idle: rest})}
 
   def handle_call(:checkout, from, %{idle: []} = pool),
     do: {:noreply, %{pool | waiting: :queue.in(from, pool.waiting)}}
 
   @impl true
-  def handle_cast({:checkin, worker}, pool), do: {:noreply, give(worker, pool)}
+  def handle_cast({:checkin, worker}, pool), do: {:noreply, give(worker, release(worker, pool))}
 
   @impl true
+  def handle_info({:DOWN, mon, :process, _, _}, pool) do
+    case Enum.find(pool.holders, fn {_, m} -> m == mon end) do
+      {worker, _} -> {:noreply, give(worker, %{pool | holders: Map.delete(pool.holders, worker)})}
+      nil -> {:noreply, pool}
+    end
+  end
+
   def handle_info({:EXIT, worker, reason}, pool) do
     IO.puts("elixir/gen-tcp: database connection process ended: #{inspect(reason)}")
     conn_str = pool.conn_str
     new = spawn_link(fn -> worker(conn_str) end)
-    {:noreply, give(new, %{pool | idle: List.delete(pool.idle, worker)})}
+    {:noreply, give(new, release(worker, %{pool | idle: List.delete(pool.idle, worker)}))}
+  end
+
+  defp hold(worker, caller, pool),
+    do: %{pool | holders: Map.put(pool.holders, worker, Process.monitor(caller))}
+
+  defp release(worker, pool) do
+    case Map.pop(pool.holders, worker) do
+      {nil, _} ->
+        pool
+
+      {mon, rest} ->
+        Process.demonitor(mon, [:flush])
+        %{pool | holders: rest}
+    end
   end
 
   defp give(worker, pool) do
     case :queue.out(pool.waiting) do
-      {{:value, from}, rest} ->
-        GenServer.reply(from, worker)
-        %{pool | waiting: rest}
+      {{:value, {caller, _} = from}, rest} ->
+        if Process.alive?(caller) do
+          GenServer.reply(from, worker)
+          hold(worker, caller, %{pool | waiting: rest})
+        else
+          give(worker, %{pool | waiting: rest})
+        end
 
       {:empty, _} ->
         %{pool | idle: [worker | pool.idle]}

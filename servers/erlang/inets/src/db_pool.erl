@@ -8,7 +8,9 @@
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2]).
 -export([worker_init/1]).
 
--record(pool, {idle = [] :: [pid()], waiting = queue:new()}).
+%% holders: a checked-out worker => the monitor of the process holding it (a holder that dies
+%% gives its worker back).
+-record(pool, {idle = [] :: [pid()], waiting = queue:new(), holders = #{}}).
 
 %% ConnStr: an ODBC connection string; Size: the number of connections (opened at start).
 start_link(ConnStr, Size) ->
@@ -35,26 +37,47 @@ init({ConnStr, Size}) ->
     Workers = [spawn_link(?MODULE, worker_init, [ConnStr]) || _ <- lists:seq(1, Size)],
     {ok, #pool{idle = Workers}}.
 
-handle_call(checkout, _From, Pool = #pool{idle = [Worker | Rest]}) ->
-    {reply, Worker, Pool#pool{idle = Rest}};
+handle_call(checkout, {Caller, _}, Pool = #pool{idle = [Worker | Rest]}) ->
+    {reply, Worker, hold(Worker, Caller, Pool#pool{idle = Rest})};
 handle_call(checkout, From, Pool = #pool{idle = [], waiting = Waiting}) ->
     {noreply, Pool#pool{waiting = queue:in(From, Waiting)}}.
 
 handle_cast({checkin, Worker}, Pool) ->
-    {noreply, give(Worker, Pool)}.
+    {noreply, give(Worker, release(Worker, Pool))}.
 
-%% A worker that died is replaced (its connection with it).
+%% A holder that died gives its worker back; a worker that died is replaced (its connection
+%% with it).
+handle_info({'DOWN', Mon, process, _, _}, Pool = #pool{holders = Holders}) ->
+    case [W || {W, M} <- maps:to_list(Holders), M =:= Mon] of
+        [Worker] -> {noreply, give(Worker, Pool#pool{holders = maps:remove(Worker, Holders)})};
+        [] -> {noreply, Pool}
+    end;
 handle_info({'EXIT', Worker, Reason}, Pool) ->
     io:format("erlang/inets: database connection process ended: ~p~n", [Reason]),
     ConnStr = persistent_term:get({?MODULE, conn_str}),
     New = spawn_link(?MODULE, worker_init, [ConnStr]),
-    {noreply, give(New, Pool#pool{idle = lists:delete(Worker, Pool#pool.idle)})}.
+    Pool1 = release(Worker, Pool#pool{idle = lists:delete(Worker, Pool#pool.idle)}),
+    {noreply, give(New, Pool1)}.
+
+hold(Worker, Caller, Pool = #pool{holders = Holders}) ->
+    Pool#pool{holders = Holders#{Worker => erlang:monitor(process, Caller)}}.
+
+release(Worker, Pool = #pool{holders = Holders}) ->
+    case maps:take(Worker, Holders) of
+        {Mon, Rest} -> erlang:demonitor(Mon, [flush]), Pool#pool{holders = Rest};
+        error -> Pool
+    end.
 
 give(Worker, Pool = #pool{waiting = Waiting, idle = Idle}) ->
     case queue:out(Waiting) of
-        {{value, From}, Rest} ->
-            gen_server:reply(From, Worker),
-            Pool#pool{waiting = Rest};
+        {{value, {Caller, _} = From}, Rest} ->
+            case is_process_alive(Caller) of
+                true ->
+                    gen_server:reply(From, Worker),
+                    hold(Worker, Caller, Pool#pool{waiting = Rest});
+                false ->
+                    give(Worker, Pool#pool{waiting = Rest})
+            end;
         {empty, _} ->
             Pool#pool{idle = [Worker | Idle]}
     end.
