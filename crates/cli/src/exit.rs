@@ -70,7 +70,9 @@ impl Exit {
             Exit::BadInput => "bad input, or an error before anything was measured",
             Exit::Refused => "load: the target refused every connection",
             Exit::LapsFailed => "run: at least one lap failed; the results are written",
-            Exit::Regression => "compare --fail-above, history check: a regression beyond the threshold",
+            Exit::Regression => {
+                "compare --fail-above, history check: a regression beyond the threshold"
+            }
             Exit::Tls => "load over TLS: every handshake failed, or no session was resumed",
             Exit::NoSuccess => "load: no request succeeded (socket errors or error statuses only)",
             Exit::CheckFailed => "verify, setup, hosts check: a server or host failed",

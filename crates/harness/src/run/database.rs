@@ -97,11 +97,13 @@ impl RunDatabase {
             crate::process::unregister(r.pid);
             let _ = r.stop();
         }
-        Some(LapFailure::new(
-            FailureKind::Database,
-            format!("the database (postgres, pid {pid}) exited during the lap"),
+        Some(
+            LapFailure::new(
+                FailureKind::Database,
+                format!("the database (postgres, pid {pid}) exited during the lap"),
+            )
+            .with_log_tail(tail),
         )
-        .with_log_tail(tail))
     }
 
     /// The statements so far (`None` when it cannot be read).

@@ -347,11 +347,12 @@ pub fn client_jobs(
         ca_file: copies.first().cloned(),
         ..target.clone()
     };
-    let mut spec = crate::tools::serverbench::spec(params, &target, &[])
-        .map_err(|source| HostsError::Load {
+    let mut spec = crate::tools::serverbench::spec(params, &target, &[]).map_err(|source| {
+        HostsError::Load {
             host: h.clients.first().map_or(String::new(), |c| c.name.clone()),
             source,
-        })?;
+        }
+    })?;
     spec.warmup = Duration::from_secs_f64(params.warmup_s);
     Ok(distributed::jobs(&spec, &h.clients, &copies))
 }
