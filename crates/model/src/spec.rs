@@ -94,8 +94,9 @@ pub struct HttpLoad {
     pub insecure: bool,
 }
 
-/// `--tls-version`: the only TLS version offered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A TLS protocol version: `--tls-version` (the only one offered; `1.2` or `1.3` in a spec)
+/// and what a handshake negotiated, written as OpenSSL writes it (`TLSv1.3`) everywhere else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum TlsVersion {
     #[serde(rename = "1.2")]
     V1_2,
@@ -104,8 +105,16 @@ pub enum TlsVersion {
 }
 
 impl TlsVersion {
-    /// The flag's spelling.
+    /// OpenSSL's spelling: `TLSv1.2`, `TLSv1.3`.
     pub fn as_str(self) -> &'static str {
+        match self {
+            TlsVersion::V1_2 => "TLSv1.2",
+            TlsVersion::V1_3 => "TLSv1.3",
+        }
+    }
+
+    /// The flag's spelling: `1.2`, `1.3`.
+    pub fn flag(self) -> &'static str {
         match self {
             TlsVersion::V1_2 => "1.2",
             TlsVersion::V1_3 => "1.3",
@@ -119,13 +128,14 @@ impl fmt::Display for TlsVersion {
     }
 }
 
+/// `1.2`/`1.3` (the flag's spelling) or `TLSv1.2`/`TLSv1.3`.
 impl FromStr for TlsVersion {
     type Err = String;
     fn from_str(s: &str) -> Result<TlsVersion, String> {
-        match s {
+        match s.strip_prefix("TLSv").unwrap_or(s) {
             "1.2" => Ok(TlsVersion::V1_2),
             "1.3" => Ok(TlsVersion::V1_3),
-            _ => Err(format!("unknown TLS version `{s}` (1.2 or 1.3)")),
+            _ => Err(format!("`{s}`: expected 1.2 or 1.3")),
         }
     }
 }

@@ -12,7 +12,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serverbench_engine::config::{self, split_host_port};
 use serverbench_engine::{
     Config, EngineError, Event, Http2Options, HttpOptions, Lifetime, Protocol, Reads, Schedule,
-    Stop, TlsOptions, TlsVersion, Trust,
+    Stop, TlsOptions, Trust,
 };
 use serverbench_model::spec::{HttpLoad, TcpLoad};
 use serverbench_model::{parse_duration, CpuList, LoadSpec, Mode, TlsResume};
@@ -450,10 +450,7 @@ fn tls_options(h: &HttpLoad) -> TlsOptions {
             (None, true) => Trust::Insecure,
             (None, false) => Trust::WebPkiRoots,
         },
-        version: h.tls_version.map(|v| match v {
-            serverbench_model::TlsVersion::V1_2 => TlsVersion::V1_2,
-            serverbench_model::TlsVersion::V1_3 => TlsVersion::V1_3,
-        }),
+        version: h.tls_version,
         resume: h.tls_resume.unwrap_or_default(),
     }
 }

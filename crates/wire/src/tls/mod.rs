@@ -41,7 +41,6 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, NamedGroup, RootCertStore};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 
 /// A TLS option that cannot be used: the flag and why (the engine reports it as a
@@ -81,40 +80,8 @@ pub enum Trust {
 /// type, shared with the records and the CLI).
 pub use serverbench_model::TlsResume as Resume;
 
-/// A TLS protocol version: `--tls-version` (the only one offered) and what a handshake
-/// negotiated, written as OpenSSL writes it (`TLSv1.3`) everywhere.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum TlsVersion {
-    V1_2,
-    V1_3,
-}
-
-impl TlsVersion {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TlsVersion::V1_2 => "TLSv1.2",
-            TlsVersion::V1_3 => "TLSv1.3",
-        }
-    }
-}
-
-impl fmt::Display for TlsVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// `1.2`/`1.3` (the flag's spelling) or `TLSv1.2`/`TLSv1.3`.
-impl FromStr for TlsVersion {
-    type Err = String;
-    fn from_str(s: &str) -> Result<TlsVersion, String> {
-        match s.strip_prefix("TLSv").unwrap_or(s) {
-            "1.2" => Ok(TlsVersion::V1_2),
-            "1.3" => Ok(TlsVersion::V1_3),
-            _ => Err(format!("`{s}`: expected 1.2 or 1.3")),
-        }
-    }
-}
+/// A TLS protocol version (the model's one type: the flag, the spec and what was negotiated).
+pub use serverbench_model::TlsVersion;
 
 /// The TLS flags, before the rustls configuration is built from them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
