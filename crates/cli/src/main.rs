@@ -36,6 +36,8 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Several machines: check the hosts of an inventory (spec/hosts.md).
     Hosts(cmd::hosts::Args),
+    /// Check this machine for benchmarking (governor, steal, other processes, limits...).
+    Doctor(cmd::doctor::Args),
 }
 
 fn main() -> ExitCode {
@@ -69,5 +71,6 @@ fn run() -> anyhow::Result<u8> {
         Command::Report(args) => cmd::report::run(args),
         Command::Compare(args) => cmd::compare::run(args),
         Command::Hosts(args) => cmd::hosts::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
     }
 }

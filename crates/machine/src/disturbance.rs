@@ -220,7 +220,8 @@ impl Disturbance {
             .map(|khz| *khz as f64 / 1000.0);
         let mut d = Disturbance {
             steal_pct: 100.0 * delta.steal as f64 / total,
-            other_processes_pct: 100.0 * (task_s - lap.ours_cpu_s).max(0.0) / capacity_s,
+            other_processes_pct: (100.0 * (task_s - lap.ours_cpu_s).max(0.0) / capacity_s)
+                .min(100.0),
             cpu_pressure_pct: pressure(start.psi_cpu, end.psi_cpu),
             memory_pressure_pct: pressure(start.psi_memory, end.psi_memory),
             loadavg: end.loadavg.map(|l| l.one),

@@ -1,6 +1,7 @@
 //! One module per subcommand: its clap arguments and a `run` that calls into the libraries.
 
 pub mod compare;
+pub mod doctor;
 pub mod hosts;
 pub mod list;
 pub mod load;
