@@ -16,6 +16,7 @@ pub mod protocol;
 pub mod scaling;
 pub mod stats;
 pub mod summary;
+pub mod until_ci;
 pub mod warnings;
 
 use serverbench_results::env::Env;

@@ -38,6 +38,8 @@ enum Command {
     Hosts(cmd::hosts::Args),
     /// serverbench's private PostgreSQL for the database workloads: up, down, status, psql.
     Db(cmd::db::Args),
+    /// Check this machine for benchmarking (governor, steal, other processes, limits...).
+    Doctor(cmd::doctor::Args),
 }
 
 fn main() -> ExitCode {
@@ -72,5 +74,6 @@ fn run() -> anyhow::Result<u8> {
         Command::Compare(args) => cmd::compare::run(args),
         Command::Hosts(args) => cmd::hosts::run(args),
         Command::Db(args) => cmd::db::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
     }
 }

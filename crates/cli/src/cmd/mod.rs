@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod db;
+pub mod doctor;
 pub mod hosts;
 pub mod list;
 pub mod load;
