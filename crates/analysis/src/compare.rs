@@ -198,6 +198,8 @@ mod tests {
                 ..Measurement::default()
             }),
             server_stats: None,
+            roles: Default::default(),
+            database: None,
             hosts: None,
         }
     }

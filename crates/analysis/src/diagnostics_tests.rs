@@ -43,6 +43,8 @@ fn lap(server: &str, scenario: &str, n: u32) -> LapRecord {
             cores_used: 2.0,
             ..ServerStats::default()
         }),
+        roles: Default::default(),
+        database: None,
         hosts: None,
     }
 }

@@ -23,6 +23,8 @@ pub fn lap() -> LapRecord {
         },
         load: None,
         server_stats: None,
+        roles: Default::default(),
+        database: None,
         hosts: None,
     }
 }

@@ -7,6 +7,7 @@
 //! Pure functions over [`serverbench_results`] values: no I/O, no processes, no printing.
 
 pub mod compare;
+pub mod database;
 pub mod diagnostics;
 #[cfg(test)]
 mod fixture;

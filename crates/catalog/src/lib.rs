@@ -194,7 +194,8 @@ impl Server {
 
     /// True when it serves HTTP on `PORT`.
     pub fn serves_http(&self) -> bool {
-        self.manifest.implements.iter().any(|f| f.is_http())
+        let on_port = |f: &Feature| f.is_http() || f.is_database();
+        self.manifest.implements.iter().any(on_port)
     }
 }
 

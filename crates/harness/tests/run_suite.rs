@@ -37,6 +37,7 @@ fn options(suite: Suite, results: &Path) -> RunOptions {
         quick_verify: true,
         attached: Vec::new(),
         hosts: None,
+        database: Default::default(),
     }
 }
 

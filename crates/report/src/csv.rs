@@ -21,6 +21,7 @@ impl Exporter for CsvExporter {
             table::hosts_csv(summary),
             table::tls_csv(summary),
             table::h2_csv(summary),
+            table::database_csv(summary),
         ];
         for grid in more.iter().flatten() {
             out.push('\n');

@@ -247,6 +247,47 @@ pub fn echo_mbps(summary: &Summary) -> Option<Figure> {
     ))
 }
 
+/// For database laps with N queries per request: req/s against N, one line per server, one
+/// chart per kind (`queries`, `updates`) x profile (id `<kind>-<profile>-per-request`).
+pub fn queries(summary: &Summary) -> Vec<Figure> {
+    let curves = serverbench_analysis::database::queries_curves(&summary.database);
+    let mut charts: Vec<(String, String, Vec<Series>)> = Vec::new();
+    for c in curves {
+        let series = Series {
+            name: c.server.clone(),
+            points: c
+                .points
+                .iter()
+                .map(|&(n, rps)| (f64::from(n), rps))
+                .collect(),
+        };
+        match charts
+            .iter_mut()
+            .find(|(k, p, _)| (k, p) == (&c.kind, &c.profile))
+        {
+            Some((_, _, s)) => s.push(series),
+            None => charts.push((c.kind, c.profile, vec![series])),
+        }
+    }
+    charts
+        .into_iter()
+        .map(|(kind, profile, series)| {
+            let chart = LineChart::new(
+                format!("Requests/s by {kind} per request ({profile})"),
+                "queries per request (N)",
+                "requests/s (median of laps)",
+                XAxis::Linear,
+                series,
+            );
+            figure(
+                slug(&[&kind, &profile, "per-request"]),
+                chart.title.clone(),
+                chart.to_svg(),
+            )
+        })
+        .collect()
+}
+
 /// For a core sweep: req/s against the server's cores, one line per server, one chart per
 /// scenario x base profile (id `<scenario>-<profile>-scaling`).
 pub fn scaling(summary: &Summary) -> Vec<Figure> {

@@ -43,7 +43,10 @@ impl Exporter for MarkdownExporter {
             }
             out.push('\n');
         }
-        for (heading, g) in table::protocol_tables(summary) {
+        for (heading, g) in table::protocol_tables(summary)
+            .into_iter()
+            .chain(table::database_tables(summary))
+        {
             out.push_str(&format!("### {}\n\n", escape(&heading)));
             out.push_str(&grid(&g));
             out.push('\n');

@@ -6,16 +6,19 @@
 //! processes, compute statistics or print (a warning about a partial line is returned, not shown).
 
 pub mod clock;
+pub mod database;
 pub mod env;
 pub mod protocol;
 mod read;
 pub mod record;
+pub mod roles;
 mod tool;
 mod writer;
 
 pub use protocol::{Protocol, TlsResume};
 pub use read::{load_laps, read_env, LoadError, Loaded};
 pub use record::LapKey;
+pub use roles::{ProcessStats, Role};
 pub use serverbench_engine::result::Mode;
 pub use tool::Tool;
 pub use writer::{read_records, ResultsError, ResultsWriter};

@@ -2,7 +2,7 @@
 //!
 //! Fields a tool does not report stay `None` (JSON `null`); nothing is invented.
 
-use crate::{Mode, Protocol, TlsResume, Tool};
+use crate::{Mode, Protocol, Role, TlsResume, Tool};
 use serde::{Deserialize, Serialize};
 use serverbench_engine::result::{
     Errors, Histograms, Http2Result, Latency, LoadResult, TimelinePoint, TlsResult,
@@ -52,6 +52,9 @@ pub struct LoadParams {
     /// HTTP/2: concurrent streams per connection; absent: one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<u32>,
+    /// Database laps: the pool size given to the server (`DATABASE_POOL`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<u32>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -201,7 +204,14 @@ pub struct LapRecord {
     pub wall_s: f64,
     pub params: LoadParams,
     pub load: Option<Measurement>,
+    /// The server role's process tree (every record has it here; see [`crate::roles`]).
     pub server_stats: Option<ServerStats>,
+    /// The other roles' process trees (the database of a database lap); absent in older records.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<Role, ServerStats>,
+    /// Database laps: where the database ran and what it executed; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<crate::database::DatabaseLap>,
     /// `run --hosts`: the server host and each client host's result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<HostsLap>,

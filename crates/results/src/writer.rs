@@ -136,6 +136,8 @@ mod tests {
             params: LoadParams::default(),
             load: None,
             server_stats: None,
+            roles: Default::default(),
+            database: None,
             hosts: None,
         }
     }

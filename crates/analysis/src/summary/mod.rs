@@ -56,6 +56,9 @@ pub struct Summary {
     /// Laps over TLS or HTTP/2: what was negotiated, handshakes, streams, the h2/h1 ratio.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub protocols: Vec<crate::protocol::ProtocolRow>,
+    /// Database laps: rows/s, each role's CPU per request, statements per request, the pool.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub database: Vec<crate::database::DatabaseRow>,
 }
 
 /// One scenario x load profile.
@@ -216,6 +219,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         scaling: crate::scaling::scaling(records),
         hosts: crate::hosts::breakdown(records),
         protocols: crate::protocol::protocol_rows(records),
+        database: crate::database::database_rows(records),
     }
 }
 

@@ -27,6 +27,8 @@ fn lap(server: &str, n: u32, rps: Option<f64>) -> LapRecord {
             ..Measurement::default()
         }),
         server_stats: None,
+        roles: Default::default(),
+        database: None,
         hosts: None,
     }
 }

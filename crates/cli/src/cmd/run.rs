@@ -12,6 +12,7 @@ use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
 use serverbench_engine::config::parse_duration;
 use serverbench_harness::process::{self, OnInterrupt};
+use serverbench_harness::run::database::DbOptions;
 use serverbench_harness::run::{self, RunOptions, RunOutcome};
 use serverbench_harness::suite::{CpuCount, Profile, Scenario, ServerSelection, Suite};
 use serverbench_results::env::Pinning;
@@ -42,6 +43,12 @@ pub struct Args {
     /// Pin the load tool to these CPUs (default: the second half of the CPUs; `1` here).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
     pub client_cpus: Option<crate::cpus::CpuList>,
+    /// Database laps: pin the database to these CPUs (default: the servers' CPUs).
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub db_cpus: Option<crate::cpus::CpuList>,
+    /// Database laps: the private PostgreSQL's port.
+    #[arg(long, value_name = "PORT", default_value_t = serverbench_harness::run::database::DEFAULT_PORT)]
+    pub db_port: u16,
     /// Load tool: serverbench (default), wrk, ab, autocannon, h2load, hey or oha (installed when missing).
     #[arg(long)]
     pub tool: Option<Tool>,
@@ -178,6 +185,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         quick_verify: !args.no_verify,
         attached: yours.attached,
         hosts: hosts.map(|(h, _)| h),
+        database: DbOptions {
+            port: args.db_port,
+            cpus: crate::cpus::of(&args.db_cpus),
+            install: true,
+        },
         suite,
     };
     if args.dry_run {
@@ -408,6 +420,7 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         rate: None,
         server_cpus: Vec::new(),
         cores: None,
+        pool: None,
     };
     profile.name = profile.default_name();
     Ok(Suite {
@@ -419,6 +432,7 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         laps: serverbench_harness::suite::DEFAULT_LAPS,
         warmup: serverbench_harness::suite::DEFAULT_WARMUP_S,
         tool: Tool::Serverbench,
+        pool: None,
         scenarios,
         profiles: vec![profile],
     })

@@ -167,14 +167,14 @@ pub struct ServerProcess {
 
 static REGISTRY: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-fn register(pgid: u32) {
+pub(crate) fn register(pgid: u32) {
     REGISTRY
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(pgid);
 }
 
-fn unregister(pgid: u32) {
+pub(crate) fn unregister(pgid: u32) {
     REGISTRY
         .lock()
         .unwrap_or_else(|e| e.into_inner())

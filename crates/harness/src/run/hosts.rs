@@ -5,6 +5,7 @@
 //! process group when the lap ends, on Ctrl-C (the run returns and drops it) and when the ssh
 //! session drops. Over TLS, the run's certificate is on the hosts first ([`HostsTls`]).
 
+use super::errors::HostsError;
 use super::hosts_tls::HostsTls;
 use crate::catalog::Server;
 use crate::certs::TlsFiles;
@@ -48,16 +49,13 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(3 * 3600);
 
 /// Runs `serverbench setup IDS` on the server host (idempotent, cached there); its output is
 /// passed to `line` as it comes.
-pub fn setup(h: &HostsRun, ids: &[String], line: &mut dyn FnMut(String)) -> Result<(), String> {
+pub fn setup(h: &HostsRun, ids: &[String], line: &mut dyn FnMut(String)) -> Result<(), HostsError> {
     let host = &h.server;
     let mut argv = vec![host.binary.to_string_lossy().into_owned(), "setup".into()];
     argv.extend(ids.iter().cloned());
     argv.extend(["--root".into(), h.root_there.to_string_lossy().into_owned()]);
     let (tx, rx) = mpsc::channel();
-    let mut session = h
-        .transport
-        .spawn(host, 0, &argv, tx)
-        .map_err(|e| e.to_string())?;
+    let mut session = h.transport.spawn(host, 0, &argv, tx)?;
     let deadline = std::time::Instant::now() + SETUP_TIMEOUT;
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -66,18 +64,16 @@ pub fn setup(h: &HostsRun, ids: &[String], line: &mut dyn FnMut(String)) -> Resu
             Ok((_, SessionLine::Closed)) => break,
             Err(_) => {
                 session.stop(STOP_GRACE);
-                return Err(format!(
-                    "{}: `serverbench setup` did not finish within {SETUP_TIMEOUT:?}",
-                    host.name
-                ));
+                return Err(HostsError::SetupTimeout {
+                    host: host.name.clone(),
+                    after: SETUP_TIMEOUT,
+                });
             }
         }
     }
     match session.wait_for(STOP_GRACE) {
         Some(s) if s.success() => Ok(()),
-        status => Err(session
-            .failure(status, "during `serverbench setup`")
-            .to_string()),
+        status => Err(session.failure(status, "during `serverbench setup`").into()),
     }
 }
 
@@ -140,16 +136,15 @@ impl RemoteServer {
         cpus: &[usize],
         tls: Option<&HostsTls>,
         log_path: &Path,
-    ) -> Result<(RemoteServer, Target), String> {
+    ) -> Result<(RemoteServer, Target), HostsError> {
         let host = &h.server;
         let argv = serve_argv(h, server, workers, cpus, tls.map(|t| &t.server));
-        let log = std::fs::File::create(log_path)
-            .map_err(|e| format!("cannot create the log {}: {e}", log_path.display()))?;
+        let log = std::fs::File::create(log_path).map_err(|source| HostsError::Log {
+            path: log_path.to_path_buf(),
+            source,
+        })?;
         let (tx, rx) = mpsc::channel();
-        let mut session = h
-            .transport
-            .spawn(host, 0, &argv, tx)
-            .map_err(|e| e.to_string())?;
+        let mut session = h.transport.spawn(host, 0, &argv, tx)?;
         let closed = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready_rx) = mpsc::channel();
         let flag = Arc::clone(&closed);
@@ -160,17 +155,20 @@ impl RemoteServer {
             Ok(Some(r)) => r,
             Ok(None) => {
                 let status = session.wait_for(STOP_GRACE);
-                let e = session.failure(status, &format!("while starting {}", server.id));
-                return Err(format!("{e}; its output:\n{}", tail(20)));
+                let source = session.failure(status, &format!("while starting {}", server.id));
+                return Err(HostsError::StartFailed {
+                    source,
+                    output: tail(20),
+                });
             }
             Err(_) => {
                 session.stop(STOP_GRACE);
-                return Err(format!(
-                    "{}: {} not ready after {timeout:?}; its output:\n{}",
-                    host.name,
-                    server.id,
-                    tail(20)
-                ));
+                return Err(HostsError::NotReady {
+                    host: host.name.clone(),
+                    server: server.id.clone(),
+                    after: timeout,
+                    output: tail(20),
+                });
             }
         };
         // The certificate as trusted from here (the quick check); each client host trusts its
@@ -251,7 +249,7 @@ pub struct RemoteSampler {
 
 impl RemoteSampler {
     /// Arms a sampler of `pid`'s process tree on the server host.
-    pub fn arm(h: &HostsRun, pid: u32) -> Result<RemoteSampler, String> {
+    pub fn arm(h: &HostsRun, pid: u32) -> Result<RemoteSampler, HostsError> {
         let argv = [
             h.server.binary.to_string_lossy().into_owned(),
             "hosts".into(),
@@ -260,56 +258,55 @@ impl RemoteSampler {
             pid.to_string(),
         ];
         let (tx, rx) = mpsc::channel();
-        let session = h
-            .transport
-            .spawn(&h.server, 0, &argv, tx)
-            .map_err(|e| e.to_string())?;
+        let session = h.transport.spawn(&h.server, 0, &argv, tx)?;
         let mut s = RemoteSampler { session, rx };
         s.expect(SAMPLER_ARMED)?;
         Ok(s)
     }
 
     /// Starts sampling.
-    pub fn start(&mut self) -> Result<(), String> {
-        self.session
-            .send_line(SAMPLER_START)
-            .map_err(|e| e.to_string())?;
+    pub fn start(&mut self) -> Result<(), HostsError> {
+        self.session.send_line(SAMPLER_START)?;
         self.expect(SAMPLER_SAMPLING)
     }
 
     /// Stops sampling and returns the figures.
-    pub fn finish(mut self, requests: Option<u64>) -> Result<ServerStats, String> {
+    pub fn finish(mut self, requests: Option<u64>) -> Result<ServerStats, HostsError> {
         let stop = requests.map_or("stop".to_string(), |n| format!("stop {n}"));
-        self.session.send_line(&stop).map_err(|e| e.to_string())?;
+        self.session.send_line(&stop)?;
         let line = self.next()?;
         self.session.stop(SAMPLER_TIMEOUT);
-        serde_json::from_str(&line)
-            .map_err(|e| format!("{}: the sampler printed `{line}`: {e}", self.session.host))
+        serde_json::from_str(&line).map_err(|e| HostsError::SamplerSaid {
+            host: self.session.host.clone(),
+            line,
+            want: format!("its figures as JSON ({e})"),
+        })
     }
 
-    fn next(&mut self) -> Result<String, String> {
+    fn next(&mut self) -> Result<String, HostsError> {
         match self.rx.recv_timeout(SAMPLER_TIMEOUT) {
             Ok((_, SessionLine::Text(l))) => Ok(l),
             Ok((_, SessionLine::Closed)) => {
                 let status = self.session.wait_for(SAMPLER_TIMEOUT);
-                Err(self.session.failure(status, "while sampling").to_string())
+                Err(self.session.failure(status, "while sampling").into())
             }
-            Err(_) => Err(format!(
-                "{}: the sampler did not answer within {SAMPLER_TIMEOUT:?}",
-                self.session.host
-            )),
+            Err(_) => Err(HostsError::SamplerTimeout {
+                host: self.session.host.clone(),
+                after: SAMPLER_TIMEOUT,
+            }),
         }
     }
 
-    fn expect(&mut self, want: &str) -> Result<(), String> {
+    fn expect(&mut self, want: &str) -> Result<(), HostsError> {
         let line = self.next()?;
         if line.trim() == want {
             return Ok(());
         }
-        Err(format!(
-            "{}: the sampler printed `{line}` instead of `{want}`",
-            self.session.host
-        ))
+        Err(HostsError::SamplerSaid {
+            host: self.session.host.clone(),
+            line,
+            want: format!("`{want}`"),
+        })
     }
 }
 
@@ -329,7 +326,7 @@ pub fn client_jobs(
     params: &LoadParams,
     target: &Target,
     tls: Option<&HostsTls>,
-) -> Result<Vec<ClientJob>, String> {
+) -> Result<Vec<ClientJob>, HostsError> {
     let n = h.clients.len() as u32;
     let jobs = h.clients.iter().enumerate().map(|(i, host)| {
         let mut p = params.clone();
@@ -341,14 +338,16 @@ pub fn client_jobs(
             ..target.clone()
         };
         if p.tls && target.ca_file.is_none() {
-            return Err(format!(
-                "{}: the lap is over TLS and the run's certificate was not copied there",
-                host.name
-            ));
+            return Err(HostsError::NoCertificate {
+                host: host.name.clone(),
+            });
         }
         let mut argv = vec![host.binary.to_string_lossy().into_owned()];
         let args = crate::tools::serverbench::args(&p, &target, &host.cpus);
-        argv.extend(args.map_err(|e| format!("{}: {e}", host.name))?);
+        argv.extend(args.map_err(|source| HostsError::Load {
+            host: host.name.clone(),
+            source,
+        })?);
         argv.extend(["--barrier".into(), "-q".into(), "--warmup".into()]);
         argv.push(format!("{}ms", (params.warmup_s * 1000.0).round() as u64));
         Ok(ClientJob {
@@ -359,13 +358,12 @@ pub fn client_jobs(
     jobs.collect()
 }
 
-/// Runs `jobs` (from [`client_jobs`]) on the client hosts; `sampler`, if any, starts at the
-/// release.
-pub fn load(
+/// Runs `jobs` (from [`client_jobs`]) on the client hosts; `samplers` start at the release.
+pub(super) fn load(
     h: &HostsRun,
     params: &LoadParams,
     jobs: &[ClientJob],
-    sampler: Option<&mut RemoteSampler>,
+    samplers: &mut super::placement::Samplers,
     cancel: &AtomicBool,
 ) -> HostsLoad {
     let cpu0 = controller_cpu_s();
@@ -374,10 +372,10 @@ pub fn load(
         ready: Duration::from_secs_f64(params.warmup_s + 60.0),
         finish: Duration::from_secs_f64(duration * 1.5 + 30.0),
     };
-    let sampler = Mutex::new(sampler);
+    let samplers = Mutex::new(samplers);
     let progress = |p: Progress| {
-        if let (Progress::Released { .. }, Some(s)) = (p, &mut *sampler.lock().expect("sampler")) {
-            let _ = s.start();
+        if let Progress::Released { .. } = p {
+            samplers.lock().expect("samplers").start();
         }
     };
     let outcome = distributed::run(&h.transport, jobs, deadlines, &progress, cancel);

@@ -119,7 +119,9 @@ fn each_client_host_trusts_its_own_copy_of_the_certificate_and_never_gets_k() {
 
 #[test]
 fn a_tls_lap_without_the_certificate_on_the_client_hosts_fails_naming_the_host() {
-    let err = client_jobs(&hosts_run(), &https_hello(), &target(), None).unwrap_err();
+    let err = client_jobs(&hosts_run(), &https_hello(), &target(), None)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("load1: the lap is over TLS and the run's certificate was not copied"),
         "{err}"

@@ -5,9 +5,10 @@
 //! `TLS_CERT` and `TLS_KEY`; the certificate alone on each client host, whose load trusts it
 //! with `--cacert`. The key goes nowhere else, and nothing runs with `-k`.
 
+use super::errors::HostsError;
 use super::hosts::HostsRun;
 use crate::certs::TlsFiles;
-use serverbench_hosts::{Host, HostError, RemoteDir};
+use serverbench_hosts::{Host, RemoteDir};
 use std::path::{Path, PathBuf};
 
 /// The run's certificate, here and on the hosts.
@@ -25,9 +26,12 @@ pub struct HostsTls {
 
 impl HostsTls {
     /// Copies `local`, made for the server host's address, to the hosts of `h`.
-    pub fn copy(h: &HostsRun, local: &TlsFiles) -> Result<HostsTls, String> {
+    pub fn copy(h: &HostsRun, local: &TlsFiles) -> Result<HostsTls, HostsError> {
         let read = |p: &Path| {
-            std::fs::read(p).map_err(|e| format!("cannot read the run's {}: {e}", p.display()))
+            std::fs::read(p).map_err(|source| HostsError::ReadCert {
+                path: p.to_path_buf(),
+                source,
+            })
         };
         let (cert, key) = (read(&local.cert)?, read(&local.key)?);
         let mut dirs = Vec::new();
@@ -69,16 +73,12 @@ impl HostsTls {
     }
 }
 
-fn failed(e: HostError) -> String {
-    format!("cannot copy the run's TLS certificate: {e}")
+fn make_dir(h: &HostsRun, host: &Host) -> Result<RemoteDir, HostsError> {
+    RemoteDir::create(&h.transport, host).map_err(HostsError::CopyCert)
 }
 
-fn make_dir(h: &HostsRun, host: &Host) -> Result<RemoteDir, String> {
-    RemoteDir::create(&h.transport, host).map_err(failed)
-}
-
-fn put(h: &HostsRun, dir: &RemoteDir, name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
+fn put(h: &HostsRun, dir: &RemoteDir, name: &str, bytes: &[u8]) -> Result<PathBuf, HostsError> {
     dir.put(&h.transport, name, bytes)
         .map(PathBuf::from)
-        .map_err(failed)
+        .map_err(HostsError::CopyCert)
 }

@@ -5,12 +5,15 @@
 //!
 //! The harness never prints: progress is reported as [`Event`]s to a callback.
 
+pub mod database;
 mod dry_run;
 pub mod env;
+pub mod errors;
 mod estimate;
 pub mod hosts;
 pub mod hosts_tls;
 mod load;
+mod placement;
 pub mod plan;
 mod running;
 mod server;
@@ -61,6 +64,8 @@ pub struct RunOptions {
     pub attached: Vec<Attached>,
     /// `run --hosts`: servers start on the server host, the load comes from the client hosts.
     pub hosts: Option<Arc<hosts::HostsRun>>,
+    /// The database of database laps (`--db-port`, `--db-cpus`).
+    pub database: database::DbOptions,
 }
 
 /// Progress of a run.
@@ -192,9 +197,9 @@ pub enum RunError {
     /// The load tool cannot be used.
     #[error(transparent)]
     Tool(#[from] ToolError),
-    /// A host of `run --hosts` failed before the first lap (setup there).
-    #[error("{0}")]
-    Hosts(String),
+    /// A host of `run --hosts` failed before the first lap (setup there, the certificate).
+    #[error(transparent)]
+    Hosts(#[from] errors::HostsError),
     /// Nothing to run.
     #[error("no server of suite `{suite}` can run here: {why}")]
     NothingToRun {
@@ -305,7 +310,7 @@ pub fn run(
         on_event(Event::Preparing {
             what: format!("setting up {} server(s) on {}", ids.len(), h.server.name),
         });
-        hosts::setup(h, &ids, &mut |_| {}).map_err(RunError::Hosts)?;
+        hosts::setup(h, &ids, &mut |_| {})?;
     }
     let dir = prepare_dir(opts, paths, catalog, &plan.skipped)?;
     let tool = tools::prepare(
@@ -323,8 +328,9 @@ pub fn run(
         .map(LapRecord::key)
         .collect();
     let (tls_files, hosts_tls) = certificate(opts, &plan, &dir, on_event)?;
-    let mut state =
-        server::RunState::new(&plan, opts, &tool, &dir, &done).with_tls(tls_files, hosts_tls);
+    let mut state = server::RunState::new(&plan, opts, &tool, &dir, &done)
+        .with_tls(tls_files, hosts_tls)
+        .with_database(paths);
     on_event(Event::Started {
         dir: dir.clone(),
         servers: plan.servers.iter().map(|s| s.id.clone()).collect(),
@@ -341,6 +347,7 @@ pub fn run(
             state.server_lap(paths, si, lap, &mut writer, on_event)?;
         }
     }
+    state.stop_database();
     skipped.extend(state.excluded());
     let interrupted = opts.cancel.load(Ordering::Relaxed);
     if interrupted {
@@ -386,7 +393,7 @@ fn certificate(
                 .join(", ")
         ),
     });
-    let copies = HostsTls::copy(h, &files).map_err(RunError::Hosts)?;
+    let copies = HostsTls::copy(h, &files)?;
     Ok((Some(files), Some(copies)))
 }
 

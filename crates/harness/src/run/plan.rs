@@ -150,6 +150,9 @@ fn jobs(suite: &Suite, servers: &[Server]) -> Vec<Job> {
                     continue;
                 }
                 for pi in 0..suite.profiles.len() {
+                    if !sc.runs_at(&suite.profiles[pi]) {
+                        continue;
+                    }
                     jobs.push(Job {
                         server: si,
                         scenario: ci,

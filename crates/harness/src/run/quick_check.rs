@@ -3,6 +3,7 @@
 
 use super::RunState;
 use crate::catalog::{Feature, Server};
+use crate::run::errors::{QuickCheckError, QuickCheckFailed};
 use crate::run::Event;
 use crate::tools::Target;
 use serverbench_contract::TlsTarget;
@@ -15,7 +16,7 @@ impl RunState<'_> {
         server: &Server,
         target: &Target,
         on_event: &mut dyn FnMut(Event),
-    ) -> Result<(), String> {
+    ) -> Result<(), QuickCheckFailed> {
         if !self.opts.quick_verify || self.verified.contains(&si) {
             return Ok(());
         }
@@ -27,10 +28,10 @@ impl RunState<'_> {
                 self.verified.insert(si);
                 Ok(())
             }
-            Err(why) => {
-                let why = format!("failed the quick contract check: {why}");
-                self.excluded.push((si, why.clone()));
-                Err(why)
+            Err(e) => {
+                let e = QuickCheckFailed(e);
+                self.excluded.push((si, e.to_string()));
+                Err(e)
             }
         }
     }
@@ -39,13 +40,20 @@ impl RunState<'_> {
 /// A fast contract check before the first lap: `verify::quick` (one request per declared
 /// endpoint, one echo), then the same requests over each transport the server's laps use
 /// (`tls`, `h2`, `h2c`), so a lap over TLS or HTTP/2 starts on a server that answers there.
-fn quick_check(server: &Server, target: &Target, transports: &[Feature]) -> Result<(), String> {
+fn quick_check(
+    server: &Server,
+    target: &Target,
+    transports: &[Feature],
+) -> Result<(), QuickCheckError> {
+    let address = |source| QuickCheckError::Address {
+        host: target.host.clone(),
+        source,
+    };
     let http = server.serves_http().then_some(target.port);
     let mut targets = serverbench_contract::Targets::new(&target.host, http, target.echo_port)
-        .map_err(|e| format!("{}: {e}", target.host))?;
+        .map_err(address)?;
     if let (Some(port), Some(ca)) = (target.tls_port, &target.ca_file) {
-        let addr = serverbench_contract::resolve(&target.host, port)
-            .map_err(|e| format!("{}: {e}", target.host))?;
+        let addr = serverbench_contract::resolve(&target.host, port).map_err(address)?;
         targets = targets.with_tls(TlsTarget::with_cert(addr, &target.host, ca));
     }
     let features = &server.manifest.implements;
@@ -57,7 +65,7 @@ fn quick_check(server: &Server, target: &Target, transports: &[Feature]) -> Resu
     if failures.is_empty() {
         Ok(())
     } else {
-        Err(failures.join("; "))
+        Err(QuickCheckError::Failed(failures))
     }
 }
 

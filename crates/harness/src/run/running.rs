@@ -3,6 +3,7 @@
 //! running (`run --url`), which is measured by load alone and sampled only when its PID is known.
 
 use super::hosts::RemoteServer;
+use super::placement::Pid;
 use crate::process::ServerProcess;
 
 /// A server that was running before serverbench and keeps running after it.
@@ -27,20 +28,12 @@ pub(super) enum Running {
 }
 
 impl Running {
-    /// The process whose tree is sampled.
-    pub(super) fn pid(&self) -> Option<u32> {
+    /// The process whose tree is sampled, and where it runs.
+    pub(super) fn sampled_pid(&self) -> Option<Pid> {
         match self {
-            Running::Started(p) => Some(p.pid()),
-            Running::Attached { pid } => *pid,
-            Running::Remote(_) => None,
-        }
-    }
-
-    /// The pid of a server on the server host (sampled there).
-    pub(super) fn remote_pid(&self) -> Option<u32> {
-        match self {
-            Running::Remote(r) => Some(r.ready.pid),
-            _ => None,
+            Running::Started(p) => Some(Pid::Here(p.pid())),
+            Running::Attached { pid } => pid.map(Pid::Here),
+            Running::Remote(r) => Some(Pid::ServerHost(r.ready.pid)),
         }
     }
 

@@ -1,25 +1,26 @@
 //! One server's share of one lap: start it, check it once, warm up and measure each scenario x
 //! profile, record failures, stop it.
 
+use super::database::RunDatabase;
+use super::errors::{QuickCheckFailed, StartError};
 use super::estimate::{self, Estimate};
 use super::hosts::RemoteServer;
 use super::hosts_tls::HostsTls;
 use super::plan::{Job, Plan};
 use super::running::Running;
-use super::{run_load, Event, LoadError, RunError, RunOptions};
+use super::{Event, RunError, RunOptions};
 use crate::catalog::{Feature, Server};
 use crate::paths::{slug, Paths};
 use crate::process::{self, ServerProcess, StartOptions};
 use crate::results::record::{LapRecord, LapStatus, LoadParams};
 use crate::results::{clock, ResultsWriter, LOGS_DIR};
-use crate::sampler::{Sampler, INTERVAL};
 use crate::tools::{Prepared, Target};
 use serverbench_results::env::Skipped;
 use serverbench_results::LapKey;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 /// Lines of server log kept in a failure.
 const LOG_TAIL: usize = 20;
@@ -32,6 +33,7 @@ struct Turn {
     si: usize,
     lap: u32,
     cores: Option<u32>,
+    pool: Option<u32>,
 }
 
 /// Progress across the whole run.
@@ -50,6 +52,10 @@ pub(super) struct RunState<'a> {
     tls_files: Option<crate::certs::TlsFiles>,
     /// `run --hosts`: the run's certificate copied to the hosts.
     hosts_tls: Option<HostsTls>,
+    /// The database of database laps, when the run has some.
+    pub(super) db: Option<RunDatabase>,
+    /// The database died in the lap just measured.
+    pub(super) db_lost: bool,
 }
 
 impl<'a> RunState<'a> {
@@ -76,6 +82,8 @@ impl<'a> RunState<'a> {
             estimate: Estimate::new(plan, &opts.suite, pending),
             tls_files: None,
             hosts_tls: None,
+            db: None,
+            db_lost: false,
         }
     }
 
@@ -154,6 +162,8 @@ impl<'a> RunState<'a> {
             params: self.params(j),
             load: None,
             server_stats: None,
+            roles: Default::default(),
+            database: None,
             hosts: None,
         }
     }
@@ -202,15 +212,26 @@ impl<'a> RunState<'a> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), RunError> {
         let pending = self.pending_jobs(si, lap);
-        let mut cores: Vec<Option<u32>> = pending.iter().map(|j| self.cores(j)).collect();
-        cores.dedup();
-        for c in cores {
+        // One start per CPU count (a core sweep) and pool size (DATABASE_POOL).
+        let mut starts: Vec<(Option<u32>, Option<u32>)> = Vec::new();
+        for j in &pending {
+            let start = (self.cores(j), self.pool(j));
+            if !starts.contains(&start) {
+                starts.push(start);
+            }
+        }
+        for (c, pool) in starts {
             let group: Vec<Job> = pending
                 .iter()
-                .filter(|j| self.cores(j) == c)
+                .filter(|j| (self.cores(j), self.pool(j)) == (c, pool))
                 .copied()
                 .collect();
-            let turn = Turn { si, lap, cores: c };
+            let turn = Turn {
+                si,
+                lap,
+                cores: c,
+                pool,
+            };
             self.server_turn(paths, turn, &group, writer, on_event)?;
         }
         Ok(())
@@ -225,7 +246,12 @@ impl<'a> RunState<'a> {
     fn server_turn(
         &mut self,
         paths: &Paths,
-        Turn { si, lap, cores }: Turn,
+        Turn {
+            si,
+            lap,
+            cores,
+            pool,
+        }: Turn,
         pending: &[Job],
         writer: &mut ResultsWriter,
         on_event: &mut dyn FnMut(Event),
@@ -242,9 +268,19 @@ impl<'a> RunState<'a> {
             server: server.id.clone(),
             lap,
         });
-        let (mut proc, target) = match self.start_or_attach(paths, server, lap, cores) {
+        if pool.is_some() && self.db.as_ref().is_some_and(|d| d.pid().is_none()) {
+            on_event(Event::Preparing {
+                what: format!("starting the database (port {})", self.opts.database.port),
+            });
+        }
+        let env = match self.database_env(server, pool) {
+            Ok(env) => env,
+            Err(e) => return self.fail_all(pending, &e.to_string(), writer, on_event),
+        };
+        let (mut proc, target) = match self.start_or_attach(paths, server, lap, cores, env) {
             Ok(p) => p,
-            Err(why) => {
+            Err(e) => {
+                let why = e.to_string();
                 on_event(Event::ServerFailed {
                     server: server.id.clone(),
                     lap,
@@ -253,7 +289,8 @@ impl<'a> RunState<'a> {
                 return self.fail_all(pending, &why, writer, on_event);
             }
         };
-        if let Err(why) = self.verify_once(si, server, &target, on_event) {
+        if let Err(QuickCheckFailed(e)) = self.verify_once(si, server, &target, on_event) {
+            let why = format!("failed the quick contract check: {e}");
             proc.stop();
             on_event(Event::ServerFailed {
                 server: server.id.clone(),
@@ -312,7 +349,8 @@ impl<'a> RunState<'a> {
             let Some(record) = self.measure(proc, target, j, on_event) else {
                 break; // interrupted: nothing recorded, `--resume` redoes this lap
             };
-            if record.status == LapStatus::Failed && proc.exited().is_some() {
+            let db_lost = std::mem::take(&mut self.db_lost);
+            if record.status == LapStatus::Failed && (db_lost || proc.exited().is_some()) {
                 dead = record.failure.clone();
                 on_event(Event::ServerFailed {
                     server: record.server.clone(),
@@ -332,10 +370,13 @@ impl<'a> RunState<'a> {
         server: &Server,
         lap: u32,
         cores: Option<u32>,
-    ) -> Result<(Running, Target), String> {
+        env: Vec<(String, String)>,
+    ) -> Result<(Running, Target), StartError> {
         if server.is_attached() {
             let a = self.opts.attached.iter().find(|a| a.name == server.id);
-            let a = a.ok_or_else(|| format!("{}: no URL given for it", server.id))?;
+            let a = a.ok_or_else(|| StartError::NoUrl {
+                server: server.id.clone(),
+            })?;
             return Ok((Running::Attached { pid: a.pid }, a.target.clone()));
         }
         if let Some(h) = &self.opts.hosts {
@@ -346,7 +387,7 @@ impl<'a> RunState<'a> {
             let (remote, target) = RemoteServer::start(h, server, workers, &cpus, tls, &log)?;
             return Ok((Running::Remote(remote), target));
         }
-        let (proc, target) = self.start(paths, server, lap, cores)?;
+        let (proc, target) = self.start(paths, server, lap, cores, env)?;
         Ok((Running::Started(proc), target))
     }
 
@@ -373,26 +414,33 @@ impl<'a> RunState<'a> {
         server: &Server,
         lap: u32,
         cores: Option<u32>,
-    ) -> Result<(ServerProcess, Target), String> {
+        env: Vec<(String, String)>,
+    ) -> Result<(ServerProcess, Target), StartError> {
         let host = &self.opts.host;
-        let port = process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
+        let free_port = || {
+            process::free_port(host).map_err(|source| StartError::NoPort {
+                host: host.clone(),
+                source,
+            })
+        };
+        let port = free_port()?;
         let echo_port = if server.implements(Feature::Echo) {
-            Some(process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?)
+            Some(free_port()?)
         } else {
             None
         };
         let mut so = StartOptions::new(server, port, echo_port, self.log_path(server, lap));
         so.host = host.clone();
+        so.extra_env.extend(env);
         (so.cpus, so.workers) = self.server_cpus(cores);
         if let (true, Some(files)) = (process::serves_tls(server), &self.tls_files) {
-            let port =
-                process::free_port(host).map_err(|e| format!("no free port on {host}: {e}"))?;
+            let port = free_port()?;
             so.tls = Some(process::TlsListener {
                 port,
                 files: files.clone(),
             });
         }
-        let proc = process::start(server, paths, &so).map_err(|e| e.to_string())?;
+        let proc = process::start(server, paths, &so)?;
         let target = Target {
             host: host.clone(),
             port,
@@ -401,86 +449,6 @@ impl<'a> RunState<'a> {
             ca_file: so.tls.as_ref().map(|t| t.files.cert.clone()),
         };
         Ok((proc, target))
-    }
-
-    /// Warm-up and one measured lap; `None` when interrupted.
-    fn measure(
-        &mut self,
-        proc: &mut Running,
-        target: &Target,
-        j: &Job,
-        on_event: &mut dyn FnMut(Event),
-    ) -> Option<LapRecord> {
-        if self.opts.hosts.is_some() {
-            return self.measure_on_hosts(proc, target, j, on_event);
-        }
-        let LapKey {
-            server,
-            scenario,
-            profile,
-            lap,
-        } = self.key(j);
-        let params = self.params(j);
-        let cpus = &self.opts.pinning.client_cpus;
-        let cancel = &self.opts.cancel;
-        if params.warmup_s > 0.0 {
-            on_event(Event::WarmupStarted {
-                server: server.clone(),
-                scenario: scenario.clone(),
-                profile: profile.clone(),
-                seconds: params.warmup_s,
-            });
-            let mut warm = params.clone();
-            warm.duration_s = Some(params.warmup_s);
-            warm.requests = None;
-            match run_load(self.tool, &warm, target, cpus, cancel) {
-                Err(LoadError::Cancelled) => return None,
-                Err(_) if cancel.load(Ordering::SeqCst) => return None,
-                Err(e) => {
-                    let why = died(proc).unwrap_or_else(|| {
-                        format!("warm-up failed: {e}\n{}", proc.log_tail(LOG_TAIL))
-                    });
-                    return Some(self.record(j, LapStatus::Failed, Some(why)));
-                }
-                Ok(_) => {}
-            }
-        }
-        on_event(Event::LapStarted {
-            server,
-            scenario,
-            profile,
-            lap,
-            index: self.index + 1,
-            total: self.plan.jobs.len(),
-            eta: Some(self.eta()),
-        });
-        let mut record = self.record(j, LapStatus::Ok, None);
-        let t0 = Instant::now();
-        let sampler = proc
-            .pid()
-            .map(|pid| Sampler::start(pid, INTERVAL, cpus.clone()));
-        let result = run_load(self.tool, &params, target, cpus, cancel);
-        let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
-        record.server_stats = sampler.map(|s| s.finish(requests));
-        record.wall_s = t0.elapsed().as_secs_f64();
-        match result {
-            Err(LoadError::Cancelled) => return None,
-            Err(_) if cancel.load(Ordering::SeqCst) => return None,
-            Err(e) => {
-                record.status = LapStatus::Failed;
-                record.failure = Some(died(proc).unwrap_or_else(|| {
-                    format!("{e}\nserver log tail:\n{}", proc.log_tail(LOG_TAIL))
-                }));
-            }
-            Ok(out) => {
-                record.load = Some(out.measurement);
-                if let Some(why) = died(proc) {
-                    record.status = LapStatus::Failed;
-                    record.failure = Some(why);
-                }
-            }
-        }
-        Some(record)
     }
 }
 
@@ -515,6 +483,9 @@ pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
         new_conn: sc.new_conn,
         tls_resume: sc.tls_resume,
         streams: sc.streams,
+        pool: sc
+            .needs_database()
+            .then(|| p.pool.or(s.pool).unwrap_or(crate::suite::DEFAULT_POOL)),
     }
 }
 
@@ -530,8 +501,11 @@ fn died(proc: &mut Running) -> Option<String> {
 #[path = "quick_check.rs"]
 mod quick_check;
 
-#[path = "server_hosts.rs"]
-mod on_hosts;
+#[path = "server_db.rs"]
+mod server_db;
+
+#[path = "server_measure.rs"]
+mod server_measure;
 
 #[cfg(test)]
 #[path = "server_tests.rs"]

@@ -20,6 +20,7 @@ pub(in crate::run) fn suite(laps: u32) -> Suite {
         laps,
         warmup: 1.0,
         tool: Tool::Serverbench,
+        pool: None,
         scenarios: vec![
             Scenario::builtin("hello").unwrap(),
             Scenario::builtin("json").unwrap(),
@@ -34,6 +35,7 @@ pub(in crate::run) fn suite(laps: u32) -> Suite {
             rate: None,
             server_cpus: Vec::new(),
             cores: None,
+            pool: None,
         }],
     }
 }
@@ -50,6 +52,7 @@ pub(in crate::run) fn options(suite: Suite, dir: &Path) -> RunOptions {
         quick_verify: false,
         attached: Vec::new(),
         hosts: None,
+        database: Default::default(),
     }
 }
 

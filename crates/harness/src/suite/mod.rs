@@ -14,6 +14,8 @@ use std::time::Duration;
 
 /// Default number of laps.
 pub const DEFAULT_LAPS: u32 = 3;
+/// The pool size a database lap gives the server when the suite names none.
+pub const DEFAULT_POOL: u32 = 16;
 /// Default warm-up in seconds.
 pub const DEFAULT_WARMUP_S: f64 = 2.0;
 /// The longest lap `--quick` keeps for a suite's shortest profile, in seconds (longer profiles
@@ -101,6 +103,17 @@ pub struct Scenario {
     /// HTTP/2: concurrent streams per connection (h2load's `-m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<u32>,
+    /// Only the profiles of these connection counts (empty: every profile), e.g. the
+    /// database suite's queries-per-request points at one concurrency.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<u32>,
+}
+
+impl Scenario {
+    /// Whether the suite runs this scenario at `profile` (see [`Scenario::connections`]).
+    pub fn runs_at(&self, profile: &Profile) -> bool {
+        self.connections.is_empty() || self.connections.contains(&profile.connections)
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -138,6 +151,9 @@ pub struct Profile {
     /// Set by [`Suite::expand_sweeps`]: the server CPU count of this expanded profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
+    /// Database scenarios: the server's pool size (`DATABASE_POOL`); default the suite's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<u32>,
 }
 
 /// A whole suite.
@@ -164,6 +180,10 @@ pub struct Suite {
     /// The load tool.
     #[serde(default)]
     pub tool: Tool,
+    /// Database scenarios: the server's pool size (`DATABASE_POOL`) unless a profile sets its
+    /// own; default [`DEFAULT_POOL`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<u32>,
     /// What is requested.
     #[serde(rename = "scenario")]
     pub scenarios: Vec<Scenario>,

@@ -29,6 +29,9 @@ impl Scenario {
         };
         let (hello, routes) = (&["/hello"][..], &["/hey", "/hell", "/hello", "/about"][..]);
         let payload = &["/payload"][..];
+        if let Some(s) = Scenario::database(name) {
+            return Some(s);
+        }
         Some(match name {
             "hello" => http(hello, &[Feature::Hello]),
             "routes" => http(routes, &[Feature::Routes]),
@@ -62,8 +65,39 @@ impl Scenario {
         })
     }
 
-    /// Names accepted by [`Scenario::builtin`].
-    pub const BUILTIN: [&'static str; 16] = [
+    /// The database scenarios: `db`, `fortunes`, `queries-N` and `updates-N` (N queries per
+    /// request, 1 to 500).
+    fn database(name: &str) -> Option<Scenario> {
+        let (path, feature) = match name {
+            "db" => ("/db".to_string(), Feature::Db),
+            "fortunes" => ("/fortunes".to_string(), Feature::Fortunes),
+            _ => {
+                let (stem, n) = name.split_once('-')?;
+                let n: u32 = n.parse().ok().filter(|n| (1..=500).contains(n))?;
+                let feature = match stem {
+                    "queries" => Feature::Queries,
+                    "updates" => Feature::Updates,
+                    _ => return None,
+                };
+                (format!("/{stem}?queries={n}"), feature)
+            }
+        };
+        Some(Scenario {
+            name: name.to_string(),
+            paths: vec![path],
+            requires: vec![feature],
+            ..Scenario::default()
+        })
+    }
+
+    /// Whether a lap of it needs the harness's database.
+    pub fn needs_database(&self) -> bool {
+        self.requires.iter().any(|f| f.is_database())
+    }
+
+    /// Names accepted by [`Scenario::builtin`] (`queries-N` and `updates-N` take any N from 1
+    /// to 500).
+    pub const BUILTIN: [&'static str; 20] = [
         "hello",
         "routes",
         "json",
@@ -80,6 +114,10 @@ impl Scenario {
         "h2c-payload",
         "echo-stream",
         "echo-pingpong",
+        "db",
+        "queries-20",
+        "fortunes",
+        "updates-20",
     ];
 
     /// The transport feature the scenario's protocol needs: `tls`, `h2` or `h2c`.
@@ -129,6 +167,37 @@ impl Scenario {
                 "cannot be combined with new_conn (one request per connection)",
             )),
             _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_database_scenarios_request_their_paths_and_need_the_database() {
+        let q = Scenario::builtin("queries-5").unwrap();
+        assert_eq!(q.paths, ["/queries?queries=5"]);
+        assert_eq!(q.requires, [Feature::Queries]);
+        assert!(q.needs_database());
+        let u = Scenario::builtin("updates-20").unwrap();
+        assert_eq!(u.paths, ["/updates?queries=20"]);
+        assert_eq!(Scenario::builtin("db").unwrap().paths, ["/db"]);
+        assert_eq!(Scenario::builtin("fortunes").unwrap().paths, ["/fortunes"]);
+        assert!(!Scenario::builtin("hello").unwrap().needs_database());
+    }
+
+    #[test]
+    fn queries_per_request_outside_1_to_500_is_no_scenario() {
+        for name in [
+            "queries-0",
+            "queries-501",
+            "queries-x",
+            "updates-",
+            "selects-5",
+        ] {
+            assert!(Scenario::builtin(name).is_none(), "{name}");
         }
     }
 }

@@ -25,14 +25,19 @@ pub enum AllCpus {
     All,
 }
 
+/// A `--server-cpus-sweep` entry that is neither a positive count nor `all`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a CPU count (1, 2, ... or all)")]
+pub struct NotACpuCount(pub String);
+
 impl CpuCount {
     /// Parses `2` or `all` (the spelling of `--server-cpus-sweep`).
-    pub fn parse(s: &str) -> Result<CpuCount, String> {
+    pub fn parse(s: &str) -> Result<CpuCount, NotACpuCount> {
         match s.trim() {
             "all" => Ok(CpuCount::All(AllCpus::All)),
             n => match n.parse::<u32>() {
                 Ok(n) if n > 0 => Ok(CpuCount::N(n)),
-                _ => Err(format!("`{s}` is not a CPU count (1, 2, ... or all)")),
+                _ => Err(NotACpuCount(s.to_string())),
             },
         }
     }

@@ -114,6 +114,7 @@ fn quick_shortens_laps_durations_warmup_and_requests() {
         rate: None,
         server_cpus: Vec::new(),
         cores: None,
+        pool: None,
     });
     s.quicken();
     assert_eq!((s.laps, s.warmup), (2, 0.5));
@@ -138,6 +139,7 @@ fn profile(name: &str, duration: Option<f64>, requests: Option<u64>) -> Profile 
         rate: None,
         server_cpus: Vec::new(),
         cores: None,
+        pool: None,
     }
 }
 

@@ -5,6 +5,7 @@
 //! machines read (the CSV file, the HTML page's sort keys).
 
 mod compare;
+mod database;
 mod hosts;
 mod legend;
 mod protocol;
@@ -12,6 +13,7 @@ mod scaling;
 mod summary;
 
 pub use compare::{comparison_csv, comparison_grid, unmatched, COMPARISON_LEGEND};
+pub use database::{database_csv, database_legend, database_tables};
 pub use hosts::{host_laps_grid, hosts_csv, hosts_grid, hosts_legend};
 pub use legend::{latency_note, legend};
 pub use protocol::{h2_csv, protocol_legend, protocol_tables, tls_csv};

@@ -1,0 +1,209 @@
+//! Database laps (`db`, `queries-N`, `fortunes`, `updates-N`), one row per server x scenario x
+//! profile: req/s and p99 latency, rows per second, the server's and the database's CPU per
+//! request, the statements `pg_stat_statements` counted per request, and the pool size; the
+//! medians over the successful laps. And the queries-per-request curve: req/s against N, per
+//! server and profile.
+
+use crate::stats::median;
+use serde::Serialize;
+use serverbench_results::record::{LapRecord, LapStatus};
+use serverbench_results::Role;
+
+/// One server x scenario x profile of database laps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatabaseRow {
+    pub server: String,
+    pub scenario: String,
+    pub profile: String,
+    pub connections: u32,
+    /// N of `queries-N`/`updates-N` (the `queries` parameter of the path), absent otherwise.
+    pub queries: Option<u32>,
+    /// `DATABASE_POOL` the server was given.
+    pub pool: Option<u32>,
+    /// Where the database ran (`local` or a host's name).
+    pub db_host: Option<String>,
+    /// Medians over the successful laps.
+    pub rps: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub rows_per_s: Option<f64>,
+    pub server_cpu_us_per_request: Option<f64>,
+    pub database_cpu_us_per_request: Option<f64>,
+    pub statements_per_request: Option<f64>,
+    /// Successful laps.
+    pub laps: usize,
+}
+
+/// N of a path `/queries?queries=N` or `/updates?queries=N`.
+pub fn queries_of(path: &str) -> Option<u32> {
+    let (_, query) = path.split_once('?')?;
+    let n = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("queries="))?;
+    n.parse().ok()
+}
+
+/// Every database lap's row, in the order the laps first appear.
+pub fn database_rows(records: &[LapRecord]) -> Vec<DatabaseRow> {
+    let mut rows: Vec<(DatabaseRow, Vec<&LapRecord>)> = Vec::new();
+    for r in records.iter().filter(|r| r.params.pool.is_some()) {
+        let same = |row: &DatabaseRow| {
+            (&row.server, &row.scenario, &row.profile) == (&r.server, &r.scenario, &r.profile)
+        };
+        match rows.iter_mut().find(|(row, _)| same(row)) {
+            Some((_, laps)) => laps.push(r),
+            None => rows.push((empty_row(r), vec![r])),
+        }
+    }
+    rows.into_iter()
+        .map(|(row, laps)| fill(row, &laps))
+        .collect()
+}
+
+fn empty_row(r: &LapRecord) -> DatabaseRow {
+    DatabaseRow {
+        server: r.server.clone(),
+        scenario: r.scenario.clone(),
+        profile: r.profile.clone(),
+        connections: r.params.connections,
+        queries: r.params.paths.first().and_then(|p| queries_of(p)),
+        pool: r.params.pool,
+        db_host: r.database.as_ref().map(|d| d.host.clone()),
+        rps: None,
+        p99_us: None,
+        rows_per_s: None,
+        server_cpu_us_per_request: None,
+        database_cpu_us_per_request: None,
+        statements_per_request: None,
+        laps: 0,
+    }
+}
+
+fn fill(mut row: DatabaseRow, laps: &[&LapRecord]) -> DatabaseRow {
+    let ok: Vec<&LapRecord> = laps
+        .iter()
+        .copied()
+        .filter(|r| r.status == LapStatus::Ok)
+        .collect();
+    let med = |f: &dyn Fn(&LapRecord) -> Option<f64>| {
+        let v: Vec<f64> = ok.iter().filter_map(|r| f(r)).collect();
+        median(&v)
+    };
+    row.rps = med(&|r| r.load.as_ref()?.rps);
+    row.p99_us = med(&|r| r.load.as_ref()?.latency_us.p99);
+    row.rows_per_s = med(&|r| r.database.as_ref()?.rows_per_s);
+    row.statements_per_request = med(&|r| r.database.as_ref()?.statements_per_request);
+    row.server_cpu_us_per_request = med(&|r| r.stats(Role::Server)?.cpu_us_per_request);
+    row.database_cpu_us_per_request = med(&|r| r.stats(Role::Database)?.cpu_us_per_request);
+    row.laps = ok.len();
+    row
+}
+
+/// A queries-per-request curve: one server's req/s against N at one profile, for one kind
+/// (`queries` or `updates`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueriesCurve {
+    /// `queries` or `updates`.
+    pub kind: String,
+    pub profile: String,
+    pub server: String,
+    /// (N, median req/s), N ascending.
+    pub points: Vec<(u32, f64)>,
+}
+
+/// The curves of the rows with N queries per request (two points at least).
+pub fn queries_curves(rows: &[DatabaseRow]) -> Vec<QueriesCurve> {
+    let mut curves: Vec<QueriesCurve> = Vec::new();
+    for r in rows {
+        let (Some(n), Some(rps)) = (r.queries, r.rps) else {
+            continue;
+        };
+        let kind = r.scenario.split('-').next().unwrap_or("").to_string();
+        let same =
+            |c: &QueriesCurve| (&c.kind, &c.profile, &c.server) == (&kind, &r.profile, &r.server);
+        match curves.iter_mut().find(|c| same(c)) {
+            Some(c) => c.points.push((n, rps)),
+            None => curves.push(QueriesCurve {
+                kind,
+                profile: r.profile.clone(),
+                server: r.server.clone(),
+                points: vec![(n, rps)],
+            }),
+        }
+    }
+    curves.retain(|c| c.points.len() > 1);
+    curves
+        .iter_mut()
+        .for_each(|c| c.points.sort_by_key(|p| p.0));
+    curves
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+    use serverbench_results::database::DatabaseLap;
+    use serverbench_results::record::{Measurement, ServerStats};
+
+    fn db_lap(server: &str, n: u32, rps: f64, lap: u32) -> LapRecord {
+        let mut r = fixture::lap();
+        r.server = server.into();
+        r.scenario = format!("queries-{n}");
+        r.lap = lap;
+        r.params.paths = vec![format!("/queries?queries={n}")];
+        r.params.pool = Some(16);
+        r.load = Some(Measurement {
+            rps: Some(rps),
+            requests: Some(1000),
+            ..Measurement::default()
+        });
+        r.database = Some(DatabaseLap::measured(
+            "local".into(),
+            vec![0],
+            (1000 * u64::from(n), 1000 * u64::from(n)),
+            Some(1000),
+            1.0,
+        ));
+        let cpu = ServerStats {
+            cpu_us_per_request: Some(50.0),
+            ..ServerStats::default()
+        };
+        r.set_stats(Role::Database, cpu);
+        r
+    }
+
+    #[test]
+    fn a_database_row_has_the_medians_of_its_laps_and_the_pool() {
+        let laps = [
+            db_lap("a", 5, 100.0, 1),
+            db_lap("a", 5, 300.0, 2),
+            db_lap("a", 5, 200.0, 3),
+        ];
+        let rows = database_rows(&laps);
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!(
+            (r.rps, r.queries, r.pool, r.laps),
+            (Some(200.0), Some(5), Some(16), 3)
+        );
+        assert_eq!(r.statements_per_request, Some(5.0));
+        assert_eq!(r.database_cpu_us_per_request, Some(50.0));
+    }
+
+    #[test]
+    fn a_lap_without_a_pool_is_no_database_lap() {
+        assert!(database_rows(&[fixture::lap()]).is_empty());
+    }
+
+    #[test]
+    fn the_queries_curve_runs_from_few_to_many_queries_per_request() {
+        let laps = [
+            db_lap("a", 20, 50.0, 1),
+            db_lap("a", 1, 900.0, 1),
+            db_lap("a", 5, 400.0, 1),
+        ];
+        let curves = queries_curves(&database_rows(&laps));
+        assert_eq!(curves.len(), 1);
+        assert_eq!(curves[0].points, [(1, 900.0), (5, 400.0), (20, 50.0)]);
+        assert_eq!(curves[0].kind, "queries");
+    }
+}

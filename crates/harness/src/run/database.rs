@@ -1,0 +1,141 @@
+//! The database of a run (`run` does `db up`/`down` by itself): the private PostgreSQL cluster
+//! (serverbench-database) prepared once and started before the first server that needs it,
+//! pinned to the server's CPUs unless `--db-cpus` says otherwise, its process tree sampled as
+//! the `database` role, `pg_stat_statements` read before and after each measured load. It is
+//! stopped when the run ends, returns on Ctrl-C or fails (dropping [`RunDatabase`] stops it);
+//! when it dies during a lap, that lap fails with the cause and the next server gets a fresh one.
+
+pub use serverbench_database::DEFAULT_PORT;
+use serverbench_database::{
+    self as db, Cluster, Config, DbError, RunningDb, Snapshot, StatementKind,
+};
+use serverbench_results::database::DatabaseLap;
+use std::path::Path;
+
+/// How `run` places its database (the cluster lives in the cache folder).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbOptions {
+    /// Its TCP port (`--db-port`).
+    pub port: u16,
+    /// Its CPUs (`--db-cpus`); `None`: the server's.
+    pub cpus: Option<Vec<usize>>,
+    /// Install PostgreSQL when missing.
+    pub install: bool,
+}
+
+impl Default for DbOptions {
+    /// Port 5433, the server's CPUs, installed when missing.
+    fn default() -> DbOptions {
+        DbOptions {
+            port: db::DEFAULT_PORT,
+            cpus: None,
+            install: true,
+        }
+    }
+}
+
+/// The database during a run.
+pub(super) struct RunDatabase {
+    config: Config,
+    cluster: Option<Cluster>,
+    running: Option<RunningDb>,
+}
+
+impl RunDatabase {
+    /// A database in `cache` for a run whose servers run on `server_cpus` and whose largest
+    /// pool is `max_pool`; nothing is started yet.
+    pub(super) fn new(
+        opts: &DbOptions,
+        cache: &Path,
+        server_cpus: &[usize],
+        max_pool: u32,
+    ) -> RunDatabase {
+        let mut config = Config::new(cache).size_for_pool(max_pool);
+        config.port = opts.port;
+        config.install = opts.install;
+        config.cpus = opts.cpus.clone().unwrap_or_else(|| server_cpus.to_vec());
+        RunDatabase {
+            config,
+            cluster: None,
+            running: None,
+        }
+    }
+
+    /// The running database, started (and first prepared) when it is not running.
+    pub(super) fn up(&mut self) -> Result<&RunningDb, DbError> {
+        if self.running.is_none() {
+            if self.cluster.is_none() {
+                self.cluster = Some(Cluster::prepare(&self.config)?);
+            }
+            let cluster = self.cluster.as_ref().expect("prepared");
+            let running = cluster.start()?;
+            // Its own process group: stopped with the servers' on a second Ctrl-C too.
+            crate::process::register(running.pid);
+            self.running = Some(running);
+        }
+        Ok(self.running.as_ref().expect("started"))
+    }
+
+    /// The postmaster's PID, when it runs.
+    pub(super) fn pid(&self) -> Option<u32> {
+        self.running.as_ref().map(|r| r.pid)
+    }
+
+    /// How it ended, if it has: its postmaster is gone.
+    pub(super) fn exited(&mut self) -> Option<String> {
+        let pid = self.pid()?;
+        if crate::proc::is_running(pid) {
+            return None;
+        }
+        let log = self.cluster.as_ref().map(|c| c.layout().log_file());
+        let tail = log
+            .map(|l| crate::process::log_tail(&l, 5))
+            .unwrap_or_default();
+        // Gone: forget it so that the next server starts a fresh one.
+        if let Some(r) = self.running.take() {
+            crate::process::unregister(r.pid);
+            let _ = r.stop();
+        }
+        Some(format!(
+            "the database (postgres, pid {pid}) exited during the lap; its log tail:\n{tail}"
+        ))
+    }
+
+    /// The statements so far (`None` when it cannot be read).
+    pub(super) fn snapshot(&self) -> Option<Snapshot> {
+        let url = self.running.as_ref()?.url();
+        let mut client = db::connect(&url).ok()?;
+        Snapshot::take(&mut client).ok()
+    }
+
+    /// What ran between `before` and now, per request of a load of `requests` measured over
+    /// `seconds`.
+    pub(super) fn lap(
+        &self,
+        before: Option<Snapshot>,
+        requests: Option<u64>,
+        seconds: f64,
+    ) -> Option<DatabaseLap> {
+        let delta = before?.delta(&self.snapshot()?);
+        let theirs = delta.rows.iter().filter(|r| r.kind() != StatementKind::Own);
+        let rows = theirs.map(|r| r.rows).sum();
+        Some(DatabaseLap::measured(
+            "local".into(),
+            self.config.cpus.clone(),
+            (delta.statements(), rows),
+            requests,
+            seconds,
+        ))
+    }
+
+    /// Stops it if it runs.
+    pub(super) fn down(&mut self) -> Result<(), DbError> {
+        match self.running.take() {
+            Some(r) => {
+                crate::process::unregister(r.pid);
+                r.stop()
+            }
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The database table: for each load profile of database laps, one row per server x scenario
+//! with req/s, p99 latency, rows/s, the server's and the database's CPU per request, the
+//! statements per request `pg_stat_statements` counted, and the pool size. And its CSV form,
+//! every profile in one grid.
+
+use super::{Align, Cell, Column, Grid, Row};
+use crate::text::grouped;
+use serverbench_analysis::database::DatabaseRow;
+use serverbench_analysis::summary::Summary;
+
+/// (machine name, heading, alignment) of each column; `profile` only in the CSV.
+const COLUMNS: [(&str, &str, Align); 11] = [
+    ("server", "server", Align::Left),
+    ("scenario", "scenario", Align::Left),
+    ("profile", "profile", Align::Left),
+    ("pool", "pool", Align::Right),
+    ("rps", "req/s", Align::Right),
+    ("p99_ms", "p99 ms", Align::Right),
+    ("rows_per_s", "rows/s", Align::Right),
+    ("server_cpu_us_per_req", "srv µs/req", Align::Right),
+    ("db_cpu_us_per_req", "db µs/req", Align::Right),
+    ("statements_per_req", "stmt/req", Align::Right),
+    ("db_host", "db on", Align::Left),
+];
+
+fn cells(r: &DatabaseRow) -> [Cell; 11] {
+    let one = |v: Option<f64>| Cell::number(v, |v| format!("{v:.1}"));
+    let int = |v: Option<f64>| Cell::number(v, grouped);
+    [
+        Cell::plain(&r.server),
+        Cell::plain(&r.scenario),
+        Cell::plain(&r.profile),
+        Cell::number(r.pool.map(f64::from), grouped),
+        int(r.rps),
+        Cell::number(r.p99_us.map(|us| us / 1000.0), |v| format!("{v:.2}")),
+        int(r.rows_per_s),
+        one(r.server_cpu_us_per_request),
+        one(r.database_cpu_us_per_request),
+        Cell::number(r.statements_per_request, |v| format!("{v:.2}")),
+        Cell::plain(r.db_host.clone().unwrap_or_default()),
+    ]
+}
+
+fn grid(rows: &[&DatabaseRow], keep: impl Fn(&str) -> bool) -> Grid {
+    let shown: Vec<usize> = (0..COLUMNS.len()).filter(|&i| keep(COLUMNS[i].0)).collect();
+    let columns = shown
+        .iter()
+        .map(|&i| Column {
+            key: COLUMNS[i].0,
+            label: COLUMNS[i].1.to_string(),
+            align: COLUMNS[i].2,
+        })
+        .collect();
+    let rows = rows
+        .iter()
+        .map(|r| {
+            let all = cells(r);
+            Row {
+                cells: shown.iter().map(|&i| all[i].clone()).collect(),
+                ..Row::default()
+            }
+        })
+        .collect();
+    Grid {
+        columns,
+        rows,
+        headline: None,
+    }
+}
+
+/// One table per load profile of database laps, with its heading; none without them.
+pub fn database_tables(summary: &Summary) -> Vec<(String, Grid)> {
+    let mut profiles: Vec<&str> = Vec::new();
+    for r in &summary.database {
+        if !profiles.contains(&r.profile.as_str()) {
+            profiles.push(&r.profile);
+        }
+    }
+    profiles
+        .into_iter()
+        .map(|p| {
+            let rows: Vec<&DatabaseRow> =
+                summary.database.iter().filter(|r| r.profile == p).collect();
+            let heading = format!("Database · {p}: each request's queries, per server");
+            (heading, grid(&rows, |k| k != "profile"))
+        })
+        .collect()
+}
+
+/// Every database row for CSV; `None` without database laps.
+pub fn database_csv(summary: &Summary) -> Option<Grid> {
+    let rows: Vec<&DatabaseRow> = summary.database.iter().collect();
+    (!rows.is_empty()).then(|| grid(&rows, |_| true))
+}
+
+/// What the database table's columns mean (shown under it).
+pub fn database_legend(summary: &Summary) -> Vec<String> {
+    if summary.database.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        "Database: medians over the laps; rows/s read or written by the server's statements; \
+         srv and db µs/req: CPU of the server's and the database's process trees per request; \
+         stmt/req: statements pg_stat_statements counted per request (1 for db, N for \
+         queries-N); pool: DATABASE_POOL given to the server."
+            .to_string(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(server: &str, profile: &str) -> DatabaseRow {
+        DatabaseRow {
+            server: server.into(),
+            scenario: "db".into(),
+            profile: profile.into(),
+            connections: 16,
+            queries: None,
+            pool: Some(16),
+            db_host: Some("local".into()),
+            rps: Some(12_345.0),
+            p99_us: Some(2_500.0),
+            rows_per_s: Some(12_345.0),
+            server_cpu_us_per_request: Some(40.0),
+            database_cpu_us_per_request: Some(60.0),
+            statements_per_request: Some(1.0),
+            laps: 3,
+        }
+    }
+
+    #[test]
+    fn each_profile_of_database_laps_gets_a_table_with_statements_per_request() {
+        let mut summary = serverbench_analysis::summary::summarize(&[], None);
+        summary.database = vec![row("a", "c16"), row("b", "c16"), row("a", "c64")];
+        let tables = database_tables(&summary);
+        assert_eq!(tables.len(), 2);
+        let (heading, g) = &tables[0];
+        assert!(heading.contains("c16"), "{heading}");
+        assert_eq!(g.rows.len(), 2);
+        let labels: Vec<&str> = g.columns.iter().map(|c| c.label.as_str()).collect();
+        assert!(
+            labels.contains(&"stmt/req") && labels.contains(&"db µs/req"),
+            "{labels:?}"
+        );
+        assert!(!labels.contains(&"profile"));
+        assert_eq!(database_csv(&summary).unwrap().rows.len(), 3);
+    }
+
+    #[test]
+    fn a_run_without_database_laps_has_no_database_table() {
+        let summary = serverbench_analysis::summary::summarize(&[], None);
+        assert!(database_tables(&summary).is_empty() && database_csv(&summary).is_none());
+    }
+}
