@@ -6,6 +6,7 @@
 //! The harness never prints: progress is reported as [`Event`]s to a callback.
 
 pub mod database;
+mod disturbance;
 mod dry_run;
 pub mod env;
 pub mod errors;

@@ -165,6 +165,7 @@ impl<'a> RunState<'a> {
             roles: Default::default(),
             database: None,
             hosts: None,
+            disturbance: None,
         }
     }
 
