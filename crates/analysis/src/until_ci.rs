@@ -9,6 +9,8 @@
 
 use crate::stats::{self, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES};
 use serde::{Deserialize, Serialize};
+use serverbench_results::record::{LapRecord, LapStatus};
+use std::collections::BTreeMap;
 
 /// The rule: a target half-width and the lap bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -90,9 +92,94 @@ impl UntilCi {
     }
 }
 
+/// Where one cell (server x scenario x profile) of a run stands under the rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellOutcome {
+    pub server: String,
+    pub scenario: String,
+    pub profile: String,
+    #[serde(flatten)]
+    pub state: CellState,
+}
+
+impl CellState {
+    /// Laps the cell took.
+    pub fn laps(&self) -> u32 {
+        match *self {
+            CellState::Clear { laps, .. }
+            | CellState::NeedsMore { laps, .. }
+            | CellState::LimitReached { laps, .. } => laps,
+        }
+    }
+
+    /// The half-width of its interval, percent of the median, when there is one.
+    pub fn half_width(&self) -> Option<f64> {
+        match *self {
+            CellState::Clear { half_width_pct, .. } => Some(half_width_pct),
+            CellState::NeedsMore { half_width_pct, .. }
+            | CellState::LimitReached { half_width_pct, .. } => half_width_pct,
+        }
+    }
+}
+
+/// Every cell of `records` under `rule`: its laps (failed ones included) and the req/s of its
+/// ok laps, in record order; cells sorted by server, scenario, profile.
+pub fn cell_states(records: &[LapRecord], rule: &UntilCi) -> Vec<CellOutcome> {
+    let mut cells: BTreeMap<(&str, &str, &str), (u32, Vec<f64>)> = BTreeMap::new();
+    for r in records {
+        let cell = cells
+            .entry((&r.server, &r.scenario, &r.profile))
+            .or_default();
+        cell.0 += 1;
+        let rps = r.load.as_ref().and_then(|m| m.rps);
+        if let (LapStatus::Ok, Some(rps)) = (r.status, rps) {
+            cell.1.push(rps);
+        }
+    }
+    cells
+        .into_iter()
+        .map(|((server, scenario, profile), (laps, rps))| {
+            let seed = stats::seed_for(&format!("until-ci/{server}/{scenario}/{profile}"));
+            CellOutcome {
+                server: server.to_string(),
+                scenario: scenario.to_string(),
+                profile: profile.to_string(),
+                state: rule.state(&rps, laps, seed),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cells_are_judged_on_their_ok_laps_and_count_failed_ones_against_the_limit() {
+        let lap = |server: &str, n: u32, rps: Option<f64>| {
+            let mut r = crate::fixture::lap();
+            r.server = server.into();
+            r.lap = n;
+            match rps {
+                Some(v) => r.load.as_mut().unwrap().rps = Some(v),
+                None => r.status = LapStatus::Failed,
+            }
+            r
+        };
+        let rule = UntilCi::new(5.0, 3, 4);
+        let records = vec![
+            lap("a", 1, Some(100.0)),
+            lap("b", 1, Some(100.0)),
+            lap("a", 2, Some(101.0)),
+            lap("b", 2, Some(30.0)),
+            lap("a", 3, Some(99.0)),
+            lap("b", 3, None),
+        ];
+        let states = cell_states(&records, &rule);
+        assert_eq!(states.len(), 2);
+        assert!(matches!(states[0].state, CellState::Clear { laps: 3, .. }));
+        assert!(states[1].state.needs_more() && states[1].state.laps() == 3);
+    }
 
     const SEED: u64 = 7;
 

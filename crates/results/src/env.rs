@@ -70,6 +70,10 @@ pub struct Env {
     /// `run --hosts`: the machines the run used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<HostsEnv>,
+    /// `serverbench doctor`'s checks of the machine at the start of the run (a short probe);
+    /// absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doctor: Option<Vec<serverbench_machine::doctor::Check>>,
 }
 
 /// The machines of a `run --hosts`.
@@ -181,6 +185,15 @@ pub struct SuiteRecord {
     /// The load tool.
     #[serde(default)]
     pub tool: Option<Tool>,
+    /// `until_ci`: laps went on until each cell's interval was within ±this (`"5%"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ci: Option<serde_json::Value>,
+    /// With `until_ci`: the least laps per cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_laps: Option<u32>,
+    /// With `until_ci`: the most laps per cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_laps: Option<u32>,
     /// Everything else of the suite (servers, scenarios, profiles).
     #[serde(flatten)]
     pub rest: serde_json::Map<String, serde_json::Value>,

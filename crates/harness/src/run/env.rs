@@ -105,5 +105,6 @@ pub fn collect(
         skipped: skipped.to_vec(),
         resumed: Vec::new(),
         hosts: None,
+        doctor: None,
     }
 }

@@ -34,6 +34,7 @@ use crate::results::{self, clock, read_records, ResultsError, ResultsWriter};
 use crate::suite::Suite;
 use crate::tools::{self, InstallStep, Prepared, Target, ToolError};
 use hosts_tls::HostsTls;
+use serverbench_analysis::until_ci::{self, CellOutcome};
 use serverbench_results::env::{Env, EnvError, Pinning, Resumed, Skipped};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -218,6 +219,8 @@ pub struct RunOutcome {
     pub dir: PathBuf,
     /// Every record in `results.jsonl` (including those of earlier, resumed runs).
     pub records: Vec<LapRecord>,
+    /// `--until-ci`: where each cell stands at the end (clear, or the lap limit reached).
+    pub until_ci: Option<Vec<CellOutcome>>,
     /// Servers not measured, and why.
     pub skipped: Vec<Skipped>,
     /// True when Ctrl-C stopped the run.
@@ -340,7 +343,15 @@ pub fn run(
     });
     on_event(Event::Estimate { left: state.eta() });
     let mut skipped = plan.skipped.clone();
-    for lap in 1..=opts.suite.laps {
+    let rule = opts.suite.until_ci_rule();
+    for lap in 1..=opts.suite.planned_laps() {
+        if let Some(rule) = rule.filter(|r| lap > r.min_laps) {
+            let cells = until_ci::cell_states(&read_records(&results_path)?, &rule);
+            state.settled = settled(&cells);
+            if cells.iter().all(|c| !c.state.needs_more()) {
+                break;
+            }
+        }
         for si in 0..plan.servers.len() {
             if opts.cancel.load(Ordering::Relaxed) {
                 break;
@@ -349,6 +360,8 @@ pub fn run(
         }
     }
     state.stop_database();
+    let records = read_records(&results_path)?;
+    let until_ci = rule.map(|r| until_ci::cell_states(&records, &r));
     skipped.extend(state.excluded());
     let interrupted = opts.cancel.load(Ordering::Relaxed);
     if interrupted {
@@ -357,11 +370,19 @@ pub fn run(
         record_skipped(&dir, &skipped)?;
     }
     Ok(RunOutcome {
-        records: read_records(&results_path)?,
+        records,
+        until_ci,
         dir,
         skipped,
         interrupted,
     })
+}
+
+/// The cells that need no more laps.
+fn settled(cells: &[CellOutcome]) -> HashSet<(String, String, String)> {
+    let done = cells.iter().filter(|c| !c.state.needs_more());
+    let keys = done.map(|c| (c.server.clone(), c.scenario.clone(), c.profile.clone()));
+    keys.collect()
 }
 
 /// The run's certificate when a server serves TLS: made for the address servers bind (the
