@@ -19,7 +19,8 @@
 //!   handshake rate bound by the client, refused streams and GOAWAYs.
 
 use crate::stats;
-use crate::summary::{ServerSummary, Summary, Table, Warning, WarningKind};
+use crate::summary::{ServerSummary, Summary, Table};
+use crate::warnings::{Warning, WarningKind};
 use serverbench_results::env::Env;
 use serverbench_results::record::{LapRecord, LapStatus};
 
@@ -56,7 +57,7 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
             let named = hosts.iter().any(|w| w.kind == WarningKind::HostSaturated);
             // A client host named as saturated says more than "the load generator".
             out.extend(
-                crate::warnings::row_warnings(table, s)
+                crate::row_warnings::row_warnings(table, s)
                     .into_iter()
                     .filter(|w| !(named && w.kind == WarningKind::ClientSaturated)),
             );

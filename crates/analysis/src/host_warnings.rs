@@ -7,7 +7,8 @@
 //!   [`SHARE_DEVIATION`] (relative): its connections were faster or slower than the others'.
 
 use crate::hosts::HostsLapSummary;
-use crate::summary::{ServerSummary, Table, Warning, WarningKind};
+use crate::summary::{ServerSummary, Table};
+use crate::warnings::{Warning, WarningKind};
 use serverbench_results::record::LapStatus;
 
 /// A start skew above this (ms) means the hosts' windows did not coincide closely: the goal of

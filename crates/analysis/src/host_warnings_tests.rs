@@ -1,6 +1,6 @@
 //! Tests of the client-host warnings, through the one pass of [`crate::analyze`].
 
-use crate::summary::WarningKind;
+use crate::warnings::WarningKind;
 use serverbench_results::record::{ClientLap, HostsLap, LapRecord, Measurement};
 
 /// A client host's share: `rps` req/s over 2 s with `connections`, not saturated.

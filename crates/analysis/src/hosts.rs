@@ -4,8 +4,7 @@
 //! tables show the merged figures; this is what reports put under them.
 
 use serde::Serialize;
-use serverbench_engine::histo;
-use serverbench_engine::stats::latency_of;
+use serverbench_model::histo::{self, latency_of};
 use serverbench_results::record::{ClientLap, LapRecord, LapStatus};
 
 /// One lap over several machines.
@@ -94,8 +93,8 @@ fn host(c: &ClientLap) -> HostSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_engine::result::Histograms;
-    use serverbench_engine::stats::new_histogram;
+    use serverbench_model::histo::new_histogram;
+    use serverbench_model::result::Histograms;
     use serverbench_results::record::{HostsLap, Measurement};
 
     fn client(host: &str, samples: &[u64], offset: f64) -> ClientLap {

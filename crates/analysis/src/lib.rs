@@ -14,6 +14,7 @@ mod fixture;
 pub mod host_warnings;
 pub mod hosts;
 pub mod protocol;
+mod row_warnings;
 pub mod scaling;
 pub mod stats;
 pub mod summary;

@@ -8,9 +8,9 @@
 //! [`crate::diagnostics::diagnose`]'s one pass.
 
 use crate::stats;
-use crate::summary::{Warning, WarningKind};
+use crate::warnings::{Warning, WarningKind};
 use serde::Serialize;
-use serverbench_engine::result::{Errors, Http2Result, Latency, TlsResult};
+use serverbench_model::result::{Errors, Http2Result, Latency, TlsResult};
 use serverbench_results::record::{LapRecord, LapStatus, LoadParams};
 use serverbench_results::{Protocol, TlsResume};
 
@@ -129,7 +129,7 @@ pub fn protocol_rows(records: &[LapRecord]) -> Vec<ProtocolRow> {
         .map(|g| {
             let p = &g[0].params;
             let rps = median_rps(g);
-            let h2 = p.protocol.is_h2().then(|| {
+            let h2 = p.transport.protocol.is_h2().then(|| {
                 let h1 = all.iter().find(|o| is_h1_partner(o[0], g[0]));
                 h2_figures(g, rps, h1.and_then(|o| median_rps(o)))
             });
@@ -138,10 +138,10 @@ pub fn protocol_rows(records: &[LapRecord]) -> Vec<ProtocolRow> {
                 profile: g[0].profile.clone(),
                 server: g[0].server.clone(),
                 transport: p.transport_label(),
-                protocol: p.protocol,
-                new_conn: p.new_conn,
+                protocol: p.transport.protocol,
+                new_conn: p.transport.new_conn,
                 rps,
-                tls: p.tls.then(|| tls_figures(g)),
+                tls: p.transport.tls.then(|| tls_figures(g)),
                 h2,
             }
         })
@@ -155,9 +155,9 @@ fn is_h1_partner(o: &LapRecord, h2: &LapRecord) -> bool {
     o.server == h2.server
         && o.profile == h2.profile
         && a.paths == b.paths
-        && a.protocol == Protocol::H1
-        && a.tls == (b.protocol == Protocol::H2)
-        && !a.new_conn
+        && a.transport.protocol == Protocol::H1
+        && a.transport.tls == (b.transport.protocol == Protocol::H2)
+        && !a.transport.new_conn
 }
 
 type TlsBlock<'a> = (&'a LapRecord, &'a TlsResult);
@@ -171,7 +171,7 @@ fn tls_figures(laps: &[&LapRecord]) -> TlsFigures {
     // connection, and their server CPU is the requests'.
     let server_cpu = |(r, t): &TlsBlock| {
         let cpu = r.server_stats.as_ref()?.cpu_s;
-        (r.params.new_conn && t.handshakes > 0).then(|| cpu * 1e6 / t.handshakes as f64)
+        (r.params.transport.new_conn && t.handshakes > 0).then(|| cpu * 1e6 / t.handshakes as f64)
     };
     let first =
         |f: fn(&TlsResult) -> &Option<String>| blocks.iter().find_map(|(_, t)| f(t).clone());
@@ -190,13 +190,13 @@ fn tls_figures(laps: &[&LapRecord]) -> TlsFigures {
         cipher_suite: first(|t| &t.cipher_suite),
         key_exchange_group: first(|t| &t.key_exchange_group),
         alpn: first(|t| &t.alpn),
-        resume: laps[0].params.tls_resume,
+        resume: laps[0].params.transport.tls_resume,
         handshakes: blocks.iter().map(|(_, t)| t.handshakes).sum(),
         handshakes_resumed: blocks.iter().map(|(_, t)| t.handshakes_resumed).sum(),
         handshakes_per_s: median(
             blocks
                 .iter()
-                .filter(|(r, _)| r.params.new_conn)
+                .filter(|(r, _)| r.params.transport.new_conn)
                 .map(|(_, t)| t.handshakes_per_s)
                 .collect(),
         ),
@@ -231,7 +231,7 @@ fn h2_figures(laps: &[&LapRecord], rps: Option<f64>, h1_rps: Option<f64>) -> H2F
     let errors =
         |f: fn(&Errors) -> u64| (!kinds.is_empty()).then(|| kinds.iter().map(|e| f(e)).sum());
     H2Figures {
-        streams: laps[0].params.streams.unwrap_or(1),
+        streams: laps[0].params.transport.streams.unwrap_or(1),
         max_concurrent_streams: stream_limit(&blocks),
         goaways: (!blocks.is_empty()).then(|| blocks.iter().map(|b| b.goaways).sum()),
         refused_streams: errors(|e| e.refused_stream),
@@ -294,7 +294,7 @@ fn client_bound_handshakes(
 ) -> Option<Warning> {
     let laps: Vec<&LapRecord> = records
         .iter()
-        .filter(|r| r.status == LapStatus::Ok && r.params.new_conn)
+        .filter(|r| r.status == LapStatus::Ok && r.params.transport.new_conn)
         .filter(|r| {
             (&r.server, &r.scenario, &r.profile) == (&row.server, &row.scenario, &row.profile)
         })

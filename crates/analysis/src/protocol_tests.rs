@@ -11,8 +11,8 @@ fn h2_lap(tool: Tool, http2: Option<Http2Result>) -> LapRecord {
     let mut r = fixture::lap();
     r.scenario = "h2-hello".into();
     r.tool = tool;
-    r.params.protocol = Protocol::H2;
-    r.params.tls = true;
+    r.params.transport.protocol = Protocol::H2;
+    r.params.transport.tls = true;
     let reported = http2.is_some();
     r.load = Some(Measurement {
         rps: Some(1000.0),
@@ -89,8 +89,8 @@ fn the_stream_limit_is_serialized_by_name() {
 fn handshake_lap(tool: Tool, handshakes: u64, p50: f64, p99: f64) -> LapRecord {
     let mut r = fixture::lap();
     r.tool = tool;
-    r.params.tls = true;
-    r.params.new_conn = tool == Tool::Serverbench;
+    r.params.transport.tls = true;
+    r.params.transport.new_conn = tool == Tool::Serverbench;
     let mut tls = TlsResult {
         version: Some("TLSv1.3".into()),
         cipher_suite: Some("TLS_AES_128_GCM_SHA256".into()),

@@ -60,6 +60,12 @@ pub fn half_width_pct(samples: &[f64], seed: u64) -> Option<f64> {
     Some(100.0 * (m - ci.low).max(ci.high - m) / m)
 }
 
+impl From<serverbench_results::StopRule> for UntilCi {
+    fn from(r: serverbench_results::StopRule) -> UntilCi {
+        UntilCi::new(r.pct, r.min_laps, r.max_laps)
+    }
+}
+
 impl UntilCi {
     /// The rule with its bounds made sane: at least 3 laps before judging, max ≥ min.
     pub fn new(pct: f64, min_laps: u32, max_laps: u32) -> UntilCi {

@@ -85,7 +85,7 @@ pub fn availability(server: &Server, paths: &Paths) -> Availability {
     if !missing.is_empty() {
         return Availability::MissingCommands { missing };
     }
-    if crate::setup::needs_setup(server, paths) {
+    if crate::stamps::needs_setup(server, paths) {
         Availability::NotSetUp
     } else {
         Availability::Ready

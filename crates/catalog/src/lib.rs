@@ -16,118 +16,17 @@ pub mod logs;
 pub mod manifest;
 pub mod paths;
 pub mod setup;
-pub mod toml_pos;
+mod stamps;
+/// Where a key stands in TOML text: the model's, kept at this path.
+pub use serverbench_model::toml_pos;
 
 pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};
 pub use manifest::{Commands, DatabaseClient, Deviation, Manifest, Requires};
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// A feature of the server contract (spec/contract.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Feature {
-    /// `GET /hello`.
-    Hello,
-    /// `/hey`, `/hell`, `/about` and the 404.
-    Routes,
-    /// `GET /json`.
-    Json,
-    /// `GET /payload`: 1 MiB.
-    Payload,
-    /// `GET /pingpong`: 1 MiB through a worker.
-    Pingpong,
-    /// TCP echo on `ECHO_PORT`.
-    Echo,
-    /// The same HTTP contract over HTTPS (TLS, HTTP/1.1) on `TLS_PORT`, with the certificate and
-    /// key the harness hands over in `TLS_CERT` and `TLS_KEY`.
-    Tls,
-    /// HTTP/2 over TLS (negotiated by ALPN) on `TLS_PORT`.
-    H2,
-    /// HTTP/2 over cleartext with prior knowledge on `PORT`.
-    H2c,
-    /// `GET /db`: one random `World` row from the harness's PostgreSQL.
-    Db,
-    /// `GET /queries?queries=N`: N rows, one `SELECT` each.
-    Queries,
-    /// `GET /fortunes`: the `Fortune` table plus one row, sorted, through an HTML template.
-    Fortunes,
-    /// `GET /updates?queries=N`: N rows read one by one, given new random numbers, written back.
-    Updates,
-}
-
-impl Feature {
-    /// Every feature, in contract order.
-    pub const ALL: [Feature; 13] = [
-        Feature::Hello,
-        Feature::Routes,
-        Feature::Json,
-        Feature::Payload,
-        Feature::Pingpong,
-        Feature::Echo,
-        Feature::Tls,
-        Feature::H2,
-        Feature::H2c,
-        Feature::Db,
-        Feature::Queries,
-        Feature::Fortunes,
-        Feature::Updates,
-    ];
-
-    /// The manifest spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Feature::Hello => "hello",
-            Feature::Routes => "routes",
-            Feature::Json => "json",
-            Feature::Payload => "payload",
-            Feature::Pingpong => "pingpong",
-            Feature::Echo => "echo",
-            Feature::Tls => "tls",
-            Feature::H2 => "h2",
-            Feature::H2c => "h2c",
-            Feature::Db => "db",
-            Feature::Queries => "queries",
-            Feature::Fortunes => "fortunes",
-            Feature::Updates => "updates",
-        }
-    }
-
-    /// True for the endpoints served over HTTP on `PORT` (not echo, not the transports).
-    pub fn is_http(self) -> bool {
-        matches!(
-            self,
-            Feature::Hello | Feature::Routes | Feature::Json | Feature::Payload | Feature::Pingpong
-        )
-    }
-
-    /// True for the database workloads (`db`, `queries`, `fortunes`, `updates`): endpoints on
-    /// `PORT` that need the harness's PostgreSQL (`DATABASE_URL`).
-    pub fn is_database(self) -> bool {
-        matches!(
-            self,
-            Feature::Db | Feature::Queries | Feature::Fortunes | Feature::Updates
-        )
-    }
-
-    /// True for the transports the endpoints are also served over (`tls`, `h2`, `h2c`).
-    pub fn is_transport(self) -> bool {
-        matches!(self, Feature::Tls | Feature::H2 | Feature::H2c)
-    }
-
-    /// Parses the manifest spelling.
-    pub fn parse(s: &str) -> Option<Feature> {
-        Feature::ALL.into_iter().find(|f| f.as_str() == s)
-    }
-}
-
-impl fmt::Display for Feature {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// A feature of the server contract: the model's, kept at this path.
+pub use serverbench_model::Feature;
 
 /// Errors of the catalog.
 #[derive(Debug, thiserror::Error)]

@@ -14,3 +14,5 @@ pub const REGRESSION: u8 = 4;
 pub const TLS: u8 = 5;
 /// Interrupted by Ctrl-C or SIGTERM.
 pub const INTERRUPTED: u8 = 130;
+/// `history check`: a change straddles the threshold (neither clearly within nor beyond it).
+pub const INCONCLUSIVE: u8 = 6;

@@ -40,6 +40,8 @@ enum Command {
     Db(cmd::db::Args),
     /// Check this machine for benchmarking (governor, steal, other processes, limits...).
     Doctor(cmd::doctor::Args),
+    /// The results history: import, list, show, trend, check (exit 4 regression, 6 inconclusive).
+    History(cmd::history::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +58,12 @@ fn main() -> ExitCode {
 fn run() -> anyhow::Result<u8> {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            // A bad value (a duration, a CPU list): one line naming the flag, as other bad input.
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or_default());
+            return Ok(exit::ERROR);
+        }
         Err(e) => {
             // --help and --version are "errors" printed to stdout with success.
             let code = if e.use_stderr() { exit::ERROR } else { 0 };
@@ -75,5 +83,6 @@ fn run() -> anyhow::Result<u8> {
         Command::Hosts(args) => cmd::hosts::run(args),
         Command::Db(args) => cmd::db::run(args),
         Command::Doctor(args) => cmd::doctor::run(args),
+        Command::History(args) => cmd::history::run(args),
     }
 }

@@ -528,3 +528,46 @@ fn tls_resume_exits_5_when_the_server_resumes_nothing_and_0_when_it_does() {
         }
     }
 }
+
+#[test]
+fn a_load_spec_on_stdin_runs_the_load_it_describes() {
+    let url = format!("http://{}/", hello_server());
+    let spec =
+        format!(r#"{{"urls": ["{url}"], "connections": 2, "threads": 1, "duration": "300ms"}}"#);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["load", "--spec", "-", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(child.stdin.take().unwrap(), "{spec}").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["connections"], 2);
+    assert!(result["requests"].as_u64().unwrap() > 0, "{result}");
+}
+
+#[test]
+fn a_spec_that_is_not_one_names_the_flag() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["load", "--spec", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    writeln!(child.stdin.take().unwrap(), r#"{{"conections": 2}}"#).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--spec -") && err.contains("conections"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cpus_take_ranges_and_a_bad_list_names_the_flag() {
+    assert_bad_input(&["--cpus", "3-1", "http://127.0.0.1:1/"], "--cpus");
+}

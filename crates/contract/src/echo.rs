@@ -2,8 +2,8 @@
 //! the peer closes; many connections at once.
 
 use super::diff::Diff;
-use super::http::IO_TIMEOUT;
 use super::Check;
+use crate::timeouts::IO_TIMEOUT;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 

@@ -15,8 +15,7 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// Timeout of every connect, read and write.
-pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+pub use crate::timeouts::IO_TIMEOUT;
 /// Upper bound for one whole response.
 const RESPONSE_DEADLINE: Duration = Duration::from_secs(15);
 /// Largest head or body accepted.

@@ -23,6 +23,7 @@ mod http2_fixture;
 pub mod over_tls;
 pub mod pipeline;
 pub mod shapes;
+pub mod timeouts;
 pub mod tls;
 #[cfg(test)]
 mod tls_fixture;

@@ -4,7 +4,7 @@
 //! what was negotiated. [`TlsClient::connect`] is blocking, for the HTTP/1.1 client in
 //! [`crate::http`]; the h2 checks hand [`TlsClient::config`] to tokio-rustls.
 
-use crate::http::IO_TIMEOUT;
+use crate::timeouts::IO_TIMEOUT;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;

@@ -8,9 +8,12 @@ pub use connections::ConnStats;
 pub use http2::H2Stats;
 pub use warmup::WarmUp;
 
-use crate::result::{Errors, Latency, TimelinePoint};
+use crate::result::{Errors, TimelinePoint};
 use crate::tls::{Negotiated, TlsCause};
 use hdrhistogram::Histogram;
+pub use serverbench_model::histo::{
+    bucket_mid, latency_of, merge_sparse, new_histogram, p99_of_buckets, BUCKETS, SUB,
+};
 
 /// The error kinds of `Errors`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,15 +33,6 @@ pub enum ErrorKind {
     RefusedStream,
 }
 
-/// 1 µs to 60 s, 3 significant digits.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid histogram bounds")
-}
-
-/// Log-linear buckets (8 per power of two) for the per-second p99: fixed size, no samples kept.
-const SUB: u32 = 8;
-const BUCKETS: usize = 8 + 34 * SUB as usize;
-
 fn bucket_of(us: u64) -> usize {
     let v = us.clamp(1, (1 << 36) - 1);
     if v < 8 {
@@ -46,19 +40,6 @@ fn bucket_of(us: u64) -> usize {
     }
     let e = 63 - v.leading_zeros();
     (8 + (e - 3) * SUB + ((v >> (e - 3)) as u32 - 8)) as usize
-}
-
-/// The middle of latency bucket `b`, in µs. Buckets 0..8 hold 0..8 µs exactly; above, each
-/// power of two `[2^e, 2^(e+1))` (e >= 3) is split in 8 equal buckets: bucket
-/// `8 + (e - 3) * 8 + k` starts at `(8 + k) << (e - 3)`.
-pub fn bucket_mid(b: usize) -> f64 {
-    if b < 8 {
-        return b as f64;
-    }
-    let e = (b - 8) as u32 / SUB + 3;
-    let sub = (b - 8) as u64 % SUB as u64 + 8;
-    let lo = sub << (e - 3);
-    lo as f64 + (1u64 << (e - 3)) as f64 / 2.0
 }
 
 /// One second of one thread (or of all threads once merged). Its latency buckets are kept
@@ -100,52 +81,6 @@ impl Second {
             bytes_read: self.bytes_read,
         }
     }
-}
-
-/// The 99th percentile (a bucket's middle, µs) of sparse `(bucket, count)` pairs; 0 if empty.
-pub fn p99_of_buckets(buckets: &[(u16, u32)]) -> f64 {
-    let count: u64 = buckets.iter().map(|&(_, c)| c as u64).sum();
-    if count == 0 {
-        return 0.0;
-    }
-    let want = (count as f64 * 0.99).ceil() as u64;
-    let mut acc = 0u64;
-    for &(b, c) in buckets {
-        acc += c as u64;
-        if acc >= want {
-            return bucket_mid(b as usize);
-        }
-    }
-    0.0
-}
-
-/// The sum of two sparse bucket lists (both sorted by bucket).
-pub fn merge_sparse(a: &[(u16, u32)], b: &[(u16, u32)]) -> Vec<(u16, u32)> {
-    let mut out = Vec::with_capacity(a.len().max(b.len()));
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        match (a.get(i), b.get(j)) {
-            (Some(&(x, c)), Some(&(y, d))) if x == y => {
-                out.push((x, c + d));
-                i += 1;
-                j += 1;
-            }
-            (Some(&(x, c)), Some(&(y, _))) if x < y => {
-                out.push((x, c));
-                i += 1;
-            }
-            (Some(&(x, c)), None) => {
-                out.push((x, c));
-                i += 1;
-            }
-            (_, Some(&(y, d))) => {
-                out.push((y, d));
-                j += 1;
-            }
-            (None, None) => unreachable!("the loop condition"),
-        }
-    }
-    out
 }
 
 /// Everything one worker thread measured.
@@ -407,25 +342,6 @@ pub(crate) fn count_error(e: &mut Errors, kind: ErrorKind) {
         ErrorKind::Tls(_) => e.tls += 1,
         ErrorKind::H2(_) => e.h2 += 1,
         ErrorKind::RefusedStream => e.refused_stream += 1,
-    }
-}
-
-/// Percentiles and moments of a histogram, in microseconds.
-pub fn latency_of(h: &Histogram<u64>) -> Latency {
-    if h.is_empty() {
-        return Latency::default();
-    }
-    let q = |x: f64| h.value_at_quantile(x) as f64;
-    Latency {
-        p50: q(0.5),
-        p75: q(0.75),
-        p90: q(0.9),
-        p99: q(0.99),
-        p999: q(0.999),
-        p9999: q(0.9999),
-        max: h.max() as f64,
-        mean: h.mean(),
-        stdev: h.stdev(),
     }
 }
 

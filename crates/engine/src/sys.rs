@@ -57,51 +57,7 @@ pub fn pin_current_thread_to(cpus: &[usize]) -> io::Result<()> {
     Ok(sched_setaffinity(Pid::from_raw(0), &set)?)
 }
 
-/// A CPU list that is not one, e.g. `--cpus 3-1`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BadCpuList {
-    #[error("bad CPU {cpu:?} in the list {list:?} (use e.g. 0,2 or 0-3)")]
-    Cpu { cpu: String, list: String },
-    #[error("bad CPU range {range:?} in {list:?}")]
-    Range { range: String, list: String },
-    #[error("empty CPU list {list:?}")]
-    Empty { list: String },
-}
-
-/// Parses a CPU list like `0`, `0,2` or `0-3,6` (as in `taskset -c` and `Cpus_allowed_list`):
-/// sorted, without duplicates.
-pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, BadCpuList> {
-    let mut cpus = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let num = |x: &str| {
-            x.trim().parse::<usize>().map_err(|_| BadCpuList::Cpu {
-                cpu: x.to_string(),
-                list: s.to_string(),
-            })
-        };
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b) = (num(a)?, num(b)?);
-                if a > b {
-                    return Err(BadCpuList::Range {
-                        range: part.to_string(),
-                        list: s.to_string(),
-                    });
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(num(part)?),
-        }
-    }
-    if cpus.is_empty() {
-        return Err(BadCpuList::Empty {
-            list: s.to_string(),
-        });
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
-}
+pub use serverbench_model::cpus::{parse_cpu_list, BadCpuList};
 
 /// User + system CPU seconds used by the whole process so far.
 pub fn process_cpu_s() -> f64 {
@@ -217,14 +173,5 @@ mod tests {
         .unwrap();
         assert_eq!(seen, (vec![last], vec![last]));
         assert!(pin_current_thread(CpuSet::count()).is_err());
-    }
-
-    #[test]
-    fn cpu_lists_accept_singles_commas_and_ranges() {
-        assert_eq!(parse_cpu_list("1"), Ok(vec![1]));
-        assert_eq!(parse_cpu_list("0-2,5,1"), Ok(vec![0, 1, 2, 5]));
-        assert!(parse_cpu_list("a").is_err());
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("").is_err());
     }
 }

@@ -11,7 +11,8 @@ pub mod proc;
 pub mod process;
 pub mod run;
 pub mod sampler;
-pub mod suite;
+/// Suites: the model's, kept at this path.
+pub use serverbench_model::suite;
 pub mod verify;
 pub mod verify_db;
 

@@ -113,7 +113,7 @@ fn a_server_killed_mid_lap_is_recorded_failed_and_the_next_server_runs() {
     );
     let dead = &out.records[0];
     assert_eq!(dead.status, LapStatus::Failed);
-    let why = dead.failure.as_deref().unwrap();
+    let why = dead.failure.as_ref().unwrap().to_string();
     assert!(why.contains("exited") && why.contains('9'), "{why}");
     assert_eq!(
         out.records[1].status,

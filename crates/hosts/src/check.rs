@@ -143,6 +143,18 @@ fn next_line(
 }
 
 /// Probes every host at once; results in the order of `hosts`.
+/// The warning about `host`'s clock when it is more than [`CLOCK_WARN_MS`] away from this
+/// machine's (start skews and timelines compare host clocks).
+pub fn clock_warning(host: &Host, p: &Probe) -> Option<String> {
+    (p.clock_offset_ms.abs() > CLOCK_WARN_MS).then(|| {
+        format!(
+            "{}: clock {:+.1} ms away from this machine's (start skews and timelines compare \
+             host clocks: sync them with NTP/PTP)",
+            host.name, p.clock_offset_ms
+        )
+    })
+}
+
 pub fn probe_all(transport: &Transport, hosts: &[Host]) -> Vec<Result<Probe, HostError>> {
     std::thread::scope(|s| {
         let handles: Vec<_> = hosts

@@ -1,9 +1,10 @@
 //! Distributed load: `serverbench load --barrier` on every client host at once, over ssh,
 //! released together, results gathered and merged exactly.
 //!
-//! 1. Every host's session starts; each connects and warms up, then prints `ready`.
+//! 1. Every host's session starts `serverbench load --spec - --barrier`, reads its share of the
+//!    load ([`jobs`]: one [`LoadSpec`] line), connects and warms up, then prints `ready`.
 //! 2. When all are ready the controller writes `go` to every session back to back. Each host
-//!    starts measuring a fixed lead after the line arrives ([`serverbench_engine::GATE_LEAD`]),
+//!    starts measuring a fixed lead after the line arrives (`serverbench_engine::GATE_LEAD`),
 //!    so the start skew between hosts is the spread of the arrival times, read from the
 //!    `measure_start_unix_s` each host reports (host clocks; see [`crate::check`] for offsets).
 //! 3. Each host prints its JSON result and exits; the results are merged ([`crate::merge`]).
@@ -18,7 +19,8 @@ use crate::merge::{merge, MergeError};
 use crate::ssh::{Session, SessionLine, Transport};
 use crate::HostError;
 use serde::{Deserialize, Serialize};
-use serverbench_engine::LoadResult;
+use serverbench_model::{LoadResult, LoadSpec};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -26,14 +28,46 @@ use std::time::{Duration, Instant};
 /// How long a session may take to exit once its stdout closed, or once asked to stop.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
 
-/// One client host's part: the host and the `serverbench load --barrier --json` command line
-/// to run there (binary first).
+/// One client host's part: the host and its share of the load, run there as
+/// `serverbench load --spec - --barrier --json -q` with the spec on stdin.
 #[derive(Debug, Clone)]
 pub struct ClientJob {
     /// The host.
     pub host: Host,
-    /// The command line.
-    pub argv: Vec<String>,
+    /// Its share of the load.
+    pub spec: LoadSpec,
+}
+
+impl ClientJob {
+    /// The command line on the host (binary first); the spec follows on stdin.
+    pub fn argv(&self) -> Vec<String> {
+        let binary = self.host.binary.to_string_lossy().into_owned();
+        let flags = ["load", "--spec", "-", "--barrier", "--json", "-q"];
+        std::iter::once(binary)
+            .chain(flags.map(String::from))
+            .collect()
+    }
+}
+
+/// The load `spec` shared between `hosts` ([`LoadSpec::split`]: connections, rate and connect
+/// rate by share), each pinned to its inventory CPUs and trusting its own copy of the CA file
+/// (`cacerts[i]` for host `i`, when the load trusts one).
+pub fn jobs(spec: &LoadSpec, hosts: &[Host], cacerts: &[PathBuf]) -> Vec<ClientJob> {
+    hosts
+        .iter()
+        .zip(spec.split(hosts.len()))
+        .enumerate()
+        .map(|(i, (host, mut share))| {
+            share.cpus = host.cpus.clone();
+            if let Some(ca) = cacerts.get(i) {
+                share.http.cacert = Some(ca.clone());
+            }
+            ClientJob {
+                host: host.clone(),
+                spec: share,
+            }
+        })
+        .collect()
 }
 
 /// Deadlines.
@@ -43,6 +77,22 @@ pub struct Deadlines {
     pub ready: Duration,
     /// From the release until every host has returned its result.
     pub finish: Duration,
+}
+
+/// How long after the measured duration (and the request timeout) results may take to arrive.
+const RESULT_SLACK: Duration = Duration::from_secs(30);
+
+impl Deadlines {
+    /// The deadlines of `spec`: `connect` (the hosts' time to connect) plus the warm-up to be
+    /// ready; after the release, the measured duration and half again (a loaded host drains
+    /// late), the request timeout and 30 s of slack to return results.
+    pub fn of(spec: &LoadSpec, connect: Duration) -> Deadlines {
+        let measured = spec.measured();
+        Deadlines {
+            ready: connect + spec.warmup,
+            finish: measured + measured / 2 + spec.timeout + RESULT_SLACK,
+        }
+    }
 }
 
 /// What happens, for progress lines.
@@ -146,7 +196,10 @@ pub fn run(
     let (tx, rx) = mpsc::channel();
     let mut sessions = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
-        match transport.spawn(&job.host, i, &job.argv, tx.clone()) {
+        let started = transport
+            .spawn(&job.host, i, &job.argv(), tx.clone())
+            .and_then(|mut s| s.send_line(&job.spec.to_line()).map(|()| s));
+        match started {
             Ok(s) => sessions.push(s),
             Err(e) => return Err(stop_all(&mut sessions, e)),
         }

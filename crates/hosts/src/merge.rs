@@ -6,9 +6,10 @@
 //! buckets and its mean weighted by sample counts. What TLS and HTTP/2 negotiated is merged in
 //! [`transport`].
 
-use serverbench_engine::histo::{self, HistogramError};
-use serverbench_engine::result::{Histograms, IdleResult, LoadResult, TimelinePoint};
-use serverbench_engine::stats::{latency_of, merge_sparse, new_histogram, p99_of_buckets};
+use serverbench_model::histo::{
+    self, latency_of, merge_sparse, new_histogram, p99_of_buckets, HistogramError,
+};
+use serverbench_model::result::{Histograms, IdleResult, LoadResult, TimelinePoint};
 
 /// A result that cannot be merged.
 #[derive(Debug, thiserror::Error)]

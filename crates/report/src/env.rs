@@ -2,7 +2,7 @@
 //! [`Env`] of the results folder: one sentence-like line per setting, in a fixed order.
 
 use serverbench_analysis::summary::Summary;
-use serverbench_results::env::{Env, HostsEnv, Pinning};
+use serverbench_results::env::{Env, HostsEnv, Pinning, Warmup};
 
 /// The version of `server` as one line, `-` when `env.json` has none.
 pub fn server_version(env: Option<&Env>, server: &str) -> String {
@@ -68,12 +68,8 @@ fn serverbench(env: &Env) -> Option<String> {
 }
 
 /// A JSON scalar as text (`"2s"` → `2s`, `2.0` → `2s`).
-fn warmup(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Number(n) => format!("{n}s"),
-        other => other.to_string(),
-    }
+fn warmup(v: &Warmup) -> String {
+    v.to_string()
 }
 
 /// The configuration lines a report shows above its tables, as (label, value) pairs, in a fixed
@@ -182,7 +178,7 @@ mod tests {
             serverbench_version: Some("0.1.0".into()),
             suite: Some(SuiteRecord {
                 name: "quick".into(),
-                warmup: Some(serde_json::json!("500ms")),
+                warmup: Some(Warmup::Text("500ms".into())),
                 ..SuiteRecord::default()
             }),
             pinning: Some(Pinning {

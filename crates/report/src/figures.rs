@@ -4,7 +4,7 @@
 use serverbench_analysis::stats;
 use serverbench_analysis::summary::{ServerSummary, Summary, Table};
 use serverbench_charts::{Bar, BarChart, LineChart, Series, XAxis};
-use serverbench_engine::result::TimelinePoint;
+use serverbench_model::result::TimelinePoint;
 use serverbench_results::record::{LapRecord, LapStatus, LatencySummary};
 
 /// One chart: a file-name-safe id, a title and the SVG document.

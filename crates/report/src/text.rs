@@ -1,9 +1,15 @@
 //! Number formatting shared by the table model: thousands separators, three significant
 //! figures, plurals. Every human-readable number of a report goes through here.
 
-use crate::table::Align;
 use serverbench_analysis::stats::Interval;
 use serverbench_analysis::summary::{ServerSummary, Table};
+
+/// How a column is aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
 
 /// `-` stands for a figure that was not measured.
 pub const MISSING: &str = "-";

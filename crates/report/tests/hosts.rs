@@ -3,8 +3,7 @@
 //! as `insta` snapshots in `tests/snapshots/` (after a deliberate change:
 //! `INSTA_UPDATE=always cargo test -p serverbench-report --test hosts`, then review the diff).
 
-use serverbench_engine::histo;
-use serverbench_engine::stats::latency_of;
+use serverbench_model::histo::{self, latency_of};
 use serverbench_report::{full_summary, render, Format};
 use serverbench_results::{read_records, record::LapRecord};
 use std::path::Path;

@@ -7,8 +7,11 @@
 
 use crate::Tool;
 use serde::{Deserialize, Serialize};
+use serverbench_model::suite::{Profile, Scenario, ServerSelection, Suite};
+use serverbench_model::{format_duration, parse_duration};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Errors reading or writing `env.json`.
 #[derive(Debug, thiserror::Error)]
@@ -160,8 +163,9 @@ pub struct ServerVersion {
     pub deviations: BTreeMap<String, String>,
 }
 
-/// The suite as it ran. The fields reports show are typed; the scenarios, profiles and server
-/// selection are kept as they were written (the harness reads them back for `--resume`).
+/// The suite as it ran, typed (the model's [`Suite`] parts). Every key is optional on reading:
+/// reports need only a few, and [`SuiteRecord::suite`] gives the whole suite back (for
+/// `--resume`) when it was recorded whole.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SuiteRecord {
     /// Suite name.
@@ -181,22 +185,104 @@ pub struct SuiteRecord {
     pub laps: Option<u32>,
     /// Warm-up per lap, as written (`"2s"`, `"500ms"`).
     #[serde(default)]
-    pub warmup: Option<serde_json::Value>,
+    pub warmup: Option<Warmup>,
     /// The load tool.
     #[serde(default)]
     pub tool: Option<Tool>,
-    /// `until_ci`: laps went on until each cell's interval was within ±this (`"5%"`).
+    /// Database scenarios: the servers' pool size (`DATABASE_POOL`) unless a profile sets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until_ci: Option<serde_json::Value>,
+    pub pool: Option<u32>,
+    /// Catalog ids or `"all"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<ServerSelection>,
+    /// What is requested.
+    #[serde(default, rename = "scenario", skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<Scenario>,
+    /// How hard.
+    #[serde(default, rename = "profile", skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<Profile>,
+    /// `until_ci`: laps went on until each cell's interval was within ±this percent.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "serverbench_model::suite::until_ci::pct"
+    )]
+    pub until_ci: Option<f64>,
     /// With `until_ci`: the least laps per cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_laps: Option<u32>,
     /// With `until_ci`: the most laps per cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_laps: Option<u32>,
-    /// Everything else of the suite (servers, scenarios, profiles).
-    #[serde(flatten)]
-    pub rest: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A suite's warm-up as recorded: its text (`"2s"`), or seconds in hand-made files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Warmup {
+    Text(String),
+    Seconds(f64),
+}
+
+impl std::fmt::Display for Warmup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warmup::Text(t) => f.write_str(t),
+            Warmup::Seconds(s) => write!(f, "{s}s"),
+        }
+    }
+}
+
+impl From<&Suite> for SuiteRecord {
+    /// The suite as `env.json` records it: whole.
+    fn from(s: &Suite) -> SuiteRecord {
+        SuiteRecord {
+            name: s.name.clone(),
+            description: Some(s.description.clone()),
+            reproduces: Some(s.reproduces.clone()),
+            baseline: s.baseline.clone(),
+            laps: Some(s.laps),
+            warmup: Some(Warmup::Text(format_duration(Duration::from_secs_f64(
+                s.warmup,
+            )))),
+            tool: Some(s.tool),
+            pool: s.pool,
+            servers: Some(s.servers.clone()),
+            scenarios: s.scenarios.clone(),
+            profiles: s.profiles.clone(),
+            until_ci: s.until_ci,
+            min_laps: s.min_laps,
+            max_laps: s.max_laps,
+        }
+    }
+}
+
+impl SuiteRecord {
+    /// The whole suite, when it was recorded whole (a folder of serverbench's; not a
+    /// hand-made or partial `env.json`).
+    pub fn suite(&self) -> Option<Suite> {
+        let warmup = match self.warmup.as_ref()? {
+            Warmup::Text(t) => parse_duration(t).ok()?.as_secs_f64(),
+            Warmup::Seconds(s) => *s,
+        };
+        Some(Suite {
+            name: self.name.clone(),
+            description: self.description.clone()?,
+            reproduces: self.reproduces.clone()?,
+            baseline: self.baseline.clone(),
+            servers: self.servers.clone()?,
+            laps: self.laps?,
+            warmup,
+            tool: self.tool?,
+            pool: self.pool,
+            scenarios: self.scenarios.clone(),
+            profiles: self.profiles.clone(),
+            until_ci: self.until_ci,
+            min_laps: self.min_laps,
+            max_laps: self.max_laps,
+        })
+        .filter(|s| !s.scenarios.is_empty() && !s.profiles.is_empty())
+    }
 }
 
 /// How server and client were placed on CPUs.
@@ -330,13 +416,38 @@ mod tests {
     }
 
     #[test]
-    fn the_suite_keeps_the_keys_it_does_not_type() {
+    fn a_partial_suite_reads_typed_and_gives_no_whole_suite() {
         let text = r#"{"suite": {"name": "quick", "baseline": "node/http", "laps": 2,
                       "warmup": "500ms", "tool": "wrk", "scenario": [{"name": "hello"}]}}"#;
         let env: Env = serde_json::from_str(text).unwrap();
         let suite = env.suite.as_ref().unwrap();
         assert_eq!(env.baseline(), Some("node/http"));
         assert_eq!(suite.tool, Some(Tool::Wrk));
-        assert!(suite.rest.contains_key("scenario"));
+        assert_eq!(suite.scenarios[0].name, "hello");
+        assert_eq!(suite.warmup, Some(Warmup::Text("500ms".into())));
+        assert!(suite.suite().is_none(), "no servers nor profiles");
+    }
+
+    #[test]
+    fn a_suite_recorded_whole_comes_back_whole() {
+        let text = r#"name = "q"
+description = "d"
+reproduces = "none"
+servers = ["node/http"]
+warmup = "500ms"
+[[scenario]]
+name = "hello"
+paths = ["/hello"]
+tls = true
+[[profile]]
+connections = 10
+duration = "2s"
+"#;
+        let suite = Suite::parse(text, Path::new("q.toml")).unwrap();
+        let record = SuiteRecord::from(&suite);
+        let json = serde_json::to_string(&record).unwrap();
+        assert!(json.contains(r#""tls":true"#), "{json}");
+        let back: SuiteRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.suite(), Some(suite));
     }
 }

@@ -8,19 +8,21 @@
 pub mod clock;
 pub mod database;
 pub mod env;
-pub mod protocol;
 mod read;
 pub mod record;
 pub mod roles;
-mod tool;
 mod writer;
 
-pub use protocol::{Protocol, TlsResume};
+/// The transport types, now in the model (kept at this path for the crates that name it).
+pub mod protocol {
+    pub use serverbench_model::transport::{Protocol, TlsResume, Transport};
+}
+
 pub use read::{load_laps, read_env, LoadError, Loaded};
 pub use record::LapKey;
 pub use roles::{ProcessStats, Role};
-pub use serverbench_engine::result::Mode;
-pub use tool::Tool;
+pub use serverbench_model::suite::until_ci::StopRule;
+pub use serverbench_model::{Mode, Protocol, TlsResume, Tool, Transport};
 pub use writer::{read_records, ResultsError, ResultsWriter};
 
 use std::path::{Path, PathBuf};

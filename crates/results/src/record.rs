@@ -2,12 +2,13 @@
 //!
 //! Fields a tool does not report stay `None` (JSON `null`); nothing is invented.
 
-use crate::{Mode, Protocol, Role, TlsResume, Tool};
+use crate::{Mode, Role, Tool, Transport};
 use serde::{Deserialize, Serialize};
-use serverbench_engine::result::{
+pub use serverbench_machine::disturbance::{Cause, Disturbance};
+pub use serverbench_model::failure::{FailureKind, LapFailure};
+pub use serverbench_model::result::{
     Errors, Histograms, Http2Result, Latency, LoadResult, TimelinePoint, TlsResult,
 };
-pub use serverbench_machine::disturbance::{Cause, Disturbance};
 use std::collections::BTreeMap;
 
 /// Whether the lap produced a measurement.
@@ -38,50 +39,21 @@ pub struct LoadParams {
     /// The server's CPU count in a core sweep (`WORKERS` followed it); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpus: Option<u32>,
-    /// HTTP version on the wire; absent: HTTP/1.1.
-    #[serde(default, skip_serializing_if = "Protocol::is_h1")]
-    pub protocol: Protocol,
-    /// HTTPS: the load went to the server's `TLS_PORT` (always so with `h2`); absent: plain TCP.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub tls: bool,
-    /// A new connection per request (handshakes per second over TLS); absent: keep-alive.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub new_conn: bool,
-    /// With `new_conn` over TLS: how sessions resume; absent: the tool's default (full).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls_resume: Option<TlsResume>,
-    /// HTTP/2: concurrent streams per connection; absent: one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub streams: Option<u32>,
+    /// How the lap travelled (`protocol`, `tls`, `new_conn`, `tls_resume`, `streams`, each
+    /// absent when plain): the keys sit beside the others, as before the type existed.
+    #[serde(flatten)]
+    pub transport: Transport,
     /// Database laps: the pool size given to the server (`DATABASE_POOL`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<u32>,
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
 impl LoadParams {
-    /// The protocol label of the lap: `h1`, `h1+tls`, `h2`, `h2c`, with ` new-conn`,
-    /// ` resume=tickets` and ` m16` as they apply. Empty for plain HTTP/1.1 keep-alive.
+    /// The protocol label of the lap ([`Transport::label`]): `h1`, `https`, `h2`, `h2c`, with
+    /// ` new-conn`, ` resume=tickets` and ` m16` as they apply. Empty for plain HTTP/1.1
+    /// keep-alive.
     pub fn transport_label(&self) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        match (self.protocol, self.tls) {
-            (Protocol::H1, false) => {}
-            (Protocol::H1, true) => parts.push("https".into()),
-            (p, _) => parts.push(p.to_string()),
-        }
-        if self.new_conn {
-            parts.push("new-conn".into());
-        }
-        if let Some(r) = self.tls_resume {
-            parts.push(format!("resume={r}"));
-        }
-        if let Some(m) = self.streams {
-            parts.push(format!("m{m}"));
-        }
-        parts.join(" ")
+        self.transport.label()
     }
 }
 
@@ -196,8 +168,9 @@ pub struct LapRecord {
     /// 1-based lap number.
     pub lap: u32,
     pub status: LapStatus,
-    /// Why the lap failed: exit status, error and the server's log tail.
-    pub failure: Option<String>,
+    /// Why the lap failed: what went wrong, one line, and the server's log tail (one string in
+    /// records written before it was typed; they still read).
+    pub failure: Option<LapFailure>,
     /// `serverbench`, `wrk`, `ab`, `autocannon`, `h2load`, `hey` or `oha`.
     pub tool: Tool,
     /// RFC 3339 UTC time the lap started.
@@ -308,6 +281,50 @@ impl From<&LoadResult> for Measurement {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Protocol;
+
+    #[test]
+    fn params_recorded_before_the_protocol_keys_load_as_plain_http11_and_write_back_unchanged() {
+        let old = r#"{"mode":"http","paths":["/hello"],"connections":50,"threads":0,
+          "duration_s":3.0,"requests":null,"pipeline":1,"rate":null,"warmup_s":1.0,
+          "message":null,"size":null}"#;
+        let p: LoadParams = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (p.transport.protocol, p.transport.tls, p.transport.new_conn),
+            (Protocol::H1, false, false)
+        );
+        assert_eq!(
+            (
+                p.transport.tls_resume,
+                p.transport.streams,
+                p.transport_label()
+            ),
+            (None, None, String::new())
+        );
+        let again = serde_json::to_string(&p).unwrap();
+        assert!(
+            !again.contains("protocol") && !again.contains("tls"),
+            "{again}"
+        );
+    }
+
+    #[test]
+    fn protocol_keys_are_written_in_their_spelling() {
+        let p = LoadParams {
+            transport: Transport {
+                protocol: Protocol::H2c,
+                streams: Some(16),
+                ..Transport::default()
+            },
+            ..LoadParams::default()
+        };
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(
+            json.ends_with(r#""protocol":"h2c","streams":16}"#),
+            "{json}"
+        );
+        assert_eq!(p.transport_label(), "h2c m16");
+    }
 
     /// A line written before disturbance records (no `disturbance`, no `roles`).
     const OLD_LINE: &str = r#"{"suite":"s","server":"a","scenario":"hello","profile":"c1","lap":1,

@@ -9,8 +9,8 @@
 //! those figures stay zero (its connections handshake once each and never resume).
 
 use super::{mbps, Target, Tool, ToolError};
-use serverbench_engine::config::parse_duration;
-use serverbench_engine::result::TlsResult;
+use serverbench_model::parse_duration;
+use serverbench_model::result::TlsResult;
 use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 use serverbench_results::Protocol;
 
@@ -22,12 +22,12 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
             why: "h2load's rate is connections per second, not requests".into(),
         });
     }
-    let in_flight = match p.protocol {
+    let in_flight = match p.transport.protocol {
         Protocol::H1 => p.pipeline,
-        Protocol::H2 | Protocol::H2c => p.streams.unwrap_or(1),
+        Protocol::H2 | Protocol::H2c => p.transport.streams.unwrap_or(1),
     };
     let mut a = Vec::new();
-    if p.protocol == Protocol::H1 {
+    if p.transport.protocol == Protocol::H1 {
         a.push("--h1".to_string());
     }
     a.extend([
@@ -228,9 +228,10 @@ mod tests {
     #[test]
     fn h2_goes_over_tls_h2c_over_http_and_https_h1_keeps_h1() {
         let a = |p: LoadParams| args(&p, &https_target()).unwrap().join(" ");
-        let hello = |protocol, tls, streams| LoadParams {
-            streams,
-            ..http(protocol, tls)
+        let hello = |protocol, tls, streams| {
+            let mut p = http(protocol, tls);
+            p.transport.streams = streams;
+            p
         };
         assert_eq!(
             a(hello(Protocol::H2, true, Some(16))),

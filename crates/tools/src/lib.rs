@@ -107,7 +107,7 @@ impl Target {
     /// Where a lap with `params` goes: `https://host:TLS_PORT` when it is over TLS, else
     /// [`Target::base_url`]. An error when the lap is over TLS and the target serves none.
     pub fn base_url_for(&self, params: &LoadParams, tool: Tool) -> Result<String, ToolError> {
-        if !params.tls {
+        if !params.transport.tls {
             return Ok(self.base_url());
         }
         let port = self.tls_port.ok_or_else(|| ToolError::Unsupported {
@@ -145,6 +145,8 @@ pub struct CommandLine {
     pub program: PathBuf,
     /// Arguments.
     pub args: Vec<String>,
+    /// What goes on its stdin (serverbench's load spec), if anything.
+    pub stdin: Option<String>,
 }
 
 impl fmt::Display for CommandLine {
@@ -180,8 +182,12 @@ impl Prepared {
             });
         }
         refuse_protocol(self.tool, params)?;
+        let mut stdin = None;
         let args = match self.tool {
-            Tool::Serverbench => serverbench::args(params, target, client_cpus)?,
+            Tool::Serverbench => {
+                stdin = Some(serverbench::spec(params, target, client_cpus)?.to_line());
+                serverbench::args()
+            }
             Tool::Wrk => wrk::args(params, target, &self.scratch)?,
             Tool::Ab => ab::args(params, target)?,
             Tool::Autocannon => autocannon::args(params, target)?,
@@ -192,6 +198,7 @@ impl Prepared {
         Ok(CommandLine {
             program: self.exe.clone(),
             args,
+            stdin,
         })
     }
 
@@ -215,12 +222,12 @@ impl Prepared {
 fn refuse_protocol(tool: Tool, p: &LoadParams) -> Result<(), ToolError> {
     let why = match tool {
         Tool::Serverbench => return Ok(()),
-        _ if p.new_conn || p.tls_resume.is_some() => {
+        _ if p.transport.new_conn || p.transport.tls_resume.is_some() => {
             "a new connection per request (new_conn, tls_resume) needs serverbench"
         }
-        Tool::Wrk if p.protocol.is_h2() => "wrk speaks HTTP/1.1 only; HTTP/2 needs h2load or serverbench",
+        Tool::Wrk if p.transport.protocol.is_h2() => "wrk speaks HTTP/1.1 only; HTTP/2 needs h2load or serverbench",
         Tool::Wrk | Tool::H2load => return Ok(()),
-        _ if p.tls || p.protocol.is_h2() => {
+        _ if p.transport.tls || p.transport.protocol.is_h2() => {
             "the harness drives it over plain HTTP/1.1 only; TLS and HTTP/2 need serverbench, wrk (TLS) or h2load"
         }
         _ => return Ok(()),
@@ -262,6 +269,7 @@ pub(crate) fn mbps(bytes: Option<u64>, secs: Option<f64>) -> Option<f64> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use serverbench_results::Transport;
 
     #[test]
     fn a_url_gives_its_host_and_port() {
@@ -344,8 +352,11 @@ pub(crate) mod tests {
             threads: 1,
             duration_s: Some(2.0),
             pipeline: 1,
-            protocol,
-            tls,
+            transport: Transport {
+                protocol,
+                tls,
+                ..Transport::default()
+            },
             ..LoadParams::default()
         }
     }
@@ -359,10 +370,8 @@ pub(crate) mod tests {
         };
         assert!(why(Tool::Wrk, &http(Protocol::H2, true)).contains("HTTP/1.1 only"));
         assert!(why(Tool::Hey, &http(Protocol::H1, true)).contains("TLS and HTTP/2 need"));
-        let handshakes = LoadParams {
-            new_conn: true,
-            ..http(Protocol::H1, true)
-        };
+        let mut handshakes = http(Protocol::H1, true);
+        handshakes.transport.new_conn = true;
         assert!(why(Tool::H2load, &handshakes).contains("needs serverbench"));
         assert!(prepared(Tool::Wrk)
             .command(&http(Protocol::H1, true), &t, &[])

@@ -1,9 +1,12 @@
-//! The built-in engine: `serverbench load ... --json`, whose stdout is a `LoadResult`.
+//! The built-in engine: `serverbench load --json --spec -` with the lap as a [`LoadSpec`] on
+//! stdin; its stdout is a `LoadResult`.
 
 use super::{Target, Tool, ToolError};
-use serverbench_engine::result::LoadResult;
+use serverbench_model::result::LoadResult;
+use serverbench_model::spec::{HttpLoad, LoadSpec, TcpLoad};
 use serverbench_results::record::{LoadParams, Measurement};
 use serverbench_results::Mode;
+use std::time::Duration;
 
 /// Duration as whole milliseconds (`2500ms`): the one spelling `serverbench load -d`, hey, oha and
 /// h2load all accept (h2load takes no decimals, so not `config::format_duration`'s `2.5s`).
@@ -11,79 +14,62 @@ pub(crate) fn millis(secs: f64) -> String {
     format!("{}ms", (secs * 1000.0).round().max(1.0) as u64)
 }
 
-/// Arguments after the executable: `load --json ... URL...` or `load --tcp HOST:PORT ...`.
-/// The lap's protocol becomes the engine's own flags (`--http2 -m`, `--new-conn`,
-/// `--tls-resume`, `--cacert`), so every mode runs through the one `load` code path.
-pub fn args(
-    p: &LoadParams,
-    target: &Target,
-    client_cpus: &[usize],
-) -> Result<Vec<String>, ToolError> {
-    let mut a: Vec<String> = vec!["load".into(), "--json".into()];
-    a.extend(["-c".into(), p.connections.to_string()]);
-    if p.threads > 0 {
-        a.extend(["-t".into(), p.threads.to_string()]);
-    }
-    if let Some(d) = p.duration_s {
-        a.extend(["-d".into(), millis(d)]);
-    }
-    if let Some(n) = p.requests {
-        a.extend(["-n".into(), n.to_string()]);
-    }
-    if !client_cpus.is_empty() {
-        let cpus: Vec<String> = client_cpus.iter().map(|c| c.to_string()).collect();
-        a.extend(["--cpus".into(), cpus.join(",")]);
-    }
+/// Arguments after the executable: `load --json --spec -`; the lap itself goes on stdin as one
+/// line of JSON ([`spec`]), so the load is described once, not rebuilt as flags.
+pub fn args() -> Vec<String> {
+    ["load", "--json", "--spec", "-"].map(String::from).to_vec()
+}
+
+/// The lap against `target` as the engine's load spec, pinned to `client_cpus`: HTTP paths as
+/// URLs (on the TLS port over TLS, trusting the run's certificate, else `insecure`), or the
+/// echo port for TCP; the lap's protocol as the spec's HTTP/2, streams, new connection and
+/// resumption.
+pub fn spec(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Result<LoadSpec, ToolError> {
+    let mut s = LoadSpec {
+        connections: p.connections,
+        threads: (p.threads > 0).then_some(p.threads),
+        duration: p
+            .duration_s
+            .map(|d| Duration::from_millis((d * 1000.0).round().max(1.0) as u64)),
+        requests: p.requests,
+        cpus: client_cpus.to_vec(),
+        ..LoadSpec::default()
+    };
     match p.mode {
         Mode::TcpStream | Mode::TcpPingpong => {
             let port = target.echo_port.unwrap_or(target.port);
-            a.extend(["--tcp".into(), format!("{}:{port}", target.host_for_url())]);
-            if p.mode.is_stream() {
-                a.extend(["--mode".into(), "stream".into()]);
-                a.extend(["--message".into(), p.message.clone().unwrap_or_default()]);
-            } else {
-                a.extend(["--mode".into(), "pingpong".into()]);
-                a.extend(["--size".into(), p.size.unwrap_or(64).to_string()]);
-            }
+            s.tcp = Some(TcpLoad {
+                addr: format!("{}:{port}", target.host_for_url()),
+                mode: p.mode,
+                message: p.message.clone().unwrap_or_default(),
+                size: p.size.unwrap_or(64) as usize,
+            });
         }
         Mode::Http => {
-            if p.pipeline > 1 {
-                a.extend(["-p".into(), p.pipeline.to_string()]);
-            }
-            if let Some(r) = p.rate {
-                a.extend(["-R".into(), r.to_string()]);
-            }
-            a.extend(protocol_flags(p, target));
+            s.http.pipeline = p.pipeline;
+            s.rate = p.rate;
+            protocol(p, target, &mut s.http);
             let base = target.base_url_for(p, Tool::Serverbench)?;
-            a.extend(p.paths.iter().map(|path| format!("{base}{path}")));
+            s.urls = p.paths.iter().map(|path| format!("{base}{path}")).collect();
         }
     }
-    Ok(a)
+    Ok(s)
 }
 
-/// `--http2 -m N`, `--new-conn`, `--tls-resume HOW` and the trust (`--cacert` with the run's
-/// certificate, else `-k`), as the lap asks.
-fn protocol_flags(p: &LoadParams, target: &Target) -> Vec<String> {
-    let mut a: Vec<String> = Vec::new();
-    if p.protocol.is_h2() {
-        a.push("--http2".into());
-        if let Some(m) = p.streams {
-            a.extend(["-m".into(), m.to_string()]);
-        }
-    }
-    if p.new_conn {
-        a.push("--new-conn".into());
-    }
-    if let Some(r) = p.tls_resume {
-        a.extend(["--tls-resume".into(), r.to_string()]);
-    }
-    if p.tls {
+/// HTTP/2 and its streams, a new connection per request, resumption and the trust (the run's
+/// certificate, else any), as the lap asks.
+fn protocol(p: &LoadParams, target: &Target, h: &mut HttpLoad) {
+    let t = &p.transport;
+    h.http2 = t.protocol.is_h2();
+    h.streams = t.streams.unwrap_or(1);
+    h.new_conn = t.new_conn;
+    h.tls_resume = t.tls_resume;
+    if t.tls {
         match &target.ca_file {
-            Some(ca) => a.extend(["--cacert".into(), ca.display().to_string()]),
-            None => a.push("-k".into()),
+            Some(ca) => h.cacert = Some(ca.clone()),
+            None => h.insecure = true,
         }
     }
-    a
 }
 
 /// Parses `serverbench load --json` output.
@@ -103,7 +89,7 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::{Protocol, TlsResume};
+    use serverbench_results::{Protocol, TlsResume, Transport};
 
     fn target() -> Target {
         Target {
@@ -125,11 +111,14 @@ mod tests {
             pipeline: 1,
             ..LoadParams::default()
         };
-        let a = args(&p, &target(), &[1]).unwrap().join(" ");
+        let s = spec(&p, &target(), &[1]).unwrap();
         assert_eq!(
-            a,
-            "load --json -c 100 -d 10000ms --cpus 1 http://127.0.0.1:8080/hey http://127.0.0.1:8080/hell"
+            s.urls,
+            ["http://127.0.0.1:8080/hey", "http://127.0.0.1:8080/hell"]
         );
+        assert_eq!((s.connections, s.cpus.as_slice()), (100, &[1][..]));
+        assert_eq!(s.duration, Some(Duration::from_secs(10)));
+        assert_eq!(args(), ["load", "--json", "--spec", "-"]);
     }
 
     #[test]
@@ -141,15 +130,12 @@ mod tests {
             message: Some("hello world".into()),
             ..LoadParams::default()
         };
-        let a = args(&p, &target(), &[]).unwrap();
-        assert!(
-            a.windows(2).any(|w| w == ["--tcp", "127.0.0.1:9000"]),
-            "{a:?}"
+        let tcp = spec(&p, &target(), &[]).unwrap().tcp.unwrap();
+        assert_eq!(
+            (tcp.addr.as_str(), tcp.mode),
+            ("127.0.0.1:9000", Mode::TcpStream)
         );
-        assert!(
-            a.windows(2).any(|w| w == ["--message", "hello world"]),
-            "{a:?}"
-        );
+        assert_eq!(tcp.message, "hello world");
     }
 
     fn https_target() -> Target {
@@ -166,50 +152,44 @@ mod tests {
             connections: 10,
             duration_s: Some(2.0),
             pipeline: 1,
-            protocol,
-            tls,
+            transport: Transport {
+                protocol,
+                tls,
+                ..Transport::default()
+            },
             ..LoadParams::default()
         }
     }
 
     #[test]
     fn a_tls_lap_goes_to_the_tls_port_trusting_the_runs_certificate() {
-        let a = args(&hello(Protocol::H1, true), &https_target(), &[]).unwrap();
-        assert_eq!(
-            a[a.len() - 3..],
-            [
-                "--cacert",
-                "/run/tls/cert.pem",
-                "https://127.0.0.1:8443/hello"
-            ]
-        );
+        let s = spec(&hello(Protocol::H1, true), &https_target(), &[]).unwrap();
+        assert_eq!(s.urls, ["https://127.0.0.1:8443/hello"]);
+        assert_eq!(s.http.cacert, Some("/run/tls/cert.pem".into()));
+        assert!(!s.http.insecure && !s.http.http2);
     }
 
     #[test]
     fn handshake_laps_ask_for_a_new_connection_and_their_resumption() {
-        let p = LoadParams {
-            new_conn: true,
-            tls_resume: Some(TlsResume::Tickets),
-            ..hello(Protocol::H1, true)
-        };
-        let a = args(&p, &https_target(), &[]).unwrap().join(" ");
-        assert!(
-            a.contains("--new-conn --tls-resume tickets --cacert"),
-            "{a}"
-        );
+        let mut p = hello(Protocol::H1, true);
+        p.transport.new_conn = true;
+        p.transport.tls_resume = Some(TlsResume::Tickets);
+        let s = spec(&p, &https_target(), &[]).unwrap();
+        assert!(s.http.new_conn);
+        assert_eq!(s.http.tls_resume, Some(TlsResume::Tickets));
     }
 
     #[test]
     fn h2_goes_over_tls_and_h2c_over_the_plain_port_with_their_streams() {
-        let p = LoadParams {
-            streams: Some(16),
-            ..hello(Protocol::H2, true)
-        };
-        let a = args(&p, &https_target(), &[]).unwrap().join(" ");
-        assert!(a.contains("--http2 -m 16 --cacert"), "{a}");
-        assert!(a.ends_with("https://127.0.0.1:8443/hello"), "{a}");
-        let a = args(&hello(Protocol::H2c, false), &https_target(), &[]).unwrap();
-        assert_eq!(a[a.len() - 2..], ["--http2", "http://127.0.0.1:8080/hello"]);
+        let mut p = hello(Protocol::H2, true);
+        p.transport.streams = Some(16);
+        let s = spec(&p, &https_target(), &[]).unwrap();
+        assert!(s.http.http2);
+        assert_eq!(s.http.streams, 16);
+        assert_eq!(s.urls, ["https://127.0.0.1:8443/hello"]);
+        let s = spec(&hello(Protocol::H2c, false), &https_target(), &[]).unwrap();
+        assert!(s.http.http2 && s.http.cacert.is_none());
+        assert_eq!(s.urls, ["http://127.0.0.1:8080/hello"]);
     }
 
     #[test]

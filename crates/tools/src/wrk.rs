@@ -4,7 +4,7 @@
 
 use super::{mbps, Target, Tool, ToolError};
 use serde::Deserialize;
-use serverbench_engine::result::Latency;
+use serverbench_model::result::Latency;
 use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
 use std::path::Path;
 
@@ -123,7 +123,7 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::Mode;
+    use serverbench_results::{Mode, Transport};
 
     #[test]
     fn script_rotates_paths_and_batches_pipelined_requests() {
@@ -182,7 +182,10 @@ mod tests {
             threads: 1,
             duration_s: Some(2.0),
             pipeline: 1,
-            tls: true,
+            transport: Transport {
+                tls: true,
+                ..Transport::default()
+            },
             ..LoadParams::default()
         };
         let t = Target {

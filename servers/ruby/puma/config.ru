@@ -52,6 +52,12 @@ class App
 
   def initialize
     @pingpong = PingPong.new(PAYLOAD)
+    # The database routes only with DATABASE_URL (db.rb; without it, pg is not even loaded).
+    url = ENV.fetch('DATABASE_URL', '')
+    return if url.empty?
+
+    require_relative 'db'
+    @db = Database.new(url)
   end
 
   def call(env)
@@ -62,6 +68,8 @@ class App
       respond(200, 'application/json', JSON.generate({ message: 'Hello, World!' }))
     elsif path == '/pingpong'
       respond(200, OCTETS, @pingpong.call)
+    elsif @db && Database::PATHS.include?(path)
+      respond(*@db.call(path, env['QUERY_STRING']))
     else
       respond(404, PLAIN, 'Not Found')
     end

@@ -10,8 +10,7 @@
 use super::OkLap;
 use crate::stats;
 use serde::Serialize;
-use serverbench_engine::histo;
-use serverbench_engine::stats::latency_of;
+use serverbench_model::histo::{self, latency_of};
 
 /// Where a cell's latency percentiles come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -108,8 +107,8 @@ fn per_lap_median(laps: &[OkLap]) -> CellLatency {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_engine::result::Histograms;
-    use serverbench_engine::stats::new_histogram;
+    use serverbench_model::histo::new_histogram;
+    use serverbench_model::result::Histograms;
     use serverbench_results::record::Measurement;
 
     /// A lap's measurement holding exactly `samples` (µs), as the engine records it.

@@ -25,8 +25,10 @@ mod latency;
 pub use latency::LatencySource;
 
 use crate::stats::{self, Interval, Stats};
+/// The warning types live in [`crate::warnings`]; kept at this path for the reports.
+pub use crate::warnings::{Warning, WarningKind};
 use serde::Serialize;
-use serverbench_results::record::{LapRecord, LapStatus, Measurement, ServerStats};
+use serverbench_results::record::{LapFailure, LapRecord, LapStatus, Measurement, ServerStats};
 use serverbench_results::{Mode, Tool};
 
 /// Errors (plus non-2xx) above this fraction of requests are warned about (0.1%).
@@ -101,8 +103,9 @@ pub struct ServerSummary {
     /// Laps recorded (ok + failed).
     pub laps: u32,
     pub failed_laps: u32,
-    /// The failure text of the first failed lap.
-    pub first_failure: Option<String>,
+    /// Why the first failed lap failed (written as its text, as before failures were typed).
+    #[serde(serialize_with = "as_text")]
+    pub first_failure: Option<LapFailure>,
     pub lap_rps: Vec<LapRps>,
     pub rps: Option<Stats>,
     /// 95% interval of the median req/s.
@@ -138,71 +141,11 @@ pub struct ServerSummary {
     pub rank: Option<u32>,
 }
 
-/// What a warning is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WarningKind {
-    Noisy,
-    ClientSaturated,
-    Errors,
-    Non2xx,
-    OutlierLap,
-    FailedLaps,
-    FewLaps,
-    MissingBaseline,
-    /// The server used clearly fewer cores than the CPUs it was pinned to.
-    UnusedCpus,
-    /// p99.9 latency far above p50: a long tail or a second mode.
-    LongTail,
-    /// The server's RSS grew through every lap.
-    RssGrowth,
-    /// Much slower on `/pingpong` than on `/payload`: the cost of message passing.
-    MessagePassing,
-    /// Neither the client nor the server was busy: something else bounds the figure.
-    NeitherBusy,
-    /// In a core sweep, req/s stopped growing with the CPUs.
-    StopsScaling,
-    /// The server declares deviations from the contract (its manifest's `[deviations]`).
-    KnownDeviation,
-    /// A client host of a lap over several machines saturated (named).
-    HostSaturated,
-    /// The client hosts started measuring more than 1 ms apart.
-    StartSkew,
-    /// A client host's share of the requests is off its share of the connections.
-    HostShare,
-    /// Resumption was asked and the server resumed no TLS handshake.
-    NoResumption,
-    /// New connections per request over TLS with the client saturated: the handshake rate is
-    /// the client's.
-    HandshakeClientBound,
-    /// HTTP/2 streams refused, GOAWAYs or protocol errors.
-    H2Refused,
-}
-
-impl WarningKind {
-    /// The kind of chart a warning is about, as used in figure ids: `rps`, `latency`, `rss` or
-    /// `cpu` (the figure of the warning's scenario and profile).
-    pub fn figure(self) -> &'static str {
-        match self {
-            WarningKind::UnusedCpus
-            | WarningKind::NeitherBusy
-            | WarningKind::StopsScaling
-            | WarningKind::HandshakeClientBound => "cpu",
-            WarningKind::LongTail => "latency",
-            WarningKind::RssGrowth => "rss",
-            _ => "rps",
-        }
+fn as_text<S: serde::Serializer>(f: &Option<LapFailure>, s: S) -> Result<S::Ok, S::Error> {
+    match f {
+        Some(f) => s.collect_str(f),
+        None => s.serialize_none(),
     }
-}
-
-/// A plain sentence about one figure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Warning {
-    pub kind: WarningKind,
-    pub scenario: String,
-    pub profile: String,
-    pub server: Option<String>,
-    pub message: String,
 }
 
 /// Summarizes laps; `baseline` is the server the speed factors are relative to.

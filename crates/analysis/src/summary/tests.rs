@@ -1,6 +1,6 @@
 //! Tests of the summary: speed factors, ranks, intervals and the warnings' wording.
 use super::*;
-use serverbench_results::record::LoadParams;
+use serverbench_results::record::{FailureKind, LoadParams};
 use serverbench_results::{Mode, Tool};
 
 fn lap(server: &str, n: u32, rps: Option<f64>) -> LapRecord {
@@ -15,7 +15,9 @@ fn lap(server: &str, n: u32, rps: Option<f64>) -> LapRecord {
         } else {
             LapStatus::Failed
         },
-        failure: rps.is_none().then(|| "exit status 1\nlog tail".into()),
+        failure: rps
+            .is_none()
+            .then(|| LapFailure::new(FailureKind::Load, "exit status 1").with_log_tail("log tail")),
         tool: Tool::Serverbench,
         started_at: String::new(),
         wall_s: 1.0,
@@ -98,7 +100,11 @@ fn failed_laps_are_counted_with_the_first_failure_and_warned_about() {
     let s = crate::analyze(&fixture(), None, None);
     let b = &s.tables[0].servers[2];
     assert_eq!((b.laps, b.failed_laps), (3, 1));
-    assert_eq!(b.first_failure.as_deref(), Some("exit status 1\nlog tail"));
+    let first = b.first_failure.as_ref().unwrap();
+    assert_eq!(
+        (first.kind, first.detail.as_str()),
+        (FailureKind::Load, "exit status 1")
+    );
     // "fast": 201 + 202 + 203 requests with 2 errors each: 6 / 612.
     assert_eq!(s.tables[0].servers[0].error_rate, Some(6.0 / 612.0));
     let kinds: Vec<WarningKind> = s.warnings.iter().map(|w| w.kind).collect();

@@ -3,9 +3,9 @@
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_harness::sampler::{Sampler, INTERVAL};
-use serverbench_hosts::check::{self, Probe, CLOCK_WARN_MS};
+use serverbench_hosts::check::{self, Probe};
 use serverbench_hosts::{
-    HostError, Inventory, Local, Transport, SAMPLER_ARMED, SAMPLER_SAMPLING, SAMPLER_START,
+    Host, HostError, Inventory, Local, Transport, SAMPLER_ARMED, SAMPLER_SAMPLING, SAMPLER_START,
 };
 use std::path::{Path, PathBuf};
 
@@ -95,6 +95,29 @@ pub fn inventory(file: &Path) -> anyhow::Result<Inventory> {
     Ok(Inventory::load(file, &local()?)?)
 }
 
+/// Probes `hosts` before a run on them: their probes in order, each clock too far off warned
+/// about on stderr; or every unusable host's error, one line each.
+pub fn usable_probes(transport: &Transport, hosts: &[Host]) -> Result<Vec<Probe>, Vec<String>> {
+    let mut probes = Vec::new();
+    let mut failed = Vec::new();
+    for (host, probe) in hosts.iter().zip(check::probe_all(transport, hosts)) {
+        match probe.and_then(|p| p.usable(host).map(|()| p)) {
+            Ok(p) => {
+                if let Some(w) = check::clock_warning(host, &p) {
+                    eprintln!("warning: {w}");
+                }
+                probes.push(p);
+            }
+            Err(e) => failed.push(e.to_string()),
+        }
+    }
+    if failed.is_empty() {
+        Ok(probes)
+    } else {
+        Err(failed)
+    }
+}
+
 fn check(args: CheckArgs) -> anyhow::Result<u8> {
     let inv = inventory(&args.hosts)?;
     let hosts = if args.only.is_empty() {
@@ -129,12 +152,8 @@ fn check(args: CheckArgs) -> anyhow::Result<u8> {
         if let Err(e) = p.usable(host) {
             failed += 1;
             eprintln!("serverbench hosts check: {e}");
-        } else if p.clock_offset_ms.abs() > CLOCK_WARN_MS {
-            eprintln!(
-                "warning: {}: clock {:+.1} ms away from this machine's (start skews and \
-                 timelines compare host clocks: sync them with NTP/PTP)",
-                host.name, p.clock_offset_ms
-            );
+        } else if let Some(w) = check::clock_warning(host, &p) {
+            eprintln!("warning: {w}");
         }
     }
     Ok(u8::from(failed > 0))

@@ -7,12 +7,15 @@ mod summary;
 mod verdict;
 
 use anyhow::{bail, Context};
-use serverbench_engine::config::{self, parse_duration, split_host_port};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use serverbench_engine::config::{self, split_host_port};
 use serverbench_engine::{
-    Config, EngineError, Event, Http2Options, HttpOptions, Lifetime, Protocol, Reads, Resume,
-    Schedule, Stop, TlsOptions, TlsVersion, Trust,
+    Config, EngineError, Event, Http2Options, HttpOptions, Lifetime, Protocol, Reads, Schedule,
+    Stop, TlsOptions, TlsVersion, Trust,
 };
-use std::io::{IsTerminal, Write};
+use serverbench_model::spec::{HttpLoad, TcpLoad};
+use serverbench_model::{parse_duration, CpuList, LoadSpec, Mode, TlsResume};
+use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
 /// Arguments of `serverbench load`.
@@ -30,6 +33,10 @@ pub struct Args {
     /// URL(s) to load, all on one host:port; several URLs are rotated per request.
     #[arg(value_name = "URL")]
     urls: Vec<String>,
+    /// The whole load as JSON (a LoadSpec; `-`: one line on stdin) instead of the load flags:
+    /// how `--tool serverbench` and client hosts are handed a load.
+    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["urls", "tcp", "hosts"])]
+    spec: Option<String>,
     /// TCP echo target instead of HTTP.
     #[arg(long, value_name = "HOST:PORT", conflicts_with = "urls")]
     tcp: Option<String>,
@@ -49,20 +56,20 @@ pub struct Args {
     #[arg(short, long)]
     threads: Option<u32>,
     /// How long to measure, e.g. 500ms, 10s, 1m (default 10s unless -n is given).
-    #[arg(short, long)]
-    duration: Option<String>,
+    #[arg(short, long, value_parser = parse_duration)]
+    duration: Option<Duration>,
     /// Stop after this many requests.
     #[arg(short = 'n', long, conflicts_with = "duration")]
     requests: Option<u64>,
     /// Load without measuring for this long first.
-    #[arg(long, default_value = "0s")]
-    warmup: String,
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    warmup: Duration,
     /// Per-request timeout; a timed-out connection is counted and reopened.
-    #[arg(long, default_value = "2s")]
-    timeout: String,
-    /// Pin worker threads to these CPUs, e.g. 1,3.
-    #[arg(long, value_delimiter = ',')]
-    cpus: Vec<usize>,
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    timeout: Duration,
+    /// Pin worker threads to these CPUs, e.g. 1,3 or 0-3.
+    #[arg(long, value_name = "LIST", value_parser = clap::value_parser!(CpuList))]
+    cpus: Option<CpuList>,
     /// Extra request header `Name: value` (repeatable).
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
@@ -114,11 +121,11 @@ pub struct Args {
     /// With --new-conn over https://: resume TLS sessions with `tickets` (TLS 1.2 tickets or
     /// session ids, TLS 1.3 tickets) or TLS 1.2 session `ids`; `off` makes every handshake full.
     /// Exits 5 if the server resumed none.
-    #[arg(long, value_enum, value_name = "HOW", conflicts_with = "tcp")]
-    tls_resume: Option<ResumeArg>,
+    #[arg(long, value_name = "HOW", conflicts_with = "tcp", value_parser = resume_parser())]
+    tls_resume: Option<TlsResume>,
     /// Offer only this TLS version (default: 1.3 and 1.2, the server picks).
-    #[arg(long, value_enum, value_name = "VERSION", conflicts_with = "tcp")]
-    tls_version: Option<VersionArg>,
+    #[arg(long, value_name = "VERSION", conflicts_with = "tcp", value_parser = version_parser())]
+    tls_version: Option<serverbench_model::TlsVersion>,
     /// Trust only the CA certificates in this PEM file (default: the Mozilla roots).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["insecure", "tcp"])]
     cacert: Option<std::path::PathBuf>,
@@ -163,9 +170,10 @@ pub struct Args {
         long,
         default_value = "60s",
         value_name = "DURATION",
+        value_parser = parse_duration,
         help_heading = "Several machines"
     )]
-    barrier_timeout: String,
+    barrier_timeout: Duration,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,27 +182,94 @@ enum TcpMode {
     Pingpong,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum ResumeArg {
-    Tickets,
-    Ids,
-    Off,
+/// `--tls-resume`: the model's values, listed in the help.
+fn resume_parser() -> impl TypedValueParser<Value = TlsResume> {
+    PossibleValuesParser::new(TlsResume::ALL.map(TlsResume::as_str))
+        .map(|s| s.parse::<TlsResume>().expect("a listed value"))
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum VersionArg {
-    #[value(name = "1.2")]
-    V1_2,
-    #[value(name = "1.3")]
-    V1_3,
+/// `--tls-version`: `1.2` or `1.3`.
+fn version_parser() -> impl TypedValueParser<Value = serverbench_model::TlsVersion> {
+    PossibleValuesParser::new(["1.2", "1.3"]).map(|s| s.parse().expect("a listed value"))
+}
+
+impl Args {
+    /// The load these flags describe (or `--spec`'s, read from its file or stdin).
+    fn load_spec(&self) -> anyhow::Result<LoadSpec> {
+        if let Some(from) = &self.spec {
+            return read_spec(from);
+        }
+        let tcp = self.tcp.as_ref().map(|addr| TcpLoad {
+            addr: addr.clone(),
+            mode: match self.mode {
+                TcpMode::Stream => Mode::TcpStream,
+                TcpMode::Pingpong => Mode::TcpPingpong,
+            },
+            message: self.message.clone(),
+            size: self.size,
+        });
+        Ok(LoadSpec {
+            urls: self.urls.clone(),
+            tcp,
+            connections: self.connections,
+            threads: self.threads,
+            duration: self.duration,
+            requests: self.requests,
+            warmup: self.warmup,
+            timeout: self.timeout,
+            cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),
+            rate: self.rate,
+            connect_rate: self.connect_rate,
+            idle: self.idle.to_string(),
+            http: HttpLoad {
+                method: self.method.clone(),
+                headers: self.headers.clone(),
+                body: self.body.clone(),
+                body_file: self.body_file.clone(),
+                pipeline: self.pipeline,
+                expect_status: self.expect_status.clone(),
+                verify: self.verify,
+                eager_reads: self.eager_reads,
+                http2: self.http2,
+                streams: self.streams,
+                new_conn: self.new_conn,
+                tls_resume: self.tls_resume,
+                tls_version: self.tls_version,
+                cacert: self.cacert.clone(),
+                insecure: self.insecure,
+            },
+        })
+    }
+}
+
+/// `--spec FILE`, or `--spec -`: the first line of stdin (a `go` line may follow for --barrier).
+fn read_spec(from: &str) -> anyhow::Result<LoadSpec> {
+    let text = if from == "-" {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .context("--spec -: reading stdin")?;
+        line
+    } else {
+        std::fs::read_to_string(from).with_context(|| format!("--spec {from}"))?
+    };
+    serde_json::from_str(text.trim()).with_context(|| format!("--spec {from}: not a load spec"))
 }
 
 /// Runs `serverbench load`.
 pub fn run(args: Args) -> anyhow::Result<u8> {
+    let spec = match args.load_spec() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("serverbench load: {e:#}");
+            return Ok(1);
+        }
+    };
     if args.hosts.is_some() {
-        return distributed::run(&args);
+        return distributed::run(&args, &spec);
     }
-    let config = match build_config(&args) {
+    let config = match build_config(&spec) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("serverbench load: {e:#}");
@@ -276,24 +351,26 @@ fn shape(c: &Config) -> live::Shape {
     }
 }
 
-/// Turns the flags into an engine configuration; errors are one line naming the flag.
-fn build_config(a: &Args) -> anyhow::Result<Config> {
+/// Turns the load into an engine configuration; errors are one line naming the flag.
+fn build_config(a: &LoadSpec) -> anyhow::Result<Config> {
+    let h = &a.http;
     let (addr, target, protocol, tls) = if let Some(tcp) = &a.tcp {
-        let (host, port) =
-            split_host_port(tcp, 0).map_err(|why| anyhow::anyhow!("--tcp `{tcp}`: {why}"))?;
+        let addr_text = &tcp.addr;
+        let (host, port) = split_host_port(addr_text, 0)
+            .map_err(|why| anyhow::anyhow!("--tcp `{addr_text}`: {why}"))?;
         if port == 0 {
-            bail!("--tcp `{tcp}`: give HOST:PORT");
+            bail!("--tcp `{addr_text}`: give HOST:PORT");
         }
         let addr = config::resolve(&host, port)?;
-        let protocol = match a.mode {
-            TcpMode::Stream => Protocol::TcpStream {
-                message: a.message.clone().into_bytes(),
+        let protocol = match tcp.mode {
+            Mode::TcpStream => Protocol::TcpStream {
+                message: tcp.message.clone().into_bytes(),
             },
-            TcpMode::Pingpong => Protocol::TcpPingPong { size: a.size },
+            _ => Protocol::TcpPingPong { size: tcp.size },
         };
-        (addr, vec![tcp.clone()], protocol, None)
+        (addr, vec![addr_text.clone()], protocol, None)
     } else {
-        let body = match (&a.body, &a.body_file) {
+        let body = match (&h.body, &h.body_file) {
             (Some(b), _) => Some(b.clone().into_bytes()),
             (None, Some(f)) => {
                 Some(std::fs::read(f).with_context(|| format!("--body-file {}", f.display()))?)
@@ -301,15 +378,15 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
             (None, None) => None,
         };
         let opts = HttpOptions {
-            method: a.method.to_ascii_uppercase(),
-            headers: a.headers.clone(),
+            method: h.method.to_ascii_uppercase(),
+            headers: h.headers.clone(),
             body,
-            expect_status: a.expect_status.clone(),
-            verify: a.verify,
-            close: a.new_conn,
-            tls: tls_options(a),
-            http2: a.http2.then(|| Http2Options {
-                streams: a.streams,
+            expect_status: h.expect_status.clone(),
+            verify: h.verify,
+            close: h.new_conn,
+            tls: tls_options(h),
+            http2: h.http2.then(|| Http2Options {
+                streams: h.streams,
                 ..Default::default()
             }),
         };
@@ -317,14 +394,13 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
         (t.addr, a.urls.clone(), t.protocol, t.tls)
     };
     let schedule = match a.rate {
-        Some(_) if a.pipeline > 1 => bail!("-R/--rate cannot be combined with -p/--pipeline > 1"),
+        Some(_) if h.pipeline > 1 => bail!("-R/--rate cannot be combined with -p/--pipeline > 1"),
         Some(per_second) => Schedule::Rate { per_second },
-        None => Schedule::ClosedLoop { depth: a.pipeline },
+        None => Schedule::ClosedLoop { depth: h.pipeline },
     };
-    let stop = match (&a.duration, a.requests) {
-        (_, Some(n)) => Stop::Requests(n),
-        (Some(d), None) => Stop::Duration(flag_duration("-d/--duration", d)?),
-        (None, None) => Stop::Duration(Duration::from_secs(10)),
+    let stop = match a.requests {
+        Some(n) => Stop::Requests(n),
+        None => Stop::Duration(a.measured()),
     };
     let available = serverbench_engine::sys::affinity_cpus();
     if let Some(bad) = a.cpus.iter().find(|c| !available.contains(c)) {
@@ -335,6 +411,10 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
     } else {
         a.cpus.len()
     } as u32);
+    let idle = a
+        .idle
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--idle {}: {e}", a.idle))?;
     let config = Config {
         addr,
         target,
@@ -343,18 +423,18 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
         stop,
         connections: a.connections,
         threads,
-        warmup: flag_duration("--warmup", &a.warmup)?,
-        timeout: flag_duration("--timeout", &a.timeout)?,
+        warmup: a.warmup,
+        timeout: a.timeout,
         cpus: a.cpus.clone(),
         connect_rate: a.connect_rate,
-        reads: if a.eager_reads {
+        reads: if h.eager_reads {
             Reads::Eager
         } else {
             Reads::Window
         },
-        idle: a.idle,
+        idle,
         tls,
-        lifetime: if a.new_conn {
+        lifetime: if h.new_conn {
             Lifetime::PerRequest
         } else {
             Lifetime::KeepAlive
@@ -365,26 +445,17 @@ fn build_config(a: &Args) -> anyhow::Result<Config> {
 }
 
 /// The TLS flags (they apply to https:// URLs; with http:// the engine names the flag given).
-fn tls_options(a: &Args) -> TlsOptions {
+fn tls_options(h: &HttpLoad) -> TlsOptions {
     TlsOptions {
-        trust: match (&a.cacert, a.insecure) {
+        trust: match (&h.cacert, h.insecure) {
             (Some(file), _) => Trust::CaFile(file.clone()),
             (None, true) => Trust::Insecure,
             (None, false) => Trust::WebPkiRoots,
         },
-        version: a.tls_version.map(|v| match v {
-            VersionArg::V1_2 => TlsVersion::V1_2,
-            VersionArg::V1_3 => TlsVersion::V1_3,
+        version: h.tls_version.map(|v| match v {
+            serverbench_model::TlsVersion::V1_2 => TlsVersion::V1_2,
+            serverbench_model::TlsVersion::V1_3 => TlsVersion::V1_3,
         }),
-        resume: match a.tls_resume {
-            Some(ResumeArg::Tickets) => Resume::Tickets,
-            Some(ResumeArg::Ids) => Resume::Ids,
-            Some(ResumeArg::Off) | None => Resume::Off,
-        },
+        resume: h.tls_resume.unwrap_or_default(),
     }
-}
-
-/// Parses a duration flag; the error names the flag.
-fn flag_duration(flag: &str, value: &str) -> anyhow::Result<Duration> {
-    parse_duration(value).map_err(|why| anyhow::anyhow!("{flag}: {why}"))
 }

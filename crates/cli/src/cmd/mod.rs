@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod db;
 pub mod doctor;
+pub mod history;
 pub mod hosts;
 pub mod list;
 pub mod load;

@@ -16,7 +16,7 @@ use serverbench_harness::run::database::DbOptions;
 use serverbench_harness::run::{self, RunOptions, RunOutcome};
 use serverbench_harness::suite::{CpuCount, Profile, Scenario, ServerSelection, Suite};
 use serverbench_results::env::Pinning;
-use serverbench_results::record::{LapRecord, LapStatus, Measurement};
+use serverbench_results::record::{FailureKind, LapFailure, LapRecord, LapStatus, Measurement};
 use serverbench_tools::Tool;
 use std::path::PathBuf;
 
@@ -138,6 +138,9 @@ pub struct Args {
         help_heading = "Several machines"
     )]
     pub client_hosts: Vec<String>,
+    /// `--record`: the history (crates/cli/src/cmd/history.rs).
+    #[command(flatten)]
+    pub record: super::history::RecordArgs,
 }
 
 /// Runs `serverbench run`: exit 0 when every lap succeeded, 3 when any failed, 130 on Ctrl-C.
@@ -207,6 +210,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     let outcome = outcome.with_context(|| format!("running suite `{}`", opts.suite.name))?;
     process::stop_all_registered();
     print_table(&outcome, &opts.suite, args.wide);
+    super::history::record_run(&args.record, &paths.root, &outcome.dir)?;
     Ok(exit_code(&outcome))
 }
 
@@ -433,6 +437,9 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         warmup: serverbench_harness::suite::DEFAULT_WARMUP_S,
         tool: Tool::Serverbench,
         pool: None,
+        until_ci: None,
+        min_laps: None,
+        max_laps: None,
         scenarios,
         profiles: vec![profile],
     })
@@ -444,9 +451,10 @@ const FAILURE_LINES: usize = 10;
 /// Every distinct failure once, with the laps it hit and its reason's last lines (the server's
 /// log tail), so a broken server is explained on screen and not only in results.jsonl.
 fn print_failures(records: &[LapRecord]) {
-    let mut seen: Vec<(&str, Vec<String>)> = Vec::new();
+    let unknown = LapFailure::new(FailureKind::Unknown, "(no reason given)");
+    let mut seen: Vec<(&LapFailure, Vec<String>)> = Vec::new();
     for r in records.iter().filter(|r| r.status == LapStatus::Failed) {
-        let why = r.failure.as_deref().unwrap_or("(no reason given)");
+        let why = r.failure.as_ref().unwrap_or(&unknown);
         let lap = format!(
             "{} · {} · {} · lap {}",
             r.server, r.scenario, r.profile, r.lap
@@ -458,12 +466,10 @@ fn print_failures(records: &[LapRecord]) {
     }
     for (why, laps) in seen {
         println!("FAILED {}", laps.join(", "));
-        let lines: Vec<&str> = why.lines().filter(|l| !l.trim().is_empty()).collect();
-        let tail = lines.len().saturating_sub(FAILURE_LINES + 1);
-        if let Some(first) = lines.first() {
-            println!("  {first}");
-        }
-        for l in lines.iter().skip(1.max(tail)) {
+        println!("  {}", why.detail);
+        let tail = why.log_tail.as_deref().unwrap_or("");
+        let lines: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
+        for l in &lines[lines.len().saturating_sub(FAILURE_LINES)..] {
             println!("    {l}");
         }
     }

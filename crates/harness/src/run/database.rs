@@ -10,6 +10,7 @@ use serverbench_database::{
     self as db, Cluster, Config, DbError, RunningDb, Snapshot, StatementKind,
 };
 use serverbench_results::database::DatabaseLap;
+use serverbench_results::record::{FailureKind, LapFailure};
 use std::path::Path;
 
 /// How `run` places its database (the cluster lives in the cache folder).
@@ -82,7 +83,7 @@ impl RunDatabase {
     }
 
     /// How it ended, if it has: its postmaster is gone.
-    pub(super) fn exited(&mut self) -> Option<String> {
+    pub(super) fn exited(&mut self) -> Option<LapFailure> {
         let pid = self.pid()?;
         if crate::proc::is_running(pid) {
             return None;
@@ -96,9 +97,13 @@ impl RunDatabase {
             crate::process::unregister(r.pid);
             let _ = r.stop();
         }
-        Some(format!(
-            "the database (postgres, pid {pid}) exited during the lap; its log tail:\n{tail}"
-        ))
+        Some(
+            LapFailure::new(
+                FailureKind::Database,
+                format!("the database (postgres, pid {pid}) exited during the lap"),
+            )
+            .with_log_tail(tail),
+        )
     }
 
     /// The statements so far (`None` when it cannot be read).

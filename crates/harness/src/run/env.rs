@@ -69,9 +69,7 @@ fn server_versions(catalog: &Catalog, paths: &Paths) -> BTreeMap<String, ServerV
 
 /// The suite as recorded: its own serialization, typed where reports read it.
 pub fn suite_record(suite: &Suite) -> SuiteRecord {
-    serde_json::to_value(suite)
-        .and_then(serde_json::from_value)
-        .unwrap_or_default()
+    SuiteRecord::from(suite)
 }
 
 /// Builds `env.json`.

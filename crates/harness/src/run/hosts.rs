@@ -15,6 +15,7 @@ use crate::tools::Target;
 use serverbench_hosts::distributed::{self, ClientJob, Deadlines, Distributed, Failure, Progress};
 use serverbench_hosts::{Host, ServeReady, Session, SessionLine, Transport};
 use serverbench_hosts::{SAMPLER_ARMED, SAMPLER_SAMPLING, SAMPLER_START, SERVE_READY_PREFIX};
+use serverbench_model::LoadSpec;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +27,8 @@ use std::time::Duration;
 const START_SLACK: Duration = Duration::from_secs(30);
 /// How long a remote session may take to stop (serve's own stop takes up to 6 s).
 const STOP_GRACE: Duration = Duration::from_secs(12);
+/// How long the client hosts may take to connect (before their warm-up), as `load --hosts`.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the sampler may take to answer.
 const SAMPLER_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -327,35 +330,31 @@ pub fn client_jobs(
     target: &Target,
     tls: Option<&HostsTls>,
 ) -> Result<Vec<ClientJob>, HostsError> {
-    let n = h.clients.len() as u32;
-    let jobs = h.clients.iter().enumerate().map(|(i, host)| {
-        let mut p = params.clone();
-        p.connections = params.connections / n + u32::from((i as u32) < params.connections % n);
-        let share = f64::from(p.connections) / f64::from(params.connections.max(1));
-        p.rate = params.rate.map(|r| r * share);
-        let target = Target {
-            ca_file: tls.and_then(|t| t.clients.get(i).cloned()),
-            ..target.clone()
-        };
-        if p.tls && target.ca_file.is_none() {
+    let copies: Vec<PathBuf> = match tls {
+        Some(t) if params.transport.tls => t.clients.clone(),
+        _ => Vec::new(),
+    };
+    if params.transport.tls {
+        if let Some(host) = h.clients.get(copies.len()) {
             return Err(HostsError::NoCertificate {
                 host: host.name.clone(),
             });
         }
-        let mut argv = vec![host.binary.to_string_lossy().into_owned()];
-        let args = crate::tools::serverbench::args(&p, &target, &host.cpus);
-        argv.extend(args.map_err(|source| HostsError::Load {
-            host: host.name.clone(),
+    }
+    // Over TLS every host trusts its own copy (set by `jobs`); the controller's path only
+    // stands in for it here.
+    let target = Target {
+        ca_file: copies.first().cloned(),
+        ..target.clone()
+    };
+    let mut spec = crate::tools::serverbench::spec(params, &target, &[]).map_err(|source| {
+        HostsError::Load {
+            host: h.clients.first().map_or(String::new(), |c| c.name.clone()),
             source,
-        })?);
-        argv.extend(["--barrier".into(), "-q".into(), "--warmup".into()]);
-        argv.push(format!("{}ms", (params.warmup_s * 1000.0).round() as u64));
-        Ok(ClientJob {
-            host: host.clone(),
-            argv,
-        })
-    });
-    jobs.collect()
+        }
+    })?;
+    spec.warmup = Duration::from_secs_f64(params.warmup_s);
+    Ok(distributed::jobs(&spec, &h.clients, &copies))
 }
 
 /// Runs `jobs` (from [`client_jobs`]) on the client hosts; `samplers` start at the release.
@@ -367,11 +366,12 @@ pub(super) fn load(
     cancel: &AtomicBool,
 ) -> HostsLoad {
     let cpu0 = controller_cpu_s();
-    let duration = params.duration_s.unwrap_or(10.0);
-    let deadlines = Deadlines {
-        ready: Duration::from_secs_f64(params.warmup_s + 60.0),
-        finish: Duration::from_secs_f64(duration * 1.5 + 30.0),
+    let lap = LoadSpec {
+        duration: params.duration_s.map(Duration::from_secs_f64),
+        warmup: Duration::from_secs_f64(params.warmup_s),
+        ..LoadSpec::default()
     };
+    let deadlines = Deadlines::of(&lap, CONNECT_TIMEOUT);
     let samplers = Mutex::new(samplers);
     let progress = |p: Progress| {
         if let Progress::Released { .. } = p {

@@ -58,7 +58,10 @@ fn https_hello() -> LoadParams {
         paths: vec!["/hello".into()],
         connections: 5,
         duration_s: Some(2.0),
-        tls: true,
+        transport: crate::results::Transport {
+            tls: true,
+            ..Default::default()
+        },
         ..LoadParams::default()
     }
 }
@@ -96,25 +99,14 @@ fn each_client_host_trusts_its_own_copy_of_the_certificate_and_never_gets_k() {
     let jobs = client_jobs(&h, &https_hello(), &target(), Some(&tls)).unwrap();
     assert_eq!(jobs.len(), 2);
     for (job, ca) in jobs.iter().zip(&tls.clients) {
-        let argv = &job.argv;
-        assert_eq!(
-            value(argv, "--cacert"),
-            ca.to_str(),
-            "{}: {argv:?}",
-            job.host.name
-        );
-        assert!(
-            !argv.iter().any(|a| a == "-k" || a == "--insecure"),
-            "{argv:?}"
-        );
-        assert!(
-            argv.iter().any(|a| a == "https://198.18.0.10:8443/hello"),
-            "{argv:?}"
-        );
-        assert!(argv.iter().any(|a| a == "--barrier"), "{argv:?}");
+        let spec = &job.spec;
+        assert_eq!(spec.http.cacert.as_ref(), Some(ca), "{}", job.host.name);
+        assert!(!spec.http.insecure, "{spec:?}");
+        assert_eq!(spec.urls, ["https://198.18.0.10:8443/hello"]);
+        assert!(job.argv().iter().any(|a| a == "--barrier"));
     }
-    let conns: Vec<Option<&str>> = jobs.iter().map(|j| value(&j.argv, "-c")).collect();
-    assert_eq!(conns, [Some("3"), Some("2")], "the connections are shared");
+    let conns: Vec<u32> = jobs.iter().map(|j| j.spec.connections).collect();
+    assert_eq!(conns, [3, 2], "the connections are shared");
 }
 
 #[test]
@@ -130,19 +122,11 @@ fn a_tls_lap_without_the_certificate_on_the_client_hosts_fails_naming_the_host()
 
 #[test]
 fn a_plain_lap_gets_no_certificate_even_when_the_run_has_one() {
-    let plain = LoadParams {
-        tls: false,
-        ..https_hello()
-    };
+    let mut plain = https_hello();
+    plain.transport.tls = false;
     let jobs = client_jobs(&hosts_run(), &plain, &target(), Some(&copies())).unwrap();
     for job in &jobs {
-        assert_eq!(value(&job.argv, "--cacert"), None, "{:?}", job.argv);
-        assert!(
-            job.argv
-                .iter()
-                .any(|a| a == "http://198.18.0.10:8080/hello"),
-            "{:?}",
-            job.argv
-        );
+        assert_eq!(job.spec.http.cacert, None, "{:?}", job.spec);
+        assert_eq!(job.spec.urls, ["http://198.18.0.10:8080/hello"]);
     }
 }

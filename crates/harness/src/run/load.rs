@@ -149,8 +149,13 @@ pub fn run_load(
     let line = tool.command(params, target, client_cpus)?;
     let command = line.to_string();
     let mut cmd = Command::new(&line.program);
+    let stdin = if line.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
     cmd.args(&line.args)
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let started = Instant::now();
@@ -163,6 +168,10 @@ pub fn run_load(
                 source,
             }
         })?;
+    if let (Some(text), Some(mut pipe)) = (&line.stdin, child.stdin.take()) {
+        // One line, read at once: a tool that exits before reading it fails on its own.
+        let _ = std::io::Write::write_all(&mut pipe, format!("{text}\n").as_bytes());
+    }
     let out = reader(child.stdout.take());
     let err = reader(child.stderr.take());
     let (status, usage, cancelled, timed_out) = wait(child.id() as i32, cancel, deadline(params));

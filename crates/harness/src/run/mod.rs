@@ -343,7 +343,7 @@ pub fn run(
     });
     on_event(Event::Estimate { left: state.eta() });
     let mut skipped = plan.skipped.clone();
-    let rule = opts.suite.until_ci_rule();
+    let rule = opts.suite.until_ci_rule().map(until_ci::UntilCi::from);
     for lap in 1..=opts.suite.planned_laps() {
         if let Some(rule) = rule.filter(|r| lap > r.min_laps) {
             let cells = until_ci::cell_states(&read_records(&results_path)?, &rule);
@@ -465,8 +465,8 @@ fn record_skipped(dir: &Path, skipped: &[Skipped]) -> Result<(), RunError> {
 
 /// Reads the suite recorded in a results folder's `env.json` (for `--resume DIR` alone).
 pub fn suite_of(dir: &Path) -> Option<Suite> {
-    let suite = Env::read(&dir.join(results::ENV_FILE)).ok()??.suite?;
-    serde_json::to_value(suite)
-        .and_then(serde_json::from_value)
-        .ok()
+    Env::read(&dir.join(results::ENV_FILE))
+        .ok()??
+        .suite?
+        .suite()
 }

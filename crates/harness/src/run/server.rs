@@ -12,7 +12,7 @@ use super::{Event, RunError, RunOptions};
 use crate::catalog::{Feature, Server};
 use crate::paths::{slug, Paths};
 use crate::process::{self, ServerProcess, StartOptions};
-use crate::results::record::{LapRecord, LapStatus, LoadParams};
+use crate::results::record::{FailureKind, LapFailure, LapRecord, LapStatus, LoadParams};
 use crate::results::{clock, ResultsWriter, LOGS_DIR};
 use crate::tools::{Prepared, Target};
 use serverbench_results::env::Skipped;
@@ -151,7 +151,7 @@ impl<'a> RunState<'a> {
         estimate::warmup_s(self.plan, &self.opts.suite, j)
     }
 
-    fn record(&self, j: &Job, status: LapStatus, failure: Option<String>) -> LapRecord {
+    fn record(&self, j: &Job, status: LapStatus, failure: Option<LapFailure>) -> LapRecord {
         let LapKey {
             server,
             scenario,
@@ -202,12 +202,12 @@ impl<'a> RunState<'a> {
     fn fail_all(
         &mut self,
         jobs: &[Job],
-        why: &str,
+        why: &LapFailure,
         writer: &mut ResultsWriter,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), RunError> {
         for j in jobs {
-            let r = self.record(j, LapStatus::Failed, Some(why.to_string()));
+            let r = self.record(j, LapStatus::Failed, Some(why.clone()));
             self.finish(j, r, writer, on_event)?;
         }
         Ok(())
@@ -272,7 +272,7 @@ impl<'a> RunState<'a> {
         }
         let server = &self.plan.servers[si];
         if let Some((_, why)) = self.excluded.iter().find(|(s, _)| *s == si) {
-            let why = format!("not run: {why}");
+            let why = LapFailure::new(FailureKind::NotRun, format!("not run: {why}"));
             return self.fail_all(pending, &why, writer, on_event);
         }
         on_event(Event::ServerStarting {
@@ -286,7 +286,10 @@ impl<'a> RunState<'a> {
         }
         let env = match self.database_env(server, pool) {
             Ok(env) => env,
-            Err(e) => return self.fail_all(pending, &e.to_string(), writer, on_event),
+            Err(e) => {
+                let why = LapFailure::new(FailureKind::Database, e.to_string());
+                return self.fail_all(pending, &why, writer, on_event);
+            }
         };
         let (mut proc, target) = match self.start_or_attach(paths, server, lap, cores, env) {
             Ok(p) => p,
@@ -297,6 +300,7 @@ impl<'a> RunState<'a> {
                     lap,
                     why: why.clone(),
                 });
+                let why = LapFailure::from_text(FailureKind::Start, &why);
                 return self.fail_all(pending, &why, writer, on_event);
             }
         };
@@ -312,6 +316,7 @@ impl<'a> RunState<'a> {
                 server: server.id.clone(),
                 why: why.clone(),
             });
+            let why = LapFailure::from_text(FailureKind::Contract, &why);
             return self.fail_all(pending, &why, writer, on_event);
         }
         self.run_jobs(&mut proc, &target, pending, writer, on_event)?;
@@ -347,13 +352,21 @@ impl<'a> RunState<'a> {
         writer: &mut ResultsWriter,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), RunError> {
-        let mut dead: Option<String> = None;
+        let mut dead: Option<LapFailure> = None;
         for j in pending {
             if self.opts.cancel.load(Ordering::Relaxed) {
                 break;
             }
             if let Some(why) = &dead {
-                let why = format!("not run: the server had died earlier in this lap: {why}");
+                let detail = format!(
+                    "not run: the server had died earlier in this lap: {}",
+                    why.detail
+                );
+                let why = LapFailure {
+                    kind: FailureKind::NotRun,
+                    detail,
+                    log_tail: why.log_tail.clone(),
+                };
                 self.fail_all(&[*j], &why, writer, on_event)?;
                 continue;
             }
@@ -366,7 +379,7 @@ impl<'a> RunState<'a> {
                 on_event(Event::ServerFailed {
                     server: record.server.clone(),
                     lap: j.lap,
-                    why: dead.clone().unwrap_or_default(),
+                    why: dead.as_ref().map(|d| d.to_string()).unwrap_or_default(),
                 });
             }
             self.finish(j, record, writer, on_event)?;
@@ -489,11 +502,7 @@ pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
         message: sc.message.clone(),
         size: sc.size,
         server_cpus: p.cores,
-        protocol: sc.protocol,
-        tls: sc.tls,
-        new_conn: sc.new_conn,
-        tls_resume: sc.tls_resume,
-        streams: sc.streams,
+        transport: sc.transport.clone(),
         pool: sc
             .needs_database()
             .then(|| p.pool.or(s.pool).unwrap_or(crate::suite::DEFAULT_POOL)),
@@ -501,12 +510,15 @@ pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
 }
 
 /// If the server has exited: how, and its log tail.
-fn died(proc: &mut Running) -> Option<String> {
+fn died(proc: &mut Running) -> Option<LapFailure> {
     let status = proc.exited()?;
-    Some(format!(
-        "server exited during the lap ({status}); log tail:\n{}",
-        proc.log_tail(LOG_TAIL)
-    ))
+    Some(
+        LapFailure::new(
+            FailureKind::ServerExited,
+            format!("server exited during the lap ({status})"),
+        )
+        .with_log_tail(proc.log_tail(LOG_TAIL)),
+    )
 }
 
 #[path = "quick_check.rs"]

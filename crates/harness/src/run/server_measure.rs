@@ -3,7 +3,7 @@
 //! sampled, the database's statements counted, and the failure named when something died.
 
 use super::{died, Job, RunState, Running, LOG_TAIL};
-use crate::results::record::{LapRecord, LapStatus, LoadParams};
+use crate::results::record::{FailureKind, LapFailure, LapRecord, LapStatus, LoadParams};
 use crate::run::disturbance;
 use crate::run::placement::{LapError, Pid, Placement};
 use crate::run::{run_load, Event, LoadError};
@@ -115,7 +115,7 @@ impl RunState<'_> {
         proc: &mut Running,
         target: &Target,
         params: &LoadParams,
-    ) -> Option<Result<(), String>> {
+    ) -> Option<Result<(), LapFailure>> {
         let cancel = &self.opts.cancel;
         let mut warm = params.clone();
         warm.duration_s = Some(params.warmup_s);
@@ -130,7 +130,8 @@ impl RunState<'_> {
             Err(LoadError::Cancelled) => None,
             Err(_) if cancel.load(Ordering::SeqCst) => None,
             Err(e) => Some(Err(died(proc).unwrap_or_else(|| {
-                format!("warm-up failed: {e}\n{}", proc.log_tail(LOG_TAIL))
+                LapFailure::new(FailureKind::Warmup, format!("warm-up failed: {e}"))
+                    .with_log_tail(proc.log_tail(LOG_TAIL))
             }))),
             Ok(_) => Some(Ok(())),
         }
@@ -139,22 +140,26 @@ impl RunState<'_> {
 
 /// Why a measured load failed, with the server's state: how it died, or its log tail when the
 /// fault may be its own.
-fn failure(e: LapError, proc: &mut Running) -> String {
+fn failure(e: LapError, proc: &mut Running) -> LapFailure {
     match e {
-        LapError::Cancelled => "interrupted".into(),
-        LapError::Local(e) => died(proc)
-            .unwrap_or_else(|| format!("{e}\nserver log tail:\n{}", proc.log_tail(LOG_TAIL))),
-        LapError::Prepare(e) => e.to_string(),
+        LapError::Cancelled => LapFailure::new(FailureKind::NotRun, "interrupted"),
+        LapError::Local(e) => died(proc).unwrap_or_else(|| {
+            LapFailure::new(FailureKind::Load, e.to_string()).with_log_tail(proc.log_tail(LOG_TAIL))
+        }),
+        LapError::Prepare(e) => LapFailure::new(FailureKind::Load, e.to_string()),
         LapError::Hosts {
             faults,
             server_host,
         } => {
             let faults: Vec<String> = faults.iter().map(|e| e.to_string()).collect();
-            let why = faults.join("\n");
+            let why = LapFailure::new(FailureKind::Hosts, faults.join("; "));
             if let Some(dead) = died(proc) {
-                format!("{why}\n{dead}")
+                LapFailure {
+                    detail: format!("{}; {}", why.detail, dead.detail),
+                    ..dead
+                }
             } else if server_host {
-                format!("{why}\nserver log tail:\n{}", proc.log_tail(LOG_TAIL))
+                why.with_log_tail(proc.log_tail(LOG_TAIL))
             } else {
                 why
             }

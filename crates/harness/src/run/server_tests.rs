@@ -151,7 +151,9 @@ fn a_server_that_dies_at_start_fails_every_lap_of_its_turn_with_its_log() {
     assert_eq!(records.len(), 2);
     for r in &records {
         assert_eq!(r.status, LapStatus::Failed);
-        let why = r.failure.as_deref().unwrap_or("");
+        let failure = r.failure.as_ref().unwrap();
+        assert_eq!(failure.kind, crate::results::record::FailureKind::Start);
+        let why = failure.to_string();
         assert!(why.contains("exited during start-up"), "{why}");
         assert!(
             why.contains("cannot bind: permission denied"),
@@ -198,6 +200,6 @@ fn a_lap_records_the_protocol_of_its_scenario() {
         lap: 1,
     };
     let p = params(&s, &job);
-    assert!(p.tls && p.new_conn);
+    assert!(p.transport.tls && p.transport.new_conn);
     assert_eq!(p.transport_label(), "https new-conn resume=tickets");
 }

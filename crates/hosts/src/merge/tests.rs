@@ -1,6 +1,6 @@
 use super::*;
-use serverbench_engine::result::{Errors, Http2Result, TlsResult};
-use serverbench_engine::stats::bucket_mid;
+use serverbench_model::histo::bucket_mid;
+use serverbench_model::result::{Errors, Http2Result, TlsResult};
 use std::collections::BTreeMap;
 
 /// A result holding exactly `samples` (µs), as a host would send it.
@@ -125,7 +125,7 @@ fn a_result_without_histograms_names_its_host() {
 
 #[test]
 fn naps_add_up_with_the_mean_weighted_by_each_hosts_naps() {
-    use serverbench_engine::result::{IdlePolicy, IdleResult};
+    use serverbench_model::result::{IdlePolicy, IdleResult};
     let idle = |naps, mean, max| IdleResult {
         policy: IdlePolicy::Auto,
         naps,

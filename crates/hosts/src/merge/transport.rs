@@ -4,7 +4,7 @@
 //! errors by cause add up; rates are over the merged duration; the connection mode and the
 //! server's HTTP/2 settings are the same from every host.
 
-use serverbench_engine::result::{Http2Result, Latency, LoadResult, TlsResult};
+use serverbench_model::result::{Http2Result, Latency, LoadResult, TlsResult};
 use std::collections::BTreeMap;
 
 /// Merges the connections, TLS and HTTP/2 parts of `rs` into `m`, whose counters, duration and

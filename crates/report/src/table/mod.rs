@@ -35,12 +35,8 @@ pub fn transport(t: &Table) -> String {
     }
 }
 
-/// How a column is aligned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Align {
-    Left,
-    Right,
-}
+/// How a column is aligned (beside [`crate::text::pad`], which applies it).
+pub use crate::text::Align;
 
 /// A column: its machine name (the CSV header), its heading and its alignment.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -223,7 +223,12 @@ impl Col {
             Col::ClientSaturated => Cell::plain(s.client_saturated.to_string()),
             Col::SpeedLow => speed_bound(false),
             Col::SpeedHigh => speed_bound(true),
-            Col::FirstFailure => Cell::plain(s.first_failure.clone().unwrap_or_default()),
+            Col::FirstFailure => Cell::plain(
+                s.first_failure
+                    .as_ref()
+                    .map(|f| f.to_string())
+                    .unwrap_or_default(),
+            ),
             Col::P90 => Cell::number(s.latency_p90_us, |v| num(Some(v))),
             Col::P999 => Cell::number(s.latency_p999_us, |v| num(Some(v))),
             Col::LatencyMax => Cell::number(s.latency_max_us, |v| num(Some(v))),

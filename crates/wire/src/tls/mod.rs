@@ -71,28 +71,9 @@ pub enum Trust {
     Insecure,
 }
 
-/// `--tls-resume`: how a new connection tries to resume an earlier session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Resume {
-    /// TLS 1.2 session tickets or ids, TLS 1.3 tickets.
-    Tickets,
-    /// TLS 1.2 session ids only. TLS 1.3 has only tickets (stateless or stateful at the
-    /// server's choice), so with TLS 1.3 this resumes as `Tickets` does.
-    Ids,
-    /// Every handshake is a full one.
-    #[default]
-    Off,
-}
-
-impl Resume {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Resume::Tickets => "tickets",
-            Resume::Ids => "ids",
-            Resume::Off => "off",
-        }
-    }
-}
+/// `--tls-resume`: how a new connection tries to resume an earlier session (the model's one
+/// type, shared with the records and the CLI).
+pub use serverbench_model::TlsResume as Resume;
 
 /// `--tls-version`: the only protocol version offered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 # connection fibers run on CRYSTAL_WORKERS threads; a TCP echo on ECHO_PORT.
 require "http/server"
 require "json"
+require "./db"
 
 PAYLOAD_SIZE = 1_048_576
 PAYLOAD      = Bytes.new(PAYLOAD_SIZE) { |i| ('a'.ord + i % 26).to_u8 }
@@ -24,6 +25,9 @@ def reply(ctx : HTTP::Server::Context, type : String, body : String | Bytes, sta
   ctx.response.write(body.is_a?(String) ? body.to_slice : body)
 end
 
+# The database routes only with DATABASE_URL (see db.cr).
+DB_POOL = Database.pool_from_env
+
 server = HTTP::Server.new do |ctx|
   case ctx.request.path
   when "/hello" then reply(ctx, "text/plain", "Hello World!")
@@ -37,6 +41,18 @@ server = HTTP::Server.new do |ctx|
     back = Channel(Bytes).new
     PINGPONG.send(back)
     reply(ctx, "application/octet-stream", back.receive)
+  when "/db", "/queries", "/fortunes", "/updates"
+    if pool = DB_POOL
+      begin
+        type, body = Database.answer(pool, ctx.request.path, ctx.request.query_params["queries"]?)
+        reply(ctx, type, body)
+      rescue e : PgError | IO::Error
+        STDERR.puts "crystal/http: database error on #{ctx.request.path}: #{e.message}"
+        reply(ctx, "text/plain", "database error", 500)
+      end
+    else
+      reply(ctx, "text/plain", "Not Found", 404)
+    end
   else reply(ctx, "text/plain", "Not Found", 404)
   end
 end

@@ -1,7 +1,8 @@
 ## serverbench nim/asynchttpserver: the standard library's asynchttpserver.
 ## WORKERS threads each run their own async dispatcher and their own listening sockets bound
 ## with SO_REUSEPORT (the kernel spreads connections), the same shape httpbeast uses.
-import std/[asyncdispatch, asynchttpserver, asyncnet, json, net, os, strutils]
+import std/[asyncdispatch, asynchttpserver, asyncnet, json, net, os, strutils, times]
+import db
 
 const PayloadSize = 1_048_576
 
@@ -27,6 +28,8 @@ proc serveHttp(cfg: Config) {.async.} =
   let html = newHttpHeaders({"Content-Type": "text/html"})
   let jsonType = newHttpHeaders({"Content-Type": "application/json"})
   let octets = newHttpHeaders({"Content-Type": "application/octet-stream"})
+  let dbOn = enabled()
+  if dbOn: initThread(getTime().toUnix * 1000 + getThreadId())
 
   proc handler(req: Request) {.async, gcsafe.} =
     # HTTP/1.0 with `Connection: keep-alive` (ab -k): asynchttpserver keeps the connection open
@@ -45,6 +48,13 @@ proc serveHttp(cfg: Config) {.async.} =
     of "/about": await req.respond(Http200, "<html><body>About page</body></html>", typed(html))
     of "/json": await req.respond(Http200, $(%*{"message": "Hello, World!"}), typed(jsonType))
     of "/payload": await req.respond(Http200, payload, typed(octets))
+    of "/db", "/queries", "/fortunes", "/updates":
+      if dbOn:
+        let a = answer(req.url.path, req.url.query)
+        await req.respond(HttpCode(a.status), a.body,
+                          typed(newHttpHeaders({"Content-Type": a.contentType})))
+      else:
+        await req.respond(Http404, "Not Found", typed(plain))
     else: await req.respond(Http404, "Not Found", typed(plain))
 
   let server = newAsyncHttpServer(reuseAddr = true, reusePort = true, maxBody = 1 shl 20)

@@ -58,6 +58,18 @@ let respond req ?(status = `OK) content_type body =
 
 let octets = "application/octet-stream"
 
+(* This process's database pool (see Db), only when DATABASE_URL is set; made after the fork. *)
+let db : Db.t option ref = ref None
+
+let database pool req path =
+  Lwt.catch
+    (fun () ->
+      let* content_type, body = Db.answer pool path (Cohttp.Request.uri req) in
+      respond req content_type body)
+    (fun e ->
+      Printf.eprintf "ocaml/cohttp-lwt: database error on %s: %s\n%!" path (Printexc.to_string e);
+      respond req ~status:`Internal_server_error "text/plain" "database error")
+
 let callback _conn req _body =
   let respond = respond req in
   match Uri.path (Cohttp.Request.uri req) with
@@ -72,6 +84,10 @@ let callback _conn req _body =
   | "/pingpong" ->
       let* body = pingpong () in
       respond octets body
+  | path when List.mem path Db.paths -> (
+      match !db with
+      | Some pool -> database pool req path
+      | None -> respond ~status:`Not_found "text/plain" "Not Found")
   | _ -> respond ~status:`Not_found "text/plain" "Not Found"
 
 (* TCP echo: copy every read back until the peer closes. *)
@@ -110,7 +126,9 @@ let listen_on host port =
   Lwt_unix.listen fd 1024;
   Lwt.return fd
 
-let serve http echo =
+let serve ~processes http echo =
+  Random.self_init ();
+  db := Db.pool_of_env ~processes;
   Lwt.async pingpong_worker;
   Lwt.async (fun () -> echo_accept echo);
   Cohttp_lwt_unix.Server.create ~mode:(`TCP (`Socket http))
@@ -140,4 +158,4 @@ let () =
          (fun _ ->
            List.iter (fun pid -> try Unix.kill pid Sys.sigterm with Unix.Unix_error _ -> ()) children;
            exit 0));
-  Lwt_main.run (serve http echo)
+  Lwt_main.run (serve ~processes:workers http echo)

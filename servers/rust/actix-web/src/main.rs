@@ -3,8 +3,9 @@
 //!
 //! Transports, all actix-web's own: HTTP/1.1 and h2c with prior knowledge on `PORT`
 //! (`bind_auto_h2c`), and when `TLS_PORT` is set, HTTPS there with rustls, where ALPN picks h2
-//! or http/1.1 (`bind_rustls_0_23`).
+//! or http/1.1 (`bind_rustls_0_23`). With `DATABASE_URL` set, the database workloads (see `db`).
 
+mod db;
 mod tls;
 
 use actix_web::http::header::ContentType;
@@ -129,9 +130,18 @@ async fn main() -> std::io::Result<()> {
         _ => None,
     };
 
+    let db_config = db::DbConfig::from_env(workers);
     let mut server = HttpServer::new(move || {
+        // Runs in each worker's thread: its own pool, on its own runtime.
+        let db = db_config.as_ref().map(db::DbConfig::worker_pool);
         App::new()
             .app_data(state.clone())
+            .configure(|cfg| {
+                if let Some(db) = db {
+                    cfg.app_data(db);
+                    db::routes(cfg);
+                }
+            })
             .route("/hello", web::get().to(hello))
             .route("/hey", web::get().to(hey))
             .route("/hell", web::get().to(hell))

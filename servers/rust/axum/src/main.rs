@@ -1,5 +1,8 @@
 //! serverbench `rust/axum`: the HTTP contract on axum 0.8 (hyper 1 underneath), on a
-//! multi-thread tokio runtime with `WORKERS` worker threads.
+//! multi-thread tokio runtime with `WORKERS` worker threads; the database workloads in `db`
+//! when `DATABASE_URL` is set.
+
+mod db;
 
 use std::net::SocketAddr;
 
@@ -113,7 +116,7 @@ async fn run() -> std::io::Result<()> {
     let payload = build_payload();
     let (pings, rx) = mpsc::channel(1024);
     tokio::spawn(ping_worker(rx, payload.clone()));
-    let app = Router::new()
+    let mut app = Router::new()
         .route("/hello", get(hello))
         .route("/hey", get(hey))
         .route("/hell", get(hell))
@@ -123,6 +126,10 @@ async fn run() -> std::io::Result<()> {
         .route("/pingpong", get(pingpong))
         .fallback(not_found)
         .with_state(AppState { payload, pings });
+    if let Some(pool) = db::pool_from_env() {
+        db::check(&pool).await;
+        app = app.merge(db::routes(pool));
+    }
 
     let addr = http_addr();
     let listener = TcpListener::bind(addr).await?.tap_io(|tcp| {

@@ -4,8 +4,9 @@
 //! Transports: `PORT` serves HTTP/1.1 (pipeline flushing) and h2c with prior knowledge through
 //! hyper-util's auto builder, which reads the first bytes of a connection for the HTTP/2
 //! preface. When `TLS_PORT` is set, it serves HTTPS there with tokio-rustls, and ALPN picks
-//! HTTP/2 or HTTP/1.1 (see `tls`).
+//! HTTP/2 or HTTP/1.1 (see `tls`). With `DATABASE_URL` set, the database workloads (see `db`).
 
+mod db;
 mod tls;
 
 use std::convert::Infallible;
@@ -44,6 +45,8 @@ struct Message {
 struct App {
     payload: Bytes,
     pings: mpsc::Sender<PingRequest>,
+    /// The database pool, only when `DATABASE_URL` is set.
+    db: Option<db::Db>,
 }
 
 fn env_or(name: &str, default: &str) -> String {
@@ -97,6 +100,11 @@ impl App {
             }
             "/payload" => reply(StatusCode::OK, OCTETS, self.payload),
             "/pingpong" => self.pingpong().await,
+            path @ ("/db" | "/queries" | "/fortunes" | "/updates") if self.db.is_some() => {
+                let db = self.db.as_ref().expect("checked by the guard");
+                let (status, media, body) = db.handle(path, req.uri().query()).await;
+                reply(status, media, body)
+            }
             _ => reply(
                 StatusCode::NOT_FOUND,
                 TEXT,
@@ -239,7 +247,11 @@ async fn run() -> std::io::Result<()> {
     let payload = build_payload();
     let (pings, rx) = mpsc::channel(1024);
     tokio::spawn(ping_worker(rx, payload.clone()));
-    let app = App { payload, pings };
+    let db = db::Db::from_env();
+    if let Some(db) = &db {
+        db.check().await;
+    }
+    let app = App { payload, pings, db };
 
     let http_addr = env_addr("PORT", "8080");
     let echo_addr = env_addr("ECHO_PORT", "9000");

@@ -1,29 +1,32 @@
 //! `serverbench load --hosts FILE --client-hosts A,B URL`: the same load, split across client
 //! hosts over ssh, released together, merged exactly (crates/hosts).
 
-use super::{build_config, flag_duration, summary, Args, TcpMode};
+use super::{build_config, summary, Args};
 use anyhow::{bail, Context};
 use serverbench_harness::process::OnInterrupt;
-use serverbench_hosts::check::{self, CLOCK_WARN_MS};
-use serverbench_hosts::distributed::{self, ClientJob, Deadlines, Distributed, Progress};
+use serverbench_hosts::distributed::{self, Deadlines, Distributed, Progress};
 use serverbench_hosts::{Host, HostError, RemoteDir, Transport};
+use serverbench_model::LoadSpec;
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::path::PathBuf;
 
-/// How long after the measured duration (and the request timeout) results may take to arrive.
-const RESULT_SLACK: Duration = Duration::from_secs(30);
-
-/// Runs the distributed load; returns the exit code.
-pub fn run(args: &Args) -> anyhow::Result<u8> {
+/// Runs the distributed load of `spec` (the flags' load); returns the exit code.
+pub fn run(args: &Args, spec: &LoadSpec) -> anyhow::Result<u8> {
     let file = args.hosts.as_deref().expect("--hosts is set");
-    if let Err(e) = validate(args) {
-        eprintln!("serverbench load: {e:#}");
-        return Ok(1);
-    }
+    let spec = match validate(args, spec).and_then(|()| with_body(spec)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("serverbench load: {e:#}");
+            return Ok(1);
+        }
+    };
     let inventory = super::super::hosts::inventory(file)?;
     let hosts = inventory.select(&args.client_hosts)?;
     let transport = Transport::new().context("creating the ssh control folder")?;
-    if !usable(&transport, &hosts) {
+    if let Err(failed) = super::super::hosts::usable_probes(&transport, &hosts) {
+        for f in failed {
+            eprintln!("serverbench load: {f}");
+        }
         return Ok(1);
     }
     // Declared after the transport: the copies are removed before its connections close.
@@ -34,9 +37,9 @@ pub fn run(args: &Args) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
-    let paths: Vec<&str> = cacerts.iter().map(|(_, p)| p.as_str()).collect();
-    let jobs = jobs(args, &hosts, &paths)?;
-    let deadlines = deadlines(args)?;
+    let paths: Vec<PathBuf> = cacerts.iter().map(|(_, p)| PathBuf::from(p)).collect();
+    let jobs = distributed::jobs(&spec, &hosts, &paths);
+    let deadlines = Deadlines::of(&spec, args.barrier_timeout);
     let quiet = args.quiet || args.json;
     let progress = |p: Progress| {
         if quiet {
@@ -86,11 +89,11 @@ pub fn run(args: &Args) -> anyhow::Result<u8> {
 }
 
 /// Flags that make no sense across hosts, and the local validation of the rest.
-fn validate(a: &Args) -> anyhow::Result<()> {
+fn validate(a: &Args, spec: &LoadSpec) -> anyhow::Result<()> {
     if a.client_hosts.is_empty() {
         bail!("--hosts needs --client-hosts A,B: the hosts that generate the load");
     }
-    if !a.cpus.is_empty() {
+    if a.cpus.is_some() {
         bail!("--cpus cannot be used with --hosts: give each host's `cpus` in the inventory");
     }
     if a.requests.is_some() {
@@ -106,27 +109,7 @@ fn validate(a: &Args) -> anyhow::Result<()> {
             a.client_hosts.len()
         );
     }
-    build_config(a).map(|_| ())
-}
-
-/// Probes every host; prints one line per unusable one. Warns about clock offsets.
-fn usable(transport: &Transport, hosts: &[Host]) -> bool {
-    let mut ok = true;
-    for (host, probe) in hosts.iter().zip(check::probe_all(transport, hosts)) {
-        match probe.and_then(|p| p.usable(host).map(|()| p)) {
-            Ok(p) if p.clock_offset_ms.abs() > CLOCK_WARN_MS => eprintln!(
-                "warning: {}: clock {:+.1} ms away from this machine's; the start skew \
-                 compares host clocks",
-                host.name, p.clock_offset_ms
-            ),
-            Ok(_) => {}
-            Err(e) => {
-                eprintln!("serverbench load: {e}");
-                ok = false;
-            }
-        }
-    }
-    ok
+    build_config(spec).map(|_| ())
 }
 
 /// `--cacert FILE`: a copy on each client host, in a folder of the run's own that is removed
@@ -149,156 +132,20 @@ fn copy_cacert(
     copies.with_context(|| format!("copying --cacert {} to the client hosts", file.display()))
 }
 
-/// Each host's command line: its share of the connections, of -R and of --connect-rate, and
-/// its copy of --cacert (`cacerts[i]` for host `i`).
-fn jobs(a: &Args, hosts: &[Host], cacerts: &[&str]) -> anyhow::Result<Vec<ClientJob>> {
-    let n = hosts.len() as u32;
-    hosts
-        .iter()
-        .enumerate()
-        .map(|(i, host)| {
-            let conns = a.connections / n + u32::from((i as u32) < a.connections % n);
-            let share = f64::from(conns) / f64::from(a.connections);
-            let there = Share {
-                conns,
-                share,
-                cacert: cacerts.get(i).copied(),
-            };
-            Ok(ClientJob {
-                host: host.clone(),
-                argv: remote_argv(a, host, &there)?,
-            })
-        })
-        .collect()
-}
-
-/// What differs from one client host to the next.
-struct Share<'a> {
-    /// Its connections.
-    conns: u32,
-    /// Its fraction of the connections (and of -R, --connect-rate).
-    share: f64,
-    /// Its copy of --cacert.
-    cacert: Option<&'a str>,
-}
-
-fn remote_argv(a: &Args, host: &Host, there: &Share) -> anyhow::Result<Vec<String>> {
-    let (conns, share) = (there.conns, there.share);
-    let mut v: Vec<String> = vec![host.binary.to_string_lossy().into_owned(), "load".into()];
-    let mut push = |flag: &str, value: String| {
-        v.push(flag.to_string());
-        v.push(value);
-    };
-    push("-c", conns.to_string());
-    push("-d", a.duration.clone().unwrap_or_else(|| "10s".into()));
-    push("--warmup", a.warmup.clone());
-    push("--timeout", a.timeout.clone());
-    push("-X", a.method.clone());
-    push("-p", a.pipeline.to_string());
-    push("--idle", a.idle.to_string());
-    if let Some(t) = a.threads {
-        push("-t", t.to_string());
+/// The spec with `--body-file` read here (it must be UTF-8 to travel to the hosts).
+fn with_body(spec: &LoadSpec) -> anyhow::Result<LoadSpec> {
+    let mut spec = spec.clone();
+    if let (None, Some(f)) = (&spec.http.body, spec.http.body_file.take()) {
+        let bytes = std::fs::read(&f).with_context(|| format!("--body-file {}", f.display()))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            anyhow::anyhow!(
+                "--body-file {}: with --hosts the body must be UTF-8 text",
+                f.display()
+            )
+        })?;
+        spec.http.body = Some(text);
     }
-    if !host.cpus.is_empty() {
-        let list: Vec<String> = host.cpus.iter().map(|c| c.to_string()).collect();
-        push("--cpus", list.join(","));
-    }
-    for h in &a.headers {
-        push("-H", h.clone());
-    }
-    if let Some(body) = body(a)? {
-        push("--body", body);
-    }
-    if let Some(r) = a.rate {
-        push("-R", format!("{}", r * share));
-    }
-    if let Some(r) = a.connect_rate {
-        push("--connect-rate", format!("{}", r * share));
-    }
-    if !a.expect_status.is_empty() {
-        let codes: Vec<String> = a.expect_status.iter().map(|c| c.to_string()).collect();
-        push("--expect-status", codes.join(","));
-    }
-    if let Some(tcp) = &a.tcp {
-        push("--tcp", tcp.clone());
-        let mode = match a.mode {
-            TcpMode::Stream => "stream",
-            TcpMode::Pingpong => "pingpong",
-        };
-        push("--mode", mode.into());
-        push("--message", a.message.clone());
-        push("--size", a.size.to_string());
-    }
-    for (on, flag) in [(a.verify, "--verify"), (a.eager_reads, "--eager-reads")] {
-        if on {
-            v.push(flag.into());
-        }
-    }
-    push_protocol(a, there.cacert, &mut v);
-    v.extend(["--barrier", "--json", "-q"].map(String::from));
-    if a.tcp.is_none() {
-        v.push("--".into());
-        v.extend(a.urls.iter().cloned());
-    }
-    Ok(v)
-}
-
-/// HTTP/2 and TLS flags, passed on as given, `--cacert` as the host's own copy.
-fn push_protocol(a: &Args, cacert: Option<&str>, v: &mut Vec<String>) {
-    if a.http2 {
-        v.extend(["--http2".into(), "--streams".into(), a.streams.to_string()]);
-    }
-    for (on, flag) in [(a.new_conn, "--new-conn"), (a.insecure, "--insecure")] {
-        if on {
-            v.push(flag.into());
-        }
-    }
-    if let Some(r) = a.tls_resume {
-        v.extend(["--tls-resume".into(), name_of(r)]);
-    }
-    if let Some(t) = a.tls_version {
-        v.extend(["--tls-version".into(), name_of(t)]);
-    }
-    if let Some(ca) = cacert {
-        v.extend(["--cacert".into(), ca.to_string()]);
-    }
-}
-
-/// A flag value as it is spelled on the command line.
-fn name_of<T: clap::ValueEnum>(value: T) -> String {
-    value
-        .to_possible_value()
-        .map(|p| p.get_name().to_owned())
-        .unwrap_or_default()
-}
-
-/// The request body, read here when it comes from a file (it must be UTF-8 to travel).
-fn body(a: &Args) -> anyhow::Result<Option<String>> {
-    match (&a.body, &a.body_file) {
-        (Some(b), _) => Ok(Some(b.clone())),
-        (None, Some(f)) => {
-            let bytes = std::fs::read(f).with_context(|| format!("--body-file {}", f.display()))?;
-            String::from_utf8(bytes).map(Some).map_err(|_| {
-                anyhow::anyhow!(
-                    "--body-file {}: with --hosts the body must be UTF-8 text",
-                    f.display()
-                )
-            })
-        }
-        (None, None) => Ok(None),
-    }
-}
-
-fn deadlines(a: &Args) -> anyhow::Result<Deadlines> {
-    let duration = match &a.duration {
-        Some(d) => flag_duration("-d/--duration", d)?,
-        None => Duration::from_secs(10),
-    };
-    Ok(Deadlines {
-        ready: flag_duration("--barrier-timeout", &a.barrier_timeout)?
-            + flag_duration("--warmup", &a.warmup)?,
-        finish: duration + flag_duration("--timeout", &a.timeout)? + RESULT_SLACK,
-    })
+    Ok(spec)
 }
 
 /// The per-host breakdown under the merged summary.
@@ -342,9 +189,11 @@ fn render_hosts(d: &Distributed) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ResumeArg, VersionArg};
     use super::*;
     use clap::Parser;
+    use serverbench_hosts::distributed::ClientJob;
+    use serverbench_model::{TlsResume, TlsVersion};
+    use std::time::Duration;
 
     #[derive(Parser)]
     struct Cli {
@@ -356,10 +205,10 @@ mod tests {
         Cli::parse_from(std::iter::once("load").chain(argv.iter().copied())).load
     }
 
-    fn host() -> Host {
+    fn host(name: &str) -> Host {
         Host {
-            name: "load1".into(),
-            ssh: "load1".into(),
+            name: name.into(),
+            ssh: name.into(),
             address: "198.18.0.2".into(),
             checkout: "/srv/serverbench".into(),
             binary: "/srv/serverbench/target/release/serverbench".into(),
@@ -369,65 +218,76 @@ mod tests {
         }
     }
 
+    /// What client host `i` of `hosts` is handed for these flags, read back as the host does.
+    fn handed(argv: &[&str], hosts: usize, cacerts: &[PathBuf]) -> (Vec<String>, LoadSpec) {
+        let spec = args(argv).load_spec().unwrap();
+        let all: Vec<Host> = (0..hosts).map(|i| host(&format!("load{i}"))).collect();
+        let jobs: Vec<ClientJob> = distributed::jobs(&spec, &all, cacerts);
+        let line = jobs[0].spec.to_line();
+        (jobs[0].argv(), serde_json::from_str(&line).unwrap())
+    }
+
     #[test]
     fn a_client_host_is_given_the_method_the_protocol_and_the_tls_settings_asked_for() {
-        let asked = args(&[
-            "-X",
-            "POST",
-            "--http2",
-            "-m",
-            "10",
-            "-k",
-            "--new-conn",
-            "--tls-resume",
-            "tickets",
-            "--tls-version",
-            "1.3",
-            "--idle",
-            "40us",
-            "-c",
-            "10",
-            "https://198.18.0.1:8443/hello",
-        ]);
-        let there = Share {
-            conns: 5,
-            share: 0.5,
-            cacert: None,
-        };
-        let argv = remote_argv(&asked, &host(), &there).unwrap();
-        let remote = args(&argv[2..].iter().map(String::as_str).collect::<Vec<_>>());
-        assert_eq!(remote.method, "POST");
-        assert!(remote.http2 && remote.insecure && remote.new_conn && remote.barrier);
-        assert_eq!(remote.streams, 10);
+        let (argv, remote) = handed(
+            &[
+                "-X",
+                "POST",
+                "--http2",
+                "-m",
+                "10",
+                "-k",
+                "--new-conn",
+                "--tls-resume",
+                "tickets",
+                "--tls-version",
+                "1.3",
+                "--idle",
+                "40us",
+                "-c",
+                "10",
+                "-d",
+                "3s",
+                "https://198.18.0.1:8443/hello",
+            ],
+            2,
+            &[],
+        );
         assert_eq!(
-            remote.idle,
+            argv[1..],
+            ["load", "--spec", "-", "--barrier", "--json", "-q"]
+        );
+        let h = &remote.http;
+        assert_eq!(h.method, "POST");
+        assert!(h.http2 && h.insecure && h.new_conn);
+        assert_eq!(h.streams, 10);
+        assert_eq!(remote.idle, "40us");
+        assert_eq!(h.tls_resume, Some(TlsResume::Tickets));
+        assert_eq!(h.tls_version, Some(TlsVersion::V1_3));
+        assert_eq!(remote.connections, 5);
+        assert_eq!(remote.duration, Some(Duration::from_secs(3)));
+        assert_eq!(remote.urls, ["https://198.18.0.1:8443/hello"]);
+        let idle: serverbench_engine::Idle = remote.idle.parse().unwrap();
+        assert_eq!(
+            idle,
             serverbench_engine::Idle::Nap(Duration::from_micros(40))
         );
-        assert_eq!(remote.tls_resume, Some(ResumeArg::Tickets));
-        assert_eq!(remote.tls_version, Some(VersionArg::V1_3));
-        assert_eq!(remote.connections, 5);
-        assert_eq!(remote.urls, ["https://198.18.0.1:8443/hello"]);
     }
 
     #[test]
     fn a_client_host_trusts_its_own_copy_of_cacert_not_the_controllers_path() {
-        let asked = args(&[
-            "--cacert",
-            "/home/me/ca.pem",
-            "https://198.18.0.1:8443/hello",
-        ]);
-        let there = Share {
-            conns: 1,
-            share: 1.0,
-            cacert: Some("/tmp/serverbench-run.x/ca.pem"),
-        };
-        let argv = remote_argv(&asked, &host(), &there).unwrap();
-        let remote = args(&argv[2..].iter().map(String::as_str).collect::<Vec<_>>());
-        assert_eq!(
-            remote.cacert.as_deref(),
-            Some(std::path::Path::new("/tmp/serverbench-run.x/ca.pem"))
+        let copy = PathBuf::from("/tmp/serverbench-run.x/ca.pem");
+        let (_, remote) = handed(
+            &[
+                "--cacert",
+                "/home/me/ca.pem",
+                "https://198.18.0.1:8443/hello",
+            ],
+            1,
+            std::slice::from_ref(&copy),
         );
-        assert!(!remote.insecure);
+        assert_eq!(remote.http.cacert, Some(copy));
+        assert!(!remote.http.insecure);
     }
 
     #[test]
@@ -438,7 +298,7 @@ mod tests {
             "https://198.18.0.1:8443/",
         ]);
         let transport = Transport::new().unwrap();
-        let err = copy_cacert(&asked, &transport, &[host()]).unwrap_err();
+        let err = copy_cacert(&asked, &transport, &[host("load1")]).unwrap_err();
         assert!(
             format!("{err:#}").starts_with("--cacert /nonexistent/ca.pem: "),
             "{err:#}"

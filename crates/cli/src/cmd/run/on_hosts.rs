@@ -5,7 +5,7 @@ use super::Args;
 use anyhow::{bail, Context};
 use serverbench_catalog::paths::Paths;
 use serverbench_harness::run::hosts::HostsRun;
-use serverbench_hosts::check::{self, Probe, CLOCK_WARN_MS};
+use serverbench_hosts::check::Probe;
 use serverbench_hosts::{Host, Transport};
 use serverbench_results::env::{HostEnv, HostsEnv, Pinning};
 use serverbench_tools::Tool;
@@ -51,26 +51,8 @@ pub fn prepare(args: &Args, paths: &Paths) -> anyhow::Result<Option<(Arc<HostsRu
     let all: Vec<Host> = std::iter::once(server.clone())
         .chain(clients.clone())
         .collect();
-    let mut probes = Vec::new();
-    let mut failed = Vec::new();
-    for (host, probe) in all.iter().zip(check::probe_all(&transport, &all)) {
-        match probe.and_then(|p| p.usable(host).map(|()| p)) {
-            Ok(p) => {
-                if p.clock_offset_ms.abs() > CLOCK_WARN_MS {
-                    eprintln!(
-                        "warning: {}: clock {:+.1} ms away from this machine's; start skews \
-                         compare host clocks",
-                        host.name, p.clock_offset_ms
-                    );
-                }
-                probes.push(p);
-            }
-            Err(e) => failed.push(e.to_string()),
-        }
-    }
-    if !failed.is_empty() {
-        bail!("{}", failed.join("\n"));
-    }
+    let probes = crate::cmd::hosts::usable_probes(&transport, &all)
+        .map_err(|failed| anyhow::anyhow!("{}", failed.join("\n")))?;
     let server_cpus: Vec<usize> = if server.cpus.is_empty() {
         (0..probes[0].cpus).collect()
     } else {

@@ -199,7 +199,10 @@ impl Progress {
             (LapStatus::Ok, None) => {}
             (LapStatus::Failed, _) => self.failure(
                 &format!("{what}: FAILED"),
-                r.failure.as_deref().unwrap_or(""),
+                &r.failure
+                    .as_ref()
+                    .map(|f| f.to_string())
+                    .unwrap_or_default(),
             ),
         }
     }

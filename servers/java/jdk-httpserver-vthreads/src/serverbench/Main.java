@@ -34,6 +34,9 @@ public final class Main {
 
     private static final BlockingQueue<Ping> PINGS = new ArrayBlockingQueue<>(1024);
 
+    /** The database pool, only when DATABASE_URL is set. */
+    private static Database db;
+
     /** The JSON message; serialized on every request. */
     private record Message(String message) {
         String toJson() {
@@ -45,6 +48,8 @@ public final class Main {
         String host = env("HOST", "127.0.0.1");
         int port = Integer.parseInt(env("PORT", "8080"));
         int echoPort = Integer.parseInt(env("ECHO_PORT", "9000"));
+        // JDBC blocks the exchange's virtual thread, which unmounts from its carrier meanwhile.
+        db = Database.fromEnv("jdk-httpserver-vthreads");
         String carriers = System.getProperty("jdk.virtualThreadScheduler.parallelism", "default");
 
         startPingPongWorker();
@@ -72,6 +77,15 @@ public final class Main {
                         bytes(new Message("Hello, World!").toJson()));
                 case "/payload" -> send(ex, 200, "application/octet-stream", PAYLOAD);
                 case "/pingpong" -> send(ex, 200, "application/octet-stream", pingPong());
+                case "/db", "/queries", "/fortunes", "/updates" -> {
+                    if (db == null) {
+                        send(ex, 404, "text/plain", NOT_FOUND);
+                    } else {
+                        Database.Answer a = db.answer(ex.getRequestURI().getPath(),
+                                ex.getRequestURI().getRawQuery());
+                        send(ex, a.status(), a.type(), a.body());
+                    }
+                }
                 default -> send(ex, 404, "text/plain", NOT_FOUND);
             }
         }

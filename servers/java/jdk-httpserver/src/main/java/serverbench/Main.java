@@ -30,6 +30,9 @@ public final class Main {
 
     private static final BlockingQueue<Ping> PINGS = new ArrayBlockingQueue<>(1024);
 
+    /** The database pool, only when DATABASE_URL is set. */
+    private static Database db;
+
     /** The JSON message; serialized on every request. */
     private record Message(String message) {
         String toJson() {
@@ -43,15 +46,19 @@ public final class Main {
         int echoPort = Integer.parseInt(env("ECHO_PORT", "9000"));
         int workers = Math.max(1, Integer.parseInt(env("WORKERS", "1")));
 
+        db = Database.fromEnv("jdk-httpserver");
+        // JDBC blocks its thread: with a database, one more handler thread per connection.
+        int threads = db == null ? workers : workers + db.size();
+
         startPingPongWorker();
         startEcho(host, echoPort);
 
         HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 1024);
         server.createContext("/", Main::handle);
-        server.setExecutor(Executors.newFixedThreadPool(workers));
+        server.setExecutor(Executors.newFixedThreadPool(threads));
         server.start();
         System.out.printf("jdk-httpserver: http on %s:%d, echo on %d, %d worker threads%n",
-                host, port, echoPort, workers);
+                host, port, echoPort, threads);
     }
 
     private static void handle(HttpExchange ex) throws IOException {
@@ -66,6 +73,15 @@ public final class Main {
                         bytes(new Message("Hello, World!").toJson()));
                 case "/payload" -> send(ex, 200, "application/octet-stream", PAYLOAD);
                 case "/pingpong" -> send(ex, 200, "application/octet-stream", pingPong());
+                case "/db", "/queries", "/fortunes", "/updates" -> {
+                    if (db == null) {
+                        send(ex, 404, "text/plain", NOT_FOUND);
+                    } else {
+                        Database.Answer a = db.answer(ex.getRequestURI().getPath(),
+                                ex.getRequestURI().getRawQuery());
+                        send(ex, a.status(), a.type(), a.body());
+                    }
+                }
                 default -> send(ex, 404, "text/plain", NOT_FOUND);
             }
         }

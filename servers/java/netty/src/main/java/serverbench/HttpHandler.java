@@ -21,7 +21,8 @@ import java.util.ArrayDeque;
 
 /**
  * Routes requests on the exact path. Answers are written in request order: while a /pingpong
- * answer is with the worker, later pipelined requests wait in {@code backlog} and reading pauses.
+ * answer is with the worker (or a database answer with a JDBC thread, see {@link DbWork}),
+ * later pipelined requests wait in {@code backlog} and reading pauses.
  * One instance per channel; every method runs on the channel's event loop.
  */
 final class HttpHandler extends ChannelInboundHandlerAdapter {
@@ -80,25 +81,52 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
             case "/json" -> ctx.write(response(req, ok, HttpHeaderValues.APPLICATION_JSON, json()));
             case "/payload" -> ctx.write(response(req, ok, OCTETS, Payload.buffer()));
             case "/pingpong" -> askWorker(ctx, req);
+            case "/db", "/queries", "/fortunes", "/updates" -> askDatabase(ctx, req, path);
             default -> ctx.write(response(req, HttpResponseStatus.NOT_FOUND, TEXT,
                     NOT_FOUND.duplicate()));
         }
     }
 
     private void askWorker(ChannelHandlerContext ctx, HttpRequest req) {
-        waiting = true;
-        ctx.channel().config().setAutoRead(false);
+        pause(ctx);
         pingPong.send(ctx.executor(), body -> {
             ctx.writeAndFlush(response(req, HttpResponseStatus.OK, OCTETS, body));
-            waiting = false;
-            while (!waiting && !backlog.isEmpty()) {
-                serve(ctx, backlog.poll());
-            }
-            if (!waiting) {
-                ctx.flush();
-                ctx.channel().config().setAutoRead(true);
-            }
+            resume(ctx);
         });
+    }
+
+    /** The database routes, answered by a JDBC thread; 404 without DATABASE_URL. */
+    private void askDatabase(ChannelHandlerContext ctx, HttpRequest req, String path) {
+        DbWork db = DbWork.instance;
+        if (db == null) {
+            ctx.write(response(req, HttpResponseStatus.NOT_FOUND, TEXT, NOT_FOUND.duplicate()));
+            return;
+        }
+        pause(ctx);
+        String rawQuery = new QueryStringDecoder(req.uri()).rawQuery();
+        db.submit(path, rawQuery, ctx.executor(), answer -> {
+            ctx.writeAndFlush(response(req, HttpResponseStatus.valueOf(answer.status()),
+                    answer.type(), Unpooled.wrappedBuffer(answer.body())));
+            resume(ctx);
+        });
+    }
+
+    /** Holds later requests back while this one's answer is elsewhere. */
+    private void pause(ChannelHandlerContext ctx) {
+        waiting = true;
+        ctx.channel().config().setAutoRead(false);
+    }
+
+    /** Serves the requests held back, in order, until one is away again or none is left. */
+    private void resume(ChannelHandlerContext ctx) {
+        waiting = false;
+        while (!waiting && !backlog.isEmpty()) {
+            serve(ctx, backlog.poll());
+        }
+        if (!waiting) {
+            ctx.flush();
+            ctx.channel().config().setAutoRead(true);
+        }
     }
 
     /**

@@ -33,6 +33,7 @@ public final class Main {
         Class<? extends ServerChannel> channel =
                 epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         PingPongWorker pingPong = PingPongWorker.start();
+        DbWork.init(); // the JDBC pool and threads, only when DATABASE_URL is set
 
         // HTTPS first: a bad certificate stops the server before any port is open, and PORT
         // opens only once TLS_PORT is up.

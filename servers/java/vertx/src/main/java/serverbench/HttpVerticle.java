@@ -31,18 +31,23 @@ final class HttpVerticle extends AbstractVerticle {
     private final String host;
     private final int port;
     private final Tls tls;
+    private final Database.Config dbConfig;
+    private Database db;
 
     /** The HTTPS listener's settings, from TLS_PORT, TLS_CERT and TLS_KEY. */
     record Tls(int port, String certPath, String keyPath) {}
 
-    HttpVerticle(String host, int port, Tls tls) {
+    HttpVerticle(String host, int port, Tls tls, Database.Config dbConfig) {
         this.host = host;
         this.port = port;
         this.tls = tls;
+        this.dbConfig = dbConfig;
     }
 
     @Override
     public void start(Promise<Void> started) {
+        // The database routes only when DATABASE_URL is set: without it, no pool, no connection.
+        db = dbConfig == null ? null : new Database(vertx, dbConfig);
         // HTTP/1.1 and h2c (prior knowledge, or Upgrade: h2c): Vert.x's defaults on a plain port.
         Future<?> http = vertx.createHttpServer(options())
                 .requestHandler(this::handle)
@@ -77,11 +82,18 @@ final class HttpVerticle extends AbstractVerticle {
             case "/pingpong" -> vertx.eventBus().<Payload>request(PingPongVerticle.ADDRESS, null)
                     .onSuccess(reply -> send(req, 200, OCTETS, reply.body().body()))
                     .onFailure(err -> send(req, 500, TEXT, Buffer.buffer(err.toString())));
+            case "/db", "/queries", "/fortunes", "/updates" -> {
+                if (db != null) {
+                    db.handle(req);
+                } else {
+                    send(req, 404, TEXT, NOT_FOUND);
+                }
+            }
             default -> send(req, 404, TEXT, NOT_FOUND);
         }
     }
 
-    private static void send(HttpServerRequest req, int status, CharSequence type, Buffer body) {
+    static void send(HttpServerRequest req, int status, CharSequence type, Buffer body) {
         req.response().setStatusCode(status).putHeader(CONTENT_TYPE, type).end(body);
     }
 }

@@ -13,6 +13,7 @@ public final class Main {
         int echoPort = Integer.parseInt(env("ECHO_PORT", "9000"));
         int workers = Math.max(1, Integer.parseInt(env("WORKERS", "1")));
         HttpVerticle.Tls tls = tlsFromEnv();
+        Database.Config db = Database.Config.fromEnv(workers);
 
         Vertx vertx = Vertx.vertx(new VertxOptions()
                 .setEventLoopPoolSize(workers)
@@ -22,12 +23,16 @@ public final class Main {
 
         Future.all(
                 vertx.deployVerticle(PingPongVerticle::new, new DeploymentOptions()),
-                vertx.deployVerticle(() -> new HttpVerticle(host, port, tls), instances),
+                vertx.deployVerticle(() -> new HttpVerticle(host, port, tls, db), instances),
                 vertx.deployVerticle(() -> new EchoVerticle(host, echoPort), instances))
             .onSuccess(ok -> {
                 System.out.printf("vertx: http and h2c on %s:%d, %s, echo on %d, %d event loops (native: %s)%n",
                         host, port, tls == null ? "no TLS (TLS_PORT unset)" : "https (h2, http/1.1) on " + tls.port(),
                         echoPort, workers, vertx.isNativeTransportEnabled());
+                if (db != null) {
+                    System.out.printf("vertx: database pool of %d connections (shared by the verticles)%n",
+                            db.poolSize());
+                }
                 System.out.flush();
             })
             .onFailure(err -> {

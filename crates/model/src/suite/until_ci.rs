@@ -2,22 +2,48 @@
 //! the percent parsing and the rule they make.
 
 use super::Suite;
-use serde::{Deserialize, Deserializer, Serializer};
-use serverbench_analysis::until_ci::UntilCi;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// `max_laps` when only `until_ci` is given: three times the suite's laps.
 const DEFAULT_MAX_FACTOR: u32 = 3;
 
+/// Laps below which a cell's interval is only its range: no cell is judged before.
+pub const MIN_JUDGED_LAPS: u32 = 3;
+
+/// The bounds of `until_ci` as a run applies them (the arithmetic of the rule is
+/// `serverbench_analysis::until_ci`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StopRule {
+    /// Target half-width of the 95% interval of the median, percent of the median.
+    pub pct: f64,
+    /// Laps every cell runs before it is judged (at least [`MIN_JUDGED_LAPS`]).
+    pub min_laps: u32,
+    /// Laps after which a cell stops, clear or not (at least `min_laps`).
+    pub max_laps: u32,
+}
+
+impl StopRule {
+    /// The rule with its bounds made sane.
+    pub fn new(pct: f64, min_laps: u32, max_laps: u32) -> StopRule {
+        let min_laps = min_laps.max(MIN_JUDGED_LAPS);
+        StopRule {
+            pct,
+            min_laps,
+            max_laps: max_laps.max(min_laps),
+        }
+    }
+}
+
 impl Suite {
     /// The stopping rule of `until_ci`: at least `min_laps` (default: `laps`), at most
     /// `max_laps` (default: three times `laps`); `None`: a fixed number of laps.
-    pub fn until_ci_rule(&self) -> Option<UntilCi> {
+    pub fn until_ci_rule(&self) -> Option<StopRule> {
         let pct = self.until_ci?;
         let min = self.min_laps.unwrap_or(self.laps);
         let max = self
             .max_laps
             .unwrap_or(self.laps.saturating_mul(DEFAULT_MAX_FACTOR));
-        Some(UntilCi::new(pct, min, max))
+        Some(StopRule::new(pct, min, max))
     }
 
     /// The rounds the plan lays out: `laps`, or `max_laps` under `until_ci` (the rounds past
@@ -39,7 +65,7 @@ pub fn parse_pct(text: &str) -> Result<f64, String> {
 }
 
 /// Serde for `until_ci`: a percent as text or a number.
-pub(super) mod pct {
+pub mod pct {
     use super::*;
 
     #[derive(Deserialize)]

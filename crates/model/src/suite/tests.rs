@@ -274,19 +274,24 @@ fn every_suite_in_the_repository_parses() {
 fn the_protocol_suites_need_their_transports() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
     let tls = Suite::load(&dir.join("tls.toml")).unwrap();
-    assert!(tls.scenarios.iter().all(|s| s.tls));
+    assert!(tls.scenarios.iter().all(|s| s.transport.tls));
     assert_eq!(tls.required_features(), vec![Feature::Hello, Feature::Tls]);
     let h2 = Suite::load(&dir.join("h2.toml")).unwrap();
-    let over = |p: Protocol| h2.scenarios.iter().filter(|s| s.protocol == p).count();
+    let over = |p: Protocol| {
+        h2.scenarios
+            .iter()
+            .filter(|s| s.transport.protocol == p)
+            .count()
+    };
     assert_eq!(
         (over(Protocol::H1), over(Protocol::H2), over(Protocol::H2c)),
         (4, 4, 4)
     );
     // h2 is over TLS, recorded as such; h2c is not.
-    assert!(h2
-        .scenarios
-        .iter()
-        .all(|s| s.tls == (s.protocol == Protocol::H2) || s.name.starts_with("https")));
+    assert!(h2.scenarios.iter().all(
+        |s| s.transport.tls == (s.transport.protocol == Protocol::H2)
+            || s.name.starts_with("https")
+    ));
 }
 
 /// GOOD with these lines added to its scenario.
@@ -306,7 +311,11 @@ fn protocol_keys_parse_into_types_and_h2_implies_tls() {
     .unwrap();
     let sc = &s.scenarios[0];
     assert_eq!(
-        (sc.protocol, sc.tls, sc.streams),
+        (
+            sc.transport.protocol,
+            sc.transport.tls,
+            sc.transport.streams
+        ),
         (Protocol::H2, true, Some(16))
     );
     assert_eq!(sc.needs(), vec![Feature::Hello, Feature::H2]);
@@ -315,7 +324,10 @@ fn protocol_keys_parse_into_types_and_h2_implies_tls() {
         Path::new("t"),
     )
     .unwrap();
-    assert_eq!(s.scenarios[0].tls_resume, Some(TlsResume::Tickets));
+    assert_eq!(
+        s.scenarios[0].transport.tls_resume,
+        Some(TlsResume::Tickets)
+    );
     assert_eq!(s.scenarios[0].needs(), vec![Feature::Hello, Feature::Tls]);
 }
 
@@ -356,5 +368,42 @@ fn every_builtin_scenario_exists_and_the_tls_ones_need_tls() {
         }
     }
     let resume = Scenario::builtin("https-resume").unwrap();
-    assert!(resume.new_conn && resume.tls_resume == Some(TlsResume::Tickets));
+    assert!(resume.transport.new_conn && resume.transport.tls_resume == Some(TlsResume::Tickets));
+}
+
+#[test]
+fn an_unknown_key_in_a_scenario_is_still_refused_beside_the_transport_keys() {
+    let (_, key, message) = err(&with_scenario_keys("tls = true\nprotocl = \"h2\""));
+    assert!(message.contains("protocl"), "{key}: {message}");
+}
+
+#[test]
+fn a_scenario_limited_to_connections_no_profile_has_is_refused_and_one_that_matches_runs_there() {
+    let text = "name = \"t\"\ndescription = \"d\"\nreproduces = \"none\"\nservers = \"all\"\n\n\
+                [[scenario]]\nname = \"db\"\npaths = [\"/db\"]\nrequires = \"db\"\nconnections = [CONNS]\n\n\
+                [[profile]]\nconnections = 16\nduration = \"1s\"\n\n\
+                [[profile]]\nconnections = 64\nduration = \"1s\"\n";
+    let bad = Suite::parse(&text.replace("CONNS", "32"), Path::new("suites/t.toml"));
+    let e = bad.unwrap_err().to_string();
+    assert!(e.contains("scenario[1].connections"), "{e}");
+    let good = Suite::parse(&text.replace("CONNS", "64"), Path::new("suites/t.toml")).unwrap();
+    let sc = &good.scenarios[0];
+    let at: Vec<bool> = good.profiles.iter().map(|p| sc.runs_at(p)).collect();
+    assert_eq!(at, [false, true]);
+}
+
+#[test]
+fn the_database_suite_loads_records_its_pool_and_keeps_its_points_under_quick() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites/database.toml");
+    let mut s = Suite::load(&path).unwrap();
+    assert_eq!(s.pool, Some(16));
+    s.quicken();
+    let points: usize = s
+        .scenarios
+        .iter()
+        .map(|sc| s.profiles.iter().filter(|p| sc.runs_at(p)).count())
+        .sum();
+    // db and fortunes at 3 connection counts, queries and updates at 4 N each at one.
+    assert_eq!(points, 2 * 3 + 8);
+    assert!(s.scenarios.iter().all(|sc| sc.needs_database()));
 }

@@ -290,7 +290,7 @@ pub struct Histograms {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us_uncorrected: Option<String>,
     /// Per timeline second, the `(bucket, count)` pairs of its log-linear latency buckets
-    /// (see [`crate::stats::bucket_mid`]): what the per-second p99 is read from.
+    /// (see [`crate::histo::bucket_mid`]): what the per-second p99 is read from.
     #[serde(default)]
     pub timeline_buckets: Vec<Vec<(u16, u32)>>,
     /// `connect_latency_us`, encoded the same way (when connections were made).

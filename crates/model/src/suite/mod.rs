@@ -3,12 +3,12 @@
 //! A suite names the servers to run, the scenarios (what is requested) and the load profiles
 //! (how hard), the number of laps, the warm-up and the load tool.
 
-use crate::catalog::toml_pos::{field_in_message, line_of, line_of_key};
-use crate::catalog::Feature;
+use crate::duration::{format_duration, parse_duration, BadDuration};
+use crate::toml_pos::{field_in_message, line_of, line_of_key};
+use crate::Feature;
+use crate::Tool;
+pub use crate::{Mode, Protocol, TlsResume, Transport};
 use serde::{Deserialize, Serialize};
-use serverbench_engine::config::{format_duration, parse_duration, BadDuration};
-use serverbench_results::Tool;
-pub use serverbench_results::{Mode, Protocol, TlsResume};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -86,23 +86,11 @@ pub struct Scenario {
     /// Contract features a server must implement to run this scenario.
     #[serde(default, deserialize_with = "one_or_many")]
     pub requires: Vec<Feature>,
-    /// HTTP version on the wire: `h1` (default), `h2` (over TLS, ALPN) or `h2c` (prior
-    /// knowledge). `h2` needs the feature `h2`, `h2c` the feature `h2c`.
-    #[serde(default, skip_serializing_if = "Protocol::is_h1")]
-    pub protocol: Protocol,
-    /// HTTPS: the load goes to the server's `TLS_PORT`, trusting the run's certificate; needs
-    /// the feature `tls` (implied by `protocol = "h2"`).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub tls: bool,
-    /// A new connection per request (handshakes per second over TLS).
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub new_conn: bool,
-    /// With `new_conn` over TLS: `tickets`, `ids` or `off`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls_resume: Option<TlsResume>,
-    /// HTTP/2: concurrent streams per connection (h2load's `-m`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub streams: Option<u32>,
+    /// How it travels: `protocol` (`h1`, `h2` needs the feature `h2`, `h2c` the feature
+    /// `h2c`), `tls` (needs the feature `tls`, implied by `protocol = "h2"`), `new_conn`,
+    /// `tls_resume` and `streams`, as keys of the scenario.
+    #[serde(flatten)]
+    pub transport: Transport,
     /// Only the profiles of these connection counts (empty: every profile), e.g. the
     /// database suite's queries-per-request points at one concurrency.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -114,10 +102,6 @@ impl Scenario {
     pub fn runs_at(&self, profile: &Profile) -> bool {
         self.connections.is_empty() || self.connections.contains(&profile.connections)
     }
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// One `[[profile]]`: how hard.
@@ -240,7 +224,7 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Feature>, D
 }
 
 /// Seconds from a suite's duration text, in the one grammar of
-/// [`serverbench_engine::config::parse_duration`].
+/// [`crate::duration::parse_duration`].
 fn seconds(text: &str) -> Result<f64, BadDuration> {
     parse_duration(text).map(|d| d.as_secs_f64())
 }
@@ -343,7 +327,7 @@ impl Suite {
         let mut suite: Suite = toml::from_str(text).map_err(|e| toml_error(text, file, &e))?;
         for s in &mut suite.scenarios {
             // h2 is HTTP/2 over TLS: recorded as such.
-            s.tls |= s.protocol == Protocol::H2;
+            s.transport.tls |= s.transport.protocol == Protocol::H2;
         }
         for p in &mut suite.profiles {
             if p.name.is_empty() {
@@ -398,6 +382,9 @@ impl Suite {
             }
             if let Err((key, message)) = s.validate_protocol() {
                 return bad(&k(key), message);
+            }
+            if !self.profiles.iter().any(|p| s.runs_at(p)) {
+                return bad(&k("connections"), "no profile has these connections");
             }
         }
         self.validate_combinations()?;
@@ -496,11 +483,15 @@ impl Suite {
             let k = |f: &str| format!("profile[{}].{f}", i + 1);
             for s in &self.scenarios {
                 let why = match () {
-                    _ if p.pipeline > 1 && s.protocol.is_h2() => {
+                    _ if p.pipeline > 1 && s.transport.protocol.is_h2() => {
                         "pipeline does not apply to HTTP/2"
                     }
-                    _ if p.pipeline > 1 && s.new_conn => "pipeline does not apply to new_conn",
-                    _ if p.rate.is_some() && s.new_conn => "a rate does not apply to new_conn",
+                    _ if p.pipeline > 1 && s.transport.new_conn => {
+                        "pipeline does not apply to new_conn"
+                    }
+                    _ if p.rate.is_some() && s.transport.new_conn => {
+                        "a rate does not apply to new_conn"
+                    }
                     _ => continue,
                 };
                 let key = if p.pipeline > 1 { "pipeline" } else { "rate" };
@@ -522,7 +513,16 @@ impl Suite {
 /// Turns a toml error into `SuiteError::Invalid` with the line and the key.
 fn toml_error(text: &str, file: &Path, err: &toml::de::Error) -> SuiteError {
     let message = err.message().trim().to_string();
-    let line = line_of(text, err.span().map_or(0, |s| s.start));
+    let span = err.span().unwrap_or(0..0);
+    if let Some((line, key)) = flattened_value(text, span.clone(), &message) {
+        return SuiteError::Invalid {
+            file: file.to_path_buf(),
+            line,
+            key,
+            message,
+        };
+    }
+    let line = line_of(text, span.start);
     let key = field_in_message(&message).unwrap_or_else(|| {
         let line_text = text.lines().nth(line - 1).unwrap_or("");
         line_text
@@ -538,6 +538,29 @@ fn toml_error(text: &str, file: &Path, err: &toml::de::Error) -> SuiteError {
         key,
         message,
     }
+}
+
+/// A bad value of a flattened key (a scenario's transport) comes with the span of its whole
+/// table: the line and key of the value the message quotes (`unknown variant `h3``), if one
+/// line of that table sets it.
+fn flattened_value(
+    text: &str,
+    span: std::ops::Range<usize>,
+    message: &str,
+) -> Option<(usize, String)> {
+    let rest = message.strip_prefix("unknown variant `")?;
+    let value = &rest[..rest.find('`')?];
+    let table = text.get(span.clone())?;
+    let mut offset = span.start;
+    for line in table.split_inclusive('\n') {
+        if let Some((key, v)) = line.split_once('=') {
+            if v.trim().trim_matches('"') == value {
+                return Some((line_of(text, offset), key.trim().to_string()));
+            }
+        }
+        offset += line.len();
+    }
+    None
 }
 
 #[cfg(test)]

@@ -47,6 +47,42 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// Serde for a [`Duration`] written as text (`"2s"`, `"250us"`, exact: humantime's spelling)
+/// and read in the one grammar of [`parse_duration`]: `#[serde(with = "duration::text")]`.
+pub mod text {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&humantime::format_duration(*d))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_duration(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// [`text`] for an optional duration (`null` when absent).
+pub mod opt_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.collect_str(&humantime::format_duration(*d)),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            Some(text) => super::parse_duration(&text)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            None => Ok(None),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! keys need: the transport feature a server must declare, and which combinations apply.
 
 use super::{Mode, Protocol, Scenario, TlsResume};
-use crate::catalog::Feature;
+use crate::Feature;
 
 impl Scenario {
     /// The built-in scenarios of the ad-hoc form (`serverbench run --scenario NAME`).
@@ -14,17 +14,17 @@ impl Scenario {
             ..Scenario::default()
         };
         let tls = |mut s: Scenario| {
-            s.tls = true;
+            s.transport.tls = true;
             s
         };
         let new_conn = |mut s: Scenario, resume: TlsResume| {
-            s.new_conn = true;
-            s.tls_resume = Some(resume);
+            s.transport.new_conn = true;
+            s.transport.tls_resume = Some(resume);
             s
         };
         let over = |mut s: Scenario, p: Protocol| {
-            s.tls = p == Protocol::H2;
-            s.protocol = p;
+            s.transport.tls = p == Protocol::H2;
+            s.transport.protocol = p;
             s
         };
         let (hello, routes) = (&["/hello"][..], &["/hey", "/hell", "/hello", "/about"][..]);
@@ -122,7 +122,7 @@ impl Scenario {
 
     /// The transport feature the scenario's protocol needs: `tls`, `h2` or `h2c`.
     pub fn transport_feature(&self) -> Option<Feature> {
-        match (self.protocol, self.tls) {
+        match (self.transport.protocol, self.transport.tls) {
             (Protocol::H2, _) => Some(Feature::H2),
             (Protocol::H2c, _) => Some(Feature::H2c),
             (Protocol::H1, true) => Some(Feature::Tls),
@@ -140,29 +140,33 @@ impl Scenario {
 
     /// Checks the protocol keys; returns the key (within the scenario) and the message.
     pub(super) fn validate_protocol(&self) -> Result<(), (&'static str, &'static str)> {
-        let transport = self.protocol != Protocol::H1 || self.tls || self.new_conn;
-        if self.mode != Mode::Http && (transport || self.streams.is_some()) {
+        let transport = self.transport.protocol != Protocol::H1
+            || self.transport.tls
+            || self.transport.new_conn;
+        if self.mode != Mode::Http && (transport || self.transport.streams.is_some()) {
             return Err((
                 "protocol",
                 "protocol, tls, new_conn and streams apply to http only",
             ));
         }
-        if self.protocol == Protocol::H2c && self.tls {
+        if self.transport.protocol == Protocol::H2c && self.transport.tls {
             return Err((
                 "tls",
                 "h2c is HTTP/2 without TLS; over TLS it is protocol = \"h2\"",
             ));
         }
-        if self.tls_resume.is_some() && !(self.tls && self.new_conn) {
+        if self.transport.tls_resume.is_some() && !(self.transport.tls && self.transport.new_conn) {
             return Err((
                 "tls_resume",
                 "needs tls = true and new_conn = true (keep-alive connections handshake once)",
             ));
         }
-        match self.streams {
-            Some(_) if !self.protocol.is_h2() => Err(("streams", "applies to h2 and h2c only")),
+        match self.transport.streams {
+            Some(_) if !self.transport.protocol.is_h2() => {
+                Err(("streams", "applies to h2 and h2c only"))
+            }
             Some(0) => Err(("streams", "must be at least 1")),
-            Some(m) if m > 1 && self.new_conn => Err((
+            Some(m) if m > 1 && self.transport.new_conn => Err((
                 "streams",
                 "cannot be combined with new_conn (one request per connection)",
             )),

@@ -1,0 +1,30 @@
+//! serverbench's shared model: the types every crate passes around, with no I/O and no
+//! networking (no mio, no rustls), so reports and analysis build without the load generator.
+//!
+//! - [`result`]: the load result schema (`spec/load-result.schema.json`), and [`histo`] its
+//!   HdrHistogram V2 codec;
+//! - [`duration`]: the one duration grammar; [`cpus`]: CPU lists (`0-3,5`);
+//! - [`Mode`], [`Transport`] ([`Protocol`], [`TlsResume`]) and [`Tool`]: what a lap runs;
+//! - [`spec::LoadSpec`]: one load, described once; [`suite::Suite`]: the suites, parsed and
+//!   checked, as `env.json` records them.
+
+pub mod cpus;
+pub mod duration;
+pub mod failure;
+mod feature;
+pub mod histo;
+pub mod result;
+pub mod spec;
+pub mod suite;
+pub mod toml_pos;
+mod tool;
+pub mod transport;
+
+pub use cpus::{parse_cpu_list, BadCpuList, CpuList};
+pub use duration::{format_duration, parse_duration, BadDuration};
+pub use failure::{FailureKind, LapFailure};
+pub use feature::Feature;
+pub use result::{LoadResult, Mode};
+pub use spec::{LoadSpec, TlsVersion};
+pub use tool::Tool;
+pub use transport::{Protocol, TlsResume, Transport};

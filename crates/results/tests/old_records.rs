@@ -1,0 +1,39 @@
+//! Results folders written before the model crate (a failure as one string, the transport keys
+//! beside the others) still read, and write back with the same keys.
+
+use serverbench_results::record::{FailureKind, LapStatus};
+use serverbench_results::{load_laps, Protocol, TlsResume};
+
+/// Two lines as serverbench wrote them before failures were typed: a failed lap whose failure is
+/// one string, and an HTTPS lap with a new connection per request.
+const OLD_LINES: &str = r#"{"suite": "quick", "server": "node/http", "scenario": "hello", "profile": "c50", "lap": 1, "status": "failed", "failure": "load tool failed: exit status 1\nserver log tail:\nlistening on 8080\nKilled", "tool": "serverbench", "started_at": "2026-11-20T10:00:12Z", "wall_s": 3.1, "params": {"mode": "http", "paths": ["/hello"], "connections": 50, "threads": 1, "duration_s": 3.0, "requests": null, "pipeline": 1, "rate": null, "warmup_s": 1.0, "message": null, "size": null}, "load": null, "server_stats": null}
+{"suite": "quick", "server": "node/http", "scenario": "hello-tls", "profile": "c50", "lap": 1, "status": "ok", "failure": null, "tool": "serverbench", "started_at": "2026-11-20T10:00:16Z", "wall_s": 3.2, "params": {"mode": "http", "paths": ["/hello"], "connections": 50, "threads": 1, "duration_s": 3.0, "requests": null, "pipeline": 1, "rate": null, "warmup_s": 1.0, "message": null, "size": null, "tls": true, "new_conn": true, "tls_resume": "tickets"}, "load": null, "server_stats": null}
+"#;
+
+#[test]
+fn a_results_folder_from_before_typed_failures_still_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("results.jsonl"), OLD_LINES).unwrap();
+    let loaded = load_laps(dir.path()).unwrap();
+    let [failed, tls] = &loaded.records[..] else {
+        panic!("two records, got {}", loaded.records.len());
+    };
+    assert_eq!(failed.status, LapStatus::Failed);
+    let failure = failed.failure.as_ref().unwrap();
+    assert_eq!(failure.kind, FailureKind::Unknown);
+    assert_eq!(failure.detail, "load tool failed: exit status 1");
+    assert_eq!(
+        failure.log_tail.as_deref(),
+        Some("server log tail:\nlistening on 8080\nKilled")
+    );
+    assert!(failure
+        .to_string()
+        .starts_with("load tool failed: exit status 1\nserver log tail:"));
+    let t = &tls.params.transport;
+    assert_eq!((t.protocol, t.tls, t.new_conn), (Protocol::H1, true, true));
+    assert_eq!(t.tls_resume, Some(TlsResume::Tickets));
+    let again = serde_json::to_value(&tls.params).unwrap();
+    assert_eq!(again["tls"], true);
+    assert_eq!(again["tls_resume"], "tickets");
+    assert!(again.get("transport").is_none(), "{again}");
+}
