@@ -156,6 +156,85 @@ pub fn cell_states(records: &[LapRecord], rule: &UntilCi) -> Vec<CellOutcome> {
         .collect()
 }
 
+/// The rule of a run `--until-ci` and where each of its cells ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UntilCiReport {
+    pub rule: UntilCi,
+    pub cells: Vec<CellOutcome>,
+}
+
+impl UntilCiReport {
+    /// Cells whose interval got within the target.
+    pub fn clear(&self) -> impl Iterator<Item = &CellOutcome> {
+        self.cells
+            .iter()
+            .filter(|c| matches!(c.state, CellState::Clear { .. }))
+    }
+
+    /// Cells that stopped at the lap limit (or were cut short) with a wider interval.
+    pub fn unclear(&self) -> impl Iterator<Item = &CellOutcome> {
+        self.cells
+            .iter()
+            .filter(|c| !matches!(c.state, CellState::Clear { .. }))
+    }
+
+    /// `until-ci ±5%: 3 of 4 cells clear (3–5 laps); not clear at 8 laps: a (hello / c50) ±7.2%`.
+    pub fn lines(&self) -> Vec<String> {
+        let clear: Vec<&CellOutcome> = self.clear().collect();
+        let laps = |cells: &[&CellOutcome]| {
+            let n: Vec<u32> = cells.iter().map(|c| c.state.laps()).collect();
+            match (n.iter().min(), n.iter().max()) {
+                (Some(a), Some(b)) if a == b => format!("{a} laps"),
+                (Some(a), Some(b)) => format!("{a}-{b} laps"),
+                _ => "no laps".to_owned(),
+            }
+        };
+        let mut out = vec![format!(
+            "until-ci ±{}% (laps {}..{}): {} of {} cells clear ({})",
+            self.rule.pct,
+            self.rule.min_laps,
+            self.rule.max_laps,
+            clear.len(),
+            self.cells.len(),
+            laps(&clear)
+        )];
+        for c in self.unclear() {
+            let hw = c
+                .state
+                .half_width()
+                .map_or("no interval".to_owned(), |h| format!("±{h:.1}%"));
+            out.push(format!(
+                "not clear: {} ({} / {}) after {} laps, {hw}",
+                c.server,
+                c.scenario,
+                c.profile,
+                c.state.laps()
+            ));
+        }
+        out
+    }
+}
+
+/// Where each cell of `records` ended under the rule of the suite in `env` (`None` when the
+/// suite was not run `--until-ci`).
+pub fn report(
+    records: &[LapRecord],
+    env: Option<&serverbench_results::env::Env>,
+) -> Option<UntilCiReport> {
+    let s = env?.suite.as_ref()?;
+    let pct = s.until_ci?;
+    let laps = s.laps.unwrap_or(3);
+    let rule = UntilCi::new(
+        pct,
+        s.min_laps.unwrap_or(laps),
+        s.max_laps.unwrap_or(laps.saturating_mul(3)),
+    );
+    Some(UntilCiReport {
+        rule,
+        cells: cell_states(records, &rule),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

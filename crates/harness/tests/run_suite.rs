@@ -39,6 +39,7 @@ fn options(suite: Suite, results: &Path) -> RunOptions {
         attached: Vec::new(),
         hosts: None,
         database: Default::default(),
+        doctor: None,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context};
 use serverbench_analysis::summary::Summary;
-use serverbench_report::{env::suite_baseline, full_summary, render_with, svg, Format, Options};
+use serverbench_report::{env::suite_baseline, render_with, svg, Format, Options};
 use serverbench_results::env::Env;
 use serverbench_results::record::LapRecord;
 use serverbench_results::{self as results, RESULTS_FILE};
@@ -30,6 +30,10 @@ pub struct Args {
     /// default the terminal table fits 120 columns and versions are listed above it).
     #[arg(long)]
     pub wide: bool,
+    /// Leave laps that something else disturbed (steal, other processes on the pinned CPUs...)
+    /// out of the statistics; they are listed with the reason.
+    #[arg(long)]
+    pub drop_disturbed: bool,
 }
 
 /// Reads the laps of `DIR/results.jsonl` through serverbench-results, warning on standard error
@@ -76,7 +80,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .baseline
         .clone()
         .or_else(|| suite_baseline(env.as_ref()));
-    let summary = full_summary(&records, baseline.as_deref(), env.as_ref());
+    let analysis = serverbench_analysis::Options {
+        drop_disturbed: args.drop_disturbed,
+    };
+    let summary =
+        serverbench_analysis::analyze_with(&records, baseline.as_deref(), env.as_ref(), analysis);
     let options = Options { wide: args.wide };
     match args.format {
         Format::Svg => write_svgs(&args, &summary, &records),

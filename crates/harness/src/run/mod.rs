@@ -68,6 +68,8 @@ pub struct RunOptions {
     pub hosts: Option<Arc<hosts::HostsRun>>,
     /// The database of database laps (`--db-port`, `--db-cpus`).
     pub database: database::DbOptions,
+    /// `serverbench doctor`'s checks at the start of the run, kept in `env.json`.
+    pub doctor: Option<Vec<serverbench_machine::doctor::Check>>,
 }
 
 /// Progress of a run.
@@ -271,6 +273,7 @@ fn prepare_dir(
                 &started,
             );
             env.hosts = opts.hosts.as_ref().map(|h| h.env.clone());
+            env.doctor = opts.doctor.clone();
             env
         }
     };

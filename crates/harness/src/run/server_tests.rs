@@ -56,6 +56,7 @@ pub(in crate::run) fn options(suite: Suite, dir: &Path) -> RunOptions {
         attached: Vec::new(),
         hosts: None,
         database: Default::default(),
+        doctor: None,
     }
 }
 

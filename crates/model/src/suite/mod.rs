@@ -422,6 +422,10 @@ impl Suite {
     /// so they win.
     pub fn quicken(&mut self) {
         self.laps = self.laps.min(2);
+        // A smoke run is short: a fixed number of laps, not "until the interval is clear".
+        self.until_ci = None;
+        self.min_laps = None;
+        self.max_laps = None;
         self.warmup = self.warmup.min(0.5);
         let factor = self
             .shortest_duration()

@@ -4,6 +4,7 @@
 use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::env::server_version;
 use crate::text::{self, count, grouped, num};
+use serverbench_analysis::disturbed;
 use serverbench_analysis::stats::IntervalMethod;
 use serverbench_analysis::summary::{ServerSummary, Summary, Table};
 use serverbench_results::env::Env;
@@ -245,18 +246,29 @@ impl Col {
     fn human_cell(self, c: &Ctx) -> Cell {
         let s = c.s;
         match self {
-            Col::Server => match c.env.and_then(|e| e.deviations(&s.server)) {
-                // `~` as verify marks a known deviation; the warnings say which.
-                Some(d) => Cell {
-                    text: format!("{} ~", s.server),
-                    raw: s.server.clone(),
-                    hint: Some(format!(
-                        "declares deviations from the contract: {}",
-                        d.keys().cloned().collect::<Vec<_>>().join(", ")
-                    )),
-                },
-                None => Cell::plain(&s.server),
-            },
+            Col::Server => {
+                let disturbed =
+                    disturbed::of_row(c.summary, &c.table.scenario, &c.table.profile, &s.server);
+                // `!`: a lap of this row was disturbed (the line under the table says how).
+                let mark = if disturbed.is_empty() { "" } else { " !" };
+                match c.env.and_then(|e| e.deviations(&s.server)) {
+                    // `~` as verify marks a known deviation; the warnings say which.
+                    Some(d) => Cell {
+                        text: format!("{} ~{mark}", s.server),
+                        raw: s.server.clone(),
+                        hint: Some(format!(
+                            "declares deviations from the contract: {}",
+                            d.keys().cloned().collect::<Vec<_>>().join(", ")
+                        )),
+                    },
+                    None if disturbed.is_empty() => Cell::plain(&s.server),
+                    None => Cell {
+                        text: format!("{}{mark}", s.server),
+                        raw: s.server.clone(),
+                        hint: disturbed::summary_line(&disturbed),
+                    },
+                }
+            }
             Col::Version => Cell::plain(server_version(c.env, &s.server)),
             Col::Rank => rank(c.table, s),
             Col::RpsMedian => rps(s),
