@@ -169,4 +169,42 @@ mod tests {
         );
         assert_eq!(without_disturbed(&records).len(), 1);
     }
+
+    #[test]
+    fn dropping_disturbed_laps_leaves_them_out_of_the_figures_and_says_why() {
+        let mut records: Vec<LapRecord> = [(1, 100.0), (2, 101.0), (3, 50.0)]
+            .iter()
+            .map(|&(n, rps)| {
+                let mut r = lap("a", n, vec![]);
+                r.load = Some(serverbench_results::record::Measurement {
+                    rps: Some(rps),
+                    ..Default::default()
+                });
+                r
+            })
+            .collect();
+        records[2].disturbance.as_mut().unwrap().causes = vec![Cause::OtherProcesses { pct: 40.0 }];
+        let drop = crate::Options {
+            drop_disturbed: true,
+        };
+        let kept = crate::analyze_with(&records, None, None, drop);
+        let row = &kept.tables[0].servers[0];
+        assert_eq!(row.laps, 2);
+        assert_eq!(row.rps.as_ref().unwrap().median, 100.5);
+        assert!(kept.disturbed[0].dropped);
+        let w = kept
+            .warnings
+            .iter()
+            .find(|w| w.kind == WarningKind::Disturbed)
+            .expect("a disturbed warning");
+        assert!(
+            w.message.contains("1 disturbed lap: other processes 40%"),
+            "{}",
+            w.message
+        );
+        assert!(w.message.contains("--drop-disturbed"), "{}", w.message);
+        let all = crate::analyze(&records, None, None);
+        assert_eq!(all.tables[0].servers[0].laps, 3);
+        assert!(!all.disturbed[0].dropped);
+    }
 }

@@ -246,7 +246,12 @@ mod tests {
             r.server = server.into();
             r.lap = n;
             match rps {
-                Some(v) => r.load.as_mut().unwrap().rps = Some(v),
+                Some(v) => {
+                    r.load = Some(serverbench_results::record::Measurement {
+                        rps: Some(v),
+                        ..Default::default()
+                    })
+                }
                 None => r.status = LapStatus::Failed,
             }
             r
