@@ -78,7 +78,7 @@ pub fn warnings(summary: &Summary) -> Vec<Warning> {
                 scenario: scenario.to_owned(),
                 profile: profile.to_owned(),
                 server: Some(server.to_owned()),
-                message: format!("{server} ({scenario} / {profile}): {line}{left_out}"),
+                message: format!("{server} ({scenario}, {profile}): {line}{left_out}"),
             })
         })
         .collect()

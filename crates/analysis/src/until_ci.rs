@@ -189,14 +189,17 @@ impl UntilCiReport {
                 _ => "no laps".to_owned(),
             }
         };
+        let took = match clear.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", laps(&clear)),
+        };
         let mut out = vec![format!(
-            "until-ci ±{}% (laps {}..{}): {} of {} cells clear ({})",
+            "until-ci ±{}% (laps {}..{}): {} of {} cells clear{took}",
             self.rule.pct,
             self.rule.min_laps,
             self.rule.max_laps,
             clear.len(),
             self.cells.len(),
-            laps(&clear)
         )];
         for c in self.unclear() {
             let hw = c

@@ -33,7 +33,6 @@ pub fn legend(summary: &Summary) -> Vec<String> {
     out.extend(super::protocol_legend(summary));
     out.extend(super::scaling_legend(summary));
     out.extend(super::hosts_legend(summary));
-    out.extend(noisy_lines(summary));
     out
 }
 
