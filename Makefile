@@ -21,7 +21,8 @@ bench: build
 test:
 	@bash scripts/test-prereqs.sh
 	@mkdir -p target
-	$(CARGO) test --workspace --locked --no-fail-fast 2>&1 | tee target/test.log
+	SERVERBENCH_SKIP_NETEM="$$(bash scripts/netem-probe.sh)" \
+		$(CARGO) test --workspace --locked --no-fail-fast 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6; s += $$8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' target/test.log
 
 ## Formatting and lints, as CI checks them.

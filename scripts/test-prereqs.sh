@@ -8,8 +8,10 @@
 #   util-linux (script), procps   Ctrl-C through a pseudo-terminal (interrupt_cli), ps
 #   iproute2, openssh-server/client  the network-namespace hosts (hosts tests)
 #   nginx-light                   c/nginx over h2 through `serverbench run` (run_protocols_cli)
+#   postgresql-15, -contrib       serverbench's private PostgreSQL (database, verify, run tests);
+#                                 pg_stat_statements for the query audit
 set -euo pipefail
-packages=(chromium fonts-dejavu-core wrk python3 util-linux bsdutils procps iproute2 openssh-client openssh-server nginx-light)
+packages=(chromium fonts-dejavu-core wrk python3 util-linux bsdutils procps iproute2 openssh-client openssh-server nginx-light postgresql-15 postgresql-contrib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q ' installed$' || missing+=("$p")
@@ -21,7 +23,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing test prerequisites: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# openssh-server and nginx-light must never start the machine's own sshd or nginx: maintainer
+# openssh-server, nginx-light and postgresql must never start the machine's own sshd, nginx or
+# cluster: maintainer
 # scripts ask policy-rc.d.
 policy=/usr/sbin/policy-rc.d
 created_policy=0

@@ -1,18 +1,140 @@
-//! serverbench's exit codes, in one place (the README's "Exit codes" table lists them).
+//! serverbench's exit codes, in one place: every command returns an [`Exit`], `--help` prints
+//! [`table`], and the README's "Exit codes" table lists the same rows.
 
-/// Everything worked.
-pub const OK: u8 = 0;
-/// Bad input (a usage error) or an error before anything was measured.
-pub const ERROR: u8 = 1;
-/// `load`: the target refused every connection.
-pub const REFUSED: u8 = 2;
-/// `run`: at least one lap failed (a server or the load broke); the results are still written.
-pub const LAPS_FAILED: u8 = 3;
-/// `compare --fail-above`: a server regressed by more than the threshold.
-pub const REGRESSION: u8 = 4;
-/// `load` over TLS: every handshake failed, or resumption was asked and the server resumed none.
-pub const TLS: u8 = 5;
-/// Interrupted by Ctrl-C or SIGTERM.
-pub const INTERRUPTED: u8 = 130;
-/// `history check`: a change straddles the threshold (neither clearly within nor beyond it).
-pub const INCONCLUSIVE: u8 = 6;
+use std::process::ExitCode;
+
+/// How a command ended; its code is the process's exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything worked.
+    Ok,
+    /// Bad input (a usage error) or an error before anything was measured.
+    BadInput,
+    /// `load`: the target refused every connection.
+    Refused,
+    /// `run`: at least one lap failed (a server or the load broke); the results are still written.
+    LapsFailed,
+    /// `compare --fail-above`: a server regressed by more than the threshold.
+    Regression,
+    /// `load` over TLS: every handshake failed, or resumption was asked and the server resumed none.
+    Tls,
+    /// `load`: no request succeeded: every one failed at the socket or got an error status.
+    NoSuccess,
+    /// `verify`, `setup`, `hosts check`: a server failed the contract or its setup, or a host its check.
+    CheckFailed,
+    /// `load --barrier`: no `go` line came on stdin; nothing was measured.
+    NoGo,
+    /// `history check`: a change straddles the threshold (neither clearly within nor beyond).
+    Inconclusive,
+    /// Interrupted by Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
+impl Exit {
+    /// Every exit, in code order.
+    pub const ALL: [Exit; 11] = [
+        Exit::Ok,
+        Exit::BadInput,
+        Exit::Refused,
+        Exit::LapsFailed,
+        Exit::Regression,
+        Exit::Tls,
+        Exit::NoSuccess,
+        Exit::CheckFailed,
+        Exit::NoGo,
+        Exit::Inconclusive,
+        Exit::Interrupted,
+    ];
+
+    /// The process exit status.
+    pub const fn code(self) -> u8 {
+        match self {
+            Exit::Ok => 0,
+            Exit::BadInput => 1,
+            Exit::Refused => 2,
+            Exit::LapsFailed => 3,
+            Exit::Regression => 4,
+            Exit::Tls => 5,
+            Exit::NoSuccess => 6,
+            Exit::CheckFailed => 7,
+            Exit::NoGo => 8,
+            Exit::Inconclusive => 9,
+            Exit::Interrupted => 130,
+        }
+    }
+
+    /// What the code means, in the words of `--help` and the README.
+    pub const fn meaning(self) -> &'static str {
+        match self {
+            Exit::Ok => "everything worked",
+            Exit::BadInput => "bad input, or an error before anything was measured",
+            Exit::Refused => "load: the target refused every connection",
+            Exit::LapsFailed => "run: at least one lap failed; the results are written",
+            Exit::Regression => {
+                "compare --fail-above, history check: a regression beyond the threshold"
+            }
+            Exit::Tls => "load over TLS: every handshake failed, or no session was resumed",
+            Exit::NoSuccess => "load: no request succeeded (socket errors or error statuses only)",
+            Exit::CheckFailed => "verify, setup, hosts check: a server or host failed",
+            Exit::NoGo => "load --barrier: no `go` line on stdin; nothing measured",
+            Exit::Inconclusive => "history check: a change straddles the threshold",
+            Exit::Interrupted => "interrupted (Ctrl-C, SIGTERM)",
+        }
+    }
+
+    /// `Ok` when nothing failed, else `failed`.
+    pub fn unless(failed: bool, exit: Exit) -> Exit {
+        if failed {
+            exit
+        } else {
+            Exit::Ok
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(e.code())
+    }
+}
+
+/// The exit codes as `--help` shows them under the commands.
+pub fn table() -> String {
+    let mut s = String::from("Exit codes:\n");
+    for e in Exit::ALL {
+        s.push_str(&format!("  {:>3}  {}\n", e.code(), e.meaning()));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_exit_has_its_own_code() {
+        let mut codes: Vec<u8> = Exit::ALL.iter().map(|e| e.code()).collect();
+        codes.dedup();
+        assert_eq!(codes.len(), Exit::ALL.len());
+        assert!(
+            codes.windows(2).all(|w| w[0] < w[1]),
+            "ALL is in code order"
+        );
+    }
+
+    #[test]
+    fn the_help_table_fits_in_80_columns() {
+        for line in table().lines() {
+            assert!(line.chars().count() <= 80, "{line}");
+        }
+    }
+
+    #[test]
+    fn verify_failures_and_failed_loads_differ_from_bad_input() {
+        let bad = Exit::BadInput.code();
+        assert_ne!(Exit::CheckFailed.code(), bad);
+        assert_ne!(Exit::NoSuccess.code(), bad);
+        assert_ne!(Exit::NoSuccess.code(), Exit::CheckFailed.code());
+        assert_ne!(Exit::NoGo.code(), Exit::LapsFailed.code());
+    }
+}

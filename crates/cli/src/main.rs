@@ -3,9 +3,11 @@
 mod cmd;
 mod cpus;
 mod exit;
+mod flags;
 mod interrupt;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use exit::Exit;
 use std::process::ExitCode;
 
 /// A reproducible, polyglot benchmark suite for HTTP and TCP servers.
@@ -18,7 +20,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Generate load against an HTTP/1.1 URL or a TCP echo server.
+    /// Generate load against HTTP/1.1 or HTTP/2 URLs (http:// or https://) or a TCP echo server.
     Load(cmd::load::Args),
     /// List the catalog's servers, what they implement and whether they can run here.
     List(cmd::list::Args),
@@ -30,7 +32,7 @@ enum Command {
     Serve(cmd::serve::Args),
     /// Run a suite (or an ad-hoc set of servers and a scenario) and record the results.
     Run(cmd::run::Args),
-    /// Render a results folder as a terminal table, Markdown, JSON or CSV.
+    /// Render a results folder as a terminal table, Markdown, JSON, CSV, HTML or SVG charts.
     Report(cmd::report::Args),
     /// Compare two results folders server by server.
     Compare(cmd::compare::Args),
@@ -40,35 +42,39 @@ enum Command {
     Db(cmd::db::Args),
     /// Check this machine for benchmarking (governor, steal, other processes, limits...).
     Doctor(cmd::doctor::Args),
-    /// The results history: import, list, show, trend, check (exit 4 regression, 6 inconclusive).
+    /// The results history: import, list, show, trend, check (exit 4 regression, 9 inconclusive).
     History(cmd::history::Args),
 }
 
 fn main() -> ExitCode {
     match run() {
-        Ok(code) => ExitCode::from(code),
+        Ok(exit) => exit.into(),
         Err(err) => {
             eprintln!("serverbench: error: {err:#}");
-            ExitCode::from(exit::ERROR)
+            Exit::BadInput.into()
         }
     }
 }
 
 /// Parses the command line and runs the subcommand; returns the process exit code.
-fn run() -> anyhow::Result<u8> {
-    let cli = match Cli::try_parse() {
+fn run() -> anyhow::Result<Exit> {
+    let parsed = Cli::command()
+        .after_help(exit::table())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
             // A bad value (a duration, a CPU list): one line naming the flag, as other bad input.
             let text = e.render().to_string();
             eprintln!("{}", text.lines().next().unwrap_or_default());
-            return Ok(exit::ERROR);
+            return Ok(Exit::BadInput);
         }
         Err(e) => {
             // --help and --version are "errors" printed to stdout with success.
-            let code = if e.use_stderr() { exit::ERROR } else { 0 };
+            let exit = Exit::unless(e.use_stderr(), Exit::BadInput);
             let _ = e.print();
-            return Ok(code);
+            return Ok(exit);
         }
     };
     match cli.command {

@@ -34,8 +34,11 @@ fn list_shows_why_servers_cannot_run() {
     assert!(out.status.success());
     let text = stdout(&out);
     assert!(line_of(&text, "python/unavailable").ends_with("unavailable: needs a GPU"));
-    assert!(line_of(&text, "python/missing-cmd")
-        .ends_with("missing serverbench-no-such-tool (apt: serverbench-no-such-package)"));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("missing serverbench-no-such-tool (apt: serverbench-no-such-package)"),
+        "{text}"
+    );
     assert!(line_of(&text, "python/setup-counter").ends_with("needs setup"));
     let good = line_of(&text, "python/good");
     assert!(
@@ -43,6 +46,19 @@ fn list_shows_why_servers_cannot_run() {
         "{good}"
     );
     assert!(good.ends_with("ready"), "{good}");
+}
+
+#[test]
+fn list_of_the_real_catalog_fits_120_columns() {
+    let cache = tempfile::tempdir().unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = serverbench(&root, cache.path(), &["list"]);
+    let text = stdout(&out);
+    assert!(text.lines().count() > 30, "{text}");
+    for line in text.lines() {
+        let n = line.chars().count();
+        assert!(n <= 120, "{n} columns: {line}");
+    }
 }
 
 #[test]
@@ -106,7 +122,8 @@ fn list_shows_a_broken_manifest_with_its_line_next_to_the_others() {
     assert!(line_of(&text, "python/ok").ends_with("ready"));
     let bad = line_of(&text, "python/bad");
     assert!(bad.contains("server.toml:"), "{bad}");
-    assert!(bad.contains("key `commands.colour`"), "{bad}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("key `commands.colour`"), "{text}");
 }
 
 #[test]
@@ -149,7 +166,7 @@ fn a_failing_setup_exits_non_zero_with_the_log_tail() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("server.toml"), text).unwrap();
     let out = serverbench(root.path(), root.path(), &["setup", "--no-apt"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(7), "a failed setup, not bad input");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("[python/failing] FAILED at setup"), "{err}");
     assert!(err.contains("compiler exploded"), "{err}");
@@ -164,4 +181,28 @@ fn an_unknown_server_names_the_closest_ones() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no server `python/god`"), "{err}");
     assert!(err.contains("python/good"), "{err}");
+}
+
+#[test]
+fn list_takes_format_json_and_its_old_spelling_json_alike() {
+    let cache = tempfile::tempdir().unwrap();
+    let new = serverbench(&fixture_root(), cache.path(), &["list", "-f", "json"]);
+    let old = serverbench(&fixture_root(), cache.path(), &["list", "--json"]);
+    assert!(
+        new.status.success(),
+        "{}",
+        String::from_utf8_lossy(&new.stderr)
+    );
+    assert_eq!(stdout(&new), stdout(&old));
+    assert!(stdout(&new).trim_start().starts_with('['));
+}
+
+#[test]
+fn setup_takes_servers_by_flag_as_run_does() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = ["setup", "--no-apt", "--servers", "python/god"];
+    let out = serverbench(&fixture_root(), cache.path(), &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no server `python/god`"), "{err}");
 }

@@ -142,6 +142,18 @@ fn refused_port_exits_2_and_says_so() {
 }
 
 #[test]
+fn a_load_whose_every_answer_has_an_error_status_exits_6_not_0() {
+    let url = format!("http://{}/hello", hello_server());
+    let out = serverbench(&["-c", "2", "-n", "200", "--expect-status", "404", &url]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    assert!(
+        err.contains("no request succeeded: every answer had an error status (200 x 200)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn json_output_has_the_documented_keys() {
     let url = format!("http://{}/hello", hello_server());
     let out = serverbench(&["-c", "4", "-t", "2", "-d", "300ms", "--json", &url]);
@@ -324,7 +336,7 @@ fn barrier_prints_ready_and_measures_only_after_go() {
 }
 
 #[test]
-fn barrier_without_go_measures_nothing_and_exits_3() {
+fn barrier_without_go_measures_nothing_and_exits_8_not_a_failed_lap() {
     let addr = hello_server();
     let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
         .args(["load", "--barrier", "-c", "1", "-d", "1s"])
@@ -336,7 +348,7 @@ fn barrier_without_go_measures_nothing_and_exits_3() {
         .unwrap();
     drop(child.stdin.take());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(8));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ready\n");
     assert!(stderr_of(&out).contains("no `go` line on stdin"));
 }
@@ -480,7 +492,7 @@ fn https_without_its_ca_fails_every_handshake_with_a_hint_and_exit_5() {
     assert_eq!(out.status.code(), Some(5), "{err}");
     assert!(
         err.contains("every TLS handshake failed: certificate unknown issuer")
-            && err.contains("--cacert FILE, or -k/--insecure"),
+            && err.contains("with --cacert FILE, or skip the check with -k/--insecure"),
         "{err}"
     );
     let summary = String::from_utf8_lossy(&out.stdout);
@@ -570,4 +582,16 @@ fn a_spec_that_is_not_one_names_the_flag() {
 #[test]
 fn cpus_take_ranges_and_a_bad_list_names_the_flag() {
     assert_bad_input(&["--cpus", "3-1", "http://127.0.0.1:1/"], "--cpus");
+}
+
+#[test]
+fn cpus_take_a_range_as_serve_and_run_do() {
+    let url = format!("http://{}/hello", hello_server());
+    let out = serverbench(&["--cpus", "0-0", "-c", "1", "-n", "20", "--json", &url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["requests"].as_u64(), v["threads"].as_u64()),
+        (Some(20), Some(1))
+    );
 }

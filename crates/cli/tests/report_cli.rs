@@ -201,3 +201,28 @@ fn terminal_report_appends_the_diagnostics() {
         "{report}"
     );
 }
+
+#[test]
+fn the_terminal_groups_repeated_warnings_and_report_warnings_lists_each() {
+    let dir = fixture("protocols");
+    let dir = dir.to_str().unwrap();
+    let out = serverbench(&["report", dir]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let short = text(&out.stdout);
+    assert!(
+        short.contains(
+            "3 servers noisy (CV above 5%, marked ?): c/nginx, go/net-http, node/no-tickets"
+        ),
+        "{short}"
+    );
+    assert!(
+        short.contains("c/nginx ?"),
+        "the noisy rows are marked: {short}"
+    );
+    assert!(!short.contains("noisy, req/s varies"), "{short}");
+    let out = serverbench(&["report", dir, "--warnings"]);
+    let all = text(&out.stdout);
+    assert_eq!(all.matches("noisy, req/s varies").count(), 12, "{all}");
+    let md = text(&serverbench(&["report", dir, "-f", "md"]).stdout);
+    assert_eq!(md.matches("noisy, req/s varies").count(), 12, "{md}");
+}

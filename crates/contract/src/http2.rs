@@ -73,7 +73,7 @@ pub enum H2Error {
     #[error("HTTP/2: {0}")]
     H2(#[from] h2::Error),
     /// ALPN did not settle on `h2`.
-    #[error("ALPN chose {}, not h2 ({negotiated})", negotiated.alpn.as_deref().unwrap_or("nothing"))]
+    #[error("ALPN chose {}, not h2 ({negotiated})", negotiated.alpn.unwrap_or("nothing"))]
     Alpn {
         /// What the handshake settled.
         negotiated: Negotiated,
@@ -117,7 +117,7 @@ async fn connect_now(t: Transport<'_>) -> Result<H2Conn, H2Error> {
             let connector = tokio_rustls::TlsConnector::from(client.config());
             let tls = connector.connect(client.server_name(), tcp).await?;
             let negotiated = Negotiated::of(tls.get_ref().1);
-            if negotiated.alpn.as_deref() != Some("h2") {
+            if negotiated.alpn != Some("h2") {
                 return Err(H2Error::Alpn { negotiated });
             }
             (start(&builder, tls).await?, Some(negotiated))

@@ -232,7 +232,7 @@ pub fn check_transports(targets: &Targets, features: &[Feature]) -> Vec<Check> {
 
 /// HTTP/2 over TLS: a client offering exactly ALPN `h2`.
 fn check_h2(t: &TlsTarget, features: &[Feature]) -> Vec<Check> {
-    match tls::TlsClient::new(t, &[b"h2"], tls::Versions::Any) {
+    match tls::TlsClient::new(t, &[b"h2"], None) {
         Ok(client) => http2::check_all(http2::Transport::Tls(t.addr, &client), features),
         Err(e) => {
             let d = Diff::error("TLS client", "a client trusting the certificate", &e);
@@ -290,7 +290,7 @@ pub fn quick_over(targets: &Targets, features: &[Feature], over: Feature) -> Ver
     };
     let checks = match (over, &targets.tls, targets.http) {
         (Feature::Tls, Some(t), _) => quick_tls(t, features),
-        (Feature::H2, Some(t), _) => match tls::TlsClient::new(t, &[b"h2"], tls::Versions::Any) {
+        (Feature::H2, Some(t), _) => match tls::TlsClient::new(t, &[b"h2"], None) {
             Ok(client) => http2::quick(http2::Transport::Tls(t.addr, &client), features),
             Err(e) => vec![tls_client_failed(&e, " over h2")],
         },
@@ -310,7 +310,7 @@ pub fn quick_over(targets: &Targets, features: &[Feature], over: Feature) -> Ver
 }
 
 fn quick_tls(t: &TlsTarget, features: &[Feature]) -> Vec<Check> {
-    let client = match tls::TlsClient::new(t, &[b"http/1.1"], tls::Versions::Any) {
+    let client = match tls::TlsClient::new(t, &[b"http/1.1"], None) {
         Ok(c) => c,
         Err(e) => return vec![tls_client_failed(&e, over_tls::SUFFIX)],
     };

@@ -11,7 +11,7 @@ use crate::checks::{self, Endpoint};
 use crate::diff::Diff;
 use crate::http::{Conn, Dial};
 use crate::shapes;
-use crate::tls::{TlsClient, TlsTarget, Versions};
+use crate::tls::{TlsClient, TlsTarget, TlsVersion};
 use crate::Check;
 use serverbench_catalog::Feature;
 
@@ -31,10 +31,10 @@ struct Clients {
 impl Clients {
     fn new(t: &TlsTarget) -> Result<Clients, crate::tls::TlsError> {
         Ok(Clients {
-            tls13: TlsClient::new(t, &[HTTP11], Versions::Tls13)?,
-            tls12: TlsClient::new(t, &[HTTP11], Versions::Tls12)?,
-            http11: TlsClient::new(t, &[HTTP11], Versions::Any)?,
-            no_alpn: TlsClient::new(t, &[], Versions::Any)?,
+            tls13: TlsClient::new(t, &[HTTP11], Some(TlsVersion::V1_3))?,
+            tls12: TlsClient::new(t, &[HTTP11], Some(TlsVersion::V1_2))?,
+            http11: TlsClient::new(t, &[HTTP11], None)?,
+            no_alpn: TlsClient::new(t, &[], None)?,
         })
     }
 }
@@ -50,8 +50,8 @@ pub fn check_all(target: &TlsTarget, features: &[Feature]) -> Vec<Check> {
     };
     let addr = target.addr;
     let mut out = vec![
-        check_handshake(Dial::tls(addr, &clients.tls13), "TLS 1.3"),
-        check_handshake(Dial::tls(addr, &clients.tls12), "TLS 1.2"),
+        check_handshake(Dial::tls(addr, &clients.tls13), TlsVersion::V1_3),
+        check_handshake(Dial::tls(addr, &clients.tls12), TlsVersion::V1_2),
     ];
     let h11 = Dial::tls(addr, &clients.http11);
     let mut good: Vec<Endpoint> = Vec::new();
@@ -78,7 +78,7 @@ pub fn check_all(target: &TlsTarget, features: &[Feature]) -> Vec<Check> {
 
 /// A handshake of `version` offering ALPN `http/1.1`: the server may choose it or no ALPN, not
 /// another protocol. The note says what was negotiated.
-fn check_handshake(to: Dial<'_>, version: &str) -> Check {
+fn check_handshake(to: Dial<'_>, version: TlsVersion) -> Check {
     let name = format!("{version} handshake, ALPN http/1.1 offered");
     let conn = match Conn::open(to) {
         Ok(c) => c,
@@ -92,9 +92,13 @@ fn check_handshake(to: Dial<'_>, version: &str) -> Check {
     };
     let mut diffs = Vec::new();
     if n.version != version {
-        diffs.push(Diff::new("TLS version", version, n.version.clone()));
+        diffs.push(Diff::new(
+            "TLS version",
+            version.as_str(),
+            n.version.as_str(),
+        ));
     }
-    if let Some(alpn) = n.alpn.as_deref().filter(|a| *a != "http/1.1") {
+    if let Some(alpn) = n.alpn.filter(|a| *a != "http/1.1") {
         diffs.push(Diff::new("ALPN", "http/1.1 (or none)", alpn));
     }
     Check::new(name, diffs).with_note(n.to_string())

@@ -120,11 +120,11 @@ fn a_correct_tls_server_passes_every_check_and_the_negotiation_is_noted() {
         assert!(names.contains(&n), "{n} missing from {names:?}");
     }
     let note = |n| find(&checks, n).note.clone().unwrap_or_default();
-    let tls13 = note("TLS 1.3 handshake, ALPN http/1.1 offered over TLS");
-    assert!(tls13.starts_with("TLS 1.3, TLS13_"), "{tls13}");
+    let tls13 = note("TLSv1.3 handshake, ALPN http/1.1 offered over TLS");
+    assert!(tls13.starts_with("TLSv1.3, TLS_AES_"), "{tls13}");
     assert!(tls13.ends_with("ALPN http/1.1"), "{tls13}");
-    let tls12 = note("TLS 1.2 handshake, ALPN http/1.1 offered over TLS");
-    assert!(tls12.starts_with("TLS 1.2, TLS_ECDHE_ECDSA_"), "{tls12}");
+    let tls12 = note("TLSv1.2 handshake, ALPN http/1.1 offered over TLS");
+    assert!(tls12.starts_with("TLSv1.2, TLS_ECDHE_ECDSA_"), "{tls12}");
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn a_server_without_alpn_passes_and_the_note_says_none() {
         &FEATURES,
     );
     assert_eq!(failed(&checks), Vec::<&str>::new(), "{checks:#?}");
-    let c = find(&checks, "TLS 1.3 handshake, ALPN http/1.1 offered over TLS");
+    let c = find(&checks, "TLSv1.3 handshake, ALPN http/1.1 offered over TLS");
     assert!(c.note.as_deref().unwrap().ends_with("ALPN none"), "{c:?}");
 }
 
@@ -153,7 +153,7 @@ fn a_tls13_only_server_fails_the_tls12_handshake_and_nothing_else() {
     );
     assert_eq!(
         failed(&checks),
-        vec!["TLS 1.2 handshake, ALPN http/1.1 offered over TLS"]
+        vec!["TLSv1.2 handshake, ALPN http/1.1 offered over TLS"]
     );
 }
 
@@ -168,7 +168,7 @@ fn a_server_that_speaks_only_h2_fails_the_http11_handshakes() {
         &cert.target(serve_tls(&cert, tls, Flaws::default())),
         &FEATURES,
     );
-    let c = find(&checks, "TLS 1.3 handshake, ALPN http/1.1 offered over TLS");
+    let c = find(&checks, "TLSv1.3 handshake, ALPN http/1.1 offered over TLS");
     assert!(c.diffs[0].got.contains("TLS handshake"), "{c:?}");
     assert!(!find(&checks, "GET /hello over TLS").passed());
 }
@@ -182,7 +182,7 @@ fn a_certificate_other_than_the_runs_fails_every_check_but_passes_with_any_trust
     assert!(c.diffs[0].got.contains("invalid peer certificate"), "{c:?}");
     assert!(failed(&checks).len() >= 4, "{checks:#?}");
     let mut any = trusted.target(addr);
-    any.trust = Trust::Any;
+    any.trust = Trust::Insecure;
     assert_eq!(failed(&check_all(&any, &FEATURES)), Vec::<&str>::new());
 }
 
@@ -190,7 +190,7 @@ fn a_certificate_other_than_the_runs_fails_every_check_but_passes_with_any_trust
 fn a_missing_certificate_file_is_one_failed_check_naming_the_file() {
     let cert = TestCert::new();
     let mut target = cert.target(serve_tls(&cert, GOOD, Flaws::default()));
-    target.trust = Trust::Cert("/nonexistent/cert.pem".into());
+    target.trust = Trust::CaFile("/nonexistent/cert.pem".into());
     let checks = check_all(&target, &FEATURES);
     assert_eq!(failed(&checks), vec!["TLS client over TLS"]);
     assert!(checks[0].diffs[0].got.contains("/nonexistent/cert.pem"));

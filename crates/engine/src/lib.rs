@@ -335,7 +335,7 @@ fn tls_result(
     let per_request = config.lifetime == Lifetime::PerRequest;
     result::TlsResult {
         version: n.map(|n| n.version.to_string()),
-        cipher_suite: n.map(|n| n.cipher_suite.to_string()),
+        cipher_suite: n.and_then(|n| n.cipher_suite).map(|c| c.to_string()),
         key_exchange_group: n.map(|n| n.key_exchange_group.to_string()),
         alpn: n.and_then(|n| n.alpn).map(str::to_string),
         mixed: c.mixed,

@@ -429,14 +429,19 @@ mod tests {
         let mut s = Stats::new(false);
         s.set_window(100, 200);
         let tls13 = Negotiated {
-            version: "TLSv1.3",
-            cipher_suite: "TLS_AES_128_GCM_SHA256",
+            version: crate::tls::TlsVersion::V1_3,
+            cipher_suite: Some(crate::tls::Cipher(
+                rustls::CipherSuite::TLS13_AES_128_GCM_SHA256,
+            )),
             key_exchange_group: "X25519",
             alpn: Some("http/1.1"),
         };
         s.handshake(50, 1_000, false, tls13);
         assert_eq!((s.conn.handshakes(), s.warm.handshakes), (0, 1));
-        assert_eq!(s.conn.negotiated.map(|n| n.version), Some("TLSv1.3"));
+        assert_eq!(
+            s.conn.negotiated.map(|n| n.version.as_str()),
+            Some("TLSv1.3")
+        );
     }
 
     #[test]

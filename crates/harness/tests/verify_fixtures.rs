@@ -88,8 +88,8 @@ fn a_tls_server_passes_the_contract_over_tls_with_the_certificate_verify_made() 
     assert!(report.passed(), "{:#?}", report.failure_lines());
     let names: Vec<&str> = report.checks.iter().map(|c| c.name.as_str()).collect();
     for expected in [
-        "TLS 1.3 handshake, ALPN http/1.1 offered over TLS",
-        "TLS 1.2 handshake, ALPN http/1.1 offered over TLS",
+        "TLSv1.3 handshake, ALPN http/1.1 offered over TLS",
+        "TLSv1.2 handshake, ALPN http/1.1 offered over TLS",
         "GET /payload over TLS",
         "100 requests on one keep-alive connection over TLS",
         "16 mixed requests pipelined in one write over TLS",
@@ -100,11 +100,11 @@ fn a_tls_server_passes_the_contract_over_tls_with_the_certificate_verify_made() 
     }
     let handshake = &report.checks[names
         .iter()
-        .position(|n| n.starts_with("TLS 1.3 handshake"))
+        .position(|n| n.starts_with("TLSv1.3 handshake"))
         .unwrap()];
     let note = handshake.note.as_deref().unwrap_or_default();
     assert!(
-        note.starts_with("TLS 1.3, ") && note.ends_with(", ALPN http/1.1"),
+        note.starts_with("TLSv1.3, ") && note.ends_with(", ALPN http/1.1"),
         "{note}"
     );
 }

@@ -126,8 +126,9 @@ pub fn versions(env: Option<&Env>, summary: &Summary) -> Vec<(String, String)> {
 }
 
 /// The configuration lines and the server versions as aligned `label: value` text, each line
-/// starting with `indent` (empty when env.json has none of the keys). Shared by the terminal
-/// and Markdown exporters.
+/// starting with `indent` (empty when env.json has none of the keys), a value too long for 120
+/// columns wrapped under itself (a server's version string can be a sentence). Shared by the
+/// terminal and Markdown exporters.
 pub fn config_block(env: Option<&Env>, versions: &[(String, String)], indent: &str) -> String {
     let config = config_lines(env);
     let versions_label = (!versions.is_empty()).then_some("Versions");
@@ -136,17 +137,38 @@ pub fn config_block(env: Option<&Env>, versions: &[(String, String)], indent: &s
     let mut out: String = config
         .iter()
         .map(|(label, value)| {
-            let label = format!("{label}:");
-            format!("{indent}{label:<width$} {value}\n")
+            let label = format!("{indent}{:<width$} ", format!("{label}:"));
+            hang(&label, value)
         })
         .collect();
     let name_width = versions.iter().map(|(s, _)| s.chars().count()).max();
     for (i, (server, version)) in versions.iter().enumerate() {
         let label = if i == 0 { "Versions:" } else { "" };
         let name_width = name_width.unwrap_or(0);
-        out.push_str(&format!(
-            "{indent}{label:<width$} {server:<name_width$}  {version}\n"
-        ));
+        let lead = format!("{indent}{label:<width$} {server:<name_width$}  ");
+        out.push_str(&hang(&lead, version));
+    }
+    out
+}
+
+/// The columns every line of the configuration block fits.
+const BLOCK_WIDTH: usize = 120;
+
+/// `lead` then `value` wrapped to [`BLOCK_WIDTH`], continuation lines aligned under the value.
+fn hang(lead: &str, value: &str) -> String {
+    let pad = lead.chars().count();
+    let room = BLOCK_WIDTH.saturating_sub(pad).max(20);
+    let mut out = String::new();
+    for (i, line) in textwrap::wrap(value, room).iter().enumerate() {
+        match i {
+            0 => out.push_str(lead),
+            _ => out.push_str(&" ".repeat(pad)),
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if out.is_empty() {
+        out = format!("{}\n", lead.trim_end());
     }
     out
 }
@@ -154,6 +176,23 @@ pub fn config_block(env: Option<&Env>, versions: &[(String, String)], indent: &s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_server_version_is_wrapped_under_itself_within_120_columns() {
+        let version = "node v20.20.2, uwebsockets-express 2.0.4, express 5.3.0, uwebsockets \
+                       (uWebSockets.js republish) 20.52.0, ts-chan 0.5.0 and µWS built from source";
+        let versions = vec![
+            ("node/uwebsockets-express".to_string(), version.to_string()),
+            ("c/nginx".to_string(), "nginx/1.22.1".to_string()),
+        ];
+        let block = config_block(None, &versions, "  ");
+        for l in block.lines() {
+            assert!(l.chars().count() <= 120, "{l}");
+        }
+        let flat = block.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("and µWS built from source"), "{block}");
+        assert!(block.lines().count() >= 3, "{block}");
+    }
     use serverbench_results::env::{ServerVersion, SuiteRecord};
 
     #[test]

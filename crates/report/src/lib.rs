@@ -16,6 +16,7 @@ mod markdown;
 pub mod svg;
 pub mod table;
 mod term;
+mod term_warnings;
 mod text;
 
 use serverbench_analysis::summary::Summary;
@@ -52,6 +53,9 @@ pub struct Options {
     /// Every column, server versions included, in the terminal and Markdown tables (by
     /// default they fit 120 columns and versions are listed in the configuration block).
     pub wide: bool,
+    /// The terminal lists every warning's sentence (`report --warnings`) instead of one line
+    /// per kind that repeats across servers.
+    pub warnings: bool,
 }
 
 impl Options {
@@ -145,7 +149,10 @@ impl fmt::Display for Format {
 pub fn exporter(format: Format, records: &[LapRecord], options: Options) -> Box<dyn Exporter + '_> {
     let view = options.view();
     match format {
-        Format::Term => Box::new(term::TermExporter { view }),
+        Format::Term => Box::new(term::TermExporter {
+            view,
+            warnings: options.warnings,
+        }),
         Format::Markdown => Box::new(markdown::MarkdownExporter { view }),
         Format::Json => Box::new(json::JsonExporter),
         Format::Csv => Box::new(csv::CsvExporter),

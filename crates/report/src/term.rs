@@ -14,6 +14,8 @@ use serverbench_results::env::Env;
 /// The terminal exporter.
 pub struct TermExporter {
     pub view: View,
+    /// Every warning's sentence, not one line per repeated kind.
+    pub warnings: bool,
 }
 
 impl Exporter for TermExporter {
@@ -57,12 +59,10 @@ impl Exporter for TermExporter {
             }
             out.push('\n');
         }
-        if !summary.warnings.is_empty() {
-            out.push_str("Warnings:\n");
-            for w in &summary.warnings {
-                out.push_str(&bullet(&w.message));
-            }
-        }
+        out.push_str(&crate::term_warnings::section(
+            &summary.warnings,
+            self.warnings,
+        ));
         out
     }
 

@@ -73,7 +73,13 @@ fn terminal_table_matches_the_snapshot() {
 
 #[test]
 fn wide_terminal_table_shows_versions_and_every_column() {
-    let wide = render_basic_with(Format::Term, Options { wide: true });
+    let wide = render_basic_with(
+        Format::Term,
+        Options {
+            wide: true,
+            ..Default::default()
+        },
+    );
     check_snapshot("basic-term-wide", &wide);
     let header = wide
         .lines()
@@ -219,7 +225,10 @@ fn wide_markdown_without_env_shows_a_dash_for_each_version() {
         &summary,
         None,
         &[],
-        Options { wide: true },
+        Options {
+            wide: true,
+            ..Default::default()
+        },
     );
     assert!(
         md.contains("| version |") || md.contains("| version "),
@@ -295,7 +304,13 @@ fn a_core_sweep_gets_a_scaling_table_in_markdown() {
         md.contains("scaling efficiency rps(N) / (N/m x rps(m))"),
         "{md}"
     );
-    let wide = render_sweep(Format::Markdown, Options { wide: true });
+    let wide = render_sweep(
+        Format::Markdown,
+        Options {
+            wide: true,
+            ..Default::default()
+        },
+    );
     let effects = wide
         .lines()
         .rfind(|l| l.starts_with("| ocaml/effects"))
@@ -458,7 +473,7 @@ fn disturbed(drop_disturbed: bool, format: Format) -> String {
 #[test]
 fn disturbed_laps_are_marked_in_the_terminal_and_detailed_in_markdown() {
     let term = disturbed(false, Format::Term);
-    assert!(term.contains("go/stdlib !"), "{term}");
+    assert!(term.contains("go/stdlib ?!"), "noisy and disturbed: {term}");
     assert!(term.contains("! 2 disturbed laps: other processes 32% of the CPUs, steal 4.2%"));
     check_snapshot("disturbed-term", &term);
     let md = disturbed(false, Format::Markdown);

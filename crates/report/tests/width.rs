@@ -4,7 +4,8 @@
 //! TLS and HTTP/2 tables, a comparison, the legends and the diagnostics — once as recorded and
 //! once with every server renamed to an id as long as the catalog's longest
 //! (`java/jdk-httpserver-vthreads`, 28 characters), so a table that grows too wide fails here
-//! whichever fixture shows it. `--wide` is exempt: it asks for every column.
+//! whichever fixture shows it, and once more with every server's version as long as a real
+//! one. `--wide` is exempt: it asks for every column.
 
 use serverbench_analysis::compare::compare;
 use serverbench_report::env::suite_baseline;
@@ -75,6 +76,25 @@ fn report(jsonl: &str, env_json: &str) -> String {
     )
 }
 
+/// A version string as long as a real one (node/uwebsockets-express's `version` command prints
+/// the versions of node, the framework and three packages on one line).
+const LONG_VERSION: &str = "node v20.20.2, uwebsockets-express 2.0.4, express 5.3.0, uwebsockets \
+                            (uWebSockets.js republish) 20.52.0, ts-chan 0.5.0";
+
+/// `env_json` with every server's version replaced by [`LONG_VERSION`].
+fn long_versions(env_json: &str) -> String {
+    if env_json.is_empty() {
+        return String::new();
+    }
+    let mut env: serde_json::Value = serde_json::from_str(env_json).unwrap();
+    if let Some(servers) = env["servers"].as_object_mut() {
+        for s in servers.values_mut() {
+            s["version"] = LONG_VERSION.into();
+        }
+    }
+    env.to_string()
+}
+
 /// Every terminal output of the fixtures, named, with server ids renamed by `rename`.
 fn outputs(rename: impl Fn(&str) -> String) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -84,6 +104,10 @@ fn outputs(rename: impl Fn(&str) -> String) -> Vec<(String, String)> {
         out.push((
             format!("{name} without env.json"),
             report(&rename(&jsonl), ""),
+        ));
+        out.push((
+            format!("{name} with real-length versions"),
+            report(&rename(&jsonl), &long_versions(&rename(&env))),
         ));
     }
     let (old, new) = (
@@ -115,6 +139,10 @@ fn every_terminal_report_fits_120_columns_even_with_the_catalogs_longest_server_
     for table in tables {
         assert!(all.contains(table), "no fixture shows `{table}`");
     }
+    assert!(
+        all.contains("ts-chan 0.5.0"),
+        "no fixture shows a long version"
+    );
     let long: String = lengthened.iter().map(|(_, o)| o.as_str()).collect();
     assert!(long.contains(LONGEST_ID.trim_end_matches('s')) && !long.contains("c/nginx"));
     for (name, report) in as_recorded.iter().chain(&lengthened) {

@@ -1,11 +1,14 @@
 // bun/serve: Bun's built-in HTTP server (Bun.serve) and TCP echo (Bun.listen), one process; a
 // second Bun.serve with `tls` serves the same routes over HTTPS on TLS_PORT when it is set.
 import { Chan } from 'ts-chan';
+import * as db from './db.js';
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
 const ECHO_PORT = Number(process.env.ECHO_PORT || 9000);
 const TLS_PORT = process.env.TLS_PORT ? Number(process.env.TLS_PORT) : null;
+// The database routes exist only when DATABASE_URL is set (Bun's SQL connects on first use).
+const pool = process.env.DATABASE_URL ? db.openPool() : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = new Uint8Array(1 << 20);
@@ -27,6 +30,28 @@ const HTML = { 'Content-Type': 'text/html' };
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 const OCTETS = { 'Content-Type': 'application/octet-stream' };
 
+// /db, /queries, /fortunes, /updates; a database error answers 500.
+const HTML_UTF8 = { 'Content-Type': 'text/html; charset=utf-8' };
+const queries = (req) => db.queryCount(new URL(req.url).searchParams.get('queries'));
+async function answer(work, headers) {
+  try {
+    return new Response(await work(), { headers });
+  } catch (err) {
+    console.error(`bun/serve: database: ${err.message}`);
+    return new Response('Internal Server Error', { status: 500, headers: TEXT });
+  }
+}
+const DATABASE_ROUTES = {
+  '/db': { GET: () => answer(async () => JSON.stringify(await db.readWorld(pool)), JSON_TYPE) },
+  '/queries': {
+    GET: (req) => answer(async () => JSON.stringify(await db.readWorlds(pool, queries(req))), JSON_TYPE),
+  },
+  '/updates': {
+    GET: (req) => answer(async () => JSON.stringify(await db.updateWorlds(pool, queries(req))), JSON_TYPE),
+  },
+  '/fortunes': { GET: () => answer(async () => db.renderFortunes(await db.fortunes(pool)), HTML_UTF8) },
+};
+
 // Handlers are functions (not static Response objects) so that every request runs JS,
 // as it does in the other servers. The same routes serve PORT and TLS_PORT.
 const app = {
@@ -38,6 +63,7 @@ const app = {
     '/json': { GET: () => new Response(JSON.stringify({ message: 'Hello, World!' }), { headers: JSON_TYPE }) },
     '/payload': { GET: () => new Response(PAYLOAD, { headers: OCTETS }) },
     '/pingpong': { GET: async () => new Response(await pingpong(), { headers: OCTETS }) },
+    ...(pool ? DATABASE_ROUTES : {}),
   },
   fetch() {
     return new Response('Not Found', { status: 404, headers: TEXT });

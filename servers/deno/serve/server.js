@@ -2,11 +2,14 @@
 // second Deno.serve with `cert`/`key` serves the same handler over HTTPS on TLS_PORT when set.
 // ts-chan is resolved from node_modules through package.json.
 import { Chan } from 'ts-chan';
+import * as db from './db.js';
 
 const HOST = Deno.env.get('HOST') || '127.0.0.1';
 const PORT = Number(Deno.env.get('PORT') || 8080);
 const ECHO_PORT = Number(Deno.env.get('ECHO_PORT') || 9000);
 const TLS_PORT = Deno.env.get('TLS_PORT') ? Number(Deno.env.get('TLS_PORT')) : null;
+// The database routes exist only when DATABASE_URL is set (postgres.js connects on first use).
+const pool = Deno.env.get('DATABASE_URL') ? db.openPool() : null;
 
 // 1 MiB, byte i = 'a' + i mod 26, built once at start.
 const PAYLOAD = new Uint8Array(1 << 20);
@@ -38,6 +41,26 @@ const ROUTES = {
   '/pingpong': async () => new Response(await pingpong(), { headers: OCTETS }),
 };
 
+// /db, /queries, /fortunes, /updates; a database error answers 500.
+const HTML_UTF8 = { 'Content-Type': 'text/html; charset=utf-8' };
+const queries = (req) => db.queryCount(new URL(req.url).searchParams.get('queries'));
+async function answer(work, headers) {
+  try {
+    return new Response(await work(), { headers });
+  } catch (err) {
+    console.error(`deno/serve: database: ${err.message}`);
+    return new Response('Internal Server Error', { status: 500, headers: TEXT });
+  }
+}
+if (pool) {
+  Object.assign(ROUTES, {
+    '/db': () => answer(async () => JSON.stringify(await db.readWorld(pool)), JSON_TYPE),
+    '/queries': (req) => answer(async () => JSON.stringify(await db.readWorlds(pool, queries(req))), JSON_TYPE),
+    '/updates': (req) => answer(async () => JSON.stringify(await db.updateWorlds(pool, queries(req))), JSON_TYPE),
+    '/fortunes': () => answer(async () => db.renderFortunes(await db.fortunes(pool)), HTML_UTF8),
+  });
+}
+
 function notFound() {
   return new Response('Not Found', { status: 404, headers: TEXT });
 }
@@ -51,7 +74,7 @@ function pathOf(url) {
 
 function handler(req) {
   const route = req.method === 'GET' ? ROUTES[pathOf(req.url)] : undefined;
-  return route ? route() : notFound();
+  return route ? route(req) : notFound();
 }
 
 const servers = [Deno.serve({

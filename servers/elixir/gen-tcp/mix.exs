@@ -6,6 +6,6 @@ defmodule ServerBench.MixProject do
   end
 
   def application do
-    [mod: {ServerBench.Application, []}, extra_applications: [:logger]]
+    [mod: {ServerBench.Application, []}, extra_applications: [:logger, :eex, :odbc]]
   end
 end

@@ -2,6 +2,7 @@
 //! interval; `--fail-above 5%` exits 4 on a significant regression larger than 5%.
 
 use super::report::load_laps;
+use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_analysis::compare::{compare, parse_threshold};
 use serverbench_report::{render_comparison, Format, NoComparisonForm};
@@ -14,7 +15,7 @@ pub struct Args {
     pub old: PathBuf,
     /// The results folder to judge.
     pub new: PathBuf,
-    /// Exit 1 when a server is significantly slower by more than this (e.g. `5%`): the upper
+    /// Exit 4 when a server is significantly slower by more than this (e.g. `5%`): the upper
     /// bound of its NEW/OLD interval is below 1 - PERCENT.
     #[arg(long, value_name = "PERCENT", value_parser = parse_threshold)]
     pub fail_above: Option<f64>,
@@ -37,7 +38,7 @@ fn comparison_format(s: &str) -> Result<Format, String> {
 }
 
 /// Runs `serverbench compare`.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     let old = load_laps(&args.old)?;
     let new = load_laps(&args.new)?;
     let c = compare(&old, &new);
@@ -56,7 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .with_context(|| format!("compare --format {}", args.format))?;
     print!("{text}");
     let Some(threshold) = args.fail_above else {
-        return Ok(crate::exit::OK);
+        return Ok(Exit::Ok);
     };
     let regressions = c.regressions_above(threshold);
     for r in &regressions {
@@ -73,8 +74,8 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         );
     }
     Ok(if regressions.is_empty() {
-        crate::exit::OK
+        Exit::Ok
     } else {
-        crate::exit::REGRESSION
+        Exit::Regression
     })
 }

@@ -2,6 +2,7 @@
 //! database workloads' `run` starts and stops it by itself).
 
 use crate::cpus::{self, CpuList};
+use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_database::{Cluster, ClusterStatus, Config, DbError, Layout, Prepared, PG_BIN};
@@ -62,7 +63,7 @@ impl Where {
 }
 
 /// Runs `serverbench db …`.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     match args.action {
         Action::Up(at) => up(&at.config()?),
         Action::Down(at) => down(&at.config()?),
@@ -71,12 +72,12 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     }
 }
 
-fn up(config: &Config) -> anyhow::Result<u8> {
+fn up(config: &Config) -> anyhow::Result<Exit> {
     if let Some(pm) = ClusterStatus::of(config).running {
         if let Ok(cluster) = Cluster::open(config) {
             println!("database: already running (PID {})", pm.pid);
             print_status(&cluster.status(), Some(&cluster));
-            return Ok(crate::exit::OK);
+            return Ok(Exit::Ok);
         }
     }
     let cluster = Cluster::prepare(config)?;
@@ -100,10 +101,10 @@ fn up(config: &Config) -> anyhow::Result<u8> {
     };
     println!("database: started (PID {pid}); `serverbench db down` stops it");
     print_status(&cluster.status(), Some(&cluster));
-    Ok(crate::exit::OK)
+    Ok(Exit::Ok)
 }
 
-fn down(config: &Config) -> anyhow::Result<u8> {
+fn down(config: &Config) -> anyhow::Result<Exit> {
     let status = ClusterStatus::of(config);
     match status.running {
         Some(pm) => {
@@ -112,10 +113,10 @@ fn down(config: &Config) -> anyhow::Result<u8> {
         }
         None => println!("database: not running"),
     }
-    Ok(crate::exit::OK)
+    Ok(Exit::Ok)
 }
 
-fn status(config: &Config) -> anyhow::Result<u8> {
+fn status(config: &Config) -> anyhow::Result<Exit> {
     let status = ClusterStatus::of(config);
     let cluster = Cluster::open(config).ok();
     match (&status.running, status.prepared) {
@@ -124,7 +125,7 @@ fn status(config: &Config) -> anyhow::Result<u8> {
         (None, false) => println!("database: none (`serverbench db up` makes it)"),
     }
     print_status(&status, cluster.as_ref());
-    Ok(crate::exit::OK)
+    Ok(Exit::Ok)
 }
 
 fn print_status(status: &ClusterStatus, cluster: Option<&Cluster>) {
@@ -151,7 +152,7 @@ fn print_status(status: &ClusterStatus, cluster: Option<&Cluster>) {
     }
 }
 
-fn psql(config: &Config, extra: &[String]) -> anyhow::Result<u8> {
+fn psql(config: &Config, extra: &[String]) -> anyhow::Result<Exit> {
     let status = ClusterStatus::of(config);
     let pm = status
         .running

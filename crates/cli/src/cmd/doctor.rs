@@ -44,7 +44,7 @@ pub enum Format {
 }
 
 /// Runs `serverbench doctor`: exit 0 whatever it finds (the warnings are advice).
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<crate::exit::Exit> {
     let state = state_file(args.root.as_deref());
     if args.revert {
         let undone = doctor::revert(Path::new("/"), &state)?;
@@ -54,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         if undone.is_empty() {
             println!("nothing to revert ({} is absent)", state.display());
         }
-        return Ok(crate::exit::OK);
+        return Ok(crate::exit::Exit::Ok);
     }
     let checks = diagnose(&args);
     match args.format {
@@ -71,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             println!("serverbench doctor --revert restores them");
         }
     }
-    Ok(crate::exit::OK)
+    Ok(crate::exit::Exit::Ok)
 }
 
 /// Every check on this machine, with the CPUs a run would use.

@@ -1,6 +1,7 @@
 //! `serverbench history import|list|show|trend|check` and `run --record`: glue over
 //! serverbench-history (the SQLite index of results folders, series, change points, formats).
 
+use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_analysis::compare::parse_threshold;
 use serverbench_history::check::{check, Baseline, CheckOptions, Status};
@@ -153,7 +154,7 @@ fn history_path(flag: Option<&Path>, root: Option<&Path>) -> PathBuf {
 }
 
 /// Runs `serverbench history`.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     let path = history_path(args.history.as_deref(), args.root.as_deref());
     let mut h = History::open(&path)?;
     match args.command {
@@ -180,7 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         }
         Command::Check(c) => return run_check(&h, c),
     }
-    Ok(crate::exit::OK)
+    Ok(Exit::Ok)
 }
 
 fn import_one(h: &mut History, dir: &Path, source: &Source) -> anyhow::Result<()> {
@@ -203,7 +204,7 @@ fn import_one(h: &mut History, dir: &Path, source: &Source) -> anyhow::Result<()
     Ok(())
 }
 
-fn run_check(h: &History, c: CheckArgs) -> anyhow::Result<u8> {
+fn run_check(h: &History, c: CheckArgs) -> anyhow::Result<Exit> {
     let baseline = match (c.baseline, c.baseline_branch) {
         (Some(id), _) => Baseline::Run(id),
         (None, Some(b)) => Baseline::Branch(b),
@@ -242,9 +243,9 @@ fn run_check(h: &History, c: CheckArgs) -> anyhow::Result<u8> {
         None => print!("{text}"),
     }
     Ok(match report.worst() {
-        Status::Regression => crate::exit::REGRESSION,
-        Status::Inconclusive => crate::exit::INCONCLUSIVE,
-        _ => crate::exit::OK,
+        Status::Regression => Exit::Regression,
+        Status::Inconclusive => Exit::Inconclusive,
+        _ => Exit::Ok,
     })
 }
 

@@ -1,5 +1,6 @@
 //! `serverbench hosts check --hosts FILE`: is every host of an inventory usable?
 
+use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_harness::sampler::{Sampler, INTERVAL};
@@ -46,14 +47,14 @@ struct CheckArgs {
 }
 
 /// Runs `serverbench hosts ...`.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     match args.command {
         Command::Check(a) => check(a),
         Command::Sample(a) => sample(a),
     }
 }
 
-fn sample(args: SampleArgs) -> anyhow::Result<u8> {
+fn sample(args: SampleArgs) -> anyhow::Result<Exit> {
     use std::io::{BufRead, Write};
     let mut stdin = std::io::stdin().lock();
     let say = |line: &str| -> anyhow::Result<()> {
@@ -65,7 +66,7 @@ fn sample(args: SampleArgs) -> anyhow::Result<u8> {
     say(SAMPLER_ARMED)?;
     let mut line = String::new();
     if stdin.read_line(&mut line).context("reading stdin")? == 0 || line.trim() != SAMPLER_START {
-        return Ok(0);
+        return Ok(Exit::Ok);
     }
     let sampler = Sampler::start(args.pid, INTERVAL, Vec::new());
     say(SAMPLER_SAMPLING)?;
@@ -77,7 +78,7 @@ fn sample(args: SampleArgs) -> anyhow::Result<u8> {
         .and_then(|n| n.trim().parse().ok());
     let stats = sampler.finish(requests);
     say(&serde_json::to_string(&stats).context("serializing the figures")?)?;
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 /// Where this controller runs from: the checkout (if found) and the running binary.
@@ -118,7 +119,7 @@ pub fn usable_probes(transport: &Transport, hosts: &[Host]) -> Result<Vec<Probe>
     }
 }
 
-fn check(args: CheckArgs) -> anyhow::Result<u8> {
+fn check(args: CheckArgs) -> anyhow::Result<Exit> {
     let inv = inventory(&args.hosts)?;
     let hosts = if args.only.is_empty() {
         inv.hosts.clone()
@@ -156,7 +157,7 @@ fn check(args: CheckArgs) -> anyhow::Result<u8> {
             eprintln!("warning: {w}");
         }
     }
-    Ok(u8::from(failed > 0))
+    Ok(Exit::unless(failed > 0, Exit::CheckFailed))
 }
 
 fn print_row(name: &str, width: usize, p: &Probe) {

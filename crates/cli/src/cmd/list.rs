@@ -1,5 +1,6 @@
 //! `serverbench list`: every catalog server, what it implements and whether it can run here.
 
+use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::{availability, Catalog};
@@ -8,9 +9,9 @@ use std::path::PathBuf;
 /// Arguments of `serverbench list`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Print JSON (one array of objects) instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    /// `-f json` (or `--json`): one array of objects instead of a table.
+    #[command(flatten)]
+    pub format: crate::flags::Format,
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -19,7 +20,6 @@ pub struct Args {
 /// One row of the listing.
 struct Row {
     id: String,
-    framework: String,
     implements: String,
     /// Declared `[deviations]` keys, `-` when none.
     deviations: String,
@@ -28,7 +28,7 @@ struct Row {
 }
 
 /// Runs `serverbench list`; exits 0 even when some manifests are broken (they are listed).
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
@@ -47,7 +47,6 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 .collect();
             Row {
                 id: s.id.clone(),
-                framework: format!("{} {}", m.framework, m.framework_version),
                 implements: features.join(" "),
                 deviations: if deviations.is_empty() {
                     "-".into()
@@ -67,14 +66,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         .collect();
     rows.extend(catalog.broken.iter().map(|b| Row {
         id: b.id.clone(),
-        framework: "-".into(),
         implements: "-".into(),
         deviations: "-".into(),
         status: format!("broken manifest: {}", b.error),
         json: serde_json::json!({"id": b.id, "status": "broken", "error": b.error.to_string()}),
     }));
     rows.sort_by(|a, b| a.id.cmp(&b.id));
-    if args.json {
+    if args.format.is_json() {
         let all: Vec<&serde_json::Value> = rows.iter().map(|r| &r.json).collect();
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else if rows.is_empty() {
@@ -82,29 +80,157 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         print_table(&rows);
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
+/// The terminal's width budget (the house rule for every command's output).
+const WIDTH: usize = 120;
+
 fn print_table(rows: &[Row]) {
-    let header = ["SERVER", "FRAMEWORK", "IMPLEMENTS", "DEVIATIONS", "STATUS"];
-    let w = |f: fn(&Row) -> &str, h: &str| rows.iter().map(|r| f(r).len()).chain([h.len()]).max();
-    let w0 = w(|r| &r.id, header[0]).unwrap_or(0);
-    let w1 = w(|r| &r.framework, header[1]).unwrap_or(0);
-    let w2 = w(|r| &r.implements, header[2]).unwrap_or(0);
-    let w3 = w(|r| &r.deviations, header[3]).unwrap_or(0);
-    println!(
-        "{:w0$}  {:w1$}  {:w2$}  {:w3$}  {}",
-        header[0], header[1], header[2], header[3], header[4]
-    );
+    print!("{}", table(rows));
+}
+
+/// The fewest columns STATUS keeps (`needs setup` fits).
+const STATUS_MIN: usize = 14;
+
+/// The DEVIATIONS column's most characters (all of them: `list --json`).
+const DEVIATIONS_MAX: usize = 20;
+
+/// SERVER, IMPLEMENTS, DEVIATIONS and STATUS within [`WIDTH`] columns (counted in characters):
+/// what of a long status does not fit its column continues on lines under the row, indented to
+/// IMPLEMENTS; the frameworks and their versions are in `list --json`.
+fn table(rows: &[Row]) -> String {
+    let header = ["SERVER", "IMPLEMENTS", "DEVIATIONS", "STATUS"];
+    let cols = |r: &Row| {
+        [
+            r.id.clone(),
+            r.implements.clone(),
+            shorten(&r.deviations, DEVIATIONS_MAX),
+        ]
+    };
+    let mut w = header.map(|h| h.chars().count());
     for r in rows {
-        println!(
-            "{:w0$}  {:w1$}  {:w2$}  {:w3$}  {}",
-            r.id, r.framework, r.implements, r.deviations, r.status
-        );
+        for (i, c) in cols(r).iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
     }
-    if rows.iter().any(|r| r.deviations != "-") {
-        println!(
-            "DEVIATIONS: declared in server.toml with the reason (`list --json`); verify shows them, not failing"
+    // IMPLEMENTS gives way first: it wraps within its column so STATUS keeps some room.
+    w[1] = w[1].min(
+        WIDTH
+            .saturating_sub(w[0] + w[2] + 6 + STATUS_MIN)
+            .max(header[1].len()),
+    );
+    let lead = w[0] + w[1] + w[2] + 6;
+    let status_w = WIDTH.saturating_sub(lead).max(STATUS_MIN);
+    let line = |c: [&str; 3], status: &str| {
+        let pad = |s: &str, n: usize| format!("{s}{}", " ".repeat(n - s.chars().count().min(n)));
+        let text = format!(
+            "{}  {}  {}  {status}",
+            pad(c[0], w[0]),
+            pad(c[1], w[1]),
+            pad(c[2], w[2])
         );
+        text.trim_end().to_owned()
+    };
+    let mut out = line([header[0], header[1], header[2]], header[3]) + "\n";
+    let indent = w[0] + 2;
+    for r in rows {
+        let c = cols(r);
+        let features = wrap(&c[1], w[1]);
+        let first = wrap(&r.status, status_w).swap_remove(0);
+        out += &line([&c[0], &features[0], &c[2]], &first);
+        out += "\n";
+        for more in &features[1..] {
+            out += &line(["", more, ""], "");
+            out += "\n";
+        }
+        let rest = r.status.get(first.len()..).unwrap_or("").trim_start();
+        if !rest.is_empty() {
+            for more in wrap(rest, WIDTH - indent) {
+                out += &format!("{}{more}\n", " ".repeat(indent));
+            }
+        }
+    }
+    out += "`list --json` adds the frameworks, their versions and the reasons of DEVIATIONS\n";
+    if rows.iter().any(|r| r.deviations != "-") {
+        out += "DEVIATIONS: declared in server.toml; verify shows them, not failing\n";
+    }
+    out
+}
+
+/// `s` cut to `max` characters, the last one `…` when cut.
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    s.chars().take(max - 1).chain(['…']).collect()
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (a longer word is cut).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        let (n, m) = (cur.chars().count(), word.chars().count());
+        if n > 0 && n + 1 + m > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+        while cur.chars().count() > width {
+            let head: String = cur.chars().take(width).collect();
+            cur = cur.chars().skip(width).collect();
+            lines.push(head);
+        }
+    }
+    lines.push(cur);
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, implements: &str, status: &str) -> Row {
+        Row {
+            id: id.into(),
+            implements: implements.into(),
+            deviations: "http10_keep_alive".into(),
+            status: status.into(),
+            json: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn the_table_fits_120_columns_with_the_longest_ids_features_and_statuses() {
+        let rows = [
+            row(
+                "java/jdk-httpserver-vthreads",
+                "hello routes json payload pingpong echo tls h2 h2c",
+                "missing erl (apt: erlang-base erlang-inets erlang-mochiweb), erlc (apt: \
+                 erlang-dev), rebar3 (apt: rebar3): run `serverbench setup` as root or µ-install",
+            ),
+            row("c/nginx", "hello tls h2", "needs setup"),
+        ];
+        let text = table(&rows);
+        for l in text.lines() {
+            assert!(
+                l.chars().count() <= WIDTH,
+                "{} columns: {l}",
+                l.chars().count()
+            );
+        }
+        assert!(text.contains("rebar3 (apt: rebar3)"), "{text}");
+        assert!(text
+            .lines()
+            .any(|l| l.starts_with("c/nginx") && l.ends_with("needs setup")));
+    }
+
+    #[test]
+    fn wrapping_breaks_at_spaces_and_cuts_a_word_longer_than_the_line() {
+        assert_eq!(wrap("ab cd ef", 5), vec!["ab cd", "ef"]);
+        assert_eq!(wrap("abcdefg", 3), vec!["abc", "def", "g"]);
     }
 }

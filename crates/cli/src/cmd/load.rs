@@ -6,6 +6,7 @@ mod live;
 mod summary;
 mod verdict;
 
+use crate::exit::Exit;
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serverbench_engine::config::{self, split_host_port};
@@ -132,8 +133,11 @@ pub struct Args {
     /// Accept any server certificate for any name (handshake signatures are still checked).
     #[arg(short = 'k', long, conflicts_with = "tcp")]
     insecure: bool,
-    /// Print the result as JSON (spec/load-result.schema.json) instead of the summary.
-    #[arg(long)]
+    /// Output format: text (the summary) or json (spec/load-result.schema.json).
+    #[arg(short = 'f', long, value_name = "FORMAT")]
+    format: Option<crate::flags::TextOrJson>,
+    /// The same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
     json: bool,
     /// Write the JSON result to this file (the summary still goes to stdout).
     #[arg(short, long, value_name = "FILE")]
@@ -143,7 +147,7 @@ pub struct Args {
     #[arg(short, long)]
     quiet: bool,
     /// For distributed runs: connect and warm up, print `ready` on stdout, keep loading
-    /// unmeasured until a `go` line arrives on stdin, then measure (EOF: exit 3, nothing measured).
+    /// unmeasured until a `go` line arrives on stdin, then measure (EOF: exit 8, nothing measured).
     #[arg(long, conflicts_with = "requests")]
     barrier: bool,
     /// Several machines: the inventory (spec/hosts.md) naming the --client-hosts.
@@ -258,12 +262,13 @@ fn read_spec(from: &str) -> anyhow::Result<LoadSpec> {
 }
 
 /// Runs `serverbench load`.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(mut args: Args) -> anyhow::Result<Exit> {
+    args.json |= args.format == Some(crate::flags::TextOrJson::Json);
     let spec = match args.load_spec() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("serverbench load: {e:#}");
-            return Ok(1);
+            return Ok(Exit::BadInput);
         }
     };
     if args.hosts.is_some() {
@@ -273,7 +278,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Ok(c) => c,
         Err(e) => {
             eprintln!("serverbench load: {e:#}");
-            return Ok(1);
+            return Ok(Exit::BadInput);
         }
     };
     let quiet = args.quiet || !std::io::stderr().is_terminal();
@@ -300,15 +305,15 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
         Ok(r) => r,
         Err(EngineError::Cancelled) => {
             eprintln!("serverbench load: --barrier: no `go` line on stdin (closed or another line); nothing measured");
-            return Ok(3);
+            return Ok(Exit::NoGo);
         }
         Err(e @ EngineError::Refused { .. }) => {
             eprintln!("serverbench load: {e}");
-            return Ok(crate::exit::REFUSED);
+            return Ok(Exit::Refused);
         }
         Err(e @ (EngineError::Config(_) | EngineError::FileLimit { .. })) => {
             eprintln!("serverbench load: {e}");
-            return Ok(crate::exit::ERROR);
+            return Ok(Exit::BadInput);
         }
         Err(e) => return Err(e).context("serverbench load"),
     };
@@ -322,19 +327,11 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         print!("{}", summary::render(&result));
     }
-    if result.requests == 0 && result.errors.total() > 0 && verdict::tls_failure(&result).is_none()
-    {
-        eprintln!(
-            "serverbench load: no request succeeded ({} errors); see the errors above",
-            result.errors.total()
-        );
-        return Ok(crate::exit::ERROR);
-    }
-    if let Some(why) = verdict::tls_failure(&result) {
+    let (exit, why) = verdict::of(&result);
+    if let Some(why) = why {
         eprintln!("serverbench load: {why}");
-        return Ok(crate::exit::TLS);
     }
-    Ok(crate::exit::OK)
+    Ok(exit)
 }
 
 /// What the live line shows for this run.
@@ -403,13 +400,14 @@ fn build_config(a: &LoadSpec) -> anyhow::Result<Config> {
         None => Stop::Duration(a.measured()),
     };
     let available = serverbench_engine::sys::affinity_cpus();
-    if let Some(bad) = a.cpus.iter().find(|c| !available.contains(c)) {
+    let cpus = a.cpus.clone();
+    if let Some(bad) = cpus.iter().find(|c| !available.contains(c)) {
         bail!("--cpus: CPU {bad} is not available (allowed: {available:?})");
     }
-    let threads = a.threads.unwrap_or(if a.cpus.is_empty() {
+    let threads = a.threads.unwrap_or(if cpus.is_empty() {
         available.len()
     } else {
-        a.cpus.len()
+        cpus.len()
     } as u32);
     let idle = a
         .idle

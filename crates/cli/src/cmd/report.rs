@@ -2,6 +2,7 @@
 //! a self-contained HTML page (`DIR/report.html` by default) or one SVG file per chart
 //! (`DIR/charts/` by default).
 
+use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_analysis::summary::Summary;
 use serverbench_report::{env::suite_baseline, render_with, svg, Format, Options};
@@ -34,6 +35,10 @@ pub struct Args {
     /// out of the statistics; they are listed with the reason.
     #[arg(long)]
     pub drop_disturbed: bool,
+    /// List every warning's sentence in the terminal (by default a warning that repeats across
+    /// servers, such as noise, is one line naming them).
+    #[arg(long)]
+    pub warnings: bool,
 }
 
 /// Reads the laps of `DIR/results.jsonl` through serverbench-results, warning on standard error
@@ -61,7 +66,7 @@ pub fn read_env(dir: &Path) -> Option<Env> {
 }
 
 /// Runs `serverbench report`.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     let records = load_laps(&args.dir)?;
     let env = read_env(&args.dir);
     if let Some(b) = &args.baseline {
@@ -85,7 +90,10 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     };
     let summary =
         serverbench_analysis::analyze_with(&records, baseline.as_deref(), env.as_ref(), analysis);
-    let options = Options { wide: args.wide };
+    let options = Options {
+        wide: args.wide,
+        warnings: args.warnings,
+    };
     match args.format {
         Format::Svg => write_svgs(&args, &summary, &records),
         Format::Html => {
@@ -97,7 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             std::fs::write(&file, html)
                 .with_context(|| format!("cannot write the HTML report to {}", file.display()))?;
             println!("{}", file.display());
-            Ok(0)
+            Ok(Exit::Ok)
         }
         format => {
             let text = render_with(format, &summary, env.as_ref(), &records, options);
@@ -107,13 +115,13 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
                 })?,
                 None => print!("{text}"),
             }
-            Ok(0)
+            Ok(Exit::Ok)
         }
     }
 }
 
 /// `--format svg`: one file per chart in `-o DIR` (default `DIR/charts/`); prints each path.
-fn write_svgs(args: &Args, summary: &Summary, records: &[LapRecord]) -> anyhow::Result<u8> {
+fn write_svgs(args: &Args, summary: &Summary, records: &[LapRecord]) -> anyhow::Result<Exit> {
     let dir = args
         .output
         .clone()
@@ -126,5 +134,5 @@ fn write_svgs(args: &Args, summary: &Summary, records: &[LapRecord]) -> anyhow::
             .with_context(|| format!("cannot write the chart {}", path.display()))?;
         println!("{}", path.display());
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }

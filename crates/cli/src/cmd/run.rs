@@ -7,6 +7,7 @@ mod on_hosts;
 mod progress;
 mod yours;
 
+use crate::exit::Exit;
 use anyhow::{bail, Context};
 use progress::Progress;
 use serverbench_catalog::paths::Paths;
@@ -111,7 +112,7 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
     /// With --dry-run: print the plan as `text` (default) or `json`.
-    #[arg(long, value_name = "FORMAT", requires = "dry_run")]
+    #[arg(short = 'f', long, value_name = "FORMAT", requires = "dry_run")]
     pub format: Option<dry_run::PlanFormat>,
     /// Your own servers.
     #[command(flatten)]
@@ -148,7 +149,7 @@ pub struct Args {
 }
 
 /// Runs `serverbench run`: exit 0 when every lap succeeded, 3 when any failed, 130 on Ctrl-C.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     let paths = Paths::discover(args.root.as_deref())?;
     let mut catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
@@ -230,23 +231,23 @@ fn show_plan(
     opts: &RunOptions,
     sweep_skips: Vec<String>,
     format: Option<dry_run::PlanFormat>,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Exit> {
     let plan = run::dry_run(catalog, paths, opts, sweep_skips)
         .with_context(|| format!("planning suite `{}`", opts.suite.name))?;
     print!("{}", dry_run::render(&plan, format.unwrap_or_default()));
     match dry_run::blocked(&plan) {
         Some(why) => bail!("{why}"),
-        None => Ok(crate::exit::OK),
+        None => Ok(Exit::Ok),
     }
 }
 
-fn exit_code(outcome: &RunOutcome) -> u8 {
+fn exit_code(outcome: &RunOutcome) -> Exit {
     if outcome.interrupted {
         eprintln!(
             "interrupted: continue with `serverbench run --resume {}`",
             outcome.dir.display()
         );
-        return crate::exit::INTERRUPTED;
+        return Exit::Interrupted;
     }
     let failed = outcome
         .records
@@ -257,11 +258,11 @@ fn exit_code(outcome: &RunOutcome) -> u8 {
         eprintln!(
             "{failed} lap(s) failed (exit code {}); their reasons are above, in `failure` of \
              results.jsonl and in the logs/ folder",
-            crate::exit::LAPS_FAILED
+            Exit::LapsFailed.code()
         );
-        return crate::exit::LAPS_FAILED;
+        return Exit::LapsFailed;
     }
-    crate::exit::OK
+    Exit::Ok
 }
 
 /// The suite from the file, the resumed folder or the ad-hoc flags, with the overrides applied,
@@ -505,7 +506,10 @@ fn print_table(outcome: &RunOutcome, suite: &Suite, args: &Args) {
             &summary,
             env.as_ref(),
             &outcome.records,
-            serverbench_report::Options { wide },
+            serverbench_report::Options {
+                wide,
+                ..Default::default()
+            },
         )
     );
     print_failures(&outcome.records);

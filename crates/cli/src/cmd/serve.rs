@@ -1,5 +1,6 @@
 //! `serverbench serve SERVER`: run one catalog server in the foreground with its log streamed.
 
+use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_catalog::paths::{slug, Paths};
 use serverbench_catalog::{Catalog, Feature, Server};
@@ -50,8 +51,8 @@ pub struct Args {
     pub ready_line: bool,
 }
 
-/// Runs `serverbench serve` until Ctrl-C (exit 130) or the server exits (exit 1).
-pub fn run(args: Args) -> anyhow::Result<u8> {
+/// Runs `serverbench serve` until Ctrl-C (`Exit::Interrupted`) or the server exits (`Exit::BadInput`).
+pub fn run(args: Args) -> anyhow::Result<Exit> {
     crate::interrupt::install(OnInterrupt::Exit);
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
@@ -95,7 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             print_new(&opts.log_path, &mut offset);
             eprintln!("{} exited ({status})", server.id);
             proc.stop();
-            return Ok(1);
+            return Ok(Exit::BadInput);
         }
         std::thread::sleep(Duration::from_millis(100));
     }

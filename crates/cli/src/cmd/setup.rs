@@ -1,5 +1,6 @@
 //! `serverbench setup [SERVER...]`: install what is missing and build, idempotent and cached.
 
+use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::setup::{setup_servers, Outcome, SetupEvent, SetupOptions};
@@ -12,6 +13,8 @@ pub struct Args {
     /// Servers to set up (`language/name`); all when none is given.
     #[arg(value_name = "SERVER")]
     pub servers: Vec<String>,
+    #[command(flatten)]
+    pub servers_flag: crate::flags::Servers,
     /// Run setup and build even when the stamp says the folder is unchanged.
     #[arg(long)]
     pub force: bool,
@@ -23,8 +26,9 @@ pub struct Args {
     pub root: Option<PathBuf>,
 }
 
-/// Runs `serverbench setup`; exit 1 when an available server failed to set up.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+/// Runs `serverbench setup`; `Exit::CheckFailed` when an available server failed to set up.
+pub fn run(mut args: Args) -> anyhow::Result<Exit> {
+    args.servers = args.servers_flag.merged(&args.servers);
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
@@ -53,7 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             eprintln!("  {} failed: {why}", r.server);
         }
     }
-    Ok(u8::from(failed > 0))
+    Ok(Exit::unless(failed > 0, Exit::CheckFailed))
 }
 
 /// The named servers (an unknown or broken one is an error), or every valid server.

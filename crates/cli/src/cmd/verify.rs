@@ -1,5 +1,6 @@
 //! `serverbench verify [SERVER...]`: start servers and check them against spec/contract.md.
 
+use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::{availability, Availability, Catalog, Feature, Server};
@@ -53,24 +54,28 @@ pub struct Args {
     /// statements in it (the server's own role, or one granted pg_read_all_stats).
     #[arg(long, value_name = "URL", requires = "url")]
     pub database_url: Option<String>,
-    /// Print the reports as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// `-f json` (or `--json`): the reports as JSON.
+    #[command(flatten)]
+    pub format: crate::flags::Format,
+    #[command(flatten)]
+    pub servers_flag: crate::flags::Servers,
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
 }
 
-/// Runs `serverbench verify`; exit 1 when any server fails.
-pub fn run(args: Args) -> anyhow::Result<u8> {
+/// Runs `serverbench verify`; `Exit::CheckFailed` when any server fails.
+pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     crate::interrupt::install(serverbench_harness::process::OnInterrupt::Exit);
+    args.servers = args.servers_flag.merged(&args.servers);
+    let json = args.format.is_json();
     if let Some(url) = &args.url {
         return verify_url(url, &args);
     }
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
-    let servers = pick(&catalog, &paths, &args.servers, args.json)?;
+    let servers = pick(&catalog, &paths, &args.servers, json)?;
     let cpus = crate::cpus::of(&args.cpus).unwrap_or_default();
     let mut opts = VerifyOptions::new(&paths);
     opts.host = args.host.clone();
@@ -78,7 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
     opts.cpus = cpus;
     let mut reports = Vec::new();
     for (server, not_ready) in servers {
-        if !args.json {
+        if !json {
             print!("{} ... ", server.id);
             let _ = std::io::stdout().flush();
         }
@@ -86,24 +91,24 @@ pub fn run(args: Args) -> anyhow::Result<u8> {
             Some(why) => not_ready_report(server, &why),
             None => verify_server(server, &paths, &opts),
         };
-        if !args.json {
+        if !json {
             print_report(&report);
         }
         reports.push(report);
     }
     let failed = reports.iter().filter(|r| !r.passed()).count();
-    if args.json {
+    if json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
     } else if reports.is_empty() {
         println!("no ready server to verify (see `serverbench list`)");
     } else {
         println!("verify: {} passed, {failed} failed", reports.len() - failed);
     }
-    Ok(u8::from(failed > 0))
+    Ok(Exit::unless(failed > 0, Exit::CheckFailed))
 }
 
 /// `verify --url`: the contract's checks against a server that is already running.
-fn verify_url(url: &str, args: &Args) -> anyhow::Result<u8> {
+fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
     let https = url.strip_prefix("https://");
     let mut features = if args.implements.is_empty() {
         Feature::ALL.into_iter().filter(|f| f.is_http()).collect()
@@ -141,13 +146,13 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<u8> {
         checks,
         log_path: None,
     };
-    if args.json {
+    if args.format.is_json() {
         println!("{}", serde_json::to_string_pretty(&[&report])?);
     } else {
         print!("{url} ... ");
         print_report(&report);
     }
-    Ok(u8::from(!report.passed()))
+    Ok(Exit::unless(!report.passed(), Exit::CheckFailed))
 }
 
 /// verify's connection to --database-url when a database feature is declared.
@@ -185,9 +190,9 @@ fn https_targets(url: &str, rest: &str, args: &Args) -> anyhow::Result<Targets> 
     let trust = match (&args.cacert, args.insecure) {
         (Some(file), _) => {
             std::fs::metadata(file).with_context(|| format!("--cacert {}", file.display()))?;
-            Trust::Cert(file.clone())
+            Trust::CaFile(file.clone())
         }
-        (None, true) => Trust::Any,
+        (None, true) => Trust::Insecure,
         (None, false) => anyhow::bail!(
             "--url {url}: an https:// URL needs --cacert FILE (the server's certificate or its \
              CA) or -k to accept any certificate"

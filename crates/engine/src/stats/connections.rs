@@ -104,8 +104,10 @@ mod tests {
 
     fn tls13() -> Negotiated {
         Negotiated {
-            version: "TLSv1.3",
-            cipher_suite: "TLS_AES_128_GCM_SHA256",
+            version: crate::tls::TlsVersion::V1_3,
+            cipher_suite: Some(crate::tls::Cipher(
+                rustls::CipherSuite::TLS13_AES_128_GCM_SHA256,
+            )),
             key_exchange_group: "X25519",
             alpn: Some("http/1.1"),
         }
@@ -139,7 +141,7 @@ mod tests {
             1,
             false,
             Negotiated {
-                version: "TLSv1.2",
+                version: crate::tls::TlsVersion::V1_2,
                 ..tls13()
             },
         );

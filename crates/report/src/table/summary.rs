@@ -246,29 +246,7 @@ impl Col {
     fn human_cell(self, c: &Ctx) -> Cell {
         let s = c.s;
         match self {
-            Col::Server => {
-                let disturbed =
-                    disturbed::of_row(c.summary, &c.table.scenario, &c.table.profile, &s.server);
-                // `!`: a lap of this row was disturbed (the line under the table says how).
-                let mark = if disturbed.is_empty() { "" } else { " !" };
-                match c.env.and_then(|e| e.deviations(&s.server)) {
-                    // `~` as verify marks a known deviation; the warnings say which.
-                    Some(d) => Cell {
-                        text: format!("{} ~{mark}", s.server),
-                        raw: s.server.clone(),
-                        hint: Some(format!(
-                            "declares deviations from the contract: {}",
-                            d.keys().cloned().collect::<Vec<_>>().join(", ")
-                        )),
-                    },
-                    None if disturbed.is_empty() => Cell::plain(&s.server),
-                    None => Cell {
-                        text: format!("{}{mark}", s.server),
-                        raw: s.server.clone(),
-                        hint: disturbed::summary_line(&disturbed),
-                    },
-                }
-            }
+            Col::Server => server_cell(c),
             Col::Version => Cell::plain(server_version(c.env, &s.server)),
             Col::Rank => rank(c.table, s),
             Col::RpsMedian => rps(s),
@@ -550,6 +528,38 @@ pub fn summary_grid(summary: &Summary, table: &Table, env: Option<&Env>, view: V
         })
         .collect();
     build(&columns(table, view), &rows, decorate)
+}
+
+/// The server's name, marked `~` when it declares deviations (as verify marks them; the
+/// warnings say which) and `?` when its req/s is noisy (its rank is uncertain).
+fn server_cell(c: &Ctx) -> Cell {
+    let s = c.s;
+    let deviations = c.env.and_then(|e| e.deviations(&s.server));
+    let mut marks = String::new();
+    let mut hints = Vec::new();
+    if let Some(d) = deviations {
+        marks.push('~');
+        let keys = d.keys().cloned().collect::<Vec<_>>().join(", ");
+        hints.push(format!("declares deviations from the contract: {keys}"));
+    }
+    if s.noisy {
+        marks.push_str(crate::term_warnings::NOISY_MARK);
+        hints.push("noisy: req/s varies between laps, its rank is uncertain".to_owned());
+    }
+    // `!`: a lap of this row was disturbed (the line under the table says how).
+    let disturbed = disturbed::of_row(c.summary, &c.table.scenario, &c.table.profile, &s.server);
+    if let Some(line) = disturbed::summary_line(&disturbed) {
+        marks.push('!');
+        hints.push(line);
+    }
+    if marks.is_empty() {
+        return Cell::plain(&s.server);
+    }
+    Cell {
+        text: format!("{} {marks}", s.server),
+        raw: s.server.clone(),
+        hint: Some(hints.join("; ")),
+    }
 }
 
 /// The CSV grid: one row per server x scenario x profile, the cells' raw values are the fields.

@@ -28,16 +28,20 @@
 //! X25519 first whatever features other crates switch on, so a ClientHello carries one cheap
 //! key share.
 
+mod names;
 mod sessions;
 mod verify;
+
+pub use names::{Cipher, Negotiated, TlsCause};
 
 use rustls::client::Resumption;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
-use rustls::{ClientConfig, ClientConnection, NamedGroup, ProtocolVersion, RootCertStore};
+use rustls::{ClientConfig, NamedGroup, RootCertStore};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::Arc;
 
 /// A TLS option that cannot be used: the flag and why (the engine reports it as a
@@ -64,7 +68,9 @@ pub enum Trust {
     /// The Mozilla roots compiled in (webpki-roots).
     #[default]
     WebPkiRoots,
-    /// `--cacert FILE`: the PEM certificates in this file, and only those.
+    /// `--cacert FILE`: the PEM certificates in this file, and only those. As with curl and
+    /// OpenSSL, a server certificate that is itself in the file is trusted even when it is
+    /// marked CA:TRUE (a self-signed `openssl req -x509` one); name and dates are still checked.
     CaFile(PathBuf),
     /// `-k/--insecure`: any certificate for any name. Handshake signatures are still checked,
     /// so a handshake costs what a verifying client's does, minus the chain.
@@ -75,11 +81,39 @@ pub enum Trust {
 /// type, shared with the records and the CLI).
 pub use serverbench_model::TlsResume as Resume;
 
-/// `--tls-version`: the only protocol version offered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A TLS protocol version: `--tls-version` (the only one offered) and what a handshake
+/// negotiated, written as OpenSSL writes it (`TLSv1.3`) everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TlsVersion {
     V1_2,
     V1_3,
+}
+
+impl TlsVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsVersion::V1_2 => "TLSv1.2",
+            TlsVersion::V1_3 => "TLSv1.3",
+        }
+    }
+}
+
+impl fmt::Display for TlsVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `1.2`/`1.3` (the flag's spelling) or `TLSv1.2`/`TLSv1.3`.
+impl FromStr for TlsVersion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TlsVersion, String> {
+        match s.strip_prefix("TLSv").unwrap_or(s) {
+            "1.2" => Ok(TlsVersion::V1_2),
+            "1.3" => Ok(TlsVersion::V1_3),
+            _ => Err(format!("`{s}`: expected 1.2 or 1.3")),
+        }
+    }
 }
 
 /// The TLS flags, before the rustls configuration is built from them.
@@ -119,35 +153,9 @@ impl TlsSpec {
     /// Builds the client configuration for `host` (SNI; an IP address sends none), offering
     /// the `alpn` protocols. Errors name the flag: an unreadable or empty `--cacert`.
     pub fn new(opts: &TlsOptions, host: &str, alpn: &[&[u8]]) -> Result<TlsSpec, FlagError> {
-        let server_name = ServerName::try_from(host.to_string())
-            .map_err(|_| FlagError::new("URL", format!("`{host}` is not a valid TLS name")))?;
-        let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
-            None => rustls::DEFAULT_VERSIONS,
-            Some(TlsVersion::V1_2) => &[&rustls::version::TLS12],
-            Some(TlsVersion::V1_3) => &[&rustls::version::TLS13],
-        };
-        let builder = ClientConfig::builder_with_provider(provider())
-            .with_protocol_versions(versions)
-            .map_err(|e| FlagError::new("--tls-version", e.to_string()))?;
-        let mut config = match &opts.trust {
-            Trust::Insecure => builder
-                .dangerous()
-                .with_custom_certificate_verifier(verify::AcceptAnyCertificate::new(provider()))
-                .with_no_client_auth(),
-            Trust::WebPkiRoots => {
-                let roots = RootCertStore {
-                    roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-                };
-                builder.with_root_certificates(roots).with_no_client_auth()
-            }
-            Trust::CaFile(path) => builder
-                .with_root_certificates(ca_file(path)?)
-                .with_no_client_auth(),
-        };
-        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         Ok(TlsSpec {
-            config: Arc::new(config),
-            server_name,
+            config: Arc::new(client_config(opts, alpn)?),
+            server_name: server_name(host)?,
             resume: opts.resume,
         })
     }
@@ -172,165 +180,66 @@ impl TlsSpec {
     }
 }
 
-/// Reads `--cacert`: every PEM certificate in the file becomes a trust anchor.
-fn ca_file(path: &std::path::Path) -> Result<RootCertStore, FlagError> {
+/// The one rustls client configuration of serverbench (the engine's and the contract's):
+/// ring with X25519 first, the versions asked for, the trust, the `alpn` offer (empty: none).
+/// Session resumption is the engine's business ([`TlsSpec::thread_config`]).
+pub fn client_config(opts: &TlsOptions, alpn: &[&[u8]]) -> Result<ClientConfig, FlagError> {
+    let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
+        None => rustls::DEFAULT_VERSIONS,
+        Some(TlsVersion::V1_2) => &[&rustls::version::TLS12],
+        Some(TlsVersion::V1_3) => &[&rustls::version::TLS13],
+    };
+    let builder = ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(versions)
+        .map_err(|e| FlagError::new("--tls-version", e.to_string()))?;
+    let mut config = match &opts.trust {
+        Trust::Insecure => builder
+            .dangerous()
+            .with_custom_certificate_verifier(verify::AcceptAnyCertificate::new(provider()))
+            .with_no_client_auth(),
+        Trust::WebPkiRoots => {
+            let roots = RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+            };
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+        Trust::CaFile(path) => {
+            let bad =
+                |why: String| FlagError::new("--cacert", format!("{}: {why}", path.display()));
+            let verifier = verify::CaFile::new(ca_file(path)?, provider()).map_err(bad)?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(verifier)
+                .with_no_client_auth()
+        }
+    };
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    Ok(config)
+}
+
+/// The name a certificate must be valid for: a DNS name or an IP literal (`[::1]` as `::1`).
+pub fn server_name(host: &str) -> Result<ServerName<'static>, FlagError> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    ServerName::try_from(bare.to_string())
+        .map_err(|_| FlagError::new("URL", format!("`{host}` is not a valid TLS name")))
+}
+
+/// Reads `--cacert`: every PEM certificate in the file.
+fn ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, FlagError> {
     let bad = |why: String| FlagError::new("--cacert", format!("{}: {why}", path.display()));
-    let mut roots = RootCertStore::empty();
-    for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(e.to_string()))? {
-        let cert = cert.map_err(|e| bad(e.to_string()))?;
-        roots.add(cert).map_err(|e| bad(e.to_string()))?;
-    }
-    if roots.is_empty() {
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| bad(e.to_string()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(e.to_string()))?;
+    if certs.is_empty() {
         return Err(bad("no PEM certificate in the file".into()));
     }
-    Ok(roots)
-}
-
-/// What one handshake negotiated, by the names users know (IANA cipher suite names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Negotiated {
-    pub version: &'static str,
-    pub cipher_suite: &'static str,
-    pub key_exchange_group: &'static str,
-    /// The ALPN protocol the server chose (None: it ignored ALPN).
-    pub alpn: Option<&'static str>,
-}
-
-impl Negotiated {
-    pub fn of(c: &ClientConnection) -> Negotiated {
-        let version = match c.protocol_version() {
-            Some(ProtocolVersion::TLSv1_3) => "TLSv1.3",
-            Some(ProtocolVersion::TLSv1_2) => "TLSv1.2",
-            _ => "unknown",
-        };
-        let suite = c
-            .negotiated_cipher_suite()
-            .and_then(|s| s.suite().as_str())
-            .unwrap_or("unknown");
-        let cipher_suite = suite.strip_prefix("TLS13_").map_or(suite, iana_tls13);
-        let key_exchange_group = c
-            .negotiated_key_exchange_group()
-            .and_then(|g| g.name().as_str())
-            .unwrap_or("unknown");
-        let alpn = c.alpn_protocol().map(|p| match p {
-            b"http/1.1" => "http/1.1",
-            b"h2" => "h2",
-            _ => "other",
-        });
-        Negotiated {
-            version,
-            cipher_suite,
-            key_exchange_group,
-            alpn,
-        }
-    }
-}
-
-/// rustls names TLS 1.3 suites `TLS13_*`; IANA (and OpenSSL) call them `TLS_*`.
-fn iana_tls13(rest: &'static str) -> &'static str {
-    match rest {
-        "AES_128_GCM_SHA256" => "TLS_AES_128_GCM_SHA256",
-        "AES_256_GCM_SHA384" => "TLS_AES_256_GCM_SHA384",
-        "CHACHA20_POLY1305_SHA256" => "TLS_CHACHA20_POLY1305_SHA256",
-        _ => rest,
-    }
-}
-
-/// Why a TLS connection failed, as counted under `errors.tls` and named in `tls.errors`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TlsCause {
-    UnknownIssuer,
-    NameMismatch,
-    Expired,
-    NotValidYet,
-    BadCertificate,
-    /// The server closed (or reset) the connection before the handshake finished.
-    HandshakeEof,
-    HandshakeTimeout,
-    /// The server sent this fatal alert.
-    Alert(rustls::AlertDescription),
-    /// No protocol version, cipher suite or group in common.
-    Incompatible,
-    /// Malformed or unexpected messages, bad records.
-    Protocol,
-    /// `--http2`: the handshake ended without the server choosing `h2` by ALPN.
-    NoH2,
-    Other,
-}
-
-impl TlsCause {
-    /// Classifies a rustls error.
-    pub fn of(e: &rustls::Error) -> TlsCause {
-        use rustls::CertificateError as C;
-        use rustls::Error as E;
-        match e {
-            E::InvalidCertificate(c) => match c {
-                C::UnknownIssuer => TlsCause::UnknownIssuer,
-                C::NotValidForName | C::NotValidForNameContext { .. } => TlsCause::NameMismatch,
-                C::Expired | C::ExpiredContext { .. } => TlsCause::Expired,
-                C::NotValidYet | C::NotValidYetContext { .. } => TlsCause::NotValidYet,
-                _ => TlsCause::BadCertificate,
-            },
-            E::NoCertificatesPresented | E::UnsupportedNameType => TlsCause::BadCertificate,
-            E::AlertReceived(a) => TlsCause::Alert(*a),
-            E::PeerIncompatible(_) | E::NoApplicationProtocol => TlsCause::Incompatible,
-            E::InvalidMessage(_)
-            | E::PeerMisbehaved(_)
-            | E::DecryptError
-            | E::PeerSentOversizedRecord
-            | E::HandshakeNotComplete => TlsCause::Protocol,
-            _ => TlsCause::Other,
-        }
-    }
-}
-
-impl fmt::Display for TlsCause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = match self {
-            TlsCause::UnknownIssuer => "certificate unknown issuer",
-            TlsCause::NameMismatch => "certificate name mismatch",
-            TlsCause::Expired => "certificate expired",
-            TlsCause::NotValidYet => "certificate not valid yet",
-            TlsCause::BadCertificate => "certificate invalid",
-            TlsCause::HandshakeEof => "handshake eof",
-            TlsCause::HandshakeTimeout => "handshake timeout",
-            TlsCause::Alert(a) => return write!(f, "alert {}", snake_case(&format!("{a:?}"))),
-            TlsCause::Incompatible => "no common version, cipher suite or group",
-            TlsCause::Protocol => "protocol error",
-            TlsCause::NoH2 => "alpn: the server did not choose h2",
-            TlsCause::Other => "other",
-        };
-        f.write_str(s)
-    }
-}
-
-/// `HandshakeFailure` -> `handshake_failure`, the alert names of RFC 8446.
-fn snake_case(camel: &str) -> String {
-    let mut out = String::with_capacity(camel.len() + 4);
-    for (i, ch) in camel.chars().enumerate() {
-        if ch.is_ascii_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.push(ch.to_ascii_lowercase());
-    }
-    out
+    Ok(certs)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn alerts_are_named_as_in_the_rfc() {
-        let cause = TlsCause::Alert(rustls::AlertDescription::HandshakeFailure);
-        assert_eq!(cause.to_string(), "alert handshake_failure");
-    }
-
-    #[test]
-    fn certificate_errors_name_their_cause() {
-        let e = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
-        assert_eq!(TlsCause::of(&e).to_string(), "certificate unknown issuer");
-    }
 
     #[test]
     fn a_missing_ca_file_names_the_flag_and_the_file() {

@@ -14,17 +14,18 @@ defmodule ServerBench.Application do
     workers = env("WORKERS", "1") |> String.to_integer() |> max(1)
     :persistent_term.put(:payload, payload())
 
-    children = [
-      ServerBench.PingPong,
-      Supervisor.child_spec(
-        {ServerBench.Listener, {:http, addr, port, workers, ServerBench.Http}},
-        id: :http
-      ),
-      Supervisor.child_spec(
-        {ServerBench.Listener, {:echo, addr, echo_port, workers, ServerBench.Echo}},
-        id: :echo
-      )
-    ]
+    children =
+      [ServerBench.PingPong | ServerBench.Database.children()] ++
+        [
+          Supervisor.child_spec(
+            {ServerBench.Listener, {:http, addr, port, workers, ServerBench.Http}},
+            id: :http
+          ),
+          Supervisor.child_spec(
+            {ServerBench.Listener, {:echo, addr, echo_port, workers, ServerBench.Echo}},
+            id: :echo
+          )
+        ]
 
     IO.puts("elixir/gen-tcp: http on #{host}:#{port}, echo on #{host}:#{echo_port}, " <>
               "#{System.schedulers_online()} schedulers")

@@ -8,10 +8,16 @@ defmodule ServerBench.Http do
   def serve(sock) do
     case :gen_tcp.recv(sock, 0) do
       {:ok, {:http_request, _method, {:abs_path, target}, version}} ->
-        request(sock, target |> String.split("?", parts: 2) |> hd(), version)
+        {path, query} =
+          case String.split(target, "?", parts: 2) do
+            [path, query] -> {path, query}
+            [path] -> {path, ""}
+          end
+
+        request(sock, path, query, version)
 
       {:ok, {:http_request, _method, _uri, version}} ->
-        request(sock, "", version)
+        request(sock, "", "", version)
 
       {:ok, {:http_error, _}} ->
         bad_request(sock)
@@ -21,10 +27,10 @@ defmodule ServerBench.Http do
     end
   end
 
-  defp request(sock, path, version) do
+  defp request(sock, path, query, version) do
     case headers(sock, version == {1, 1}, 0) do
       {:ok, keep_alive, body_len} ->
-        {status, type, body} = route(path)
+        {status, type, body} = route(path, query)
 
         with :ok <- skip_body(sock, body_len),
              :ok <- respond(sock, status, type, body, keep_alive),
@@ -81,6 +87,42 @@ defmodule ServerBench.Http do
     end
   end
 
+  defp route(path, query) do
+    if ServerBench.Database.enabled?(), do: database(path, query), else: route(path)
+  end
+
+  # /db, /queries, /fortunes, /updates (only when DATABASE_URL is set); a database error is a 500.
+  alias ServerBench.Database, as: Db
+  defp database("/db", _), do: json(Db.world(), &world_json/1)
+  defp database("/queries", query), do: json(Db.worlds(queries(query)), &worlds_json/1)
+  defp database("/updates", query), do: json(Db.update_worlds(queries(query)), &worlds_json/1)
+
+  defp database("/fortunes", _) do
+    case Db.fortunes() do
+      {:ok, rows} -> {200, "text/html; charset=utf-8", Db.render_fortunes(rows)}
+      {:error, reason} -> db_error(reason)
+    end
+  end
+
+  defp database(path, _), do: route(path)
+
+  defp queries(query) do
+    query |> URI.decode_query() |> Map.get("queries") |> Db.query_count()
+  rescue
+    ArgumentError -> 1
+  end
+
+  defp json({:ok, value}, encode), do: {200, "application/json", encode.(value)}
+  defp json({:error, reason}, _), do: db_error(reason)
+
+  defp db_error(reason) do
+    IO.puts("elixir/gen-tcp: database: #{inspect(reason)}")
+    {500, "text/plain", "Internal Server Error"}
+  end
+
+  defp world_json({id, number}), do: ~s({"id":#{id},"randomNumber":#{number}})
+  defp worlds_json(worlds), do: "[" <> Enum.map_join(worlds, ",", &world_json/1) <> "]"
+
   defp route("/hello"), do: {200, "text/plain", "Hello World!"}
   defp route("/hey"), do: {200, "text/plain", "Hey!"}
   defp route("/hell"), do: {200, "text/plain", "Hell!"}
@@ -117,6 +159,7 @@ defmodule ServerBench.Http do
   defp status_line(200), do: "200 OK"
   defp status_line(400), do: "400 Bad Request"
   defp status_line(404), do: "404 Not Found"
+  defp status_line(500), do: "500 Internal Server Error"
 
   defp bad_request(sock) do
     respond(sock, 400, "text/plain", "Bad Request", false)

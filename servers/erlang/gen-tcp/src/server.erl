@@ -31,6 +31,7 @@ start() ->
     Family = case tuple_size(Addr) of 4 -> inet; 8 -> inet6 end,
     persistent_term:put(payload, payload()),
     register(pingpong, spawn_link(fun pingpong_worker/0)),
+    ok = db:start(),
     Opts = [Family, {ip, Addr} | ?LISTEN_OPTS],
     %% packet_size: header lines up to 64 KiB are accepted; without it a line longer than the
     %% socket's small default buffer (an 8 KiB Cookie) fails with emsgsize and the connection
@@ -110,24 +111,25 @@ http_conn(Sock) ->
 http_loop(Sock) ->
     case gen_tcp:recv(Sock, 0) of
         {ok, {http_request, _Method, {abs_path, Target}, Version}} ->
-            request(Sock, path(Target), Version);
+            request(Sock, split(Target), Version);
         {ok, {http_request, _Method, _Other, Version}} ->
-            request(Sock, <<>>, Version);
+            request(Sock, {<<>>, <<>>}, Version);
         {ok, {http_error, _}} ->
             bad_request(Sock);
         {error, _} ->
             gen_tcp:close(Sock)
     end.
 
-path(Target) ->
+split(Target) ->
     case binary:split(Target, <<"?">>) of
-        [Path | _] -> Path
+        [Path] -> {Path, <<>>};
+        [Path, Query] -> {Path, Query}
     end.
 
-request(Sock, Path, Version) ->
+request(Sock, {Path, Query}, Version) ->
     case headers(Sock, Version =:= {1, 1}, 0) of
         {ok, KeepAlive, BodyLen} ->
-            {Status, Type, Body} = route(Path),
+            {Status, Type, Body} = route(Path, Query),
             case skip_body(Sock, BodyLen) =:= ok andalso
                  send(Sock, Status, Type, Body, KeepAlive) =:= ok of
                 true when KeepAlive -> http_loop(Sock);
@@ -168,6 +170,44 @@ skip_body(Sock, Len) ->
         Error -> Error
     end.
 
+route(Path, Query) ->
+    case db:enabled() of
+        true -> database(Path, Query);
+        false -> route(Path)
+    end.
+
+%% /db, /queries, /fortunes, /updates (only when DATABASE_URL is set); a database error
+%% answers 500.
+database(<<"/db">>, _) -> json(db:world(), fun world_json/1);
+database(<<"/queries">>, Query) -> json(db:worlds(queries(Query)), fun worlds_json/1);
+database(<<"/updates">>, Query) -> json(db:update_worlds(queries(Query)), fun worlds_json/1);
+database(<<"/fortunes">>, _) ->
+    case db:fortunes() of
+        {ok, Rows} -> {200, <<"text/html; charset=utf-8">>, db:render_fortunes(Rows)};
+        {error, Reason} -> db_error(Reason)
+    end;
+database(Path, _) -> route(Path).
+
+queries(Query) ->
+    case uri_string:dissect_query(Query) of
+        Pairs when is_list(Pairs) -> db:query_count(proplists:get_value(<<"queries">>, Pairs));
+        _ -> 1
+    end.
+
+json({ok, Value}, Encode) -> {200, <<"application/json">>, Encode(Value)};
+json({error, Reason}, _) -> db_error(Reason).
+
+db_error(Reason) ->
+    io:format("erlang/gen-tcp: database: ~p~n", [Reason]),
+    {500, <<"text/plain">>, <<"Internal Server Error">>}.
+
+world_json({Id, Number}) ->
+    [<<"{\"id\":">>, integer_to_binary(Id), <<",\"randomNumber\":">>, integer_to_binary(Number),
+     <<"}">>].
+
+worlds_json(Worlds) ->
+    [$[, lists:join($,, [world_json(W) || W <- Worlds]), $]].
+
 route(<<"/hello">>) -> {200, <<"text/plain">>, <<"Hello World!">>};
 route(<<"/hey">>) -> {200, <<"text/plain">>, <<"Hey!">>};
 route(<<"/hell">>) -> {200, <<"text/plain">>, <<"Hell!">>};
@@ -196,12 +236,13 @@ send(Sock, Status, Type, Body, KeepAlive) ->
            end,
     gen_tcp:send(Sock, [<<"HTTP/1.1 ">>, status(Status),
                         <<"\r\nServer: erlang-gen-tcp\r\nContent-Type: ">>, Type,
-                        <<"\r\nContent-Length: ">>, integer_to_binary(byte_size(Body)),
+                        <<"\r\nContent-Length: ">>, integer_to_binary(iolist_size(Body)),
                         <<"\r\nConnection: ">>, Conn, <<"\r\n\r\n">>, Body]).
 
 status(200) -> <<"200 OK">>;
 status(400) -> <<"400 Bad Request">>;
-status(404) -> <<"404 Not Found">>.
+status(404) -> <<"404 Not Found">>;
+status(500) -> <<"500 Internal Server Error">>.
 
 bad_request(Sock) ->
     _ = send(Sock, 400, <<"text/plain">>, <<"Bad Request">>, false),

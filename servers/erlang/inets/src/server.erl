@@ -27,6 +27,7 @@ start() ->
     {ok, Addr} = inet:parse_address(Host),
     persistent_term:put(payload, payload()),
     register(pingpong, spawn_link(fun pingpong_worker/0)),
+    ok = db:start(),
     ok = inets:start(),
     {ok, Cwd} = file:get_cwd(),
     {ok, _} = inets:start(httpd, [{port, Port}, {bind_address, Addr},

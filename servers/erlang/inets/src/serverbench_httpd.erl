@@ -6,15 +6,55 @@
 -include_lib("inets/include/httpd.hrl").
 
 do(#mod{request_uri = Uri}) ->
-    {Status, Type, Body} = route(path(Uri)),
+    {Path, Query} = split(Uri),
+    {Status, Type, Body} = route(Path, Query),
     Head = [{code, Status}, {content_type, Type},
             {content_length, integer_to_list(iolist_size(Body))}],
     {proceed, [{response, {response, Head, Body}}]}.
 
-path(Uri) ->
+split(Uri) ->
     case string:split(Uri, "?") of
-        [Path | _] -> Path
+        [Path] -> {Path, ""};
+        [Path, Query] -> {Path, Query}
     end.
+
+route(Path, Query) ->
+    case db:enabled() of
+        true -> database(Path, Query);
+        false -> route(Path)
+    end.
+
+%% /db, /queries, /fortunes, /updates (only when DATABASE_URL is set); a database error
+%% answers 500.
+database("/db", _) -> json(db:world(), fun world_json/1);
+database("/queries", Query) -> json(db:worlds(queries(Query)), fun worlds_json/1);
+database("/updates", Query) -> json(db:update_worlds(queries(Query)), fun worlds_json/1);
+database("/fortunes", _) ->
+    case db:fortunes() of
+        {ok, Rows} -> {200, "text/html; charset=utf-8", db:render_fortunes(Rows)};
+        {error, Reason} -> db_error(Reason)
+    end;
+database(Path, _) -> route(Path).
+
+queries(Query) ->
+    case uri_string:dissect_query(Query) of
+        Pairs when is_list(Pairs) -> db:query_count(proplists:get_value("queries", Pairs));
+        _ -> 1
+    end.
+
+json({ok, Value}, Encode) -> {200, "application/json", Encode(Value)};
+json({error, Reason}, _) -> db_error(Reason).
+
+db_error(Reason) ->
+    io:format("erlang/inets: database: ~p~n", [Reason]),
+    {500, "text/plain", <<"Internal Server Error">>}.
+
+world_json({Id, Number}) ->
+    [<<"{\"id\":">>, integer_to_binary(Id), <<",\"randomNumber\":">>, integer_to_binary(Number),
+     <<"}">>].
+
+worlds_json(Worlds) ->
+    [$[, lists:join($,, [world_json(W) || W <- Worlds]), $]].
 
 route("/hello") -> {200, "text/plain", <<"Hello World!">>};
 route("/hey") -> {200, "text/plain", <<"Hey!">>};

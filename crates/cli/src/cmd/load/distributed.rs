@@ -2,6 +2,7 @@
 //! hosts over ssh, released together, merged exactly (crates/hosts).
 
 use super::{build_config, summary, Args};
+use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_harness::process::OnInterrupt;
 use serverbench_hosts::distributed::{self, Deadlines, Distributed, Progress};
@@ -11,13 +12,13 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Runs the distributed load of `spec` (the flags' load); returns the exit code.
-pub fn run(args: &Args, spec: &LoadSpec) -> anyhow::Result<u8> {
+pub fn run(args: &Args, spec: &LoadSpec) -> anyhow::Result<Exit> {
     let file = args.hosts.as_deref().expect("--hosts is set");
     let spec = match validate(args, spec).and_then(|()| with_body(spec)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("serverbench load: {e:#}");
-            return Ok(1);
+            return Ok(Exit::BadInput);
         }
     };
     let inventory = super::super::hosts::inventory(file)?;
@@ -27,14 +28,14 @@ pub fn run(args: &Args, spec: &LoadSpec) -> anyhow::Result<u8> {
         for f in failed {
             eprintln!("serverbench load: {f}");
         }
-        return Ok(1);
+        return Ok(Exit::BadInput);
     }
     // Declared after the transport: the copies are removed before its connections close.
     let cacerts = match copy_cacert(args, &transport, &hosts) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("serverbench load: {e:#}");
-            return Ok(1);
+            return Ok(Exit::BadInput);
         }
     };
     let paths: Vec<PathBuf> = cacerts.iter().map(|(_, p)| PathBuf::from(p)).collect();
@@ -60,7 +61,7 @@ pub fn run(args: &Args, spec: &LoadSpec) -> anyhow::Result<u8> {
         Ok(d) => d,
         Err(failure) if failure.cancelled => {
             eprintln!("serverbench load: interrupted; every client host was stopped");
-            return Ok(crate::exit::INTERRUPTED);
+            return Ok(Exit::Interrupted);
         }
         Err(failure) => {
             for f in &failure.faults {
@@ -72,7 +73,7 @@ pub fn run(args: &Args, spec: &LoadSpec) -> anyhow::Result<u8> {
                     h.host, h.result.requests, h.result.rps
                 );
             }
-            return Ok(1);
+            return Ok(Exit::BadInput);
         }
     };
     let json = serde_json::to_string_pretty(&d).context("serializing the result")?;
@@ -85,7 +86,11 @@ pub fn run(args: &Args, spec: &LoadSpec) -> anyhow::Result<u8> {
     } else {
         print!("{}{}", summary::render(&d.merged), render_hosts(&d));
     }
-    Ok(0)
+    let (exit, why) = super::verdict::of(&d.merged);
+    if let Some(why) = why {
+        eprintln!("serverbench load: {why}");
+    }
+    Ok(exit)
 }
 
 /// Flags that make no sense across hosts, and the local validation of the rest.

@@ -1,8 +1,47 @@
 //! Runs that completed but did not measure what was asked: every TLS handshake failed, or
-//! resumption was asked for and the server resumed nothing. `load` prints the result, then
-//! this message, and exits 5 (`exit::TLS`).
+//! resumption was asked for and the server resumed nothing (`Exit::Tls`); no request succeeded,
+//! at the socket or by status (`Exit::NoSuccess`). `load` prints the result, then this message.
 
+use crate::exit::Exit;
 use serverbench_engine::result::LoadResult;
+use serverbench_engine::tls::TlsCause;
+
+/// How a completed load exits, and why when it did not measure what was asked.
+pub fn of(r: &LoadResult) -> (Exit, Option<String>) {
+    if let Some(why) = tls_failure(r) {
+        return (Exit::Tls, Some(why));
+    }
+    if let Some(why) = no_success(r) {
+        return (Exit::NoSuccess, Some(why));
+    }
+    (Exit::Ok, None)
+}
+
+/// Why no request succeeded: every one failed at the socket, or every answer had an error
+/// status (e.g. plain HTTP sent to an HTTPS port gets 400s), or None.
+pub fn no_success(r: &LoadResult) -> Option<String> {
+    if r.requests == 0 && r.errors.total() > 0 {
+        return Some(format!(
+            "no request succeeded ({} errors); see the errors above",
+            r.errors.total()
+        ));
+    }
+    if r.requests > 0 && r.errors.status >= r.requests {
+        let codes: Vec<String> = r.status.iter().map(|(c, n)| format!("{n} x {c}")).collect();
+        let https =
+            if r.status.contains_key("400") && r.target.iter().any(|t| t.starts_with("http://")) {
+                " (a 400 to every request: is this an https:// port?)"
+            } else {
+                ""
+            };
+        return Some(format!(
+            "no request succeeded: every answer had an error status ({}){https}; \
+             --expect-status accepts others",
+            codes.join(", ")
+        ));
+    }
+    None
+}
 
 /// Why the run failed its TLS purpose, in one line with a hint, or None.
 pub fn tls_failure(r: &LoadResult) -> Option<String> {
@@ -11,7 +50,7 @@ pub fn tls_failure(r: &LoadResult) -> Option<String> {
         let mut causes: Vec<(&String, &u64)> = tls.errors.iter().collect();
         causes.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let listed: Vec<String> = causes.iter().map(|(c, n)| format!("{c} ({n})")).collect();
-        let hint = causes.first().map_or("", |(c, _)| hint(c));
+        let hint = causes.first().map_or_else(String::new, |(c, _)| hint(c));
         return Some(format!(
             "every TLS handshake failed: {}{hint}",
             listed.join(", ")
@@ -33,24 +72,11 @@ pub fn tls_failure(r: &LoadResult) -> Option<String> {
     None
 }
 
-/// What to try for the commonest cause.
-fn hint(cause: &str) -> &'static str {
-    match cause {
-        "certificate unknown issuer" => {
-            "; pass the CA that signed the server's certificate with --cacert FILE, or -k/--insecure"
-        }
-        "certificate name mismatch" => {
-            "; the certificate does not name the URL's host: use a name it was issued for, or -k/--insecure"
-        }
-        "certificate expired" | "certificate not valid yet" => {
-            "; check the server's certificate dates and this machine's clock, or -k/--insecure"
-        }
-        "handshake eof" => "; the server closed the connection: does this port speak TLS?",
-        "no common version, cipher suite or group" | "alert protocol_version" => {
-            "; try --tls-version 1.2 or 1.3"
-        }
-        _ => "",
-    }
+/// What to try for the commonest cause, naming the flag (the causes as wire names them).
+fn hint(cause: &str) -> String {
+    TlsCause::named(cause)
+        .and_then(TlsCause::hint)
+        .map_or_else(String::new, |h| format!("; {h}"))
 }
 
 #[cfg(test)]
@@ -65,6 +91,41 @@ mod tests {
         };
         r.errors.tls = tls_errors;
         r
+    }
+
+    #[test]
+    fn a_load_answered_only_by_error_statuses_succeeded_at_nothing() {
+        let mut r = LoadResult {
+            requests: 4441,
+            target: vec!["http://127.0.0.1:8443/".into()],
+            ..Default::default()
+        };
+        r.errors.status = 4441;
+        r.status.insert("400".into(), 4441);
+        let (exit, why) = of(&r);
+        assert_eq!(exit, Exit::NoSuccess);
+        let why = why.unwrap();
+        assert!(
+            why.contains("4441 x 400") && why.contains("https://"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_load_with_one_good_answer_exits_ok() {
+        let mut r = LoadResult {
+            requests: 10,
+            ..Default::default()
+        };
+        r.errors.status = 9;
+        assert_eq!(of(&r), (Exit::Ok, None));
+    }
+
+    #[test]
+    fn a_load_whose_every_request_failed_at_the_socket_succeeded_at_nothing() {
+        let mut r = LoadResult::default();
+        r.errors.read = 3;
+        assert_eq!(of(&r).0, Exit::NoSuccess);
     }
 
     #[test]
