@@ -237,7 +237,8 @@ fn a_database_that_dies_mid_lap_fails_that_lap_and_the_next_server_gets_a_fresh_
     let lap = |name: &str| laps.iter().find(|l| l["server"] == name).unwrap().clone();
     let first = lap("first");
     assert_eq!(first["status"], "failed", "{first}");
-    let why = first["failure"].as_str().unwrap();
+    assert_eq!(first["failure"]["kind"], "database", "{first}");
+    let why = first["failure"]["detail"].as_str().unwrap();
     assert!(why.contains("the database (postgres"), "{why}");
     let second = lap("second");
     assert_eq!(

@@ -231,7 +231,7 @@ fn verify_checks_a_running_server_by_url_and_reports_what_it_lacks() {
         &["verify", "--url", &url, "--implements", "hello,json"],
         tmp.path(),
     );
-    assert_eq!(json.status.code(), Some(1), "{}", text(&json.stdout));
+    assert_eq!(json.status.code(), Some(7), "{}", text(&json.stdout));
     assert!(
         text(&json.stdout).contains("json"),
         "{}",

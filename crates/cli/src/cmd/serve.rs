@@ -53,7 +53,7 @@ pub struct Args {
 
 /// Runs `serverbench serve` until Ctrl-C (`Exit::Interrupted`) or the server exits (`Exit::BadInput`).
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    crate::interrupt::install(OnInterrupt::Exit);
+    let interrupted = crate::interrupt::install(OnInterrupt::Exit);
     let paths = Paths::discover(args.root.as_deref())?;
     let catalog = Catalog::load(&paths.root)
         .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
@@ -93,6 +93,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     loop {
         print_new(&opts.log_path, &mut offset);
         if let Some(status) = proc.try_exit() {
+            if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+                // The handler stopped it and exits 130 itself.
+                std::thread::sleep(Duration::from_secs(60));
+            }
             print_new(&opts.log_path, &mut offset);
             eprintln!("{} exited ({status})", server.id);
             proc.stop();

@@ -65,8 +65,10 @@ pub fn install_interrupt(on: OnInterrupt, notice: fn(Stage)) -> std::io::Result<
             if !read_byte(reader, None) {
                 return;
             }
+            // Set in both modes: with `Exit`, a caller that sees its server die while the
+            // groups are being stopped knows the exit (130) is already on its way.
+            flag.store(true, Ordering::SeqCst);
             if on == OnInterrupt::Cancel {
-                flag.store(true, Ordering::SeqCst);
                 notice(Stage::Stopping);
                 read_byte(reader, Some(GRACE));
             }
