@@ -210,10 +210,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .iter()
         .map(|p| (p.name.clone(), p.duration))
         .collect();
-    let opts = RunOptions {
-        doctor: Some(noisy::doctor_header(&opts.pinning)),
-        ..opts
-    };
+    // Over hosts the machines measured are not this one: no doctor here.
+    let doctor = opts
+        .hosts
+        .is_none()
+        .then(|| noisy::doctor_header(&opts.pinning));
+    let opts = RunOptions { doctor, ..opts };
     let mut progress = Progress::new(opts.suite.planned_laps(), durations);
     let outcome = run::run(&catalog, &paths, &opts, &mut |e| progress.event(e));
     progress.finish();
