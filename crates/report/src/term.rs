@@ -88,20 +88,7 @@ impl Exporter for TermExporter {
     }
 }
 
-/// The width prose is wrapped to, like the tables at their default width.
-pub const WIDTH: usize = 120;
-
-/// `  - text`, wrapped at [`WIDTH`] with a hanging indent; words are never split.
-pub fn bullet(text: &str) -> String {
-    let options = textwrap::Options::new(WIDTH)
-        .initial_indent("  - ")
-        .subsequent_indent("    ")
-        .break_words(false)
-        .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    let mut out = textwrap::fill(text, options);
-    out.push('\n');
-    out
-}
+pub use crate::text::{bullet, WIDTH};
 
 /// Under a table whose laps ran over several machines: each client host's share of each lap,
 /// then each lap's server host, start skew and controller CPU.

@@ -3,7 +3,7 @@
 //! to do; failures, errors and one-off warnings keep their own lines. `report --warnings`, the
 //! Markdown and the HTML report keep every sentence.
 
-use crate::term::bullet;
+use crate::text::bullet;
 use serverbench_analysis::stats::{MIN_LAPS_FOR_BOOTSTRAP, NOISY_CV};
 use serverbench_analysis::summary::{Warning, WarningKind};
 

@@ -102,6 +102,21 @@ pub fn widths(header: &[&str], rows: &[Vec<&str>]) -> Vec<usize> {
         .collect()
 }
 
+/// The width prose is wrapped to, like the tables at their default width.
+pub const WIDTH: usize = 120;
+
+/// `  - text`, wrapped at [`WIDTH`] with a hanging indent; words are never split.
+pub fn bullet(text: &str) -> String {
+    let options = textwrap::Options::new(WIDTH)
+        .initial_indent("  - ")
+        .subsequent_indent("    ")
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let mut out = textwrap::fill(text, options);
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -357,12 +357,13 @@ pub fn client_jobs(
     Ok(distributed::jobs(&spec, &h.clients, &copies))
 }
 
-/// Runs `jobs` (from [`client_jobs`]) on the client hosts; `samplers` start at the release.
+/// Runs `jobs` (from [`client_jobs`]) on the client hosts; `on_release` runs once, when the
+/// hosts are released together (the placement starts its samplers there).
 pub(super) fn load(
     h: &HostsRun,
     params: &LoadParams,
     jobs: &[ClientJob],
-    samplers: &mut super::placement::Samplers,
+    on_release: &mut (dyn FnMut() + Send),
     cancel: &AtomicBool,
 ) -> HostsLoad {
     let cpu0 = controller_cpu_s();
@@ -372,10 +373,10 @@ pub(super) fn load(
         ..LoadSpec::default()
     };
     let deadlines = Deadlines::of(&lap, CONNECT_TIMEOUT);
-    let samplers = Mutex::new(samplers);
+    let on_release = Mutex::new(on_release);
     let progress = |p: Progress| {
         if let Progress::Released { .. } = p {
-            samplers.lock().expect("samplers").start();
+            (on_release.lock().expect("on_release"))();
         }
     };
     let outcome = distributed::run(&h.transport, jobs, deadlines, &progress, cancel);

@@ -6,9 +6,8 @@
 //! with `--cacert`. The key goes nowhere else, and nothing runs with `-k`.
 
 use super::errors::HostsError;
-use super::hosts::HostsRun;
 use crate::certs::TlsFiles;
-use serverbench_hosts::{Host, RemoteDir};
+use serverbench_hosts::{Host, RemoteDir, Transport};
 use std::path::{Path, PathBuf};
 
 /// The run's certificate, here and on the hosts.
@@ -18,15 +17,22 @@ pub struct HostsTls {
     pub local_cert: PathBuf,
     /// The certificate and key on the server host.
     pub server: TlsFiles,
-    /// The certificate on each client host, in the order of [`HostsRun::clients`].
+    /// The certificate on each client host, in the order of the run's client hosts.
     pub clients: Vec<PathBuf>,
     /// The folders holding them; dropping them removes the folders.
     _dirs: Vec<RemoteDir>,
 }
 
 impl HostsTls {
-    /// Copies `local`, made for the server host's address, to the hosts of `h`.
-    pub fn copy(h: &HostsRun, local: &TlsFiles) -> Result<HostsTls, HostsError> {
+    /// Copies `local`, made for the server host's address, to `server` (certificate and key)
+    /// and to each of `clients` (the certificate), over `transport`.
+    pub fn copy(
+        transport: &Transport,
+        server: &Host,
+        clients: &[Host],
+        local: &TlsFiles,
+    ) -> Result<HostsTls, HostsError> {
+        let h = transport;
         let read = |p: &Path| {
             std::fs::read(p).map_err(|source| HostsError::ReadCert {
                 path: p.to_path_buf(),
@@ -35,22 +41,22 @@ impl HostsTls {
         };
         let (cert, key) = (read(&local.cert)?, read(&local.key)?);
         let mut dirs = Vec::new();
-        let dir = make_dir(h, &h.server)?;
+        let dir = make_dir(h, server)?;
         let server = TlsFiles {
             cert: put(h, &dir, "cert.pem", &cert)?,
             key: put(h, &dir, "key.pem", &key)?,
         };
         dirs.push(dir);
-        let mut clients = Vec::new();
-        for host in &h.clients {
+        let mut copies = Vec::new();
+        for host in clients {
             let dir = make_dir(h, host)?;
-            clients.push(put(h, &dir, "cert.pem", &cert)?);
+            copies.push(put(h, &dir, "cert.pem", &cert)?);
             dirs.push(dir);
         }
         Ok(HostsTls {
             local_cert: local.cert.clone(),
             server,
-            clients,
+            clients: copies,
             _dirs: dirs,
         })
     }
@@ -73,12 +79,12 @@ impl HostsTls {
     }
 }
 
-fn make_dir(h: &HostsRun, host: &Host) -> Result<RemoteDir, HostsError> {
-    RemoteDir::create(&h.transport, host).map_err(HostsError::CopyCert)
+fn make_dir(t: &Transport, host: &Host) -> Result<RemoteDir, HostsError> {
+    RemoteDir::create(t, host).map_err(HostsError::CopyCert)
 }
 
-fn put(h: &HostsRun, dir: &RemoteDir, name: &str, bytes: &[u8]) -> Result<PathBuf, HostsError> {
-    dir.put(&h.transport, name, bytes)
+fn put(t: &Transport, dir: &RemoteDir, name: &str, bytes: &[u8]) -> Result<PathBuf, HostsError> {
+    dir.put(t, name, bytes)
         .map(PathBuf::from)
         .map_err(HostsError::CopyCert)
 }

@@ -418,7 +418,7 @@ fn certificate(
                 .join(", ")
         ),
     });
-    let copies = HostsTls::copy(h, &files)?;
+    let copies = HostsTls::copy(&h.transport, &h.server, &h.clients, &files)?;
     Ok((Some(files), Some(copies)))
 }
 

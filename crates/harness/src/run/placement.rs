@@ -204,7 +204,7 @@ impl Placement<'_> {
                 roles
                     .iter()
                     .for_each(|&(r, pid)| samplers.arm(self, r, pid));
-                let load = hosts::load(run, params, &jobs, &mut samplers, cancel);
+                let load = hosts::load(run, params, &jobs, &mut || samplers.start(), cancel);
                 let requests = load.outcome.as_ref().ok().map(|d| d.merged.requests);
                 let stats = samplers.finish(requests);
                 let record = hosts::lap_record(run, &load);
