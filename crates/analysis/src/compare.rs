@@ -201,6 +201,7 @@ mod tests {
             roles: Default::default(),
             database: None,
             hosts: None,
+            disturbance: None,
         }
     }
 

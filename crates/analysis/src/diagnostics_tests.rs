@@ -46,6 +46,7 @@ fn lap(server: &str, scenario: &str, n: u32) -> LapRecord {
         roles: Default::default(),
         database: None,
         hosts: None,
+        disturbance: None,
     }
 }
 

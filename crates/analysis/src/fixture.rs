@@ -26,5 +26,6 @@ pub fn lap() -> LapRecord {
         roles: Default::default(),
         database: None,
         hosts: None,
+        disturbance: None,
     }
 }

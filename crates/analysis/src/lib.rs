@@ -9,6 +9,7 @@
 pub mod compare;
 pub mod database;
 pub mod diagnostics;
+pub mod disturbed;
 #[cfg(test)]
 mod fixture;
 pub mod host_warnings;
@@ -18,6 +19,7 @@ mod row_warnings;
 pub mod scaling;
 pub mod stats;
 pub mod summary;
+pub mod until_ci;
 pub mod warnings;
 
 use serverbench_results::env::Env;
@@ -31,7 +33,36 @@ pub fn analyze(
     baseline: Option<&str>,
     env: Option<&Env>,
 ) -> summary::Summary {
-    let mut summary = summary::summarize(records, baseline);
-    summary.warnings = diagnostics::diagnose(&summary, records, env);
+    analyze_with(records, baseline, env, Options::default())
+}
+
+/// How the laps are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `--drop-disturbed`: disturbed laps are left out of the figures (listed, with why).
+    pub drop_disturbed: bool,
+}
+
+/// [`analyze`] with `opts`: the disturbed laps listed (and with `drop_disturbed` left out of
+/// every figure), and with a suite run `--until-ci` (in `env`), where each cell ended.
+pub fn analyze_with(
+    records: &[LapRecord],
+    baseline: Option<&str>,
+    env: Option<&Env>,
+    opts: Options,
+) -> summary::Summary {
+    let kept;
+    let measured = match opts.drop_disturbed {
+        true => {
+            kept = disturbed::without_disturbed(records);
+            &kept[..]
+        }
+        false => records,
+    };
+    let mut summary = summary::summarize(measured, baseline);
+    summary.disturbed = disturbed::disturbed_laps(records, opts.drop_disturbed);
+    summary.until_ci = until_ci::report(records, env);
+    summary.warnings = diagnostics::diagnose(&summary, measured, env);
+    summary.warnings.extend(disturbed::warnings(&summary));
     summary
 }

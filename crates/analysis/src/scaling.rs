@@ -183,6 +183,7 @@ mod tests {
             roles: Default::default(),
             database: None,
             hosts: None,
+            disturbance: None,
         }
     }
 

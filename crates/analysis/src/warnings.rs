@@ -42,6 +42,8 @@ pub enum WarningKind {
     HandshakeClientBound,
     /// HTTP/2 streams refused, GOAWAYs or protocol errors.
     H2Refused,
+    /// Laps something other than the benchmark disturbed (steal, other processes...).
+    Disturbed,
 }
 
 impl WarningKind {

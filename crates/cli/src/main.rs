@@ -21,7 +21,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Generate load against HTTP/1.1 or HTTP/2 URLs (http:// or https://) or a TCP echo server.
-    Load(cmd::load::Args),
+    Load(Box<cmd::load::Args>),
     /// List the catalog's servers, what they implement and whether they can run here.
     List(cmd::list::Args),
     /// Install what the servers need and build them (idempotent, cached).
@@ -31,7 +31,7 @@ enum Command {
     /// Run one catalog server in the foreground.
     Serve(cmd::serve::Args),
     /// Run a suite (or an ad-hoc set of servers and a scenario) and record the results.
-    Run(cmd::run::Args),
+    Run(Box<cmd::run::Args>),
     /// Render a results folder as a terminal table, Markdown, JSON, CSV, HTML or SVG charts.
     Report(cmd::report::Args),
     /// Compare two results folders server by server.
@@ -40,6 +40,8 @@ enum Command {
     Hosts(cmd::hosts::Args),
     /// serverbench's private PostgreSQL for the database workloads: up, down, status, psql.
     Db(cmd::db::Args),
+    /// Check this machine for benchmarking (governor, steal, other processes, limits...).
+    Doctor(cmd::doctor::Args),
     /// The results history: import, list, show, trend, check (exit 4 regression, 9 inconclusive).
     History(cmd::history::Args),
 }
@@ -76,16 +78,17 @@ fn run() -> anyhow::Result<Exit> {
         }
     };
     match cli.command {
-        Command::Load(args) => cmd::load::run(args),
+        Command::Load(args) => cmd::load::run(*args),
         Command::List(args) => cmd::list::run(args),
         Command::Setup(args) => cmd::setup::run(args),
         Command::Verify(args) => cmd::verify::run(args),
         Command::Serve(args) => cmd::serve::run(args),
-        Command::Run(args) => cmd::run::run(args),
+        Command::Run(args) => cmd::run::run(*args),
         Command::Report(args) => cmd::report::run(args),
         Command::Compare(args) => cmd::compare::run(args),
         Command::Hosts(args) => cmd::hosts::run(args),
         Command::Db(args) => cmd::db::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
         Command::History(args) => cmd::history::run(args),
     }
 }

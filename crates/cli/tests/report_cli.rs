@@ -226,3 +226,27 @@ fn the_terminal_groups_repeated_warnings_and_report_warnings_lists_each() {
     let md = text(&serverbench(&["report", dir, "-f", "md"]).stdout);
     assert_eq!(md.matches("noisy, req/s varies").count(), 12, "{md}");
 }
+
+#[test]
+fn drop_disturbed_leaves_the_disturbed_laps_out_and_says_how_many() {
+    let dir = fixture("disturbed");
+    let all = serverbench(&["report", dir.to_str().unwrap()]);
+    assert!(all.status.success(), "{}", text(&all.stderr));
+    let all = text(&all.stdout);
+    assert!(all.contains("! 2 disturbed laps: other processes 32% of the CPUs, steal 4.2%\n"));
+    let out = serverbench(&["report", dir.to_str().unwrap(), "--drop-disturbed"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dropped = text(&out.stdout);
+    assert!(
+        dropped.contains("(2 left out of the figures: --drop-disturbed)"),
+        "{dropped}"
+    );
+    let row = |t: &str| {
+        let line = t.lines().find(|l| l.contains("go/stdlib ?!"));
+        line.unwrap_or_default().to_owned()
+    };
+    assert!(
+        row(&all).contains(" 3/3 ") && row(&dropped).contains(" 2/2 "),
+        "{dropped}"
+    );
+}

@@ -426,3 +426,68 @@ fn dry_run_exits_1_when_the_tool_would_refuse_a_lap() {
     );
     assert!(!tmp.path().join("results").exists());
 }
+
+#[test]
+fn until_ci_prints_the_cells_outcome_the_doctor_line_and_keeps_the_doctor_in_env_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--servers",
+        "python/fast",
+        "--scenario",
+        "hello",
+        "-c",
+        "2",
+        "-d",
+        "300ms",
+        "--warmup",
+        "0s",
+        "--until-ci",
+        "0.0001%",
+        "--min-laps",
+        "3",
+        "--max-laps",
+        "4",
+    ];
+    let out = serverbench(&args, tmp.path());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("machine: "), "{stderr}");
+    assert!(
+        stdout.contains("until-ci ±0.0001% (laps 3..4): 0 of 1 cells clear"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("not clear: python/fast (hello / 2conn/300ms) after 4 laps"),
+        "{stdout}"
+    );
+    let dir = only_results_dir(tmp.path());
+    let env: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("env.json")).unwrap()).unwrap();
+    assert!(
+        env["doctor"].as_array().is_some_and(|c| !c.is_empty()),
+        "{env}"
+    );
+    assert_eq!(env["suite"]["max_laps"], 4);
+}
+
+#[test]
+fn min_laps_without_until_ci_is_refused_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = serverbench(
+        &[
+            "--servers",
+            "python/fast",
+            "--scenario",
+            "hello",
+            "--min-laps",
+            "3",
+        ],
+        tmp.path(),
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--min-laps and --max-laps go with --until-ci"),
+        "{err}"
+    );
+}

@@ -1,6 +1,7 @@
 //! End-to-end runs of small suites against the fixture catalog in `fixtures/run-catalog`
 //! (Python stdlib servers) with `fakeload.py` standing in for `serverbench load --json`.
 
+use serverbench_analysis::until_ci::CellState;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
@@ -38,6 +39,7 @@ fn options(suite: Suite, results: &Path) -> RunOptions {
         attached: Vec::new(),
         hosts: None,
         database: Default::default(),
+        doctor: None,
     }
 }
 
@@ -189,5 +191,62 @@ fn a_server_with_min_warmup_is_warmed_up_that_long_even_when_the_suite_says_none
             ("python/fast".to_string(), 0.0),
             ("python/second".to_string(), 1.0)
         ]
+    );
+}
+
+/// The suite of [`suite`] with `until_ci`, `min_laps` and `max_laps`.
+fn until_ci_suite(servers: &[&str], pct: &str, min: u32, max: u32) -> Suite {
+    let mut s = suite(servers, min, "0s");
+    s.until_ci = Some(serverbench_harness::suite::until_ci::parse_pct(pct).unwrap());
+    s.min_laps = Some(min);
+    s.max_laps = Some(max);
+    s
+}
+
+#[test]
+fn until_ci_runs_interleaved_rounds_up_to_the_limit_for_cells_that_never_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = until_ci_suite(&["python/fast", "python/second"], "0.0001%", 3, 4);
+    let out = go(
+        &options(s, tmp.path()),
+        &tmp.path().join("cache"),
+        &mut |_| {},
+    );
+    let want: Vec<(String, u32)> = (1..=4)
+        .flat_map(|l| {
+            [
+                ("python/fast".to_string(), l),
+                ("python/second".to_string(), l),
+            ]
+        })
+        .collect();
+    assert_eq!(order(&out), want);
+    let cells = out.until_ci.expect("the cells' outcome");
+    assert_eq!(cells.len(), 2);
+    for c in &cells {
+        assert!(
+            matches!(c.state, CellState::LimitReached { laps: 4, .. }),
+            "{c:?}"
+        );
+    }
+    assert!(out.records.iter().all(|r| r.disturbance.is_some()));
+}
+
+#[test]
+fn until_ci_stops_at_the_minimum_when_every_cell_is_already_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = until_ci_suite(&["python/fast", "python/second"], "99%", 3, 6);
+    let out = go(
+        &options(s, tmp.path()),
+        &tmp.path().join("cache"),
+        &mut |_| {},
+    );
+    assert_eq!(out.records.len(), 6, "{:?}", order(&out));
+    let cells = out.until_ci.expect("the cells' outcome");
+    assert!(
+        cells
+            .iter()
+            .all(|c| matches!(c.state, CellState::Clear { laps: 3, .. })),
+        "{cells:?}"
     );
 }

@@ -104,6 +104,7 @@ pub fn lap(spec: &RunSpec, server: &str, lap: u32, rps: f64) -> LapRecord {
         roles: Default::default(),
         database: None,
         hosts: None,
+        disturbance: None,
     }
 }
 

@@ -67,6 +67,14 @@ impl Exporter for MarkdownExporter {
             }
             out.push('\n');
         }
+        let noisy = table::noisy_lines(summary);
+        if !noisy.is_empty() {
+            out.push_str("**Disturbed laps and --until-ci**\n\n");
+            for line in noisy {
+                out.push_str(&format!("- {}\n", escape(&line)));
+            }
+            out.push('\n');
+        }
         for line in table::legend(summary) {
             out.push_str(&format!("{line}\n"));
         }

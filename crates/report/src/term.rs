@@ -27,6 +27,10 @@ impl Exporter for TermExporter {
         for t in &summary.tables {
             out.push_str(&title(t));
             out.push_str(&grid(&table::summary_grid(summary, t, env, self.view)));
+            if let Some(line) = table::disturbed_line(summary, &t.scenario, &t.profile) {
+                out.push_str(&textwrap::fill(&line, WIDTH));
+                out.push('\n');
+            }
             out.push_str(&hosts(summary, t, self.view));
             out.push('\n');
         }
@@ -46,6 +50,14 @@ impl Exporter for TermExporter {
         if let Some(note) = table::latency_note(summary) {
             out.push_str(&textwrap::fill(&note, WIDTH));
             out.push_str("\n\n");
+        }
+        let until_ci = table::until_ci_lines(summary);
+        if !until_ci.is_empty() {
+            for line in until_ci {
+                out.push_str(&textwrap::fill(&line, WIDTH));
+                out.push('\n');
+            }
+            out.push('\n');
         }
         out.push_str(&crate::term_warnings::section(
             &summary.warnings,

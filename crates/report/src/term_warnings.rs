@@ -119,6 +119,10 @@ fn phrase(kind: WarningKind) -> Option<(String, &'static str)> {
             "declaring deviations from the contract (marked ~)".into(),
             "`serverbench list --json` gives the reasons",
         ),
+        K::Disturbed => (
+            "with disturbed laps (marked !)".into(),
+            "the line under each table says by what; --drop-disturbed leaves them out",
+        ),
         _ => return None,
     })
 }

@@ -456,3 +456,43 @@ fn the_json_summary_carries_the_protocol_rows_and_the_h2_to_h1_ratio() {
     let ratio = h2c["h2"]["ratio_to_h1"].as_f64().unwrap();
     assert!((ratio - rps / h1).abs() < 1e-9, "{h2c}");
 }
+
+fn disturbed(drop_disturbed: bool, format: Format) -> String {
+    let text = std::fs::read_to_string(fixture("disturbed").join("env.json")).unwrap();
+    let env: Env = serde_json::from_str(&text).unwrap();
+    let records = laps("disturbed");
+    let summary = serverbench_analysis::analyze_with(
+        &records,
+        suite_baseline(Some(&env)).as_deref(),
+        Some(&env),
+        serverbench_analysis::Options { drop_disturbed },
+    );
+    render_with(format, &summary, Some(&env), &records, Options::default())
+}
+
+#[test]
+fn disturbed_laps_are_marked_in_the_terminal_and_detailed_in_markdown() {
+    let term = disturbed(false, Format::Term);
+    assert!(term.contains("go/stdlib ?!"), "noisy and disturbed: {term}");
+    assert!(term.contains("! 2 disturbed laps: other processes 32% of the CPUs, steal 4.2%"));
+    check_snapshot("disturbed-term", &term);
+    let md = disturbed(false, Format::Markdown);
+    assert!(md.contains("go/stdlib (hello / c50) lap 2: other processes 32% of the CPUs"));
+    check_snapshot("disturbed-markdown", &md);
+}
+
+#[test]
+fn drop_disturbed_computes_the_figures_from_the_remaining_laps_and_says_so() {
+    let term = disturbed(true, Format::Term);
+    assert!(
+        term.contains("(2 left out of the figures: --drop-disturbed)"),
+        "{term}"
+    );
+    check_snapshot("disturbed-dropped-term", &term);
+    let json: serde_json::Value = serde_json::from_str(&disturbed(true, Format::Json)).unwrap();
+    let rows = json["summary"]["tables"][0]["servers"].as_array().unwrap();
+    let stdlib = rows.iter().find(|r| r["server"] == "go/stdlib").unwrap();
+    assert_eq!(stdlib["laps"], 2, "{stdlib}");
+    assert_eq!(json["summary"]["disturbed"][0]["dropped"], true);
+    assert!(json["summary"]["until_ci"]["cells"].is_array());
+}

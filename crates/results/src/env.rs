@@ -73,6 +73,10 @@ pub struct Env {
     /// `run --hosts`: the machines the run used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<HostsEnv>,
+    /// `serverbench doctor`'s checks of the machine at the start of the run (a short probe);
+    /// absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doctor: Option<Vec<serverbench_machine::doctor::Check>>,
 }
 
 /// The machines of a `run --hosts`.
@@ -197,6 +201,19 @@ pub struct SuiteRecord {
     /// How hard.
     #[serde(default, rename = "profile", skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<Profile>,
+    /// `until_ci`: laps went on until each cell's interval was within ±this percent.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "serverbench_model::suite::until_ci::pct"
+    )]
+    pub until_ci: Option<f64>,
+    /// With `until_ci`: the least laps per cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_laps: Option<u32>,
+    /// With `until_ci`: the most laps per cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_laps: Option<u32>,
 }
 
 /// A suite's warm-up as recorded: its text (`"2s"`), or seconds in hand-made files.
@@ -233,6 +250,9 @@ impl From<&Suite> for SuiteRecord {
             servers: Some(s.servers.clone()),
             scenarios: s.scenarios.clone(),
             profiles: s.profiles.clone(),
+            until_ci: s.until_ci,
+            min_laps: s.min_laps,
+            max_laps: s.max_laps,
         }
     }
 }
@@ -257,6 +277,9 @@ impl SuiteRecord {
             pool: self.pool,
             scenarios: self.scenarios.clone(),
             profiles: self.profiles.clone(),
+            until_ci: self.until_ci,
+            min_laps: self.min_laps,
+            max_laps: self.max_laps,
         })
         .filter(|s| !s.scenarios.is_empty() && !s.profiles.is_empty())
     }

@@ -21,6 +21,7 @@ pub mod protocol {
 pub use read::{load_laps, read_env, LoadError, Loaded};
 pub use record::LapKey;
 pub use roles::{ProcessStats, Role};
+pub use serverbench_model::suite::until_ci::StopRule;
 pub use serverbench_model::{Mode, Protocol, TlsResume, Tool, Transport};
 pub use writer::{read_records, ResultsError, ResultsWriter};
 

@@ -4,6 +4,7 @@
 
 use crate::{Mode, Role, Tool, Transport};
 use serde::{Deserialize, Serialize};
+pub use serverbench_machine::disturbance::{Cause, Disturbance};
 pub use serverbench_model::failure::{FailureKind, LapFailure};
 pub use serverbench_model::result::{
     Errors, Histograms, Http2Result, Latency, LoadResult, TimelinePoint, TlsResult,
@@ -188,6 +189,18 @@ pub struct LapRecord {
     /// `run --hosts`: the server host and each client host's result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<HostsLap>,
+    /// What else the machine did during the lap (steal, other processes on the pinned CPUs,
+    /// memory pressure, throttling) and whether that disturbed it; absent in older records and
+    /// over hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<Disturbance>,
+}
+
+impl LapRecord {
+    /// True when something other than the benchmark disturbed this lap.
+    pub fn is_disturbed(&self) -> bool {
+        self.disturbance.as_ref().is_some_and(|d| d.is_disturbed())
+    }
 }
 
 /// What identifies a lap in a run: server x scenario x profile x lap number (`--resume` skips
@@ -311,5 +324,40 @@ mod tests {
             "{json}"
         );
         assert_eq!(p.transport_label(), "h2c m16");
+    }
+
+    /// A line written before disturbance records (no `disturbance`, no `roles`).
+    const OLD_LINE: &str = r#"{"suite":"s","server":"a","scenario":"hello","profile":"c1","lap":1,
+        "status":"ok","failure":null,"tool":"serverbench","started_at":"2026-11-20T10:00:00Z",
+        "wall_s":1.0,"params":{"mode":"http","paths":["/hello"],"connections":1,"threads":1,
+        "duration_s":1.0,"requests":null,"pipeline":1,"rate":null,"warmup_s":0.0,
+        "message":null,"size":null},"load":null,"server_stats":null}"#;
+
+    #[test]
+    fn an_old_line_without_a_disturbance_still_reads() {
+        let r: LapRecord = serde_json::from_str(OLD_LINE).unwrap();
+        assert_eq!(r.disturbance, None);
+        assert!(!r.is_disturbed());
+        let again = serde_json::to_string(&r).unwrap();
+        assert!(!again.contains("disturbance"), "{again}");
+    }
+
+    #[test]
+    fn a_disturbance_is_written_and_read_back_with_its_causes() {
+        let mut r: LapRecord = serde_json::from_str(OLD_LINE).unwrap();
+        r.disturbance = Some(Disturbance {
+            steal_pct: 4.0,
+            other_processes_pct: 30.0,
+            causes: vec![
+                Cause::Steal { pct: 4.0 },
+                Cause::OtherProcesses { pct: 30.0 },
+            ],
+            ..Default::default()
+        });
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(line.contains(r#""cause":"other_processes""#), "{line}");
+        let back: LapRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, r);
+        assert!(back.is_disturbed());
     }
 }

@@ -139,6 +139,7 @@ mod tests {
             roles: Default::default(),
             database: None,
             hosts: None,
+            disturbance: None,
         }
     }
 

@@ -61,6 +61,13 @@ pub struct Summary {
     /// Database laps: rows/s, each role's CPU per request, statements per request, the pool.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub database: Vec<crate::database::DatabaseRow>,
+    /// Laps something else disturbed (steal, other processes...), with their causes; marked
+    /// `dropped` when `--drop-disturbed` left them out of the figures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disturbed: Vec<crate::disturbed::DisturbedLap>,
+    /// `run --until-ci`: the rule and where each cell ended (clear, or the lap limit reached).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until_ci: Option<crate::until_ci::UntilCiReport>,
 }
 
 /// One scenario x load profile.
@@ -163,6 +170,8 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         hosts: crate::hosts::breakdown(records),
         protocols: crate::protocol::protocol_rows(records),
         database: crate::database::database_rows(records),
+        disturbed: Vec::new(),
+        until_ci: None,
     }
 }
 

@@ -32,6 +32,7 @@ fn lap(server: &str, n: u32, rps: Option<f64>) -> LapRecord {
         roles: Default::default(),
         database: None,
         hosts: None,
+        disturbance: None,
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod db;
+pub mod doctor;
 pub mod history;
 pub mod hosts;
 pub mod list;

@@ -5,7 +5,7 @@
 use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_analysis::summary::Summary;
-use serverbench_report::{env::suite_baseline, full_summary, render_with, svg, Format, Options};
+use serverbench_report::{env::suite_baseline, render_with, svg, Format, Options};
 use serverbench_results::env::Env;
 use serverbench_results::record::LapRecord;
 use serverbench_results::{self as results, RESULTS_FILE};
@@ -31,6 +31,10 @@ pub struct Args {
     /// default the terminal table fits 120 columns and versions are listed above it).
     #[arg(long)]
     pub wide: bool,
+    /// Leave laps that something else disturbed (steal, other processes on the pinned CPUs...)
+    /// out of the statistics; they are listed with the reason.
+    #[arg(long)]
+    pub drop_disturbed: bool,
     /// List every warning's sentence in the terminal (by default a warning that repeats across
     /// servers, such as noise, is one line naming them).
     #[arg(long)]
@@ -81,7 +85,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .baseline
         .clone()
         .or_else(|| suite_baseline(env.as_ref()));
-    let summary = full_summary(&records, baseline.as_deref(), env.as_ref());
+    let analysis = serverbench_analysis::Options {
+        drop_disturbed: args.drop_disturbed,
+    };
+    let summary =
+        serverbench_analysis::analyze_with(&records, baseline.as_deref(), env.as_ref(), analysis);
     let options = Options {
         wide: args.wide,
         warnings: args.warnings,

@@ -2,6 +2,7 @@
 //! runs the suite through the harness, renders its events as a progress bar, prints the table.
 
 mod dry_run;
+mod noisy;
 mod on_hosts;
 mod progress;
 mod yours;
@@ -116,6 +117,9 @@ pub struct Args {
     /// Your own servers.
     #[command(flatten)]
     pub yours: yours::Yours,
+    /// On a noisy machine.
+    #[command(flatten)]
+    pub noisy: noisy::Noisy,
     /// The executable run as `<exe> load --json ...` (default: this serverbench).
     #[arg(long, value_name = "PATH", hide = true)]
     pub load_exe: Option<PathBuf>,
@@ -194,6 +198,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             cpus: crate::cpus::of(&args.db_cpus),
             install: true,
         },
+        doctor: None,
         suite,
     };
     if args.dry_run {
@@ -205,12 +210,18 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         .iter()
         .map(|p| (p.name.clone(), p.duration))
         .collect();
-    let mut progress = Progress::new(opts.suite.laps, durations);
+    // Over hosts the machines measured are not this one: no doctor here.
+    let doctor = opts
+        .hosts
+        .is_none()
+        .then(|| noisy::doctor_header(&opts.pinning));
+    let opts = RunOptions { doctor, ..opts };
+    let mut progress = Progress::new(opts.suite.planned_laps(), durations);
     let outcome = run::run(&catalog, &paths, &opts, &mut |e| progress.event(e));
     progress.finish();
     let outcome = outcome.with_context(|| format!("running suite `{}`", opts.suite.name))?;
     process::stop_all_registered();
-    print_table(&outcome, &opts.suite, args.wide);
+    print_table(&outcome, &opts.suite, &args);
     super::history::record_run(&args.record, &paths.root, &outcome.dir)?;
     Ok(exit_code(&outcome))
 }
@@ -305,6 +316,7 @@ fn build_suite(
         }
         suite.laps = n;
     }
+    args.noisy.apply(&mut suite)?;
     if let Some(w) = &args.warmup {
         suite.warmup = parse_duration(w)
             .map_err(|e| anyhow::anyhow!("--warmup: {e}"))?
@@ -438,6 +450,9 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         warmup: serverbench_harness::suite::DEFAULT_WARMUP_S,
         tool: Tool::Serverbench,
         pool: None,
+        until_ci: None,
+        min_laps: None,
+        max_laps: None,
         scenarios,
         profiles: vec![profile],
     })
@@ -474,10 +489,18 @@ fn print_failures(records: &[LapRecord]) {
 }
 
 /// The terminal table (serverbench_report), every column with `--wide`, and the results folder.
-fn print_table(outcome: &RunOutcome, suite: &Suite, wide: bool) {
+fn print_table(outcome: &RunOutcome, suite: &Suite, args: &Args) {
     let env = super::report::read_env(&outcome.dir);
-    let summary =
-        serverbench_report::full_summary(&outcome.records, suite.baseline.as_deref(), env.as_ref());
+    let analysis = serverbench_analysis::Options {
+        drop_disturbed: args.noisy.drop_disturbed,
+    };
+    let summary = serverbench_analysis::analyze_with(
+        &outcome.records,
+        suite.baseline.as_deref(),
+        env.as_ref(),
+        analysis,
+    );
+    let wide = args.wide;
     print!(
         "{}",
         serverbench_report::render_with(

@@ -24,8 +24,11 @@ pub struct DryRun {
     pub suite: String,
     /// The load tool.
     pub tool: Tool,
-    /// Laps per server x scenario x profile.
+    /// Laps per server x scenario x profile (at most, under `until_ci`).
     pub laps: u32,
+    /// `--until-ci`: the rounds past `min_laps` run only for the cells still unclear.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until_ci: Option<serverbench_results::StopRule>,
     /// The suite's warm-up before each lap (a server's `min_warmup_s` may raise it: see
     /// [`PlannedRun::warmup_s`]).
     pub warmup_s: f64,
@@ -117,7 +120,8 @@ pub fn dry_run(
     Ok(DryRun {
         suite: suite.name.clone(),
         tool: suite.tool,
-        laps: suite.laps,
+        laps: suite.planned_laps(),
+        until_ci: suite.until_ci_rule(),
         warmup_s: suite.warmup,
         quick_verify: opts.quick_verify,
         pinning: opts.pinning.clone(),
@@ -184,7 +188,7 @@ fn runs(plan: &Plan, opts: &RunOptions, done: &HashSet<LapKey>, si: usize) -> Ve
                 transport: server::params(suite, first).transport_label(),
                 profile: p.name.clone(),
                 server_cpus: p.cores,
-                laps: suite.laps - already,
+                laps: suite.planned_laps().saturating_sub(already),
                 already,
                 warmup_s: estimate::warmup_s(plan, suite, first),
                 duration_s: p.duration,

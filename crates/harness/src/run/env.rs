@@ -103,5 +103,6 @@ pub fn collect(
         skipped: skipped.to_vec(),
         resumed: Vec::new(),
         hosts: None,
+        doctor: None,
     }
 }

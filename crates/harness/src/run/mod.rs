@@ -6,6 +6,7 @@
 //! The harness never prints: progress is reported as [`Event`]s to a callback.
 
 pub mod database;
+mod disturbance;
 mod dry_run;
 pub mod env;
 pub mod errors;
@@ -33,6 +34,7 @@ use crate::results::{self, clock, read_records, ResultsError, ResultsWriter};
 use crate::suite::Suite;
 use crate::tools::{self, InstallStep, Prepared, Target, ToolError};
 use hosts_tls::HostsTls;
+use serverbench_analysis::until_ci::{self, CellOutcome};
 use serverbench_results::env::{Env, EnvError, Pinning, Resumed, Skipped};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -66,6 +68,8 @@ pub struct RunOptions {
     pub hosts: Option<Arc<hosts::HostsRun>>,
     /// The database of database laps (`--db-port`, `--db-cpus`).
     pub database: database::DbOptions,
+    /// `serverbench doctor`'s checks at the start of the run, kept in `env.json`.
+    pub doctor: Option<Vec<serverbench_machine::doctor::Check>>,
 }
 
 /// Progress of a run.
@@ -217,6 +221,8 @@ pub struct RunOutcome {
     pub dir: PathBuf,
     /// Every record in `results.jsonl` (including those of earlier, resumed runs).
     pub records: Vec<LapRecord>,
+    /// `--until-ci`: where each cell stands at the end (clear, or the lap limit reached).
+    pub until_ci: Option<Vec<CellOutcome>>,
     /// Servers not measured, and why.
     pub skipped: Vec<Skipped>,
     /// True when Ctrl-C stopped the run.
@@ -267,6 +273,7 @@ fn prepare_dir(
                 &started,
             );
             env.hosts = opts.hosts.as_ref().map(|h| h.env.clone());
+            env.doctor = opts.doctor.clone();
             env
         }
     };
@@ -339,7 +346,15 @@ pub fn run(
     });
     on_event(Event::Estimate { left: state.eta() });
     let mut skipped = plan.skipped.clone();
-    for lap in 1..=opts.suite.laps {
+    let rule = opts.suite.until_ci_rule().map(until_ci::UntilCi::from);
+    for lap in 1..=opts.suite.planned_laps() {
+        if let Some(rule) = rule.filter(|r| lap > r.min_laps) {
+            let cells = until_ci::cell_states(&read_records(&results_path)?, &rule);
+            state.settled = settled(&cells);
+            if cells.iter().all(|c| !c.state.needs_more()) {
+                break;
+            }
+        }
         for si in 0..plan.servers.len() {
             if opts.cancel.load(Ordering::Relaxed) {
                 break;
@@ -348,6 +363,8 @@ pub fn run(
         }
     }
     state.stop_database();
+    let records = read_records(&results_path)?;
+    let until_ci = rule.map(|r| until_ci::cell_states(&records, &r));
     skipped.extend(state.excluded());
     let interrupted = opts.cancel.load(Ordering::Relaxed);
     if interrupted {
@@ -356,11 +373,19 @@ pub fn run(
         record_skipped(&dir, &skipped)?;
     }
     Ok(RunOutcome {
-        records: read_records(&results_path)?,
+        records,
+        until_ci,
         dir,
         skipped,
         interrupted,
     })
+}
+
+/// The cells that need no more laps.
+fn settled(cells: &[CellOutcome]) -> HashSet<(String, String, String)> {
+    let done = cells.iter().filter(|c| !c.state.needs_more());
+    let keys = done.map(|c| (c.server.clone(), c.scenario.clone(), c.profile.clone()));
+    keys.collect()
 }
 
 /// The run's certificate when a server serves TLS: made for the address servers bind (the

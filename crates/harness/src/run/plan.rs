@@ -143,7 +143,7 @@ pub fn plan(suite: &Suite, catalog: &Catalog, paths: &Paths) -> Plan {
 
 fn jobs(suite: &Suite, servers: &[Server]) -> Vec<Job> {
     let mut jobs = Vec::new();
-    for lap in 1..=suite.laps {
+    for lap in 1..=suite.planned_laps() {
         for (si, server) in servers.iter().enumerate() {
             for (ci, sc) in suite.scenarios.iter().enumerate() {
                 if !missing_features(server, sc).is_empty() {

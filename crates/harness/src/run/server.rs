@@ -56,6 +56,9 @@ pub(super) struct RunState<'a> {
     pub(super) db: Option<RunDatabase>,
     /// The database died in the lap just measured.
     pub(super) db_lost: bool,
+    /// `--until-ci`: cells (server, scenario, profile) whose interval is clear or whose lap
+    /// limit is reached; their later rounds are not run.
+    pub(super) settled: HashSet<(String, String, String)>,
 }
 
 impl<'a> RunState<'a> {
@@ -84,6 +87,7 @@ impl<'a> RunState<'a> {
             hosts_tls: None,
             db: None,
             db_lost: false,
+            settled: HashSet::new(),
         }
     }
 
@@ -117,6 +121,12 @@ impl<'a> RunState<'a> {
                 why: why.clone(),
             })
             .collect()
+    }
+
+    /// `--until-ci`: the job's cell needs no more laps.
+    fn is_settled(&self, j: &Job) -> bool {
+        let k = self.key(j);
+        self.settled.contains(&(k.server, k.scenario, k.profile))
     }
 
     fn key(&self, j: &Job) -> Key {
@@ -165,6 +175,7 @@ impl<'a> RunState<'a> {
             roles: Default::default(),
             database: None,
             hosts: None,
+            disturbance: None,
         }
     }
 
@@ -325,7 +336,7 @@ impl<'a> RunState<'a> {
             .collect();
         let pending: Vec<Job> = jobs
             .iter()
-            .filter(|j| !self.done.contains(&self.key(j)))
+            .filter(|j| !self.done.contains(&self.key(j)) && !self.is_settled(j))
             .copied()
             .collect();
         self.index += jobs.len() - pending.len();

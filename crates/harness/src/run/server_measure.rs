@@ -4,6 +4,7 @@
 
 use super::{died, Job, RunState, Running, LOG_TAIL};
 use crate::results::record::{FailureKind, LapFailure, LapRecord, LapStatus, LoadParams};
+use crate::run::disturbance;
 use crate::run::placement::{LapError, Pid, Placement};
 use crate::run::{run_load, Event, LoadError};
 use crate::tools::Target;
@@ -24,6 +25,14 @@ impl RunState<'_> {
                 client_cpus: &self.opts.pinning.client_cpus,
             },
         }
+    }
+
+    /// The CPUs of the server, the client and the database (empty: every CPU).
+    fn pinned_cpus(&self) -> Vec<usize> {
+        let p = &self.opts.pinning;
+        let db = self.opts.database.cpus.iter().flatten();
+        let all = p.server_cpus.iter().chain(&p.client_cpus).chain(db);
+        all.copied().collect()
     }
 
     /// Warm-up and one measured lap; `None` when interrupted.
@@ -71,6 +80,8 @@ impl RunState<'_> {
             .chain(self.database_role(uses_db))
             .collect();
         let before = self.database_before(uses_db);
+        // Over hosts the load runs on machines whose /proc is not ours: no disturbance record.
+        let machine = placement.warms_up_apart().then(disturbance::before);
         let measured = placement.measure(&params, target, &roles, &self.opts.cancel);
         record.wall_s = t0.elapsed().as_secs_f64();
         for (role, stats) in measured.stats {
@@ -90,6 +101,9 @@ impl RunState<'_> {
                     record.failure = Some(why);
                 }
             }
+        }
+        if let Some(machine) = machine.filter(|_| record.load.is_some()) {
+            record.disturbance = Some(disturbance::after(machine, &record, self.pinned_cpus()));
         }
         self.database_after(&mut record, before);
         Some(record)

@@ -21,6 +21,9 @@ pub(in crate::run) fn suite(laps: u32) -> Suite {
         warmup: 1.0,
         tool: Tool::Serverbench,
         pool: None,
+        until_ci: None,
+        min_laps: None,
+        max_laps: None,
         scenarios: vec![
             Scenario::builtin("hello").unwrap(),
             Scenario::builtin("json").unwrap(),
@@ -53,6 +56,7 @@ pub(in crate::run) fn options(suite: Suite, dir: &Path) -> RunOptions {
         attached: Vec::new(),
         hosts: None,
         database: Default::default(),
+        doctor: None,
     }
 }
 

@@ -168,6 +168,20 @@ pub struct Suite {
     /// own; default [`DEFAULT_POOL`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<u32>,
+    /// Laps go on until each cell's 95% interval of the median is within ±this percent
+    /// (`"5%"`), between `min_laps` and `max_laps` ([`Suite::until_ci_rule`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "until_ci::pct"
+    )]
+    pub until_ci: Option<f64>,
+    /// With `until_ci`: laps every cell runs first (default: `laps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_laps: Option<u32>,
+    /// With `until_ci`: laps after which a cell stops, clear or not (default: 3 x `laps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_laps: Option<u32>,
     /// What is requested.
     #[serde(rename = "scenario")]
     pub scenarios: Vec<Scenario>,
@@ -294,6 +308,7 @@ impl Profile {
 mod changes;
 mod scenarios;
 mod sweep;
+pub mod until_ci;
 
 pub use sweep::CpuCount;
 
@@ -407,6 +422,10 @@ impl Suite {
     /// so they win.
     pub fn quicken(&mut self) {
         self.laps = self.laps.min(2);
+        // A smoke run is short: a fixed number of laps, not "until the interval is clear".
+        self.until_ci = None;
+        self.min_laps = None;
+        self.max_laps = None;
         self.warmup = self.warmup.min(0.5);
         let factor = self
             .shortest_duration()

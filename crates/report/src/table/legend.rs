@@ -2,6 +2,7 @@
 //! legend (Markdown, HTML), and where the latency figures come from (the terminal shows that
 //! line too).
 
+use serverbench_analysis::disturbed::{self, DisturbedLap};
 use serverbench_analysis::summary::{LatencySource, Summary};
 
 /// What the columns of the tables mean, one sentence each, for the formats with room for a
@@ -32,6 +33,53 @@ pub fn legend(summary: &Summary) -> Vec<String> {
     out.extend(super::protocol_legend(summary));
     out.extend(super::scaling_legend(summary));
     out.extend(super::hosts_legend(summary));
+    out
+}
+
+/// Under a table in the terminal: its disturbed laps in one line (`! 2 disturbed laps: steal
+/// 4.0%, other processes 30% of the CPUs`); `None` without any.
+pub fn disturbed_line(summary: &Summary, scenario: &str, profile: &str) -> Option<String> {
+    let laps: Vec<&DisturbedLap> = summary
+        .disturbed
+        .iter()
+        .filter(|l| l.scenario == scenario && l.profile == profile)
+        .collect();
+    let line = disturbed::summary_line(&laps)?;
+    let dropped = laps.iter().filter(|l| l.dropped).count();
+    let left_out = match dropped {
+        0 => String::new(),
+        n => format!(" ({n} left out of the figures: --drop-disturbed)"),
+    };
+    Some(format!("! {line}{left_out}"))
+}
+
+/// `run --until-ci`: the rule and which cells got there (laps taken, half-width).
+pub fn until_ci_lines(summary: &Summary) -> Vec<String> {
+    summary
+        .until_ci
+        .as_ref()
+        .map_or_else(Vec::new, |r| r.lines())
+}
+
+/// The per-lap detail the formats with room keep (Markdown, HTML): each disturbed lap with
+/// its causes, and the `--until-ci` outcome.
+pub fn noisy_lines(summary: &Summary) -> Vec<String> {
+    let mut out = until_ci_lines(summary);
+    for l in &summary.disturbed {
+        out.push(format!(
+            "disturbed: {} ({} / {}) lap {}: {}{}",
+            l.server,
+            l.scenario,
+            l.profile,
+            l.lap,
+            l.why(),
+            if l.dropped {
+                " (left out of the figures)"
+            } else {
+                ""
+            }
+        ));
+    }
     out
 }
 

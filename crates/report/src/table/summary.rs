@@ -4,6 +4,7 @@
 use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::env::server_version;
 use crate::text::{self, count, grouped, num};
+use serverbench_analysis::disturbed;
 use serverbench_analysis::stats::IntervalMethod;
 use serverbench_analysis::summary::{ServerSummary, Summary, Table};
 use serverbench_results::env::Env;
@@ -544,6 +545,12 @@ fn server_cell(c: &Ctx) -> Cell {
     if s.noisy {
         marks.push_str(crate::term_warnings::NOISY_MARK);
         hints.push("noisy: req/s varies between laps, its rank is uncertain".to_owned());
+    }
+    // `!`: a lap of this row was disturbed (the line under the table says how).
+    let disturbed = disturbed::of_row(c.summary, &c.table.scenario, &c.table.profile, &s.server);
+    if let Some(line) = disturbed::summary_line(&disturbed) {
+        marks.push('!');
+        hints.push(line);
     }
     if marks.is_empty() {
         return Cell::plain(&s.server);

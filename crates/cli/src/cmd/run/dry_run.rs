@@ -66,9 +66,15 @@ fn text(plan: &DryRun) -> String {
     };
     let p = &plan.pinning;
     let mut out = format!("Dry run of suite `{}`: nothing is started.\n", plan.suite);
+    let laps = match plan.until_ci {
+        Some(r) => format!(
+            "{} to {} laps (until the 95% interval is within ±{}%)",
+            r.min_laps, r.max_laps, r.pct
+        ),
+        None => format!("{} lap(s)", plan.laps),
+    };
     out.push_str(&bullet(&format!(
-        "{} lap(s) of each server x scenario x profile with {}, {} warm-up{check}",
-        plan.laps,
+        "{laps} of each server x scenario x profile with {}, {} warm-up{check}",
         plan.tool,
         seconds(plan.warmup_s),
     )));

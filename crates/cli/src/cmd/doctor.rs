@@ -1,0 +1,118 @@
+//! `serverbench doctor`: is this machine set up for benchmarking? Glue over
+//! `serverbench_machine::doctor`.
+
+use anyhow::Context;
+use serverbench_catalog::paths::Paths;
+use serverbench_harness::run;
+use serverbench_machine::doctor::{self, Check, Options, Status};
+use serverbench_machine::Live;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Arguments of `serverbench doctor`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The server's CPUs, as `run --server-cpus` (default: the first half of the CPUs).
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub server_cpus: Option<crate::cpus::CpuList>,
+    /// The client's CPUs, as `run --client-cpus` (default: the second half).
+    #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
+    pub client_cpus: Option<crate::cpus::CpuList>,
+    /// How long to watch the CPUs for other processes and steal.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub probe: Duration,
+    /// Write the fixes the warnings print (sysctl and sysfs files; needs root), saving the old
+    /// values so that `--revert` restores them.
+    #[arg(long, conflicts_with = "revert")]
+    pub apply: bool,
+    /// Restore what `--apply` changed.
+    #[arg(long)]
+    pub revert: bool,
+    /// Output: `term` (a table) or `json`.
+    #[arg(short = 'f', long = "format", default_value = "term")]
+    pub format: Format,
+    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+/// `doctor`'s output formats.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    Term,
+    Json,
+}
+
+/// Runs `serverbench doctor`: exit 0 whatever it finds (the warnings are advice).
+pub fn run(args: Args) -> anyhow::Result<crate::exit::Exit> {
+    let state = state_file(args.root.as_deref());
+    if args.revert {
+        let undone = doctor::revert(Path::new("/"), &state)?;
+        for a in &undone {
+            println!("restored {} to {}", a.path, a.old);
+        }
+        if undone.is_empty() {
+            println!("nothing to revert ({} is absent)", state.display());
+        }
+        return Ok(crate::exit::Exit::Ok);
+    }
+    let checks = diagnose(&args);
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&checks)?),
+        Format::Term => print!("{}", table(&checks)),
+    }
+    if args.apply {
+        let done = doctor::apply(&checks, Path::new("/"), &state)
+            .context("doctor --apply (run as root)")?;
+        for a in &done {
+            println!("set {} to {} (was {})", a.path, a.new, a.old);
+        }
+        if !done.is_empty() {
+            println!("serverbench doctor --revert restores them");
+        }
+    }
+    Ok(crate::exit::Exit::Ok)
+}
+
+/// Every check on this machine, with the CPUs a run would use.
+pub fn diagnose(args: &Args) -> Vec<Check> {
+    let pinning = run::pinning(
+        crate::cpus::of(&args.server_cpus),
+        crate::cpus::of(&args.client_cpus),
+        &run::affinity_cpus(),
+    );
+    let opts = Options {
+        server_cpus: pinning.server_cpus,
+        client_cpus: pinning.client_cpus,
+    };
+    let probe = doctor::probe_live(args.probe.as_secs_f64());
+    doctor::diagnose(&Live, &probe, &opts)
+}
+
+fn state_file(root: Option<&Path>) -> PathBuf {
+    match Paths::discover(root) {
+        Ok(p) => p.cache.join("doctor-applied.json"),
+        Err(_) => std::env::temp_dir().join("serverbench-doctor-applied.json"),
+    }
+}
+
+/// The checks as a table within 120 columns: a warning's fix goes on the line below it.
+pub fn table(checks: &[Check]) -> String {
+    let mut out = String::new();
+    for c in checks {
+        let found: String = c.found.chars().take(88).collect();
+        out.push_str(&format!(
+            "{:<11}  {:<17}  {found}\n",
+            c.status.to_string(),
+            c.kind.label()
+        ));
+        if let (Status::Warn, Some(fix)) = (c.status, &c.fix) {
+            let fix: String = fix.chars().take(83).collect();
+            out.push_str(&format!("{:<32}fix: {fix}\n", ""));
+        }
+    }
+    if let Some(line) = doctor::one_line(checks) {
+        out.push_str(&format!("\n{line}\n"));
+    }
+    out
+}
