@@ -4,6 +4,7 @@
 //! and CSV exporters only supply syntax. A cell carries the text people read and the raw value
 //! machines read (the CSV file, the HTML page's sort keys).
 
+mod cells;
 mod compare;
 mod database;
 mod hosts;
