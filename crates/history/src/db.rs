@@ -162,14 +162,20 @@ impl History {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| self.err(e))?;
-        let app: i64 = self
-            .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|e| self.classify(e))?;
-        let tables: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(|e| self.classify(e))?;
+        // Both read in one transaction: a concurrent first opener may commit the schema (and
+        // the application id with it) between two separate reads.
+        let (app, tables) = {
+            let tx = self.conn.transaction().map_err(|e| sql(&self.path, e))?;
+            let read = || -> rusqlite::Result<(i64, i64)> {
+                let app = tx.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+                let tables =
+                    tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+                Ok((app, tables))
+            };
+            let got = read();
+            drop(tx);
+            got.map_err(|e| self.classify(e))?
+        };
         if app != i64::from(APPLICATION_ID) && (app != 0 || tables > 0) {
             return Err(HistoryError::Foreign {
                 path: self.path.clone(),
