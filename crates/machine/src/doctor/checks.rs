@@ -177,23 +177,24 @@ pub(super) fn isolated(src: &dyn Source, opts: &Options) -> Check {
     )
 }
 
-/// Other processes busy on the CPUs a run would pin, over the probe.
-pub(super) fn other_processes(probe: &Probe, opts: &Options) -> Check {
-    let kind = CheckKind::OtherProcesses;
-    let mut pinned: Vec<usize> = opts.server_cpus.clone();
-    pinned.extend(&opts.client_cpus);
+/// The disturbance arithmetic over the probe, on `pinned` (empty: every CPU), nothing of ours
+/// running.
+fn over_probe(probe: &Probe, pinned: Vec<usize>) -> disturbance::Disturbance {
     let window = LapWindow {
         wall_s: probe.seconds,
         pinned,
         ticks_per_s: procfs::ticks_per_second(),
         ..Default::default()
     };
-    let d = disturbance::Disturbance::between(
-        &probe.before,
-        &probe.after,
-        &window,
-        &Thresholds::default(),
-    );
+    disturbance::Disturbance::between(&probe.before, &probe.after, &window, &Thresholds::default())
+}
+
+/// Other processes busy on the CPUs a run would pin, over the probe.
+pub(super) fn other_processes(probe: &Probe, opts: &Options) -> Check {
+    let kind = CheckKind::OtherProcesses;
+    let mut pinned: Vec<usize> = opts.server_cpus.clone();
+    pinned.extend(&opts.client_cpus);
+    let d = over_probe(probe, pinned);
     if d.other_processes_pct <= Thresholds::default().other_processes_pct {
         return check(
             kind,
@@ -217,17 +218,7 @@ pub(super) fn other_processes(probe: &Probe, opts: &Options) -> Check {
 /// The hypervisor's steal over the probe.
 pub(super) fn steal(probe: &Probe) -> Check {
     let kind = CheckKind::Steal;
-    let window = LapWindow {
-        wall_s: probe.seconds,
-        ticks_per_s: procfs::ticks_per_second(),
-        ..Default::default()
-    };
-    let d = disturbance::Disturbance::between(
-        &probe.before,
-        &probe.after,
-        &window,
-        &Thresholds::default(),
-    );
+    let d = over_probe(probe, Vec::new());
     if d.steal_pct > Thresholds::default().steal_pct {
         warn(
             kind,
