@@ -232,8 +232,10 @@ impl Cluster {
         }
         // Its own process group: a Ctrl-C to the terminal's group does not reach it; the
         // owner stops it by PID.
-        cmd.process_group(0)
-            .current_dir(&self.layout.home)
+        if !self.config.in_starters_group {
+            cmd.process_group(0);
+        }
+        cmd.current_dir(&self.layout.home)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(err)

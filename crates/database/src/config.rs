@@ -19,6 +19,10 @@ pub struct Config {
     pub host: IpAddr,
     /// Its TCP port.
     pub port: u16,
+    /// The only addresses (or networks, `198.18.0.10/32`) allowed to log in over TCP besides
+    /// `host` itself; empty: loopback when it listens there, else any address (the password is
+    /// still required).
+    pub allow: Vec<String>,
     /// CPUs the postmaster (and so every backend) is pinned to; empty: not pinned.
     pub cpus: Vec<usize>,
     /// `max_connections`: the largest pool a lap asks for, plus room for the harness.
@@ -27,6 +31,9 @@ pub struct Config {
     pub shared_buffers_mb: u32,
     /// Install `postgresql-15`/`postgresql-contrib` with apt-get when missing (root only).
     pub install: bool,
+    /// The postmaster stays in its starter's process group (`db run` over ssh: the session's
+    /// end signals the whole group, the postmaster included); else it gets a group of its own.
+    pub in_starters_group: bool,
 }
 
 impl Config {
@@ -36,10 +43,12 @@ impl Config {
             cache: cache.into(),
             host: IpAddr::from([127, 0, 0, 1]),
             port: DEFAULT_PORT,
+            allow: Vec::new(),
             cpus: Vec::new(),
             max_connections: 1000,
             shared_buffers_mb: 256,
             install: true,
+            in_starters_group: false,
         }
     }
 
@@ -101,22 +110,37 @@ pub fn render_conf(c: &Config, socket_dir: &Path, pid_file: &Path) -> String {
 }
 
 /// `pg_hba.conf`: the cluster's role only, with a SCRAM-SHA-256 password, on the private socket
-/// and over TCP from loopback (or from anywhere when it listens on a host's address: the
-/// password is still required); no `trust` line at all.
+/// and over TCP from the addresses of [`Config::allow`] (by default loopback, or anywhere when it
+/// listens on a host's address: the password is still required); no `trust` line at all.
 pub fn render_hba(c: &Config) -> String {
     let mut s = String::from("# Written by serverbench: its role only, SCRAM passwords.\n");
     let dbs = format!("{DB_NAME},postgres");
     let _ = writeln!(s, "local {dbs} {DB_USER} scram-sha-256");
-    let from = if c.host.is_loopback() {
-        match c.host {
-            IpAddr::V4(a) => format!("{a}/32"),
-            IpAddr::V6(a) => format!("{a}/128"),
-        }
+    let from: Vec<String> = if !c.allow.is_empty() {
+        // The host itself too: its own readiness probe and schema load come from there.
+        let own = std::iter::once(c.host.to_string());
+        let mut v: Vec<String> = own.chain(c.allow.iter().cloned()).map(|a| network(&a)).collect();
+        v.dedup();
+        v
+    } else if c.host.is_loopback() {
+        vec![network(&c.host.to_string())]
     } else {
-        "all".to_owned()
+        vec!["all".to_owned()]
     };
-    let _ = writeln!(s, "host {dbs} {DB_USER} {from} scram-sha-256");
+    for from in from {
+        let _ = writeln!(s, "host {dbs} {DB_USER} {from} scram-sha-256");
+    }
     s
+}
+
+/// An address as a `pg_hba.conf` network: an IP alone becomes `/32` (`/128`); a network or a
+/// host name is kept.
+fn network(a: &str) -> String {
+    match a.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => format!("{ip}/32"),
+        Ok(IpAddr::V6(ip)) => format!("{ip}/128"),
+        Err(_) => a.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -164,6 +188,24 @@ mod tests {
         assert!(render_hba(&remote).contains("serverbench all scram-sha-256"));
         assert!(render_conf(&remote, Path::new("/s"), Path::new("/p"))
             .contains("listen_addresses = '198.18.0.4'"));
+    }
+
+    #[test]
+    fn on_a_database_host_only_the_allowed_addresses_may_log_in_with_a_password() {
+        let mut c = Config::new("/c");
+        c.host = "198.18.0.40".parse().unwrap();
+        c.allow = vec!["198.18.0.10".into(), "10.0.0.0/8".into()];
+        let hba = render_hba(&c);
+        let host_lines: Vec<&str> = hba.lines().filter(|l| l.starts_with("host ")).collect();
+        assert_eq!(
+            host_lines,
+            [
+                "host hello_world,postgres serverbench 198.18.0.40/32 scram-sha-256",
+                "host hello_world,postgres serverbench 198.18.0.10/32 scram-sha-256",
+                "host hello_world,postgres serverbench 10.0.0.0/8 scram-sha-256",
+            ]
+        );
+        assert!(!hba.contains("trust") && !hba.contains(" all "), "{hba}");
     }
 
     #[test]

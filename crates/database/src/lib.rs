@@ -139,6 +139,11 @@ pub fn stop_pid(pid: u32) -> Result<()> {
     process::stop(pid, None)
 }
 
+/// True while `pid` is a live postgres process.
+pub fn is_running(pid: u32) -> bool {
+    process::is_postgres(pid)
+}
+
 /// A result with [`DbError`].
 pub type Result<T> = std::result::Result<T, DbError>;
 

@@ -107,7 +107,7 @@ fn is_table(token: &str, table: &str) -> bool {
 }
 
 /// One row of `pg_stat_statements` (or of a delta).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StatementRow {
     /// The role that ran it.
     pub userid: u32,
@@ -139,8 +139,9 @@ pub struct StatementStats {
     pub rows: u64,
 }
 
-/// The statements of the current database at one moment.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The statements of the current database at one moment (as JSON between a database host and
+/// the controller of `run --hosts`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
     /// Its rows.
     pub rows: Vec<StatementRow>,

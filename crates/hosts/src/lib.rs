@@ -153,6 +153,29 @@ pub struct ServeReady {
 /// The start of `serve --ready-line`'s announcement.
 pub const SERVE_READY_PREFIX: &str = "serverbench-serve-ready ";
 
+/// What `serverbench db run` prints once its cluster accepts connections, after
+/// [`DB_READY_PREFIX`], as one JSON line: how a controller learns, over ssh, where a database
+/// host's cluster listens, how to log in (the URL the server is given) and which process tree
+/// to sample. Then each [`DB_SNAPSHOT`] line on its stdin is answered with one line,
+/// [`DB_SNAPSHOT_PREFIX`] and the statements so far as JSON (or [`DB_SNAPSHOT_FAILED`] and
+/// why); it stops the cluster when its stdin closes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DbReady {
+    /// The postmaster's pid on that host.
+    pub pid: u32,
+    /// The URL servers connect with (password included: it travels inside the ssh channel).
+    pub url: String,
+}
+
+/// The start of `db run`'s announcement.
+pub const DB_READY_PREFIX: &str = "serverbench-db-ready ";
+/// Asks `db run` for the statements so far.
+pub const DB_SNAPSHOT: &str = "snapshot";
+/// The start of `db run`'s answer to [`DB_SNAPSHOT`].
+pub const DB_SNAPSHOT_PREFIX: &str = "snapshot ";
+/// The start of `db run`'s answer when the statements cannot be read.
+pub const DB_SNAPSHOT_FAILED: &str = "snapshot-failed ";
+
 /// `serverbench hosts sample`'s protocol on its stdin and stdout: it prints [`SAMPLER_ARMED`],
 /// starts sampling at a [`SAMPLER_START`] line and prints [`SAMPLER_SAMPLING`], and at a
 /// `stop [REQUESTS]` line prints the figures as one JSON line and exits.

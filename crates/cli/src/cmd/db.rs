@@ -10,6 +10,9 @@ use std::net::IpAddr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
+#[path = "db_run.rs"]
+mod db_run;
+
 /// Arguments of `serverbench db`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,7 +23,12 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Action {
     /// Install PostgreSQL 15 when missing, make the cluster (once per schema version), start it.
-    Up(Where),
+    Up {
+        #[command(flatten)]
+        at: Where,
+        #[command(flatten)]
+        access: Access,
+    },
     /// Stop the cluster's postmaster by its PID.
     Down(Where),
     /// Show what runs and where it listens.
@@ -33,6 +41,28 @@ enum Action {
         #[arg(last = true, value_name = "PSQL_ARGS")]
         args: Vec<String>,
     },
+    /// Run the cluster in the foreground until stdin closes or a signal (`run --hosts` drives
+    /// it over ssh on the database host: ready line, snapshots of the statements on request).
+    #[command(hide = true)]
+    Run {
+        #[command(flatten)]
+        at: Where,
+        #[command(flatten)]
+        access: Access,
+        /// `max_connections` (default: 1,000).
+        #[arg(long, value_name = "N")]
+        max_connections: Option<u32>,
+    },
+}
+
+/// Who may log in over TCP.
+#[derive(clap::Args)]
+struct Access {
+    /// The only addresses or networks (`198.18.0.10`, `10.0.0.0/8`) allowed to log in over TCP
+    /// besides the listen address (default: loopback, or any address when it listens on
+    /// another); always with the password.
+    #[arg(long, value_name = "ADDR", value_delimiter = ',')]
+    db_allow: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -65,10 +95,31 @@ impl Where {
 /// Runs `serverbench db …`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     match args.action {
-        Action::Up(at) => up(&at.config()?),
+        Action::Up { at, access } => up(&at.config()?.allowing(access)),
         Action::Down(at) => down(&at.config()?),
         Action::Status(at) => status(&at.config()?),
         Action::Psql { at, args } => psql(&at.config()?, &args),
+        Action::Run {
+            at,
+            access,
+            max_connections,
+        } => {
+            let mut config = at.config()?.allowing(access);
+            config.max_connections = max_connections.unwrap_or(config.max_connections);
+            config.in_starters_group = true;
+            db_run::run(&config)
+        }
+    }
+}
+
+trait Allowing {
+    fn allowing(self, access: Access) -> Self;
+}
+
+impl Allowing for Config {
+    fn allowing(mut self, access: Access) -> Config {
+        self.allow = access.db_allow;
+        self
     }
 }
 
