@@ -88,6 +88,9 @@ pub struct HostsEnv {
     pub server: HostEnv,
     /// Where the load came from.
     pub clients: Vec<HostEnv>,
+    /// Where the database of database laps ran, when not on the server host (`--db-host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<HostEnv>,
 }
 
 /// One machine as `serverbench hosts check` saw it at the start of the run.

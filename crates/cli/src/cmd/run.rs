@@ -143,6 +143,10 @@ pub struct Args {
         help_heading = "Several machines"
     )]
     pub client_hosts: Vec<String>,
+    /// Database laps: the host the database runs on (default: the server host); the servers
+    /// reach it at its inventory address.
+    #[arg(long, value_name = "NAME", help_heading = "Several machines")]
+    pub db_host: Option<String>,
     /// `--record`: the history (crates/cli/src/cmd/history.rs).
     #[command(flatten)]
     pub record: super::history::RecordArgs,

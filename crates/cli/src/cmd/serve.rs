@@ -7,7 +7,7 @@ use serverbench_catalog::{Catalog, Feature, Server};
 use serverbench_harness::certs;
 use serverbench_harness::process::{self, OnInterrupt, StartOptions};
 use serverbench_hosts::{ServeReady, SERVE_READY_PREFIX};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -49,6 +49,10 @@ pub struct Args {
     /// controller driving this over ssh (`run --hosts`).
     #[arg(long, hide = true)]
     pub ready_line: bool,
+    /// Before starting, read `KEY=VALUE` lines from stdin up to an empty line: more environment
+    /// for the server (`run --hosts` hands it the database's URL this way, off any command line).
+    #[arg(long, hide = true)]
+    pub env_stdin: bool,
 }
 
 /// Runs `serverbench serve` until Ctrl-C (`Exit::Interrupted`) or the server exits (`Exit::BadInput`).
@@ -61,7 +65,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     // One folder per server in the cache, overwritten by the next `serve`: a temporary folder
     // would outlive every Ctrl-C or SIGTERM (the exit skips destructors).
     let cert_dir = paths.cache.join("serve-tls").join(slug(&server.id));
-    let opts = options(&args, server, &paths, &cert_dir)?;
+    let mut opts = options(&args, server, &paths, &cert_dir)?;
+    if args.env_stdin {
+        opts.extra_env.extend(env_from_stdin()?);
+    }
     eprintln!("starting {} (log: {})", server.id, opts.log_path.display());
     let mut proc = match process::start(server, &paths, &opts) {
         Ok(p) => p,
@@ -145,6 +152,23 @@ fn options(
         );
     }
     Ok(opts)
+}
+
+/// `KEY=VALUE` lines from stdin, up to an empty line or the end.
+fn env_from_stdin() -> anyhow::Result<Vec<(String, String)>> {
+    let mut env = Vec::new();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.context("reading the environment on stdin")?;
+        if line.is_empty() {
+            break;
+        }
+        // Never the line itself in the message: it may hold a password.
+        let (k, v) = line
+            .split_once('=')
+            .context("--env-stdin: a line is not KEY=VALUE")?;
+        env.push((k.to_owned(), v.to_owned()));
+    }
+    Ok(env)
 }
 
 /// `--tls-cert` and `--tls-key`, each an existing file.

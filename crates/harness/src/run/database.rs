@@ -4,14 +4,20 @@
 //! the `database` role, `pg_stat_statements` read before and after each measured load. It is
 //! stopped when the run ends, returns on Ctrl-C or fails (dropping [`RunDatabase`] stops it);
 //! when it dies during a lap, that lap fails with the cause and the next server gets a fresh one.
+//! With `run --hosts` it runs on the database host instead ([`super::hosts::db`]).
 
 pub use serverbench_database::DEFAULT_PORT;
 use serverbench_database::{
     self as db, Cluster, Config, DbError, RunningDb, Snapshot, StatementKind,
 };
+use super::errors::DatabaseError;
+use super::hosts::db::{RemoteDb, RemoteDbSpec};
+use super::hosts::HostsRun;
+use super::placement::Pid;
 use serverbench_results::database::DatabaseLap;
 use serverbench_results::record::{FailureKind, LapFailure};
 use std::path::Path;
+use std::sync::Arc;
 
 /// How `run` places its database (the cluster lives in the cache folder).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +46,8 @@ pub(super) struct RunDatabase {
     config: Config,
     cluster: Option<Cluster>,
     running: Option<RunningDb>,
+    /// `run --hosts`: the machines, and the cluster running on the database host.
+    on_host: Option<(Arc<HostsRun>, Option<RemoteDb>)>,
 }
 
 impl RunDatabase {
@@ -59,6 +67,53 @@ impl RunDatabase {
             config,
             cluster: None,
             running: None,
+            on_host: None,
+        }
+    }
+
+    /// With `run --hosts`, the database runs on the database host: pinned to its inventory CPUs
+    /// unless `--db-cpus` says otherwise (the servers' when it is the server host).
+    pub(super) fn on_hosts(mut self, run: Option<&Arc<HostsRun>>, opts: &DbOptions) -> Self {
+        if let Some(run) = run {
+            if opts.cpus.is_none() && run.database.name != run.server.name {
+                self.config.cpus = run.database.cpus.clone();
+            }
+            self.on_host = Some((Arc::clone(run), None));
+        }
+        self
+    }
+
+    /// The environment of a server with a pool of `pool`: the database started (and first
+    /// prepared) when it is not running.
+    pub(super) fn env(&mut self, pool: u32) -> Result<Vec<(String, String)>, DatabaseError> {
+        let Some((run, running)) = &mut self.on_host else {
+            return Ok(self.up()?.env(pool));
+        };
+        if running.is_none() {
+            let spec = RemoteDbSpec {
+                port: self.config.port,
+                cpus: self.config.cpus.clone(),
+                max_connections: self.config.max_connections,
+            };
+            *running = Some(RemoteDb::start(run, &spec)?);
+        }
+        let url = &running.as_ref().expect("started").url;
+        Ok(db::env_for(url, pool))
+    }
+
+    /// Where its process tree is sampled, when it runs.
+    pub(super) fn sampled(&self) -> Option<Pid> {
+        match &self.on_host {
+            Some((_, running)) => Some(Pid::DatabaseHost(running.as_ref()?.ready.pid)),
+            None => self.pid().map(Pid::Here),
+        }
+    }
+
+    /// Where it runs, as the report's `db on` column says it.
+    fn host_name(&self) -> String {
+        match &self.on_host {
+            Some((run, _)) => run.database.name.clone(),
+            None => "local".into(),
         }
     }
 
@@ -79,11 +134,21 @@ impl RunDatabase {
 
     /// The postmaster's PID, when it runs.
     pub(super) fn pid(&self) -> Option<u32> {
+        if let Some((_, running)) = &self.on_host {
+            return running.as_ref().map(|r| r.ready.pid);
+        }
         self.running.as_ref().map(|r| r.pid)
     }
 
     /// How it ended, if it has: its postmaster is gone.
     pub(super) fn exited(&mut self) -> Option<LapFailure> {
+        if let Some((run, running)) = &mut self.on_host {
+            let why = running.as_mut()?.exited()?;
+            // Gone: the next server starts a fresh one.
+            *running = None;
+            let what = format!("the database on {} exited during the lap", run.database.name);
+            return Some(LapFailure::new(FailureKind::Database, format!("{what}: {why}")));
+        }
         let pid = self.pid()?;
         if crate::proc::is_running(pid) {
             return None;
@@ -107,7 +172,10 @@ impl RunDatabase {
     }
 
     /// The statements so far (`None` when it cannot be read).
-    pub(super) fn snapshot(&self) -> Option<Snapshot> {
+    pub(super) fn snapshot(&mut self) -> Option<Snapshot> {
+        if let Some((_, running)) = &mut self.on_host {
+            return running.as_mut()?.snapshot();
+        }
         let url = self.running.as_ref()?.url();
         let mut client = db::connect(&url).ok()?;
         Snapshot::take(&mut client).ok()
@@ -116,7 +184,7 @@ impl RunDatabase {
     /// What ran between `before` and now, per request of a load of `requests` measured over
     /// `seconds`.
     pub(super) fn lap(
-        &self,
+        &mut self,
         before: Option<Snapshot>,
         requests: Option<u64>,
         seconds: f64,
@@ -125,7 +193,7 @@ impl RunDatabase {
         let theirs = delta.rows.iter().filter(|r| r.kind() != StatementKind::Own);
         let rows = theirs.map(|r| r.rows).sum();
         Some(DatabaseLap::measured(
-            "local".into(),
+            self.host_name(),
             self.config.cpus.clone(),
             (delta.statements(), rows),
             requests,
@@ -135,6 +203,12 @@ impl RunDatabase {
 
     /// Stops it if it runs.
     pub(super) fn down(&mut self) -> Result<(), DbError> {
+        if let Some((_, running)) = &mut self.on_host {
+            if let Some(mut r) = running.take() {
+                r.stop();
+            }
+            return Ok(());
+        }
         match self.running.take() {
             Some(r) => {
                 crate::process::unregister(r.pid);

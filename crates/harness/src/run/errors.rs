@@ -83,6 +83,32 @@ pub enum HostsError {
         /// The client host.
         host: String,
     },
+    /// A host's inventory address is not an IP address and does not resolve.
+    #[error("{host}: address `{address}`: {why}")]
+    Address {
+        /// The host.
+        host: String,
+        /// Its inventory address.
+        address: String,
+        /// Why.
+        why: String,
+    },
+    /// `serverbench db run` on the database host was not ready in time.
+    #[error("{host}: the database was not ready within {after:?}")]
+    DbNotReady {
+        /// The database host.
+        host: String,
+        /// How long it was given.
+        after: Duration,
+    },
+    /// `serverbench db run` printed something unexpected.
+    #[error("{host}: `serverbench db run` printed something unreadable {line}")]
+    DbSaid {
+        /// The database host.
+        host: String,
+        /// What it was.
+        line: String,
+    },
     /// The load cannot be expressed for a client host.
     #[error("{host}: {source}")]
     Load {
@@ -145,7 +171,7 @@ pub enum DatabaseError {
     /// It could not be installed, prepared or started.
     #[error("the database: {0}")]
     Db(#[from] serverbench_database::DbError),
-    /// `run --hosts` has no database of its own yet.
-    #[error("database laps do not run over --hosts yet (the database would not be reachable)")]
-    OverHosts,
+    /// It could not be started on its host (`run --hosts`).
+    #[error("the database: {0}")]
+    OnHost(#[from] HostsError),
 }

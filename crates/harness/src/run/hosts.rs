@@ -43,6 +43,10 @@ pub struct HostsRun {
     pub clients: Vec<Host>,
     /// The catalog root as seen on the server host.
     pub root_there: PathBuf,
+    /// Where the database of database laps runs (`--db-host`; by default the server host).
+    pub database: Host,
+    /// The catalog root as seen on the database host (its cache holds the cluster).
+    pub root_on_database: PathBuf,
     /// What env.json records about them.
     pub env: HostsEnv,
 }
@@ -131,23 +135,33 @@ pub(super) fn serve_argv(
 
 impl RemoteServer {
     /// Starts `server` there with `workers` and `cpus`, over TLS too when `tls` is given (for a
-    /// server that serves it); its output goes to `log_path`.
+    /// server that serves it) and with `env` (the database's variables, handed to serve on its
+    /// stdin: never on a command line); its output goes to `log_path`.
     pub fn start(
         h: &HostsRun,
         server: &Server,
-        workers: usize,
-        cpus: &[usize],
+        (workers, cpus): (usize, &[usize]),
         tls: Option<&HostsTls>,
+        env: &[(String, String)],
         log_path: &Path,
     ) -> Result<(RemoteServer, Target), HostsError> {
         let host = &h.server;
-        let argv = serve_argv(h, server, workers, cpus, tls.map(|t| &t.server));
+        let mut argv = serve_argv(h, server, workers, cpus, tls.map(|t| &t.server));
+        if !env.is_empty() {
+            argv.push("--env-stdin".into());
+        }
         let log = std::fs::File::create(log_path).map_err(|source| HostsError::Log {
             path: log_path.to_path_buf(),
             source,
         })?;
         let (tx, rx) = mpsc::channel();
         let mut session = h.transport.spawn(host, 0, &argv, tx)?;
+        if !env.is_empty() {
+            let lines = env.iter().map(|(k, v)| format!("{k}={v}"));
+            lines
+                .chain(std::iter::once(String::new()))
+                .try_for_each(|l| session.send_line(&l))?;
+        }
         let closed = Arc::new(AtomicBool::new(false));
         let (ready_tx, ready_rx) = mpsc::channel();
         let flag = Arc::clone(&closed);
@@ -243,25 +257,25 @@ fn copy_log(
     }
 }
 
-/// `serverbench hosts sample` on the server host, armed before the load and started when the
-/// client hosts are released.
+/// `serverbench hosts sample` on the server host (or the database host), armed before the load
+/// and started when the client hosts are released.
 pub struct RemoteSampler {
     session: Session,
     rx: Receiver<(usize, SessionLine)>,
 }
 
 impl RemoteSampler {
-    /// Arms a sampler of `pid`'s process tree on the server host.
-    pub fn arm(h: &HostsRun, pid: u32) -> Result<RemoteSampler, HostsError> {
+    /// Arms a sampler of `pid`'s process tree on `host` (one of `h`'s).
+    pub fn arm(h: &HostsRun, host: &Host, pid: u32) -> Result<RemoteSampler, HostsError> {
         let argv = [
-            h.server.binary.to_string_lossy().into_owned(),
+            host.binary.to_string_lossy().into_owned(),
             "hosts".into(),
             "sample".into(),
             "--pid".into(),
             pid.to_string(),
         ];
         let (tx, rx) = mpsc::channel();
-        let session = h.transport.spawn(&h.server, 0, &argv, tx)?;
+        let session = h.transport.spawn(host, 0, &argv, tx)?;
         let mut s = RemoteSampler { session, rx };
         s.expect(SAMPLER_ARMED)?;
         Ok(s)
@@ -428,6 +442,9 @@ fn controller_cpu_s() -> f64 {
     };
     of(libc::RUSAGE_SELF) + of(libc::RUSAGE_CHILDREN)
 }
+
+#[path = "hosts_db.rs"]
+pub mod db;
 
 #[cfg(test)]
 #[path = "hosts_tests.rs"]

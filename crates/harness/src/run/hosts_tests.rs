@@ -24,6 +24,8 @@ fn hosts_run() -> HostsRun {
         server: host("db", "198.18.0.10"),
         clients: vec![host("load1", "198.18.0.11"), host("load2", "198.18.0.12")],
         root_there: "/srv/serverbench".into(),
+        database: host("db", "198.18.0.10"),
+        root_on_database: "/srv/serverbench".into(),
         env: HostsEnv::default(),
     }
 }

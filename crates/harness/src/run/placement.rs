@@ -46,6 +46,8 @@ pub(super) enum Pid {
     Here(u32),
     /// A process on the server host of `run --hosts`.
     ServerHost(u32),
+    /// A process on the database host of `run --hosts`.
+    DatabaseHost(u32),
 }
 
 /// A sampler of one role's process tree: armed before the load, started when the measured
@@ -66,7 +68,10 @@ impl RoleSampler {
     pub(super) fn arm(placement: Placement<'_>, pid: Pid) -> Result<RoleSampler, HostsError> {
         match (pid, placement) {
             (Pid::ServerHost(pid), Placement::Hosts { run, .. }) => {
-                Ok(RoleSampler::Remote(RemoteSampler::arm(run, pid)?))
+                Ok(RoleSampler::Remote(RemoteSampler::arm(run, &run.server, pid)?))
+            }
+            (Pid::DatabaseHost(pid), Placement::Hosts { run, .. }) => {
+                Ok(RoleSampler::Remote(RemoteSampler::arm(run, &run.database, pid)?))
             }
             (Pid::Here(pid), p) => Ok(RoleSampler::Local {
                 pid,
@@ -76,11 +81,13 @@ impl RoleSampler {
                 },
                 running: None,
             }),
-            (Pid::ServerHost(pid), Placement::Local { .. }) => Ok(RoleSampler::Local {
-                pid,
-                cpus: Vec::new(),
-                running: None,
-            }),
+            (Pid::ServerHost(pid) | Pid::DatabaseHost(pid), Placement::Local { .. }) => {
+                Ok(RoleSampler::Local {
+                    pid,
+                    cpus: Vec::new(),
+                    running: None,
+                })
+            }
         }
     }
 

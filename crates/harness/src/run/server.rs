@@ -408,7 +408,8 @@ impl<'a> RunState<'a> {
             let log = self.log_path(server, lap);
             let tls = self.hosts_tls.as_ref();
             let tls = tls.filter(|_| process::serves_tls(server));
-            let (remote, target) = RemoteServer::start(h, server, workers, &cpus, tls, &log)?;
+            let at = (workers, cpus.as_slice());
+            let (remote, target) = RemoteServer::start(h, server, at, tls, &env, &log)?;
             return Ok((Running::Remote(remote), target));
         }
         let (proc, target) = self.start(paths, server, lap, cores, env)?;

@@ -20,12 +20,9 @@ impl RunState<'_> {
         let pools = self.plan.jobs.iter().filter_map(|j| self.pool(j));
         if let Some(max) = pools.max() {
             let cpus = &self.opts.pinning.server_cpus;
-            self.db = Some(RunDatabase::new(
-                &self.opts.database,
-                &paths.cache,
-                cpus,
-                max,
-            ));
+            let opts = &self.opts.database;
+            let db = RunDatabase::new(opts, &paths.cache, cpus, max);
+            self.db = Some(db.on_hosts(self.opts.hosts.as_ref(), opts));
         }
         self
     }
@@ -55,21 +52,18 @@ impl RunState<'_> {
         if server.is_attached() {
             return Ok(Vec::new());
         }
-        if self.opts.hosts.is_some() {
-            return Err(DatabaseError::OverHosts);
-        }
-        Ok(db.up()?.env(pool))
+        db.env(pool)
     }
 
     /// The database's process tree, sampled in a lap that uses it.
     pub(super) fn database_role(&self, uses: bool) -> Option<(Role, Pid)> {
-        let pid = self.db.as_ref()?.pid().filter(|_| uses)?;
-        Some((Role::Database, Pid::Here(pid)))
+        let pid = self.db.as_ref()?.sampled().filter(|_| uses)?;
+        Some((Role::Database, pid))
     }
 
     /// `pg_stat_statements` before the measured load of a lap that uses the database.
-    pub(super) fn database_before(&self, uses: bool) -> Option<Snapshot> {
-        self.db.as_ref().filter(|_| uses)?.snapshot()
+    pub(super) fn database_before(&mut self, uses: bool) -> Option<Snapshot> {
+        self.db.as_mut().filter(|_| uses)?.snapshot()
     }
 
     /// After the measured load: what the database executed, and a lap failed by a database

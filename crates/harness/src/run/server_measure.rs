@@ -80,6 +80,7 @@ impl RunState<'_> {
             .chain(self.database_role(uses_db))
             .collect();
         let before = self.database_before(uses_db);
+        let placement = self.placement();
         // Over hosts the load runs on machines whose /proc is not ours: no disturbance record.
         let machine = placement.warms_up_apart().then(disturbance::before);
         let measured = placement.measure(&params, target, &roles, &self.opts.cancel);

@@ -1,5 +1,5 @@
-//! `serverbench run ... --hosts FILE --server-host NAME --client-hosts A,B`: checks the hosts
-//! and places the servers and the load on them.
+//! `serverbench run ... --hosts FILE --server-host NAME --client-hosts A,B [--db-host NAME]`:
+//! checks the hosts and places the servers, the load and the database on them.
 
 use super::Args;
 use anyhow::{bail, Context};
@@ -14,6 +14,9 @@ use std::sync::Arc;
 /// The hosts of the run and where the servers are pinned, or None without `--hosts`.
 pub fn prepare(args: &Args, paths: &Paths) -> anyhow::Result<Option<(Arc<HostsRun>, Pinning)>> {
     let Some(file) = &args.hosts else {
+        if let Some(name) = &args.db_host {
+            bail!("--db-host {name} needs --hosts FILE: the inventory that names the host");
+        }
         return Ok(None);
     };
     if args.tool.is_some_and(|t| t != Tool::Serverbench) {
@@ -47,9 +50,24 @@ pub fn prepare(args: &Args, paths: &Paths) -> anyhow::Result<Option<(Arc<HostsRu
             server.name
         );
     }
+    let database = match &args.db_host {
+        Some(name) => inventory
+            .host(name)
+            .with_context(|| format!("--db-host {name}"))?
+            .clone(),
+        None => server.clone(),
+    };
+    if clients.iter().any(|c| c.name == database.name) {
+        bail!(
+            "--db-host {}: a host cannot be both the database host and a client host",
+            database.name
+        );
+    }
+    let own_host = database.name != server.name;
     let transport = Transport::new().context("creating the ssh control folder")?;
     let all: Vec<Host> = std::iter::once(server.clone())
         .chain(clients.clone())
+        .chain(own_host.then(|| database.clone()))
         .collect();
     let probes = crate::cmd::hosts::usable_probes(&transport, &all)
         .map_err(|failed| anyhow::anyhow!("{}", failed.join("\n")))?;
@@ -61,10 +79,15 @@ pub fn prepare(args: &Args, paths: &Paths) -> anyhow::Result<Option<(Arc<HostsRu
     let pinning = Pinning {
         workers: server_cpus.len(),
         how: format!(
-            "hosts: servers on {} ({} CPUs), load from {}",
+            "hosts: servers on {} ({} CPUs), load from {}{}",
             server.name,
             server_cpus.len(),
-            args.client_hosts.join(", ")
+            args.client_hosts.join(", "),
+            if own_host {
+                format!(", database on {}", database.name)
+            } else {
+                String::new()
+            }
         ),
         server_cpus,
         client_cpus: Vec::new(),
@@ -77,10 +100,13 @@ pub fn prepare(args: &Args, paths: &Paths) -> anyhow::Result<Option<(Arc<HostsRu
             .zip(&probes[1..])
             .map(|(h, p)| host_env(h, p))
             .collect(),
+        database: own_host.then(|| host_env(&database, &probes[1 + clients.len()])),
     };
     let run = HostsRun {
         transport,
         root_there: server.path_there(&local, &paths.root),
+        root_on_database: database.path_there(&local, &paths.root),
+        database,
         server,
         clients,
         env,
