@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netns-hosts: three "hosts" on this machine for serverbench's multi-host mode and its tests.
+# netns-hosts: four "hosts" on this machine for serverbench's multi-host mode and its tests.
 #
 #   bench/netns-hosts.sh up              namespaces, bridge, one sshd per namespace, hosts.toml
 #   bench/netns-hosts.sh down            removes namespaces, processes and keys (safe to repeat)
@@ -9,10 +9,10 @@
 #   bench/netns-hosts.sh start-sshd HOST starts HOST's sshd again (after kill-sshd)
 #   bench/netns-hosts.sh status          what is up
 #
-# Network namespaces sb-server, sb-client1 and sb-client2 each get one end of a veth pair whose
-# other end is enslaved to the bridge sb-br0 in this namespace. Addresses come from 198.18.0.0/15
-# only (RFC 2544's benchmark range): the bridge is 198.18.0.1, the hosts .10, .11, .12. Loopback
-# is up in every namespace.
+# Network namespaces sb-server, sb-client1, sb-client2 and sb-db (a database host for
+# `run --db-host`) each get one end of a veth pair whose other end is enslaved to the bridge
+# sb-br0 in this namespace. Addresses come from 198.18.0.0/15 only (RFC 2544's benchmark range):
+# the bridge is 198.18.0.1, the hosts .10, .11, .12 and .40. Loopback is up in every namespace.
 #
 # Each namespace runs Debian's sshd with its own config, host key and PID file from the state
 # directory ($SB_NETNS_STATE, default /run/serverbench-netns); root may log in with the generated
@@ -27,8 +27,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BRIDGE=sb-br0
 BRIDGE_ADDR=198.18.0.1
 PREFIX=24
-HOSTS=(sb-server sb-client1 sb-client2)
-declare -A ADDR=([sb-server]=198.18.0.10 [sb-client1]=198.18.0.11 [sb-client2]=198.18.0.12)
+HOSTS=(sb-server sb-client1 sb-client2 sb-db)
+declare -A ADDR=([sb-server]=198.18.0.10 [sb-client1]=198.18.0.11 [sb-client2]=198.18.0.12
+  [sb-db]=198.18.0.40)
 
 die() { echo "netns-hosts: $*" >&2; exit 1; }
 

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 
-pub const NAMESPACES: [&str; 3] = ["sb-server", "sb-client1", "sb-client2"];
+pub const NAMESPACES: [&str; 4] = ["sb-server", "sb-client1", "sb-client2", "sb-db"];
+pub const DB_ADDR: &str = "198.18.0.40";
 pub const SERVER_ADDR: &str = "198.18.0.10";
 pub const PORT: u16 = 8080;
 
@@ -25,7 +26,7 @@ fn script() -> PathBuf {
     root().join("bench/netns-hosts.sh")
 }
 
-/// The three hosts, up; down again when dropped.
+/// The four hosts, up; down again when dropped.
 pub struct Bed {
     pub hosts: PathBuf,
     _lock: MutexGuard<'static, ()>,
