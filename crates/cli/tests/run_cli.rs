@@ -491,3 +491,51 @@ fn min_laps_without_until_ci_is_refused_in_one_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_db_host_missing_from_the_inventory_is_one_line_naming_the_flag_and_the_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hosts = tmp.path().join("hosts.toml");
+    let inventory = "[hosts.app]\nssh = \"app\"\naddress = \"198.18.0.10\"\n\n\
+                     [hosts.load]\nssh = \"load\"\naddress = \"198.18.0.11\"\n";
+    std::fs::write(&hosts, inventory).unwrap();
+    let out = serverbench(
+        &[
+            "--scenario",
+            "hello",
+            "--servers",
+            "python/fast",
+            "--hosts",
+            hosts.to_str().unwrap(),
+            "--server-host",
+            "app",
+            "--client-hosts",
+            "load",
+            "--db-host",
+            "pg",
+        ],
+        tmp.path(),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--db-host pg") && stderr.contains("no host `pg` (hosts: app, load)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_db_host_without_hosts_is_one_line_naming_both_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = serverbench(
+        &["--scenario", "hello", "--servers", "python/fast", "--db-host", "pg"],
+        tmp.path(),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        "serverbench: error: --db-host pg needs --hosts FILE: the inventory that names the host"
+    );
+}

@@ -170,12 +170,13 @@ pub(super) struct Lap {
 impl Placement<'_> {
     /// Runs the measured load of `params` against `target`, with the process trees of `roles`
     /// sampled from when it starts (over hosts: at the release of the client hosts, after their
-    /// warm-up).
+    /// warm-up); `at_start` runs just before (the database's first snapshot of statements).
     pub(super) fn measure(
         self,
         params: &LoadParams,
         target: &Target,
         roles: &[(Role, Pid)],
+        at_start: &mut (dyn FnMut() + Send),
         cancel: &AtomicBool,
     ) -> Lap {
         let mut samplers = Samplers::default();
@@ -184,6 +185,7 @@ impl Placement<'_> {
                 roles
                     .iter()
                     .for_each(|&(r, pid)| samplers.arm(self, r, pid));
+                at_start();
                 samplers.start();
                 let result = run_load(tool, params, target, client_cpus, cancel);
                 let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
@@ -211,7 +213,11 @@ impl Placement<'_> {
                 roles
                     .iter()
                     .for_each(|&(r, pid)| samplers.arm(self, r, pid));
-                let load = hosts::load(run, params, &jobs, &mut || samplers.start(), cancel);
+                let mut on_release = || {
+                    at_start();
+                    samplers.start();
+                };
+                let load = hosts::load(run, params, &jobs, &mut on_release, cancel);
                 let requests = load.outcome.as_ref().ok().map(|d| d.merged.requests);
                 let stats = samplers.finish(requests);
                 let record = hosts::lap_record(run, &load);

@@ -61,11 +61,6 @@ impl RunState<'_> {
         Some((Role::Database, pid))
     }
 
-    /// `pg_stat_statements` before the measured load of a lap that uses the database.
-    pub(super) fn database_before(&mut self, uses: bool) -> Option<Snapshot> {
-        self.db.as_mut().filter(|_| uses)?.snapshot()
-    }
-
     /// After the measured load: what the database executed, and a lap failed by a database
     /// that died (the rest of this server's laps are not run; the next server gets a fresh
     /// database).

@@ -79,11 +79,16 @@ impl RunState<'_> {
             .into_iter()
             .chain(self.database_role(uses_db))
             .collect();
-        let before = self.database_before(uses_db);
+        // Its statements are counted from when the measured load starts (over hosts: at the
+        // release of the client hosts, after their warm-up).
+        let mut db = self.db.take();
+        let mut before = None;
+        let mut at_start = || before = db.as_mut().filter(|_| uses_db).and_then(|d| d.snapshot());
         let placement = self.placement();
         // Over hosts the load runs on machines whose /proc is not ours: no disturbance record.
         let machine = placement.warms_up_apart().then(disturbance::before);
-        let measured = placement.measure(&params, target, &roles, &self.opts.cancel);
+        let measured = placement.measure(&params, target, &roles, &mut at_start, &self.opts.cancel);
+        self.db = db;
         record.wall_s = t0.elapsed().as_secs_f64();
         for (role, stats) in measured.stats {
             record.set_stats(role, stats);

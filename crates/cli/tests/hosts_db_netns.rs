@@ -1,0 +1,134 @@
+//! Database laps over several machines, for real: the server in `sb-server`, the load from
+//! `sb-client1`, and the private PostgreSQL on its own host `sb-db` (or on the server host by
+//! default), each reached with OpenSSH (bench/netns-hosts.sh). The server is the fixture
+//! catalog's python/db (psql sessions to DATABASE_URL). Needs root, `ip netns` and PostgreSQL 15
+//! (or SERVERBENCH_SKIP_NETNS=1).
+
+mod netns;
+
+use netns::{bed, command_lines_in, Bed};
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SUITE: &str = r#"
+name = "db-over-hosts"
+description = "One /db lap at 4 connections, pool 3."
+reproduces = "none: a test"
+servers = "all"
+laps = 1
+warmup = "500ms"
+pool = 3
+
+[[scenario]]
+name = "db"
+paths = ["/db"]
+requires = "db"
+
+[[profile]]
+name = "c4"
+connections = 4
+duration = "3s"
+"#;
+
+/// `serverbench run` of the suite for python/db over the bed, with `extra` flags.
+fn run_db_lap(bed: &Bed, results: &Path, extra: &[&str]) -> Output {
+    let suite = results.join("db.toml");
+    std::fs::write(&suite, SUITE).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .arg("run")
+        .arg(&suite)
+        .arg("--root")
+        .arg(netns::root().join("crates/hosts/tests/fixtures/catalog"))
+        .args(["--servers", "python/db", "--hosts"])
+        .arg(&bed.hosts)
+        .args(["--server-host", "sb-server", "--client-hosts", "sb-client1"])
+        .args(["--db-port", "5544", "--results"])
+        .arg(results)
+        .args(extra)
+        .env("SERVERBENCH_CACHE", results.join("cache"))
+        .output()
+        .unwrap()
+}
+
+/// The results folder and its one lap.
+fn the_lap(results: &Path) -> (std::path::PathBuf, serde_json::Value) {
+    let dir = std::fs::read_dir(results)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("results.jsonl").exists())
+        .expect("a results folder");
+    let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    let laps: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(laps.len(), 1, "{laps:?}");
+    (dir, laps[0].clone())
+}
+
+/// An ok lap that ran one statement per request on a database sampled where it ran (`host`).
+fn assert_db_lap(lap: &serde_json::Value, host: &str) {
+    assert_eq!(lap["status"], "ok", "{lap}");
+    assert_eq!(lap["hosts"]["server_host"], "sb-server", "{lap}");
+    assert_eq!(lap["database"]["host"], host, "where the database ran: {lap}");
+    let per_request = lap["database"]["statements_per_request"].as_f64().unwrap();
+    assert!(
+        (0.95..=1.05).contains(&per_request),
+        "one SELECT per /db request: {per_request} ({lap})"
+    );
+    let db_cpu = lap["roles"]["database"]["cpu_s"].as_f64().unwrap();
+    assert!(db_cpu > 0.0, "the database is sampled on {host}: {lap}");
+    let server_cpu = lap["server_stats"]["cpu_s"].as_f64().unwrap();
+    assert!(server_cpu > 0.0, "the server is sampled on sb-server: {lap}");
+}
+
+/// No postgres left in any namespace (nor anything else but sshd).
+fn assert_no_postgres_left(bed: &Bed) {
+    bed.assert_nothing_left();
+    for ns in netns::NAMESPACES {
+        let left: Vec<String> = command_lines_in(ns)
+            .into_iter()
+            .filter(|c| c.contains("postgres"))
+            .collect();
+        assert!(left.is_empty(), "postgres left in {ns}: {left:?}");
+    }
+}
+
+#[test]
+fn a_db_lap_with_the_database_on_its_own_host_counts_one_statement_per_request_and_leaves_nothing()
+{
+    let Some(bed) = bed() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let out = run_db_lap(&bed, results.path(), &["--db-host", "sb-db"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let (dir, lap) = the_lap(results.path());
+    assert_db_lap(&lap, "sb-db");
+    let env: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("env.json")).unwrap()).unwrap();
+    assert_eq!(env["hosts"]["database"]["name"], "sb-db", "{}", env["hosts"]);
+    assert_eq!(env["hosts"]["database"]["address"], netns::DB_ADDR);
+    assert!(
+        stdout.lines().any(|l| l.contains("python/db") && l.contains("sb-db")),
+        "the `db on` column names the host:\n{stdout}"
+    );
+    assert_no_postgres_left(&bed);
+}
+
+#[test]
+fn without_db_host_the_database_runs_on_the_server_host() {
+    let Some(bed) = bed() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let out = run_db_lap(&bed, results.path(), &[]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, lap) = the_lap(results.path());
+    assert_db_lap(&lap, "sb-server");
+    assert_no_postgres_left(&bed);
+}
