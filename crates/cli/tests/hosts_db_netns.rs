@@ -8,7 +8,8 @@ mod netns;
 
 use netns::{bed, command_lines_in, Bed};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 const SUITE: &str = r#"
 name = "db-over-hosts"
@@ -32,10 +33,14 @@ duration = "3s"
 
 /// `serverbench run` of the suite for python/db over the bed, with `extra` flags.
 fn run_db_lap(bed: &Bed, results: &Path, extra: &[&str]) -> Output {
+    db_lap_command(bed, results, extra).output().unwrap()
+}
+
+fn db_lap_command(bed: &Bed, results: &Path, extra: &[&str]) -> Command {
     let suite = results.join("db.toml");
     std::fs::write(&suite, SUITE).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_serverbench"))
-        .arg("run")
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_serverbench"));
+    cmd.arg("run")
         .arg(&suite)
         .arg("--root")
         .arg(netns::root().join("crates/hosts/tests/fixtures/catalog"))
@@ -45,9 +50,8 @@ fn run_db_lap(bed: &Bed, results: &Path, extra: &[&str]) -> Output {
         .args(["--db-port", "5544", "--results"])
         .arg(results)
         .args(extra)
-        .env("SERVERBENCH_CACHE", results.join("cache"))
-        .output()
-        .unwrap()
+        .env("SERVERBENCH_CACHE", results.join("cache"));
+    cmd
 }
 
 /// The results folder and its one lap.
@@ -71,7 +75,10 @@ fn the_lap(results: &Path) -> (std::path::PathBuf, serde_json::Value) {
 fn assert_db_lap(lap: &serde_json::Value, host: &str) {
     assert_eq!(lap["status"], "ok", "{lap}");
     assert_eq!(lap["hosts"]["server_host"], "sb-server", "{lap}");
-    assert_eq!(lap["database"]["host"], host, "where the database ran: {lap}");
+    assert_eq!(
+        lap["database"]["host"], host,
+        "where the database ran: {lap}"
+    );
     let per_request = lap["database"]["statements_per_request"].as_f64().unwrap();
     assert!(
         (0.95..=1.05).contains(&per_request),
@@ -80,7 +87,10 @@ fn assert_db_lap(lap: &serde_json::Value, host: &str) {
     let db_cpu = lap["roles"]["database"]["cpu_s"].as_f64().unwrap();
     assert!(db_cpu > 0.0, "the database is sampled on {host}: {lap}");
     let server_cpu = lap["server_stats"]["cpu_s"].as_f64().unwrap();
-    assert!(server_cpu > 0.0, "the server is sampled on sb-server: {lap}");
+    assert!(
+        server_cpu > 0.0,
+        "the server is sampled on sb-server: {lap}"
+    );
 }
 
 /// No postgres left in any namespace (nor anything else but sshd).
@@ -108,10 +118,16 @@ fn a_db_lap_with_the_database_on_its_own_host_counts_one_statement_per_request_a
     assert_db_lap(&lap, "sb-db");
     let env: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("env.json")).unwrap()).unwrap();
-    assert_eq!(env["hosts"]["database"]["name"], "sb-db", "{}", env["hosts"]);
+    assert_eq!(
+        env["hosts"]["database"]["name"], "sb-db",
+        "{}",
+        env["hosts"]
+    );
     assert_eq!(env["hosts"]["database"]["address"], netns::DB_ADDR);
     assert!(
-        stdout.lines().any(|l| l.contains("python/db") && l.contains("sb-db")),
+        stdout
+            .lines()
+            .any(|l| l.contains("python/db") && l.contains("sb-db")),
         "the `db on` column names the host:\n{stdout}"
     );
     assert_no_postgres_left(&bed);
@@ -131,4 +147,59 @@ fn without_db_host_the_database_runs_on_the_server_host() {
     let (_, lap) = the_lap(results.path());
     assert_db_lap(&lap, "sb-server");
     assert_no_postgres_left(&bed);
+}
+
+/// Starts a 30 s db lap with the database on sb-db and returns once the load runs.
+fn a_long_db_lap(bed: &Bed, results: &Path) -> std::process::Child {
+    let child = db_lap_command(bed, results, &["--db-host", "sb-db", "-d", "30s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let running = |ns: &str, what: &str| command_lines_in(ns).iter().any(|c| c.contains(what));
+    let t = Instant::now();
+    while !(running("sb-db", "postgres") && running("sb-client1", "load ")) {
+        assert!(t.elapsed() < Duration::from_secs(60), "no db lap started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    child
+}
+
+#[test]
+fn ctrl_c_during_a_db_lap_stops_the_database_on_its_host() {
+    let Some(bed) = bed() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let mut child = a_long_db_lap(&bed, results.path());
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_no_postgres_left(&bed);
+}
+
+#[test]
+fn a_run_killed_during_a_db_lap_leaves_no_database_running_on_its_host() {
+    let Some(bed) = bed() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let mut child = a_long_db_lap(&bed, results.path());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Its ssh sessions end with it: each host's wrapper stops what it started (the database
+    // with a fast shutdown).
+    let t = Instant::now();
+    loop {
+        let left: Vec<String> = netns::NAMESPACES
+            .iter()
+            .flat_map(|ns| command_lines_in(ns))
+            .filter(|c| !c.starts_with("/usr/sbin/sshd") && !c.starts_with("sshd"))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "left behind: {left:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

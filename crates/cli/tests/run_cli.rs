@@ -529,7 +529,14 @@ fn a_db_host_missing_from_the_inventory_is_one_line_naming_the_flag_and_the_host
 fn a_db_host_without_hosts_is_one_line_naming_both_flags() {
     let tmp = tempfile::tempdir().unwrap();
     let out = serverbench(
-        &["--scenario", "hello", "--servers", "python/fast", "--db-host", "pg"],
+        &[
+            "--scenario",
+            "hello",
+            "--servers",
+            "python/fast",
+            "--db-host",
+            "pg",
+        ],
         tmp.path(),
     );
     let stderr = text(&out.stderr);

@@ -119,7 +119,10 @@ pub fn render_hba(c: &Config) -> String {
     let from: Vec<String> = if !c.allow.is_empty() {
         // The host itself too: its own readiness probe and schema load come from there.
         let own = std::iter::once(c.host.to_string());
-        let mut v: Vec<String> = own.chain(c.allow.iter().cloned()).map(|a| network(&a)).collect();
+        let mut v: Vec<String> = own
+            .chain(c.allow.iter().cloned())
+            .map(|a| network(&a))
+            .collect();
         v.dedup();
         v
     } else if c.host.is_loopback() {

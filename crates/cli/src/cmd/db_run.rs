@@ -9,8 +9,8 @@ use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_database::{Cluster, Config, RunningDb, Snapshot};
 use serverbench_harness::process::{install_interrupt, OnInterrupt};
-use serverbench_hosts::{DbReady, DB_READY_PREFIX, DB_SNAPSHOT, DB_SNAPSHOT_FAILED};
 use serverbench_hosts::DB_SNAPSHOT_PREFIX;
+use serverbench_hosts::{DbReady, DB_READY_PREFIX, DB_SNAPSHOT, DB_SNAPSHOT_FAILED};
 use std::io::{BufRead, Write};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -21,8 +21,8 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// Runs the cluster of `config` until the session ends.
 pub fn run(config: &Config) -> anyhow::Result<Exit> {
-    let stop = install_interrupt(OnInterrupt::Cancel, |_| {})
-        .context("installing the signal handler")?;
+    let stop =
+        install_interrupt(OnInterrupt::Cancel, |_| {}).context("installing the signal handler")?;
     let cluster = Cluster::prepare(config)?;
     let db = cluster.start()?;
     let ready = DbReady {

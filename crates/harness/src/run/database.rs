@@ -6,14 +6,14 @@
 //! when it dies during a lap, that lap fails with the cause and the next server gets a fresh one.
 //! With `run --hosts` it runs on the database host instead ([`super::hosts::db`]).
 
-pub use serverbench_database::DEFAULT_PORT;
-use serverbench_database::{
-    self as db, Cluster, Config, DbError, RunningDb, Snapshot, StatementKind,
-};
 use super::errors::DatabaseError;
 use super::hosts::db::{RemoteDb, RemoteDbSpec};
 use super::hosts::HostsRun;
 use super::placement::Pid;
+pub use serverbench_database::DEFAULT_PORT;
+use serverbench_database::{
+    self as db, Cluster, Config, DbError, RunningDb, Snapshot, StatementKind,
+};
 use serverbench_results::database::DatabaseLap;
 use serverbench_results::record::{FailureKind, LapFailure};
 use std::path::Path;
@@ -146,8 +146,14 @@ impl RunDatabase {
             let why = running.as_mut()?.exited()?;
             // Gone: the next server starts a fresh one.
             *running = None;
-            let what = format!("the database on {} exited during the lap", run.database.name);
-            return Some(LapFailure::new(FailureKind::Database, format!("{what}: {why}")));
+            let what = format!(
+                "the database on {} exited during the lap",
+                run.database.name
+            );
+            return Some(LapFailure::new(
+                FailureKind::Database,
+                format!("{what}: {why}"),
+            ));
         }
         let pid = self.pid()?;
         if crate::proc::is_running(pid) {

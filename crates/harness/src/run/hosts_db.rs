@@ -105,7 +105,9 @@ impl RemoteDb {
                 Ok((_, SessionLine::Text(_))) => continue,
                 Ok((_, SessionLine::Closed)) => {
                     let status = session.wait_for(STOP_GRACE);
-                    return Err(session.failure(status, "while starting the database").into());
+                    return Err(session
+                        .failure(status, "while starting the database")
+                        .into());
                 }
                 Err(_) => {
                     session.stop(STOP_GRACE);
@@ -205,6 +207,9 @@ mod tests {
     fn an_address_that_does_not_resolve_is_named_with_its_host() {
         let e = ip_of(&host("pg", "no-such-host.invalid")).unwrap_err();
         let text = e.to_string();
-        assert!(text.starts_with("pg: address `no-such-host.invalid`"), "{text}");
+        assert!(
+            text.starts_with("pg: address `no-such-host.invalid`"),
+            "{text}"
+        );
     }
 }

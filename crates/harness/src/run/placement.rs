@@ -67,12 +67,12 @@ impl RoleSampler {
     /// Prepares sampling `pid`'s tree.
     pub(super) fn arm(placement: Placement<'_>, pid: Pid) -> Result<RoleSampler, HostsError> {
         match (pid, placement) {
-            (Pid::ServerHost(pid), Placement::Hosts { run, .. }) => {
-                Ok(RoleSampler::Remote(RemoteSampler::arm(run, &run.server, pid)?))
-            }
-            (Pid::DatabaseHost(pid), Placement::Hosts { run, .. }) => {
-                Ok(RoleSampler::Remote(RemoteSampler::arm(run, &run.database, pid)?))
-            }
+            (Pid::ServerHost(pid), Placement::Hosts { run, .. }) => Ok(RoleSampler::Remote(
+                RemoteSampler::arm(run, &run.server, pid)?,
+            )),
+            (Pid::DatabaseHost(pid), Placement::Hosts { run, .. }) => Ok(RoleSampler::Remote(
+                RemoteSampler::arm(run, &run.database, pid)?,
+            )),
             (Pid::Here(pid), p) => Ok(RoleSampler::Local {
                 pid,
                 cpus: match p {
