@@ -149,9 +149,9 @@ fn without_db_host_the_database_runs_on_the_server_host() {
     assert_no_postgres_left(&bed);
 }
 
-/// Starts a 30 s db lap with the database on sb-db and returns once the load runs.
-fn a_long_db_lap(bed: &Bed, results: &Path) -> std::process::Child {
-    let child = db_lap_command(bed, results, &["--db-host", "sb-db", "-d", "30s"])
+/// Starts a db lap of `seconds` with the database on sb-db and returns once the load runs.
+fn a_long_db_lap(bed: &Bed, results: &Path, seconds: &str) -> std::process::Child {
+    let child = db_lap_command(bed, results, &["--db-host", "sb-db", "-d", seconds])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -170,7 +170,7 @@ fn a_long_db_lap(bed: &Bed, results: &Path) -> std::process::Child {
 fn ctrl_c_during_a_db_lap_stops_the_database_on_its_host() {
     let Some(bed) = bed() else { return };
     let results = tempfile::tempdir().unwrap();
-    let mut child = a_long_db_lap(&bed, results.path());
+    let mut child = a_long_db_lap(&bed, results.path(), "30s");
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert_eq!(child.wait().unwrap().code(), Some(130));
@@ -181,7 +181,7 @@ fn ctrl_c_during_a_db_lap_stops_the_database_on_its_host() {
 fn a_run_killed_during_a_db_lap_leaves_no_database_running_on_its_host() {
     let Some(bed) = bed() else { return };
     let results = tempfile::tempdir().unwrap();
-    let mut child = a_long_db_lap(&bed, results.path());
+    let mut child = a_long_db_lap(&bed, results.path(), "30s");
     child.kill().unwrap();
     child.wait().unwrap();
     // Its ssh sessions end with it: each host's wrapper stops what it started (the database
@@ -202,4 +202,36 @@ fn a_run_killed_during_a_db_lap_leaves_no_database_running_on_its_host() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn a_database_that_dies_on_its_host_mid_lap_fails_that_lap_naming_the_host() {
+    let Some(bed) = bed() else { return };
+    let results = tempfile::tempdir().unwrap();
+    let mut child = a_long_db_lap(&bed, results.path(), "6s");
+    let out = Command::new("ip")
+        .args(["netns", "pids", "sb-db"])
+        .output()
+        .unwrap();
+    let postmaster = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .find(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).contains("postgres\0-D\0")
+        })
+        .expect("the postmaster in sb-db")
+        .parse::<i32>()
+        .unwrap();
+    // SAFETY: a process of the test's own run (the postmaster its `db run` started).
+    unsafe { libc::kill(postmaster, libc::SIGKILL) };
+    assert_eq!(child.wait().unwrap().code(), Some(3), "a failed lap: exit 3");
+    let (_, lap) = the_lap(results.path());
+    assert_eq!(lap["status"], "failed", "{lap}");
+    assert_eq!(lap["failure"]["kind"], "database", "{lap}");
+    let why = lap["failure"]["detail"].as_str().unwrap();
+    assert!(
+        why.starts_with("the database on sb-db exited during the lap: sb-db:"),
+        "{why}"
+    );
+    assert_no_postgres_left(&bed);
 }

@@ -43,8 +43,9 @@ pub fn run(config: &Config) -> anyhow::Result<Exit> {
                 }
                 if !serverbench_database::is_running(db.pid) {
                     let log = cluster.layout().log_file();
-                    let tail = serverbench_harness::process::log_tail(&log, 3);
-                    eprintln!("the database (postgres, pid {}) exited: {tail}", db.pid);
+                    eprintln!("{}", serverbench_harness::process::log_tail(&log, 3));
+                    // Last: the line a controller names the failure with.
+                    eprintln!("the database (postgres, pid {}) exited", db.pid);
                     return Ok(Exit::CheckFailed);
                 }
             }
