@@ -224,7 +224,11 @@ fn a_database_that_dies_on_its_host_mid_lap_fails_that_lap_naming_the_host() {
         .unwrap();
     // SAFETY: a process of the test's own run (the postmaster its `db run` started).
     unsafe { libc::kill(postmaster, libc::SIGKILL) };
-    assert_eq!(child.wait().unwrap().code(), Some(3), "a failed lap: exit 3");
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(3),
+        "a failed lap: exit 3"
+    );
     let (_, lap) = the_lap(results.path());
     assert_eq!(lap["status"], "failed", "{lap}");
     assert_eq!(lap["failure"]["kind"], "database", "{lap}");
@@ -234,4 +238,73 @@ fn a_database_that_dies_on_its_host_mid_lap_fails_that_lap_naming_the_host() {
         "{why}"
     );
     assert_no_postgres_left(&bed);
+}
+
+/// `psql URL -c QUERY` from namespace `ns`: its output, or its error.
+fn psql_from(ns: &str, url: &str, query: &str) -> Result<String, String> {
+    let out = Command::new("ip")
+        .args([
+            "netns", "exec", ns, "psql", url, "-X", "-A", "-t", "-c", query,
+        ])
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_owned();
+    if out.status.success() {
+        Ok(text(&out.stdout))
+    } else {
+        Err(text(&out.stderr))
+    }
+}
+
+#[test]
+fn the_database_host_admits_the_server_host_with_the_password_and_refuses_a_client_host() {
+    use std::io::{BufRead, BufReader};
+    let Some(_bed) = bed() else { return };
+    let catalog = netns::root().join("crates/hosts/tests/fixtures/catalog");
+    let mut db = Command::new("ip")
+        .args(["netns", "exec", "sb-db", env!("CARGO_BIN_EXE_serverbench")])
+        .args([
+            "db",
+            "run",
+            "--db-port",
+            "5544",
+            "--db-host",
+            netns::DB_ADDR,
+        ])
+        .args(["--db-allow", netns::SERVER_ADDR, "--root"])
+        .arg(&catalog)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(db.stdout.take().unwrap()).lines();
+    let ready = lines.next().unwrap().unwrap();
+    let json = ready
+        .strip_prefix("serverbench-db-ready ")
+        .unwrap_or_else(|| panic!("{ready}"));
+    let ready: serde_json::Value = serde_json::from_str(json).unwrap();
+    let url = ready["url"].as_str().unwrap().to_owned();
+    assert!(url.contains(&format!("@{}:5544/", netns::DB_ADDR)), "{url}");
+    let count = psql_from("sb-server", &url, "SELECT count(*) FROM world");
+    let refused = psql_from("sb-client1", &url, "SELECT 1");
+    let mut wrong = url.clone();
+    wrong.replace_range(
+        wrong.find(':').unwrap() + 3..wrong.find('@').unwrap(),
+        "serverbench:x",
+    );
+    let bad_password = psql_from("sb-server", &wrong, "SELECT 1");
+    drop(db.stdin.take());
+    assert!(db.wait().unwrap().success());
+    assert_eq!(count, Ok("10000".into()), "the server host logs in");
+    let refused = refused.unwrap_err();
+    assert!(
+        refused.contains("no pg_hba.conf entry for host \"198.18.0.11\""),
+        "{refused}"
+    );
+    let bad_password = bad_password.unwrap_err();
+    assert!(
+        bad_password.contains("password authentication failed"),
+        "{bad_password}"
+    );
 }

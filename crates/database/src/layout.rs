@@ -28,6 +28,9 @@ impl Layout {
     /// The layout for `cache` and the current schema version; `port` sizes the socket path.
     /// Creates nothing except to probe (as root) whether `postgres` reaches the cache.
     pub fn new(cache: &Path, port: u16) -> Layout {
+        // One spelling per folder (`a/../b` is `b`): whether the data moves out of the cache,
+        // and where to, must not depend on how the cache was named.
+        let cache = std::fs::canonicalize(cache).unwrap_or_else(|_| cache.to_path_buf());
         let dir = cache.join("postgres").join(SCHEMA_VERSION.to_string());
         let socket = dir.join("socket").join(format!(".s.PGSQL.{port}"));
         let moved = if socket.as_os_str().len() > MAX_SOCKET_PATH {
@@ -156,6 +159,15 @@ mod tests {
         assert_eq!(l.moved, None);
         assert_eq!(l.data(), l.dir.join("data"));
         assert_eq!(l.password_file(), l.dir.join("password"));
+    }
+
+    #[test]
+    fn two_spellings_of_one_cache_give_one_layout() {
+        let tmp = tempfile::tempdir().unwrap();
+        let deep = tmp.path().join("a");
+        std::fs::create_dir(&deep).unwrap();
+        let roundabout = deep.join("..").join("a").join("..").join("a");
+        assert_eq!(Layout::new(&roundabout, 5433), Layout::new(&deep, 5433));
     }
 
     #[test]
