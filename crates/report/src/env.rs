@@ -38,8 +38,11 @@ fn hosts(h: &HostsEnv) -> String {
         .iter()
         .map(|c| format!("{} ({} CPUs)", c.name, c.cpus))
         .collect();
+    let database = h.database.as_ref().map_or(String::new(), |d| {
+        format!(", database on {} ({}, {} CPUs)", d.name, d.address, d.cpus)
+    });
     format!(
-        "servers on {} ({}, {} CPUs), load from {}",
+        "servers on {} ({}, {} CPUs), load from {}{database}",
         h.server.name,
         h.server.address,
         h.server.cpus,
@@ -240,6 +243,32 @@ mod tests {
                 ("Warm-up", "500ms".to_owned()),
                 ("serverbench", "0.1.0".to_owned()),
             ]
+        );
+    }
+
+    #[test]
+    fn the_hosts_line_names_the_database_host_when_it_has_its_own() {
+        use serverbench_results::env::HostEnv;
+        let host = |name: &str, address: &str| HostEnv {
+            name: name.into(),
+            address: address.into(),
+            cpus: 2,
+            ..HostEnv::default()
+        };
+        let mut h = HostsEnv {
+            server: host("app", "10.0.0.2"),
+            clients: vec![host("load", "10.0.0.3")],
+            ..HostsEnv::default()
+        };
+        assert_eq!(
+            hosts(&h),
+            "servers on app (10.0.0.2, 2 CPUs), load from load (2 CPUs)"
+        );
+        h.database = Some(host("pg", "10.0.0.4"));
+        assert!(
+            hosts(&h).ends_with("load from load (2 CPUs), database on pg (10.0.0.4, 2 CPUs)"),
+            "{}",
+            hosts(&h)
         );
     }
 
