@@ -45,7 +45,8 @@ pub struct Args {
     /// Pin the load tool to these CPUs (default: the second half of the CPUs; `1` here).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
     pub client_cpus: Option<crate::cpus::CpuList>,
-    /// Database laps: pin the database to these CPUs (default: the servers' CPUs).
+    /// Database laps: pin the database to these CPUs (default: the servers' CPUs; with
+    /// --db-host, that host's inventory `cpus`).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
     pub db_cpus: Option<crate::cpus::CpuList>,
     /// Database laps: the private PostgreSQL's port.

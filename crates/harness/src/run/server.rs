@@ -281,7 +281,14 @@ impl<'a> RunState<'a> {
         });
         if pool.is_some() && self.db.as_ref().is_some_and(|d| d.pid().is_none()) {
             on_event(Event::Preparing {
-                what: format!("starting the database (port {})", self.opts.database.port),
+                what: format!(
+                    "starting the database{} (port {})",
+                    self.opts
+                        .hosts
+                        .as_ref()
+                        .map_or(String::new(), |h| format!(" on {}", h.database.name)),
+                    self.opts.database.port
+                ),
             });
         }
         let env = match self.database_env(server, pool) {
