@@ -2,7 +2,7 @@
 //! with the database on a host). It prints [`DB_READY_PREFIX`] and the postmaster's pid and URL
 //! once the cluster accepts connections, answers each [`DB_SNAPSHOT`] line on stdin with the
 //! statements so far (read on the host, so the controller needs no TCP access), and stops the
-//! cluster when stdin closes (the session ended), on SIGINT/SIGTERM, or exits non-zero when the
+//! cluster when stdin closes (the session ended), on SIGINT/SIGTERM, or fails (exit 1) when the
 //! postmaster dies.
 
 use crate::exit::Exit;
@@ -44,9 +44,8 @@ pub fn run(config: &Config) -> anyhow::Result<Exit> {
                 if !serverbench_database::is_running(db.pid) {
                     let log = cluster.layout().log_file();
                     eprintln!("{}", serverbench_harness::process::log_tail(&log, 3));
-                    // Last: the line a controller names the failure with.
-                    eprintln!("the database (postgres, pid {}) exited", db.pid);
-                    return Ok(Exit::CheckFailed);
+                    // The error comes last: the line a controller names the failure with.
+                    anyhow::bail!("the database (postgres, pid {}) exited", db.pid);
                 }
             }
         }

@@ -102,12 +102,12 @@ pub enum HostsError {
         after: Duration,
     },
     /// `serverbench db run` printed something unexpected.
-    #[error("{host}: `serverbench db run` printed something unreadable {line}")]
+    #[error("{host}: `serverbench db run` printed an unreadable {what}")]
     DbSaid {
         /// The database host.
         host: String,
-        /// What it was.
-        line: String,
+        /// What it was (its ready line, the URL in it).
+        what: String,
     },
     /// The load cannot be expressed for a client host.
     #[error("{host}: {source}")]

@@ -95,9 +95,9 @@ impl RemoteDb {
         let argv = db_run_argv(h, spec)?;
         let (tx, rx) = mpsc::channel();
         let mut session = h.transport.spawn(&h.database, 0, &argv, tx)?;
-        let said = |line: &str| HostsError::DbSaid {
+        let said = |what: &str| HostsError::DbSaid {
             host: h.database.name.clone(),
-            line: line.to_owned(),
+            what: what.to_owned(),
         };
         let line = loop {
             match rx.recv_timeout(READY_TIMEOUT) {
@@ -119,8 +119,8 @@ impl RemoteDb {
             }
         };
         let json = &line[DB_READY_PREFIX.len()..];
-        let ready: DbReady = serde_json::from_str(json).map_err(|_| said("(its ready line)"))?;
-        let url = DbUrl::parse(&ready.url).map_err(|_| said("(a URL it announced)"))?;
+        let ready: DbReady = serde_json::from_str(json).map_err(|_| said("ready line"))?;
+        let url = DbUrl::parse(&ready.url).map_err(|_| said("URL in its ready line"))?;
         Ok(RemoteDb {
             session,
             rx,
