@@ -44,6 +44,47 @@ impl DatabaseLap {
     }
 }
 
+/// The database's floor at one concurrency (issue 22): what the run's database answered alone,
+/// `pgbench -M prepared` asking `/db`'s select (one `world` row by id) from `clients` sessions,
+/// the database on its lap CPUs, pgbench on the client CPUs. No server's `/db` passes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DatabaseFloor {
+    /// pgbench's sessions: the most database connections a `/db` lap could use (its
+    /// connections, at most its pool).
+    pub clients: u32,
+    /// pgbench's threads.
+    pub threads: u32,
+    /// Selects per second (pgbench's tps without the connection time).
+    pub selects_per_s: f64,
+    /// Selects completed.
+    pub transactions: u64,
+    /// Seconds measured.
+    pub duration_s: f64,
+    /// The database's CPUs (empty: not pinned).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub db_cpus: Vec<usize>,
+    /// pgbench's CPUs (empty: not pinned).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_cpus: Vec<usize>,
+}
+
+impl DatabaseFloor {
+    /// The floor of `floors` for a `/db` lap of `connections` with a pool of `pool`: the one
+    /// with `min(connections, pool)` clients, else the nearest below, else the nearest.
+    pub fn for_lap(
+        floors: &[DatabaseFloor],
+        connections: u32,
+        pool: Option<u32>,
+    ) -> Option<&DatabaseFloor> {
+        let want = pool.map_or(connections, |p| connections.min(p));
+        let below = floors
+            .iter()
+            .filter(|f| f.clients <= want)
+            .max_by_key(|f| f.clients);
+        below.or_else(|| floors.iter().min_by_key(|f| f.clients.abs_diff(want)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +96,25 @@ mod tests {
         assert_eq!(d.rows_per_s, Some(1000.0));
         let none = DatabaseLap::measured("local".into(), vec![], (5, 5), Some(0), 0.0);
         assert_eq!((none.statements_per_request, none.rows_per_s), (None, None));
+    }
+
+    fn floor(clients: u32) -> DatabaseFloor {
+        DatabaseFloor {
+            clients,
+            selects_per_s: f64::from(clients) * 1000.0,
+            ..DatabaseFloor::default()
+        }
+    }
+
+    #[test]
+    fn a_db_lap_takes_the_floor_of_as_many_sessions_as_its_pool_lets_it_use() {
+        let floors = [floor(16), floor(4), floor(64)];
+        let of = |c, pool| DatabaseFloor::for_lap(&floors, c, pool).map(|f| f.clients);
+        assert_eq!(of(256, Some(16)), Some(16));
+        assert_eq!(of(16, Some(16)), Some(16));
+        assert_eq!(of(8, Some(16)), Some(4));
+        assert_eq!(of(2, Some(16)), Some(4));
+        assert_eq!(of(256, None), Some(64));
+        assert_eq!(DatabaseFloor::for_lap(&[], 16, Some(16)), None);
     }
 }
