@@ -63,6 +63,13 @@ fn a_started_cluster_is_pinned_counts_statements_by_kind_and_stops_when_dropped(
     assert_eq!(delta.get(StatementKind::WorldUpdate).rows, 2);
     assert_eq!(delta.get(StatementKind::Fortune).rows, 12);
     assert_eq!(delta.statements(), 8, "{delta:#?}");
+    let quiet = std::time::Duration::from_millis(50);
+    let settled = Snapshot::take_settled(&mut c, quiet, quiet * 20).unwrap();
+    assert_eq!(
+        before.delta(&settled).statements(),
+        8,
+        "a quiet database settles at once, its own reads left out"
+    );
     assert_eq!(
         read_worlds(&mut c, &[11, 10, 99999]).unwrap(),
         [
