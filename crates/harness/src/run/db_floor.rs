@@ -116,3 +116,79 @@ fn one(
         client_cpus,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::plan::Job;
+
+    /// suites/database.toml's shape: `db` at 4, 16 and 256 connections (256 for 30 s),
+    /// `fortunes` beside it, pool 16.
+    const SUITE: &str = r#"
+name = "floor"
+description = "d"
+reproduces = "none"
+servers = "all"
+laps = 2
+pool = 16
+[[scenario]]
+name = "db"
+paths = ["/db"]
+requires = "db"
+[[scenario]]
+name = "fortunes"
+paths = ["/fortunes"]
+requires = "fortunes"
+[[profile]]
+name = "c4"
+connections = 4
+duration = "2s"
+[[profile]]
+name = "c16"
+connections = 16
+duration = "3s"
+[[profile]]
+name = "c256"
+connections = 256
+duration = "30s"
+"#;
+
+    fn plan(suite: &crate::suite::Suite) -> Plan {
+        let mut jobs = Vec::new();
+        for lap in 1..=suite.laps {
+            for scenario in 0..suite.scenarios.len() {
+                for profile in 0..suite.profiles.len() {
+                    jobs.push(Job {
+                        server: 0,
+                        scenario,
+                        profile,
+                        lap,
+                    });
+                }
+            }
+        }
+        Plan {
+            servers: Vec::new(),
+            skipped: Vec::new(),
+            scenario_skips: Vec::new(),
+            jobs,
+        }
+    }
+
+    #[test]
+    fn one_floor_per_sessions_count_of_the_db_laps_at_most_the_pool_and_ten_seconds() {
+        let suite = crate::suite::Suite::parse(SUITE, Path::new("floor.toml")).unwrap();
+        let points = points(&plan(&suite), &suite);
+        assert_eq!(
+            points,
+            [(4, Duration::from_secs(2)), (16, Duration::from_secs(10))]
+        );
+    }
+
+    #[test]
+    fn a_suite_without_db_laps_has_no_floor() {
+        let text = SUITE.replace("requires = \"db\"", "requires = \"queries\"");
+        let suite = crate::suite::Suite::parse(&text, Path::new("floor.toml")).unwrap();
+        assert!(points(&plan(&suite), &suite).is_empty());
+    }
+}
