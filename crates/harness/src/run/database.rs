@@ -14,7 +14,7 @@ use serverbench_results::record::{FailureKind, LapFailure};
 use std::path::Path;
 
 /// A database is settled when its statements did not grow for this long...
-const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(100);
+const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(200);
 /// ...or after this long.
 const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 
