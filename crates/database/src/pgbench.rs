@@ -34,7 +34,7 @@ impl FloorSpec {
         let most = (self.cpus.len().max(1) as u32).min(self.clients.max(1));
         (1..=most)
             .rev()
-            .find(|t| self.clients % t == 0)
+            .find(|t| self.clients.is_multiple_of(*t))
             .unwrap_or(1)
     }
 

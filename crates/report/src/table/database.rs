@@ -96,8 +96,8 @@ pub fn database_tables(summary: &Summary) -> Vec<(String, Grid)> {
             let local = rows
                 .iter()
                 .all(|r| r.db_host.as_deref().is_none_or(|h| h == "local"));
-            let keep = |k: &str| !CSV_ONLY.contains(&k) && !(local && k == "db_host");
-            (heading, grid(&rows, keep))
+            let hidden = |k: &str| CSV_ONLY.contains(&k) || (local && k == "db_host");
+            (heading, grid(&rows, |k| !hidden(k)))
         })
         .collect()
 }
