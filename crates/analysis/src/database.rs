@@ -34,8 +34,13 @@ pub struct DatabaseRow {
     /// median over the laps.
     pub db_cpu_share: Option<f64>,
     /// `/db` rows: the database's floor (selects/s pgbench got from it alone, at the sessions
-    /// this row's laps could use: connections, at most the pool), when the run measured it.
+    /// this row's laps could use: connections, at most the pool), the median over the rounds
+    /// the run measured it in.
     pub floor_selects_per_s: Option<f64>,
+    /// `/db` rows: the floor's sessions, rounds, and its lowest and highest round.
+    pub floor_sessions: Option<u32>,
+    pub floor_rounds: usize,
+    pub floor_range: Option<(f64, f64)>,
     /// `/db` rows: req/s as a share of that floor ("share of the database's rate").
     pub of_floor: Option<f64>,
     /// Successful laps.
@@ -85,6 +90,9 @@ fn empty_row(r: &LapRecord) -> DatabaseRow {
         statements_per_request: None,
         db_cpu_share: None,
         floor_selects_per_s: None,
+        floor_sessions: None,
+        floor_rounds: 0,
+        floor_range: None,
         of_floor: None,
         laps: 0,
     }
@@ -121,7 +129,8 @@ fn is_db(row: &DatabaseRow, paths: &[String]) -> bool {
 }
 
 /// Each `/db` row's floor and its req/s as a share of it, from the floors the run measured
-/// (`env.json`'s `database_floor`): the floor at the sessions the row's laps could use.
+/// (`env.json`'s `database_floor`, one per round of laps): the median of the rounds at the
+/// sessions the row's laps could use.
 pub fn with_floor(rows: &mut [DatabaseRow], records: &[LapRecord], floors: &[DatabaseFloor]) {
     for row in rows.iter_mut() {
         let lap = records.iter().find(|r| {
@@ -130,14 +139,25 @@ pub fn with_floor(rows: &mut [DatabaseRow], records: &[LapRecord], floors: &[Dat
         if !lap.is_some_and(|r| is_db(row, &r.params.paths)) {
             continue;
         }
-        let Some(floor) = DatabaseFloor::for_lap(floors, row.connections, row.pool) else {
+        let Some(sessions) = DatabaseFloor::sessions_for_lap(floors, row.connections, row.pool)
+        else {
             continue;
         };
-        row.floor_selects_per_s = Some(floor.selects_per_s);
-        row.of_floor = row
-            .rps
-            .filter(|_| floor.selects_per_s > 0.0)
-            .map(|rps| rps / floor.selects_per_s);
+        let rates: Vec<f64> = floors
+            .iter()
+            .filter(|f| f.clients == sessions && f.selects_per_s > 0.0)
+            .map(|f| f.selects_per_s)
+            .collect();
+        let Some(floor) = median(&rates) else {
+            continue;
+        };
+        let low = rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = rates.iter().copied().fold(0.0, f64::max);
+        row.floor_selects_per_s = Some(floor);
+        row.floor_sessions = Some(sessions);
+        row.floor_rounds = rates.len();
+        row.floor_range = Some((low, high));
+        row.of_floor = row.rps.map(|rps| rps / floor);
     }
 }
 

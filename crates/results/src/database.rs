@@ -77,6 +77,10 @@ pub struct DatabaseFloor {
     pub clients: u32,
     /// pgbench's threads.
     pub threads: u32,
+    /// The round of laps it followed (1-based: measured after every server's lap N, so the
+    /// floors interleave with the laps).
+    #[serde(default)]
+    pub round: u32,
     /// Selects per second (pgbench's tps without the connection time).
     pub selects_per_s: f64,
     /// Selects completed.
@@ -92,19 +96,26 @@ pub struct DatabaseFloor {
 }
 
 impl DatabaseFloor {
-    /// The floor of `floors` for a `/db` lap of `connections` with a pool of `pool`: the one
-    /// with `min(connections, pool)` clients, else the nearest below, else the nearest.
-    pub fn for_lap(
+    /// The sessions of the floor a `/db` lap of `connections` with a pool of `pool` is read
+    /// against, among those of `floors`: `min(connections, pool)`, else the nearest below, else
+    /// the nearest.
+    pub fn sessions_for_lap(
         floors: &[DatabaseFloor],
         connections: u32,
         pool: Option<u32>,
-    ) -> Option<&DatabaseFloor> {
+    ) -> Option<u32> {
         let want = pool.map_or(connections, |p| connections.min(p));
         let below = floors
             .iter()
-            .filter(|f| f.clients <= want)
-            .max_by_key(|f| f.clients);
-        below.or_else(|| floors.iter().min_by_key(|f| f.clients.abs_diff(want)))
+            .map(|f| f.clients)
+            .filter(|&c| c <= want)
+            .max();
+        below.or_else(|| {
+            floors
+                .iter()
+                .map(|f| f.clients)
+                .min_by_key(|c| c.abs_diff(want))
+        })
     }
 }
 
@@ -146,12 +157,12 @@ mod tests {
     #[test]
     fn a_db_lap_takes_the_floor_of_as_many_sessions_as_its_pool_lets_it_use() {
         let floors = [floor(16), floor(4), floor(64)];
-        let of = |c, pool| DatabaseFloor::for_lap(&floors, c, pool).map(|f| f.clients);
+        let of = |c, pool| DatabaseFloor::sessions_for_lap(&floors, c, pool);
         assert_eq!(of(256, Some(16)), Some(16));
         assert_eq!(of(16, Some(16)), Some(16));
         assert_eq!(of(8, Some(16)), Some(4));
         assert_eq!(of(2, Some(16)), Some(4));
         assert_eq!(of(256, None), Some(64));
-        assert_eq!(DatabaseFloor::for_lap(&[], 16, Some(16)), None);
+        assert_eq!(DatabaseFloor::sessions_for_lap(&[], 16, Some(16)), None);
     }
 }

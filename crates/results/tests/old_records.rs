@@ -52,6 +52,7 @@ fn an_env_json_from_before_the_database_floor_reads_with_no_floor_and_a_new_one_
     let floor = DatabaseFloor {
         clients: 16,
         threads: 1,
+        round: 1,
         selects_per_s: 18_600.0,
         transactions: 55_800,
         duration_s: 3.0,

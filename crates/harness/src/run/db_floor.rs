@@ -1,10 +1,12 @@
-//! The database's floor (issue 22), measured once per run that has `/db` laps: at the end of the
-//! run, the servers gone, the run's own database answers `/db`'s select alone (pgbench,
+//! The database's floor (issue 22), measured in a run that has `/db` laps after each round of
+//! laps (every server's lap N), the servers gone, so the floors interleave with the laps they
+//! are read against: the run's own database answers `/db`'s select alone (pgbench,
 //! serverbench-database's [`measure_floor`]) with the database on its lap CPUs and pgbench on the
 //! client CPUs. Once per number of sessions the `/db` laps could use: a lap's connections, at
 //! most its pool (a server never holds more database connections than `DATABASE_POOL`), for
 //! the longest of those laps' durations (at most 10 s; `--quick` has shortened them already).
-//! The floors go to `env.json`; the report reads each `/db` lap's rate as a share of its floor.
+//! The floors go to `env.json`, one per round and sessions count; the report reads each `/db`
+//! row's median req/s as a share of the median floor.
 
 use super::database::RunDatabase;
 use super::plan::Plan;
@@ -46,14 +48,15 @@ pub(super) fn points(plan: &Plan, suite: &crate::suite::Suite) -> Vec<(u32, Dura
     points.into_iter().map(to_duration).collect()
 }
 
-/// Measures the floors of a run that had `/db` laps on its own database (not over hosts, not
-/// when interrupted, not when the database never ran) and records them in `env.json`; a floor
-/// that cannot be measured is reported and left out.
+/// Measures the floors of round `round` of a run that has `/db` laps, on its own database (not
+/// over hosts, not when interrupted, not when the database does not run) and records them in
+/// `env.json` (replacing the round's, if `--resume` measures it again); a floor that cannot be
+/// measured is reported and left out.
 pub(super) fn measure(
     plan: &Plan,
     opts: &RunOptions,
     db: Option<&mut RunDatabase>,
-    dir: &Path,
+    (dir, round): (&Path, u32),
     on_event: &mut dyn FnMut(Event),
 ) {
     let Some(db) = db.filter(|d| d.pid().is_some()) else {
@@ -68,14 +71,9 @@ pub(super) fn measure(
     }
     let mut floors = Vec::new();
     for (clients, duration) in points {
-        on_event(Event::Preparing {
-            what: format!(
-                "measuring the database's floor: pgbench, /db's select, {clients} sessions, {} s",
-                duration.as_secs_f64().round()
-            ),
-        });
-        let floor = one(db, opts, clients, duration, dir);
+        let floor = one(db, opts, clients, duration, dir).map(|f| DatabaseFloor { round, ..f });
         on_event(Event::DatabaseFloor {
+            round,
             clients,
             outcome: floor
                 .as_ref()
@@ -86,7 +84,8 @@ pub(super) fn measure(
     }
     let env_path = dir.join(results::ENV_FILE);
     if let Ok(Some(mut env)) = Env::read(&env_path) {
-        env.database_floor = floors;
+        env.database_floor.retain(|f| f.round != round);
+        env.database_floor.extend(floors);
         let _ = env.write(&env_path);
     }
 }
@@ -109,6 +108,7 @@ fn one(
     Ok(DatabaseFloor {
         clients: r.clients,
         threads: r.threads,
+        round: 0,
         selects_per_s: r.selects_per_s,
         transactions: r.transactions,
         duration_s: r.duration_s,

@@ -177,9 +177,11 @@ pub enum Event {
     },
     /// Ctrl-C: the run stopped; `--resume` continues it.
     Interrupted,
-    /// The database's floor at `clients` sessions (end of a run with `/db` laps): selects per
-    /// second, or why it could not be measured.
+    /// The database's floor at `clients` sessions after round `round` of a run with `/db` laps:
+    /// selects per second, or why it could not be measured.
     DatabaseFloor {
+        /// The round of laps it followed.
+        round: u32,
         /// pgbench's sessions.
         clients: u32,
         /// Selects per second, or why not.
@@ -370,8 +372,8 @@ pub fn run(
             }
             state.server_lap(paths, si, lap, &mut writer, on_event)?;
         }
+        db_floor::measure(&plan, opts, state.db.as_mut(), (&dir, lap), on_event);
     }
-    db_floor::measure(&plan, opts, state.db.as_mut(), &dir, on_event);
     state.stop_database();
     let records = read_records(&results_path)?;
     let until_ci = rule.map(|r| until_ci::cell_states(&records, &r));

@@ -122,22 +122,19 @@ pub fn database_legend(summary: &Summary) -> Vec<String> {
          queries-N); pool: DATABASE_POOL given to the server."
             .to_string(),
     ];
-    let mut floors: Vec<(u32, f64)> = Vec::new();
-    for r in &summary.database {
-        let sessions = r.pool.map_or(r.connections, |p| r.connections.min(p));
-        if let Some(f) = r
-            .floor_selects_per_s
-            .filter(|_| !floors.iter().any(|x| x.0 == sessions))
-        {
-            floors.push((sessions, f));
+    let mut floors: Vec<&DatabaseRow> = Vec::new();
+    for r in summary
+        .database
+        .iter()
+        .filter(|r| r.floor_selects_per_s.is_some())
+    {
+        if !floors.iter().any(|f| f.floor_sessions == r.floor_sessions) {
+            floors.push(r);
         }
     }
-    floors.sort_by_key(|f| f.0);
+    floors.sort_by_key(|f| f.floor_sessions);
     if !floors.is_empty() {
-        let each: Vec<String> = floors
-            .iter()
-            .map(|(n, f)| format!("{} selects/s at {n} sessions", grouped(*f)))
-            .collect();
+        let each: Vec<String> = floors.iter().map(|r| floor_text(r)).collect();
         lines.push(format!(
             "of floor: a db row's req/s as a share of the database's own rate, pgbench asking \
              /db's select alone with as many sessions as the pool lets the server use (no /db \
@@ -146,6 +143,21 @@ pub fn database_legend(summary: &Summary) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// `27,525 selects/s at 16 sessions (median of 5 rounds, 25,100–28,010)`.
+fn floor_text(r: &DatabaseRow) -> String {
+    let rate = grouped(r.floor_selects_per_s.unwrap_or_default());
+    let sessions = r.floor_sessions.unwrap_or_default();
+    match r.floor_range.filter(|_| r.floor_rounds > 1) {
+        Some((low, high)) => format!(
+            "{rate} selects/s at {sessions} sessions (median of {} rounds, {}–{})",
+            r.floor_rounds,
+            grouped(low),
+            grouped(high)
+        ),
+        None => format!("{rate} selects/s at {sessions} sessions"),
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +181,9 @@ mod tests {
             statements_per_request: Some(1.0),
             db_cpu_share: Some(0.6),
             floor_selects_per_s: Some(18_600.0),
+            floor_sessions: Some(16),
+            floor_rounds: 3,
+            floor_range: Some((17_000.0, 19_000.0)),
             of_floor: Some(0.66),
             laps: 3,
         }
