@@ -51,8 +51,15 @@ fn cells(r: &DatabaseRow) -> [Cell; 14] {
     ]
 }
 
+/// CSV columns that came after the others: appended there, so the earlier ones keep their places.
+const CSV_APPENDED: [&str; 3] = ["floor_selects_per_s", "of_floor", "db_cpu_share"];
+
 fn grid(rows: &[&DatabaseRow], keep: impl Fn(&str) -> bool) -> Grid {
     let shown: Vec<usize> = (0..COLUMNS.len()).filter(|&i| keep(COLUMNS[i].0)).collect();
+    grid_of(rows, shown)
+}
+
+fn grid_of(rows: &[&DatabaseRow], shown: Vec<usize>) -> Grid {
     let columns = shown
         .iter()
         .map(|&i| Column {
@@ -105,7 +112,9 @@ pub fn database_tables(summary: &Summary) -> Vec<(String, Grid)> {
 /// Every database row for CSV; `None` without database laps.
 pub fn database_csv(summary: &Summary) -> Option<Grid> {
     let rows: Vec<&DatabaseRow> = summary.database.iter().collect();
-    (!rows.is_empty()).then(|| grid(&rows, |_| true))
+    let appended = |i: &usize| CSV_APPENDED.contains(&COLUMNS[*i].0);
+    let (last, first): (Vec<usize>, Vec<usize>) = (0..COLUMNS.len()).partition(appended);
+    (!rows.is_empty()).then(|| grid_of(&rows, first.into_iter().chain(last).collect()))
 }
 
 /// What the database table's columns mean (shown under it), and the floors the `/db` rows
