@@ -41,7 +41,8 @@ pub struct DatabaseRow {
     pub floor_sessions: Option<u32>,
     pub floor_rounds: usize,
     pub floor_range: Option<(f64, f64)>,
-    /// `/db` rows: req/s as a share of that floor ("share of the database's rate").
+    /// `/db` rows: req/s as a share of that floor ("share of the database's rate"): the median
+    /// of each lap's req/s over the floor of its own round, else the medians' ratio.
     pub of_floor: Option<f64>,
     /// Successful laps.
     pub laps: usize,
@@ -133,10 +134,13 @@ fn is_db(row: &DatabaseRow, paths: &[String]) -> bool {
 /// sessions the row's laps could use.
 pub fn with_floor(rows: &mut [DatabaseRow], records: &[LapRecord], floors: &[DatabaseFloor]) {
     for row in rows.iter_mut() {
-        let lap = records.iter().find(|r| {
-            (&r.server, &r.scenario, &r.profile) == (&row.server, &row.scenario, &row.profile)
-        });
-        if !lap.is_some_and(|r| is_db(row, &r.params.paths)) {
+        let laps: Vec<&LapRecord> = records
+            .iter()
+            .filter(|r| {
+                (&r.server, &r.scenario, &r.profile) == (&row.server, &row.scenario, &row.profile)
+            })
+            .collect();
+        if !laps.first().is_some_and(|r| is_db(row, &r.params.paths)) {
             continue;
         }
         let Some(sessions) = DatabaseFloor::sessions_for_lap(floors, row.connections, row.pool)
@@ -157,8 +161,23 @@ pub fn with_floor(rows: &mut [DatabaseRow], records: &[LapRecord], floors: &[Dat
         row.floor_sessions = Some(sessions);
         row.floor_rounds = rates.len();
         row.floor_range = Some((low, high));
-        row.of_floor = row.rps.map(|rps| rps / floor);
+        let paired = paired_shares(&laps, floors, sessions);
+        row.of_floor = median(&paired).or_else(|| row.rps.map(|rps| rps / floor));
     }
+}
+
+/// Each successful lap's req/s over the floor measured right after its round (lap N, round N):
+/// on a machine whose load drifts, a lap and the floor beside it share their conditions.
+fn paired_shares(laps: &[&LapRecord], floors: &[DatabaseFloor], sessions: u32) -> Vec<f64> {
+    let ok = laps.iter().filter(|r| r.status == LapStatus::Ok);
+    ok.filter_map(|r| {
+        let rps = r.load.as_ref()?.rps?;
+        let f = floors
+            .iter()
+            .find(|f| f.round == r.lap && f.clients == sessions && f.selects_per_s > 0.0)?;
+        Some(rps / f.selects_per_s)
+    })
+    .collect()
 }
 
 /// A queries-per-request curve: one server's req/s against N at one profile, for one kind

@@ -146,8 +146,8 @@ pub fn database_legend(summary: &Summary) -> Vec<String> {
         let each: Vec<String> = floors.iter().map(|r| floor_text(r)).collect();
         lines.push(format!(
             "of floor: a db row's req/s as a share of the database's own rate, pgbench asking \
-             /db's select alone with as many sessions as the pool lets the server use (no /db \
-             can pass it): {}.",
+             /db's select alone with as many sessions as the pool lets the server use, after \
+             each round of laps (the median of each lap against its round's floor): {}.",
             each.join(", ")
         ));
     }
