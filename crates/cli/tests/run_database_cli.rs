@@ -199,7 +199,10 @@ fn a_database_lap_starts_postgres_samples_it_counts_statements_and_stops_it() {
         "the floor has as many sessions as the pool: {floor}"
     );
     assert!(floor["selects_per_s"].as_f64().unwrap() > 0.0, "{floor}");
-    assert!(output.contains("database floor, 3 sessions:"), "{output}");
+    assert!(
+        output.contains("database floor, 3 sessions, round 1:"),
+        "{output}"
+    );
     let left = postgres_of(&tmp.path().join("cache"));
     assert!(left.is_empty(), "postgres left running: {left:?}");
 }
