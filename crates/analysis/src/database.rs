@@ -6,6 +6,7 @@
 
 use crate::stats::median;
 use serde::Serialize;
+use serverbench_results::database::DatabaseFloor;
 use serverbench_results::record::{LapRecord, LapStatus};
 use serverbench_results::Role;
 
@@ -29,6 +30,20 @@ pub struct DatabaseRow {
     pub server_cpu_us_per_request: Option<f64>,
     pub database_cpu_us_per_request: Option<f64>,
     pub statements_per_request: Option<f64>,
+    /// The database's share of the server-side CPU: its CPU / (the server's + its own), the
+    /// median over the laps.
+    pub db_cpu_share: Option<f64>,
+    /// `/db` rows: the database's floor (selects/s pgbench got from it alone, at the sessions
+    /// this row's laps could use: connections, at most the pool), the median over the rounds
+    /// the run measured it in.
+    pub floor_selects_per_s: Option<f64>,
+    /// `/db` rows: the floor's sessions, rounds, and its lowest and highest round.
+    pub floor_sessions: Option<u32>,
+    pub floor_rounds: usize,
+    pub floor_range: Option<(f64, f64)>,
+    /// `/db` rows: req/s as a share of that floor ("share of the database's rate"): the median
+    /// of each lap's req/s over the floor of its own round, else the medians' ratio.
+    pub of_floor: Option<f64>,
     /// Successful laps.
     pub laps: usize,
 }
@@ -74,6 +89,12 @@ fn empty_row(r: &LapRecord) -> DatabaseRow {
         server_cpu_us_per_request: None,
         database_cpu_us_per_request: None,
         statements_per_request: None,
+        db_cpu_share: None,
+        floor_selects_per_s: None,
+        floor_sessions: None,
+        floor_rounds: 0,
+        floor_range: None,
+        of_floor: None,
         laps: 0,
     }
 }
@@ -94,8 +115,69 @@ fn fill(mut row: DatabaseRow, laps: &[&LapRecord]) -> DatabaseRow {
     row.statements_per_request = med(&|r| r.database.as_ref()?.statements_per_request);
     row.server_cpu_us_per_request = med(&|r| r.stats(Role::Server)?.cpu_us_per_request);
     row.database_cpu_us_per_request = med(&|r| r.stats(Role::Database)?.cpu_us_per_request);
+    row.db_cpu_share = med(&|r| {
+        let db = r.stats(Role::Database)?.cpu_s;
+        let server = r.stats(Role::Server)?.cpu_s;
+        (db + server > 0.0).then(|| db / (db + server))
+    });
     row.laps = ok.len();
     row
+}
+
+/// Whether a row is `/db`'s: one random row per request, the load the floor measures.
+fn is_db(row: &DatabaseRow, paths: &[String]) -> bool {
+    row.queries.is_none() && paths.iter().all(|p| p == "/db")
+}
+
+/// Each `/db` row's floor and its req/s as a share of it, from the floors the run measured
+/// (`env.json`'s `database_floor`, one per round of laps): the median of the rounds at the
+/// sessions the row's laps could use.
+pub fn with_floor(rows: &mut [DatabaseRow], records: &[LapRecord], floors: &[DatabaseFloor]) {
+    for row in rows.iter_mut() {
+        let laps: Vec<&LapRecord> = records
+            .iter()
+            .filter(|r| {
+                (&r.server, &r.scenario, &r.profile) == (&row.server, &row.scenario, &row.profile)
+            })
+            .collect();
+        if !laps.first().is_some_and(|r| is_db(row, &r.params.paths)) {
+            continue;
+        }
+        let Some(sessions) = DatabaseFloor::sessions_for_lap(floors, row.connections, row.pool)
+        else {
+            continue;
+        };
+        let rates: Vec<f64> = floors
+            .iter()
+            .filter(|f| f.clients == sessions && f.selects_per_s > 0.0)
+            .map(|f| f.selects_per_s)
+            .collect();
+        let Some(floor) = median(&rates) else {
+            continue;
+        };
+        let low = rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = rates.iter().copied().fold(0.0, f64::max);
+        row.floor_selects_per_s = Some(floor);
+        row.floor_sessions = Some(sessions);
+        row.floor_rounds = rates.len();
+        row.floor_range = Some((low, high));
+        let paired = paired_shares(&laps, floors, sessions);
+        row.of_floor = median(&paired).or_else(|| row.rps.map(|rps| rps / floor));
+    }
+}
+
+/// Each successful lap's req/s over the floor measured right after its round (lap N, round N):
+/// on a machine whose load drifts, a lap and the floor beside it share their conditions.
+fn paired_shares(laps: &[&LapRecord], floors: &[DatabaseFloor], sessions: u32) -> Vec<f64> {
+    let ok = laps.iter().filter(|r| r.status == LapStatus::Ok);
+    ok.filter_map(|r| {
+        let rps = r.load.as_ref()?.rps?;
+        let f = floors
+            .iter()
+            .find(|f| f.round == r.lap && f.clients == sessions && f.selects_per_s > 0.0)?;
+        Some(rps / f.selects_per_s)
+    })
+    .collect()
 }
 
 /// A queries-per-request curve: one server's req/s against N at one profile, for one kind
@@ -187,6 +269,44 @@ mod tests {
         );
         assert_eq!(r.statements_per_request, Some(5.0));
         assert_eq!(r.database_cpu_us_per_request, Some(50.0));
+    }
+
+    #[test]
+    fn a_db_row_reads_as_a_share_of_the_floor_at_its_pools_sessions_and_others_do_not() {
+        let mut one = db_lap("a", 1, 9_000.0, 1);
+        one.scenario = "db".into();
+        one.params.paths = vec!["/db".into()];
+        one.params.connections = 256;
+        let mut server = ServerStats {
+            cpu_s: 3.0,
+            ..ServerStats::default()
+        };
+        one.set_stats(Role::Server, server.clone());
+        server.cpu_s = 1.0;
+        one.set_stats(Role::Database, server);
+        let laps = [one, db_lap("a", 5, 400.0, 1)];
+        let floor = |clients, rate| DatabaseFloor {
+            clients,
+            selects_per_s: rate,
+            ..DatabaseFloor::default()
+        };
+        let mut rows = database_rows(&laps);
+        with_floor(
+            &mut rows,
+            &laps,
+            &[floor(16, 18_000.0), floor(64, 20_000.0)],
+        );
+        assert_eq!(
+            rows[0].floor_selects_per_s,
+            Some(18_000.0),
+            "pool 16: 16 sessions"
+        );
+        assert_eq!(rows[0].of_floor, Some(0.5));
+        assert_eq!(rows[0].db_cpu_share, Some(0.25));
+        assert_eq!(
+            (rows[1].floor_selects_per_s, rows[1].of_floor),
+            (None, None)
+        );
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub fn analyze_with(
         false => records,
     };
     let mut summary = summary::summarize(measured, baseline);
+    let floors = env.map_or(&[][..], |e| &e.database_floor[..]);
+    database::with_floor(&mut summary.database, measured, floors);
     summary.disturbed = disturbed::disturbed_laps(records, opts.drop_disturbed);
     summary.until_ci = until_ci::report(records, env);
     summary.warnings = diagnostics::diagnose(&summary, measured, env);

@@ -176,7 +176,7 @@ fn a_database_lap_starts_postgres_samples_it_counts_statements_and_stops_it() {
     assert_eq!(lap["params"]["pool"], 3, "the pool is recorded: {lap}");
     let per_request = lap["database"]["statements_per_request"].as_f64().unwrap();
     assert!(
-        (0.95..=1.05).contains(&per_request),
+        (0.99..=1.01).contains(&per_request),
         "one SELECT per /db request: {per_request} ({lap})"
     );
     assert!(
@@ -192,8 +192,33 @@ fn a_database_lap_starts_postgres_samples_it_counts_statements_and_stops_it() {
         lap["server_stats"]["cpu_s"].as_f64().unwrap() > 0.0,
         "{lap}"
     );
+    assert_eq!(lap["database"]["in_flight_at_end"], 4, "{lap}");
+    let floor = floor_of(tmp.path());
+    assert_eq!(
+        floor["clients"], 3,
+        "the floor has as many sessions as the pool: {floor}"
+    );
+    assert!(floor["selects_per_s"].as_f64().unwrap() > 0.0, "{floor}");
+    assert!(
+        output.contains("database floor, 3 sessions, round 1:"),
+        "{output}"
+    );
     let left = postgres_of(&tmp.path().join("cache"));
     assert!(left.is_empty(), "postgres left running: {left:?}");
+}
+
+/// The one floor recorded in the run's env.json.
+fn floor_of(tmp: &Path) -> serde_json::Value {
+    let dir = std::fs::read_dir(tmp.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("env.json").is_file())
+        .expect("a results folder");
+    let text = std::fs::read_to_string(dir.join("env.json")).unwrap();
+    let env: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let floors = env["database_floor"].as_array().expect("database_floor");
+    assert_eq!(floors.len(), 1, "{floors:?}");
+    floors[0].clone()
 }
 
 #[test]

@@ -6,6 +6,7 @@ use crate::{DbError, Result};
 use postgres::Client;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::time::{Duration, Instant};
 
 /// What a statement does, for the query audit and statements per request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -174,6 +175,29 @@ impl Snapshot {
                 })
                 .collect(),
         })
+    }
+
+    /// Reads `pg_stat_statements` once the statements stop growing: two reads `quiet` apart
+    /// with the same count of statements (serverbench's own left out), or the last read after
+    /// `limit`. After a load, the requests still queued in the server reach the database and
+    /// are counted in this snapshot, not in the next lap's.
+    pub fn take_settled(client: &mut Client, quiet: Duration, limit: Duration) -> Result<Snapshot> {
+        let start = Instant::now();
+        let mut last = Snapshot::take(client)?;
+        loop {
+            std::thread::sleep(quiet);
+            let now = Snapshot::take(client)?;
+            if now.statements() == last.statements() || start.elapsed() >= limit {
+                return Ok(now);
+            }
+            last = now;
+        }
+    }
+
+    /// Calls of every statement but serverbench's own.
+    pub fn statements(&self) -> u64 {
+        let theirs = self.rows.iter().filter(|r| r.kind() != StatementKind::Own);
+        theirs.map(|r| r.calls).sum()
     }
 
     /// What ran between `self` and `after`: every statement whose calls grew (a statement

@@ -63,6 +63,13 @@ fn a_started_cluster_is_pinned_counts_statements_by_kind_and_stops_when_dropped(
     assert_eq!(delta.get(StatementKind::WorldUpdate).rows, 2);
     assert_eq!(delta.get(StatementKind::Fortune).rows, 12);
     assert_eq!(delta.statements(), 8, "{delta:#?}");
+    let quiet = std::time::Duration::from_millis(50);
+    let settled = Snapshot::take_settled(&mut c, quiet, quiet * 20).unwrap();
+    assert_eq!(
+        before.delta(&settled).statements(),
+        8,
+        "a quiet database settles at once, its own reads left out"
+    );
     assert_eq!(
         read_worlds(&mut c, &[11, 10, 99999]).unwrap(),
         [
@@ -80,4 +87,42 @@ fn a_started_cluster_is_pinned_counts_statements_by_kind_and_stops_when_dropped(
     drop(db);
     assert!(!alive(pid), "PID {pid} still runs after the drop");
     assert_eq!(cluster.status().running, None);
+}
+
+#[test]
+fn pgbench_measures_the_floor_of_world_by_id_selects_on_the_cluster() {
+    if std::env::var_os("SERVERBENCH_SKIP_DB").is_some_and(|v| v == "1") {
+        eprintln!("skipped: SERVERBENCH_SKIP_DB=1 (no PostgreSQL 15 for the db tests)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut config = Config::new(tmp.path());
+    config.port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cluster = Cluster::prepare(&config).unwrap();
+    let db = cluster.start().unwrap();
+    let mut c = connect(&db.url()).unwrap();
+    reset_statements(&mut c).unwrap();
+    let before = Snapshot::take(&mut c).unwrap();
+    let spec = serverbench_database::FloorSpec {
+        clients: 4,
+        cpus: vec![0],
+        duration: std::time::Duration::from_secs(1),
+    };
+    let floor =
+        serverbench_database::measure_floor(&db.url(), &spec, &tmp.path().join("floor")).unwrap();
+    let delta = before.delta(&Snapshot::take(&mut c).unwrap());
+    assert_eq!(
+        (floor.clients, floor.threads, floor.duration_s),
+        (4, 1, 1.0)
+    );
+    assert!(floor.selects_per_s > 0.0, "{floor:?}");
+    let by_id = delta.get(StatementKind::WorldById).calls;
+    assert!(
+        by_id >= floor.transactions && by_id > 0,
+        "every pgbench transaction is one world-by-id select: {by_id} vs {floor:?}"
+    );
 }

@@ -496,3 +496,75 @@ fn drop_disturbed_computes_the_figures_from_the_remaining_laps_and_says_so() {
     assert_eq!(json["summary"]["disturbed"][0]["dropped"], true);
     assert!(json["summary"]["until_ci"]["cells"].is_array());
 }
+
+/// Database laps (`fixtures/database`): a real 2-lap run of two psql-backed Python servers
+/// (crates/cli/tests/run_database_cli.rs's) on /db at 4 and 16 connections and queries-5 at 16,
+/// pool 16, 1 s laps, with the database's floor pgbench measured at the end of the run (4 and 16
+/// sessions) in env.json; histograms and timelines dropped.
+fn render_database(format: Format) -> String {
+    let laps = laps("database");
+    let text = std::fs::read_to_string(fixture("database").join("env.json")).unwrap();
+    let env: Env = serde_json::from_str(&text).unwrap();
+    let summary = full_summary(&laps, None, Some(&env));
+    render_with(format, &summary, Some(&env), &laps, Options::default())
+}
+
+#[test]
+fn database_laps_read_as_a_share_of_the_floor_in_the_terminal() {
+    let term = render_database(Format::Term);
+    check_snapshot("database-term", &term);
+    for needle in ["of floor", "db CPU", "27,525 selects/s at 4 sessions"] {
+        assert!(term.contains(needle), "{needle}: {term}");
+    }
+}
+
+#[test]
+fn database_laps_read_as_a_share_of_the_floor_in_markdown_and_csv() {
+    let md = render_database(Format::Markdown);
+    check_snapshot("database-markdown", &md);
+    assert!(
+        md.contains("of floor") && md.contains("selects/s at 4 sessions"),
+        "{md}"
+    );
+    let csv = render_database(Format::Csv);
+    check_snapshot("database-csv", &csv);
+    let block = csv
+        .split("\n\n")
+        .find(|b| b.contains("of_floor"))
+        .expect("the db block");
+    let header: Vec<&str> = block.lines().next().unwrap().split(',').collect();
+    let col = |k: &str| header.iter().position(|h| *h == k).unwrap();
+    let row = block
+        .lines()
+        .find(|l| l.starts_with("psql-a,db,c16,"))
+        .unwrap();
+    let f: Vec<&str> = row.split(',').collect();
+    let (rps, floor, share): (f64, f64, f64) = (
+        f[col("rps")].parse().unwrap(),
+        f[col("floor_selects_per_s")].parse().unwrap(),
+        f[col("of_floor")].trim_end_matches('x').parse().unwrap(),
+    );
+    assert!((share - rps / floor).abs() < 0.01, "{row}");
+}
+
+#[test]
+fn database_laps_carry_the_floor_in_json_and_html() {
+    let json: serde_json::Value = serde_json::from_str(&render_database(Format::Json)).unwrap();
+    let rows = json["summary"]["database"].as_array().unwrap();
+    let db = rows
+        .iter()
+        .find(|r| r["scenario"] == "db" && r["profile"] == "c16")
+        .unwrap();
+    let share = db["of_floor"].as_f64().unwrap();
+    let expected = db["rps"].as_f64().unwrap() / db["floor_selects_per_s"].as_f64().unwrap();
+    assert!((share - expected).abs() < 1e-9, "{db}");
+    assert!(db["db_cpu_share"].as_f64().is_some(), "{db}");
+    let queries = rows.iter().find(|r| r["scenario"] == "queries-5").unwrap();
+    assert!(queries["of_floor"].is_null(), "{queries}");
+    assert_eq!(json["env"]["database_floor"].as_array().unwrap().len(), 2);
+    let html = render_database(Format::Html);
+    assert!(
+        html.contains("of floor") && html.contains("db CPU"),
+        "the HTML table"
+    );
+}

@@ -98,7 +98,14 @@ fn long_versions(env_json: &str) -> String {
 /// Every terminal output of the fixtures, named, with server ids renamed by `rename`.
 fn outputs(rename: impl Fn(&str) -> String) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for name in ["basic", "hosts", "sweep", "protocols", "regressed"] {
+    for name in [
+        "basic",
+        "hosts",
+        "sweep",
+        "protocols",
+        "regressed",
+        "database",
+    ] {
         let (jsonl, env) = fixture(name);
         out.push((name.to_owned(), report(&rename(&jsonl), &rename(&env))));
         out.push((
@@ -122,7 +129,14 @@ fn outputs(rename: impl Fn(&str) -> String) -> Vec<(String, String)> {
 
 #[test]
 fn every_terminal_report_fits_120_columns_even_with_the_catalogs_longest_server_ids() {
-    let ids = servers(&["basic", "hosts", "sweep", "protocols", "regressed"]);
+    let ids = servers(&[
+        "basic",
+        "hosts",
+        "sweep",
+        "protocols",
+        "regressed",
+        "database",
+    ]);
     let as_recorded = outputs(str::to_owned);
     let lengthened = outputs(|t| lengthen(t, &ids));
     let tables = [
@@ -132,6 +146,7 @@ fn every_terminal_report_fits_120_columns_even_with_the_catalogs_longest_server_
         "TLS: what the handshakes negotiated",
         "TLS handshakes, a new connection per request",
         "HTTP/2 against HTTP/1.1",
+        "Database · c16",
         "Warnings:",
         "old: basic",
     ];

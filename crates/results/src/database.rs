@@ -1,6 +1,8 @@
 //! What a database lap records about its database: where it ran, the pool the server was given,
 //! and what `pg_stat_statements` counted during the measured load.
 
+use crate::record::LoadParams;
+use crate::Mode;
 use serde::{Deserialize, Serialize};
 
 /// The database of a lap whose scenario needs one (`db`, `queries`, `fortunes`, `updates`).
@@ -20,6 +22,26 @@ pub struct DatabaseLap {
     pub statements_per_request: Option<f64>,
     /// `rows` per second of the measured load.
     pub rows_per_s: Option<f64>,
+    /// Requests in flight when the load stopped, which the server still answered (their
+    /// statements are counted): added to the load's requests for `statements_per_request`.
+    /// Absent in older records (whose statements per request read a few percent high).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight_at_end: Option<u64>,
+}
+
+/// The requests a closed-loop load had in flight when it stopped: one per connection, times
+/// its pipeline (HTTP/1.1) or its streams (HTTP/2). `None` for a load at a fixed rate (open
+/// loop: unknown) or over TCP.
+pub fn in_flight_at_end(p: &LoadParams) -> Option<u64> {
+    if p.rate.is_some() || p.mode != Mode::Http {
+        return None;
+    }
+    let t = &p.transport;
+    let depth = match t.protocol.is_h2() {
+        true => t.streams.unwrap_or(1),
+        false => p.pipeline,
+    };
+    Some(u64::from(p.connections) * u64::from(depth.max(1)))
 }
 
 impl DatabaseLap {
@@ -40,7 +62,60 @@ impl DatabaseLap {
                 .filter(|&n| n > 0)
                 .map(|n| statements as f64 / n as f64),
             rows_per_s: (wall_s > 0.0).then(|| rows as f64 / wall_s),
+            in_flight_at_end: None,
         }
+    }
+}
+
+/// The database's floor at one concurrency (issue 22): what the run's database answered alone,
+/// `pgbench -M prepared` asking `/db`'s select (one `world` row by id) from `clients` sessions,
+/// the database on its lap CPUs, pgbench on the client CPUs. No server's `/db` passes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DatabaseFloor {
+    /// pgbench's sessions: the most database connections a `/db` lap could use (its
+    /// connections, at most its pool).
+    pub clients: u32,
+    /// pgbench's threads.
+    pub threads: u32,
+    /// The round of laps it followed (1-based: measured after every server's lap N, so the
+    /// floors interleave with the laps).
+    #[serde(default)]
+    pub round: u32,
+    /// Selects per second (pgbench's tps without the connection time).
+    pub selects_per_s: f64,
+    /// Selects completed.
+    pub transactions: u64,
+    /// Seconds measured.
+    pub duration_s: f64,
+    /// The database's CPUs (empty: not pinned).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub db_cpus: Vec<usize>,
+    /// pgbench's CPUs (empty: not pinned).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_cpus: Vec<usize>,
+}
+
+impl DatabaseFloor {
+    /// The sessions of the floor a `/db` lap of `connections` with a pool of `pool` is read
+    /// against, among those of `floors`: `min(connections, pool)`, else the nearest below, else
+    /// the nearest.
+    pub fn sessions_for_lap(
+        floors: &[DatabaseFloor],
+        connections: u32,
+        pool: Option<u32>,
+    ) -> Option<u32> {
+        let want = pool.map_or(connections, |p| connections.min(p));
+        let below = floors
+            .iter()
+            .map(|f| f.clients)
+            .filter(|&c| c <= want)
+            .max();
+        below.or_else(|| {
+            floors
+                .iter()
+                .map(|f| f.clients)
+                .min_by_key(|c| c.abs_diff(want))
+        })
     }
 }
 
@@ -55,5 +130,39 @@ mod tests {
         assert_eq!(d.rows_per_s, Some(1000.0));
         let none = DatabaseLap::measured("local".into(), vec![], (5, 5), Some(0), 0.0);
         assert_eq!((none.statements_per_request, none.rows_per_s), (None, None));
+    }
+
+    #[test]
+    fn a_closed_loop_load_stops_with_one_request_per_connection_and_pipeline_slot() {
+        let mut p = LoadParams {
+            connections: 64,
+            pipeline: 1,
+            ..LoadParams::default()
+        };
+        assert_eq!(in_flight_at_end(&p), Some(64));
+        p.pipeline = 4;
+        assert_eq!(in_flight_at_end(&p), Some(256));
+        p.rate = Some(1000.0);
+        assert_eq!(in_flight_at_end(&p), None, "open loop: unknown");
+    }
+
+    fn floor(clients: u32) -> DatabaseFloor {
+        DatabaseFloor {
+            clients,
+            selects_per_s: f64::from(clients) * 1000.0,
+            ..DatabaseFloor::default()
+        }
+    }
+
+    #[test]
+    fn a_db_lap_takes_the_floor_of_as_many_sessions_as_its_pool_lets_it_use() {
+        let floors = [floor(16), floor(4), floor(64)];
+        let of = |c, pool| DatabaseFloor::sessions_for_lap(&floors, c, pool);
+        assert_eq!(of(256, Some(16)), Some(16));
+        assert_eq!(of(16, Some(16)), Some(16));
+        assert_eq!(of(8, Some(16)), Some(4));
+        assert_eq!(of(2, Some(16)), Some(4));
+        assert_eq!(of(256, None), Some(64));
+        assert_eq!(DatabaseFloor::sessions_for_lap(&[], 16, Some(16)), None);
     }
 }

@@ -77,6 +77,10 @@ pub struct Env {
     /// absent in older runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doctor: Option<Vec<serverbench_machine::doctor::Check>>,
+    /// The database's floor at each concurrency of the run's `/db` laps (issue 22), measured at
+    /// the end of the run; absent in older runs and runs without `/db` laps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub database_floor: Vec<crate::database::DatabaseFloor>,
 }
 
 /// The machines of a `run --hosts`.

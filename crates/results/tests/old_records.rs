@@ -37,3 +37,32 @@ fn a_results_folder_from_before_typed_failures_still_reads() {
     assert_eq!(again["tls_resume"], "tickets");
     assert!(again.get("transport").is_none(), "{again}");
 }
+
+#[test]
+fn an_env_json_from_before_the_database_floor_reads_with_no_floor_and_a_new_one_keeps_it() {
+    use serverbench_results::database::DatabaseFloor;
+    use serverbench_results::env::Env;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("env.json");
+    std::fs::write(&path, r#"{"serverbench_version": "0.1.0", "skipped": []}"#).unwrap();
+    let old = Env::read(&path).unwrap().unwrap();
+    assert!(old.database_floor.is_empty());
+    let text = serde_json::to_string(&old).unwrap();
+    assert!(!text.contains("database_floor"), "{text}");
+    let floor = DatabaseFloor {
+        clients: 16,
+        threads: 1,
+        round: 1,
+        selects_per_s: 18_600.0,
+        transactions: 55_800,
+        duration_s: 3.0,
+        db_cpus: vec![0],
+        client_cpus: vec![1],
+    };
+    let new = Env {
+        database_floor: vec![floor.clone()],
+        ..old
+    };
+    new.write(&path).unwrap();
+    assert_eq!(Env::read(&path).unwrap().unwrap().database_floor, [floor]);
+}

@@ -19,6 +19,11 @@ use serverbench_results::record::{FailureKind, LapFailure};
 use std::path::Path;
 use std::sync::Arc;
 
+/// A database is settled when its statements did not grow for this long...
+const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(200);
+/// ...or after this long.
+const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// How `run` places its database (the cluster lives in the cache folder).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbOptions {
@@ -177,14 +182,16 @@ impl RunDatabase {
         )
     }
 
-    /// The statements so far (`None` when it cannot be read).
+    /// The statements so far, once they stop growing (`None` when they cannot be read): taken
+    /// before a measured load, the warm-up's last requests are in; after it, the measured
+    /// load's. On a database host, the host's `db run` reads them.
     pub(super) fn snapshot(&mut self) -> Option<Snapshot> {
         if let Some((_, running)) = &mut self.on_host {
             return running.as_mut()?.snapshot();
         }
         let url = self.running.as_ref()?.url();
         let mut client = db::connect(&url).ok()?;
-        Snapshot::take(&mut client).ok()
+        Snapshot::take_settled(&mut client, SETTLE_QUIET, SETTLE_LIMIT).ok()
     }
 
     /// What ran between `before` and now, per request of a load of `requests` measured over
@@ -205,6 +212,12 @@ impl RunDatabase {
             requests,
             seconds,
         ))
+    }
+
+    /// Where it listens and its CPUs, started when it is not running (for its floor).
+    pub(super) fn for_floor(&mut self) -> Result<(db::DbUrl, Vec<usize>), DbError> {
+        let url = self.up()?.url();
+        Ok((url, self.config.cpus.clone()))
     }
 
     /// Stops it if it runs.

@@ -104,5 +104,6 @@ pub fn collect(
         resumed: Vec::new(),
         hosts: None,
         doctor: None,
+        database_floor: Vec::new(),
     }
 }

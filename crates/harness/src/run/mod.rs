@@ -6,6 +6,7 @@
 //! The harness never prints: progress is reported as [`Event`]s to a callback.
 
 pub mod database;
+mod db_floor;
 mod disturbance;
 mod dry_run;
 pub mod env;
@@ -176,6 +177,16 @@ pub enum Event {
     },
     /// Ctrl-C: the run stopped; `--resume` continues it.
     Interrupted,
+    /// The database's floor at `clients` sessions after round `round` of a run with `/db` laps:
+    /// selects per second, or why it could not be measured.
+    DatabaseFloor {
+        /// The round of laps it followed.
+        round: u32,
+        /// pgbench's sessions.
+        clients: u32,
+        /// Selects per second, or why not.
+        outcome: Result<f64, String>,
+    },
 }
 
 /// Errors that stop a run (a failing server does not: it is recorded and the run goes on).
@@ -361,6 +372,7 @@ pub fn run(
             }
             state.server_lap(paths, si, lap, &mut writer, on_event)?;
         }
+        db_floor::measure(&plan, opts, state.db.as_mut(), (&dir, lap), on_event);
     }
     state.stop_database();
     let records = read_records(&results_path)?;

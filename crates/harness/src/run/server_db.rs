@@ -11,6 +11,7 @@ use crate::run::errors::DatabaseError;
 use crate::run::placement::Pid;
 use crate::run::plan::Job;
 use serverbench_database::Snapshot;
+use serverbench_results::database::in_flight_at_end;
 use serverbench_results::Role;
 
 impl RunState<'_> {
@@ -75,8 +76,14 @@ impl RunState<'_> {
             self.db_lost = true;
             return;
         }
+        // The requests in flight when the load stopped ran their statements too.
+        let in_flight = in_flight_at_end(&record.params);
         let requests = record.load.as_ref().and_then(|m| m.requests);
+        let requests = requests.map(|n| n + in_flight.unwrap_or(0));
         let seconds = record.load.as_ref().and_then(|m| m.duration_s);
         record.database = db.lap(before, requests, seconds.unwrap_or(record.wall_s));
+        if let Some(d) = &mut record.database {
+            d.in_flight_at_end = in_flight;
+        }
     }
 }

@@ -8,22 +8,29 @@ use crate::text::grouped;
 use serverbench_analysis::database::DatabaseRow;
 use serverbench_analysis::summary::Summary;
 
-/// (machine name, heading, alignment) of each column; `profile` only in the CSV.
-const COLUMNS: [(&str, &str, Align); 11] = [
+/// (machine name, heading, alignment) of each column; `profile` and `floor` only in the CSV,
+/// `db on` in the tables only when the database ran on another host.
+const COLUMNS: [(&str, &str, Align); 14] = [
     ("server", "server", Align::Left),
     ("scenario", "scenario", Align::Left),
     ("profile", "profile", Align::Left),
     ("pool", "pool", Align::Right),
     ("rps", "req/s", Align::Right),
+    ("floor_selects_per_s", "floor/s", Align::Right),
+    ("of_floor", "of floor", Align::Right),
     ("p99_ms", "p99 ms", Align::Right),
     ("rows_per_s", "rows/s", Align::Right),
-    ("server_cpu_us_per_req", "srv µs/req", Align::Right),
-    ("db_cpu_us_per_req", "db µs/req", Align::Right),
+    ("server_cpu_us_per_req", "srv µs", Align::Right),
+    ("db_cpu_us_per_req", "db µs", Align::Right),
+    ("db_cpu_share", "db CPU", Align::Right),
     ("statements_per_req", "stmt/req", Align::Right),
     ("db_host", "db on", Align::Left),
 ];
 
-fn cells(r: &DatabaseRow) -> [Cell; 11] {
+/// Columns of the CSV only.
+const CSV_ONLY: [&str; 2] = ["profile", "floor_selects_per_s"];
+
+fn cells(r: &DatabaseRow) -> [Cell; 14] {
     let one = |v: Option<f64>| Cell::number(v, |v| format!("{v:.1}"));
     let int = |v: Option<f64>| Cell::number(v, grouped);
     [
@@ -32,17 +39,27 @@ fn cells(r: &DatabaseRow) -> [Cell; 11] {
         Cell::plain(&r.profile),
         Cell::number(r.pool.map(f64::from), grouped),
         int(r.rps),
+        int(r.floor_selects_per_s),
+        Cell::number(r.of_floor, |v| format!("{v:.2}x")),
         Cell::number(r.p99_us.map(|us| us / 1000.0), |v| format!("{v:.2}")),
         int(r.rows_per_s),
         one(r.server_cpu_us_per_request),
         one(r.database_cpu_us_per_request),
+        Cell::number(r.db_cpu_share.map(|f| f * 100.0), |v| format!("{v:.0}%")),
         Cell::number(r.statements_per_request, |v| format!("{v:.2}")),
         Cell::plain(r.db_host.clone().unwrap_or_default()),
     ]
 }
 
+/// CSV columns that came after the others: appended there, so the earlier ones keep their places.
+const CSV_APPENDED: [&str; 3] = ["floor_selects_per_s", "of_floor", "db_cpu_share"];
+
 fn grid(rows: &[&DatabaseRow], keep: impl Fn(&str) -> bool) -> Grid {
     let shown: Vec<usize> = (0..COLUMNS.len()).filter(|&i| keep(COLUMNS[i].0)).collect();
+    grid_of(rows, shown)
+}
+
+fn grid_of(rows: &[&DatabaseRow], shown: Vec<usize>) -> Grid {
     let columns = shown
         .iter()
         .map(|&i| Column {
@@ -82,7 +99,12 @@ pub fn database_tables(summary: &Summary) -> Vec<(String, Grid)> {
             let rows: Vec<&DatabaseRow> =
                 summary.database.iter().filter(|r| r.profile == p).collect();
             let heading = format!("Database · {p}: each request's queries, per server");
-            (heading, grid(&rows, |k| k != "profile"))
+            // `db on` says something only when the database ran elsewhere (`--db-host`).
+            let local = rows
+                .iter()
+                .all(|r| r.db_host.as_deref().is_none_or(|h| h == "local"));
+            let hidden = |k: &str| CSV_ONLY.contains(&k) || (local && k == "db_host");
+            (heading, grid(&rows, |k| !hidden(k)))
         })
         .collect()
 }
@@ -90,21 +112,61 @@ pub fn database_tables(summary: &Summary) -> Vec<(String, Grid)> {
 /// Every database row for CSV; `None` without database laps.
 pub fn database_csv(summary: &Summary) -> Option<Grid> {
     let rows: Vec<&DatabaseRow> = summary.database.iter().collect();
-    (!rows.is_empty()).then(|| grid(&rows, |_| true))
+    let appended = |i: &usize| CSV_APPENDED.contains(&COLUMNS[*i].0);
+    let (last, first): (Vec<usize>, Vec<usize>) = (0..COLUMNS.len()).partition(appended);
+    (!rows.is_empty()).then(|| grid_of(&rows, first.into_iter().chain(last).collect()))
 }
 
-/// What the database table's columns mean (shown under it).
+/// What the database table's columns mean (shown under it), and the floors the `/db` rows
+/// are read against.
 pub fn database_legend(summary: &Summary) -> Vec<String> {
     if summary.database.is_empty() {
         return Vec::new();
     }
-    vec![
+    let mut lines = vec![
         "Database: medians over the laps; rows/s read or written by the server's statements; \
-         srv and db µs/req: CPU of the server's and the database's process trees per request; \
+         srv µs and db µs: CPU of the server's and the database's process trees per request; \
+         db CPU: the database's share of the server-side CPU (db / (server + db)); \
          stmt/req: statements pg_stat_statements counted per request (1 for db, N for \
          queries-N); pool: DATABASE_POOL given to the server."
             .to_string(),
-    ]
+    ];
+    let mut floors: Vec<&DatabaseRow> = Vec::new();
+    for r in summary
+        .database
+        .iter()
+        .filter(|r| r.floor_selects_per_s.is_some())
+    {
+        if !floors.iter().any(|f| f.floor_sessions == r.floor_sessions) {
+            floors.push(r);
+        }
+    }
+    floors.sort_by_key(|f| f.floor_sessions);
+    if !floors.is_empty() {
+        let each: Vec<String> = floors.iter().map(|r| floor_text(r)).collect();
+        lines.push(format!(
+            "of floor: a db row's req/s as a share of the database's own rate, pgbench asking \
+             /db's select alone with as many sessions as the pool lets the server use, after \
+             each round of laps (the median of each lap against its round's floor): {}.",
+            each.join(", ")
+        ));
+    }
+    lines
+}
+
+/// `27,525 selects/s at 16 sessions (median of 5 rounds, 25,100–28,010)`.
+fn floor_text(r: &DatabaseRow) -> String {
+    let rate = grouped(r.floor_selects_per_s.unwrap_or_default());
+    let sessions = r.floor_sessions.unwrap_or_default();
+    match r.floor_range.filter(|_| r.floor_rounds > 1) {
+        Some((low, high)) => format!(
+            "{rate} selects/s at {sessions} sessions (median of {} rounds, {}–{})",
+            r.floor_rounds,
+            grouped(low),
+            grouped(high)
+        ),
+        None => format!("{rate} selects/s at {sessions} sessions"),
+    }
 }
 
 #[cfg(test)]
@@ -126,6 +188,12 @@ mod tests {
             server_cpu_us_per_request: Some(40.0),
             database_cpu_us_per_request: Some(60.0),
             statements_per_request: Some(1.0),
+            db_cpu_share: Some(0.6),
+            floor_selects_per_s: Some(18_600.0),
+            floor_sessions: Some(16),
+            floor_rounds: 3,
+            floor_range: Some((17_000.0, 19_000.0)),
+            of_floor: Some(0.66),
             laps: 3,
         }
     }
@@ -141,10 +209,16 @@ mod tests {
         assert_eq!(g.rows.len(), 2);
         let labels: Vec<&str> = g.columns.iter().map(|c| c.label.as_str()).collect();
         assert!(
-            labels.contains(&"stmt/req") && labels.contains(&"db µs/req"),
+            labels.contains(&"stmt/req") && labels.contains(&"db µs"),
             "{labels:?}"
         );
-        assert!(!labels.contains(&"profile"));
+        assert!(labels.contains(&"of floor") && labels.contains(&"db CPU"));
+        assert!(!labels.contains(&"profile") && !labels.contains(&"floor/s"));
+        let legend = database_legend(&summary).join("\n");
+        assert!(
+            legend.contains("18,600 selects/s at 16 sessions"),
+            "{legend}"
+        );
         assert_eq!(database_csv(&summary).unwrap().rows.len(), 3);
     }
 

@@ -31,6 +31,7 @@ pub fn legend(summary: &Summary) -> Vec<String> {
     }
     out.extend(latency_note(summary));
     out.extend(super::protocol_legend(summary));
+    out.extend(super::database_legend(summary));
     out.extend(super::scaling_legend(summary));
     out.extend(super::hosts_legend(summary));
     out

@@ -178,6 +178,21 @@ impl Progress {
             Event::Estimate { left } => self.estimate(left),
             Event::LapFinished { record, .. } => self.finished(&record),
             Event::Interrupted => self.line("interrupted".into()),
+            Event::DatabaseFloor {
+                round,
+                clients,
+                outcome,
+            } => self.line(match outcome {
+                Ok(rate) => format!(
+                    "database floor, {clients} sessions, round {round}: {} selects/s",
+                    rate.round()
+                ),
+                Err(why) => {
+                    format!(
+                        "database floor, {clients} sessions, round {round}: not measured: {why}"
+                    )
+                }
+            }),
         }
     }
 
