@@ -151,7 +151,8 @@ impl Worker<'_> {
             let s = &mut u.slots[i];
             (s.busy, s.pos) = (false, 0);
             s.send.clear();
-            if self.conns[i].state == State::Ready && !self.conns[i].out.is_empty() {
+            // The new socket's sends waited for this buffer.
+            if self.conns[i].state == State::Ready && !self.stopping {
                 self.flush(i, crate::sys::now_ns());
             }
         }
@@ -159,16 +160,16 @@ impl Worker<'_> {
 
     fn on_connect_polled(&mut self, i: usize, res: i32, now: u64) {
         self.uring().slots[i].connect = false;
-        let writable = res > 0 && res & (libc::POLLOUT as i32) != 0;
-        if self.conns[i].state == State::Connected {
+        let State::Connecting(started) = self.conns[i].state else {
             return;
-        }
+        };
+        let writable = res > 0 && res & (libc::POLLOUT as i32) != 0;
         match self.conns[i].check_connected(writable) {
-            Some(_) if !matches!(self.conns[i].state, State::Connecting(_)) => {}
-            Some(true) | Some(false) => self.on_event(i, super::Readable::No, writable, now),
+            Some(true) => self.on_connected(i, now, Some(started)),
+            Some(false) => self.fail(i, now, ErrorKind::Connect, super::BACKOFF_NS),
             None => {
                 if let Some(sock) = self.conns[i].sock.take() {
-                    self.uring().watch_connect(i, &sock);
+                    self.uring().watch_connect(i, &sock); // not decided yet: poll again
                     self.conns[i].sock = Some(sock);
                 }
             }
@@ -209,7 +210,8 @@ impl Worker<'_> {
         }
         // A multishot receive ends when the buffers ran out (ENOBUFS): arm it again.
         let alive = u.slots[i].gen == Op::unpack(cqe.user_data).2;
-        if !more && alive && cqe.res != 0 && matches!(self.conns[i].state, State::Ready) {
+        let open = matches!(self.conns[i].state, State::Ready | State::Handshaking(_));
+        if !more && alive && cqe.res != 0 && open {
             if let Some(sock) = self.conns[i].sock.take() {
                 self.uring().start_recv(i, &sock);
                 self.conns[i].sock = Some(sock);
