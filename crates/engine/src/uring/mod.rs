@@ -96,7 +96,21 @@ pub struct Ring {
     ring: IoUring,
     bufs: BufRing,
     batch: Vec<Cqe>,
+    /// A registered file table, one slot per connection (sends and receives then skip the
+    /// kernel's descriptor lookup and reference count).
+    fixed: bool,
 }
+
+/// Which file a request names: a registered slot, or a plain descriptor.
+#[derive(Debug, Clone, Copy)]
+pub enum Target {
+    Fixed(u32),
+    Fd(i32),
+}
+
+/// What a registered slot holds once its connection closes (a static: the update may read it
+/// after the call that queued it).
+static NO_FD: i32 = -1;
 
 impl Ring {
     /// A ring sized for `connections` sockets.
@@ -117,11 +131,32 @@ impl Ring {
             .or_else(|_| IoUring::builder().setup_cqsize(entries * 4).build(entries))?;
         let (count, size) = buffers_for(connections);
         let bufs = BufRing::new(&ring, count, size, BGID)?;
+        let fixed = ring
+            .submitter()
+            .register_files_sparse(connections as u32)
+            .is_ok();
         Ok(Ring {
             ring,
             bufs,
             batch: Vec::with_capacity(1024),
+            fixed,
         })
+    }
+
+    /// Whether connections get registered slots.
+    pub fn fixed(&self) -> bool {
+        self.fixed
+    }
+
+    /// Puts `*fd` in registered slot `slot` (None: empties it, releasing the socket). `fd`
+    /// must stay put and unchanged until the next turn has submitted the update.
+    pub fn install(&mut self, slot: usize, fd: Option<&i32>) {
+        let fd: *const i32 = fd.unwrap_or(&NO_FD);
+        let e = io_uring::opcode::FilesUpdate::new(fd, 1)
+            .offset(slot as i32)
+            .build()
+            .user_data(Op::Cancel.pack(0, 0));
+        self.push(e);
     }
 
     /// Queues a submission (submitting what is queued if the queue is full).
@@ -136,21 +171,22 @@ impl Ring {
         }
     }
 
-    /// A multishot receive on `fd` into the provided buffers.
-    pub fn recv(&mut self, fd: i32, user_data: u64) {
-        let e = io_uring::opcode::RecvMulti::new(types::Fd(fd), BGID)
-            .build()
-            .user_data(user_data);
-        self.push(e);
+    /// A multishot receive on `to` into the provided buffers.
+    pub fn recv(&mut self, to: Target, user_data: u64) {
+        let e = match to {
+            Target::Fixed(i) => io_uring::opcode::RecvMulti::new(types::Fixed(i), BGID).build(),
+            Target::Fd(fd) => io_uring::opcode::RecvMulti::new(types::Fd(fd), BGID).build(),
+        };
+        self.push(e.user_data(user_data));
     }
 
     /// A send of `len` bytes at `buf`, which must stay put until its completion.
-    pub fn send(&mut self, fd: i32, buf: *const u8, len: usize, user_data: u64) {
-        let e = io_uring::opcode::Send::new(types::Fd(fd), buf, len as u32)
-            .flags(libc::MSG_NOSIGNAL)
-            .build()
-            .user_data(user_data);
-        self.push(e);
+    pub fn send(&mut self, to: Target, buf: *const u8, len: usize, user_data: u64) {
+        let e = match to {
+            Target::Fixed(i) => io_uring::opcode::Send::new(types::Fixed(i), buf, len as u32),
+            Target::Fd(fd) => io_uring::opcode::Send::new(types::Fd(fd), buf, len as u32),
+        };
+        self.push(e.flags(libc::MSG_NOSIGNAL).build().user_data(user_data));
     }
 
     /// A poll for `events` on `fd` (multishot: until cancelled).
@@ -198,6 +234,16 @@ impl Ring {
             flags: c.flags(),
         }));
         Ok(())
+    }
+
+    /// Submissions queued and not submitted yet.
+    pub fn queued(&mut self) -> usize {
+        self.ring.submission().len()
+    }
+
+    /// Submits what is queued without waiting.
+    pub fn submit(&mut self) -> io::Result<()> {
+        self.ring.submit().map(drop)
     }
 
     /// The completions of the last turn (hand the vector back with [`Ring::put_batch`]).

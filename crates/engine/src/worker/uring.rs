@@ -10,7 +10,7 @@ use crate::config::Protocol;
 use crate::conn::State;
 use crate::stats::ErrorKind;
 use crate::tls::TlsCause;
-use crate::uring::{Cqe, Op, Ring};
+use crate::uring::{Cqe, Op, Ring, Target};
 use mio::net::TcpStream;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -22,7 +22,13 @@ pub(super) struct Uring {
     /// Sockets closed during this turn: their descriptors stay open until the queued requests
     /// that name them are submitted (a reused number must not receive them).
     graveyard: Vec<TcpStream>,
+    turns: u32,
 }
+
+/// While `--idle auto` blocks, it learns how long waits sleep; sends submitted by the same
+/// call would count as sleep, so one turn in this many submits them first, on a call of its
+/// own, and the napper learns from that turn's wait alone.
+const SAMPLE_EVERY: u32 = 16;
 
 #[derive(Default)]
 struct Slot {
@@ -33,6 +39,19 @@ struct Slot {
     busy: bool,
     recv: bool,
     connect: bool,
+    /// The socket, and whether it sits in the ring's registered slot `i`.
+    fd: i32,
+    fixed: bool,
+}
+
+impl Slot {
+    fn target(&self, i: usize) -> Target {
+        if self.fixed {
+            Target::Fixed(i as u32)
+        } else {
+            Target::Fd(self.fd)
+        }
+    }
 }
 
 impl Uring {
@@ -41,6 +60,7 @@ impl Uring {
             ring,
             slots: (0..connections).map(|_| Slot::default()).collect(),
             graveyard: Vec::new(),
+            turns: 0,
         }
     }
 
@@ -56,10 +76,20 @@ impl Uring {
         self.slots[i].connect = true;
     }
 
-    /// Connection `i` is up: receive from now on.
+    /// Connection `i` is up: register it (where the ring has slots) and receive from now on.
     pub(super) fn start_recv(&mut self, i: usize, sock: &TcpStream) {
+        let s = &mut self.slots[i];
+        if s.fd != sock.as_raw_fd() || !s.fixed {
+            s.fd = sock.as_raw_fd();
+            if self.ring.fixed() {
+                // The slot's `fd` stays put: it changes only at a later connect's end.
+                self.ring.install(i, Some(&s.fd));
+                s.fixed = true;
+            }
+        }
         let ud = self.ud(Op::Recv, i);
-        self.ring.recv(sock.as_raw_fd(), ud);
+        let to = self.slots[i].target(i);
+        self.ring.recv(to, ud);
         self.slots[i].recv = true;
     }
 
@@ -77,6 +107,9 @@ impl Uring {
         let s = &mut self.slots[i];
         s.gen = s.gen.wrapping_add(1);
         (s.recv, s.connect) = (false, false);
+        if std::mem::take(&mut s.fixed) {
+            self.ring.install(i, None);
+        }
         self.graveyard.extend(sock);
     }
 
@@ -100,11 +133,23 @@ impl Worker<'_> {
     /// learns from) and handle the completions. Without `started` (draining a TCP stream) and
     /// after the end, completions only settle buffers and counters. Returns whether any came.
     pub(super) fn uring_turn(&mut self, wait_ns: u64, started: Option<u64>) -> io::Result<bool> {
+        let measuring = self.napper.measuring();
+        let u = self.uring();
+        u.turns = u.turns.wrapping_add(1);
+        let mut from = started;
+        if measuring && started.is_some() && u.ring.queued() > 0 {
+            if u.turns % SAMPLE_EVERY == 0 {
+                u.ring.submit()?;
+                from = Some(crate::sys::now_ns());
+            } else {
+                from = None; // this wait's length would include the sends
+            }
+        }
         let batch = self.uring().turn(wait_ns)?;
         let any = !batch.is_empty();
         let late = started.is_none();
-        if let Some(now) = started {
-            self.napper.polled(now, !any);
+        if let Some(t) = from {
+            self.napper.polled(t, !any);
         }
         for cqe in &batch {
             let now = crate::sys::now_ns();
@@ -307,6 +352,10 @@ impl Worker<'_> {
             return true;
         }
         let ud = Op::Send.pack(i, slot.gen);
+        if !slot.fixed {
+            slot.fd = fd;
+        }
+        let to = slot.target(i);
         if let Some(message_len) = stream {
             if stopping || paused {
                 return true;
@@ -315,7 +364,7 @@ impl Worker<'_> {
             slot.busy = true;
             // SAFETY: `off + STREAM_CHUNK` is within the pattern, which never changes.
             u.ring
-                .send(fd, unsafe { pattern.add(off) }, STREAM_CHUNK, ud);
+                .send(to, unsafe { pattern.add(off) }, STREAM_CHUNK, ud);
             return true;
         }
         if c.tls.is_some() {
@@ -329,7 +378,7 @@ impl Worker<'_> {
         }
         if !slot.send.is_empty() {
             slot.busy = true;
-            u.ring.send(fd, slot.send.as_ptr(), slot.send.len(), ud);
+            u.ring.send(to, slot.send.as_ptr(), slot.send.len(), ud);
         }
         true
     }
@@ -365,12 +414,12 @@ impl Worker<'_> {
         let slot = &mut u.slots[i];
         slot.pos += n;
         if slot.pos < slot.send.len() {
-            if let Some(fd) = fd {
+            if fd.is_some() {
                 let ud = Op::Send.pack(i, slot.gen);
                 let rest = slot.send[slot.pos..].as_ptr();
                 let len = slot.send.len() - slot.pos;
                 slot.busy = true;
-                u.ring.send(fd, rest, len, ud);
+                u.ring.send(slot.target(i), rest, len, ud);
             }
             return;
         }
