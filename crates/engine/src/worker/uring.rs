@@ -138,7 +138,7 @@ impl Worker<'_> {
         u.turns = u.turns.wrapping_add(1);
         let mut from = started;
         if measuring && started.is_some() && u.ring.queued() > 0 {
-            if u.turns % SAMPLE_EVERY == 0 {
+            if u.turns.is_multiple_of(SAMPLE_EVERY) {
                 u.ring.submit()?;
                 from = Some(crate::sys::now_ns());
             } else {
