@@ -41,6 +41,9 @@ use rate::RateState;
 const TIMER: Token = Token(usize::MAX - 1);
 const READ_BUF: usize = 64 * 1024;
 const STREAM_CHUNK: usize = 64 * 1024;
+/// io_uring: one send per connection is in the kernel at a time, so each carries more (a send
+/// that finds the socket full completes with what fit once it drains).
+const URING_STREAM_CHUNK: usize = 256 * 1024;
 const TICK_NS: u64 = 10_000_000;
 const BACKOFF_NS: u64 = 10_000_000;
 const LATE_NS: u64 = 1_000_000;
@@ -164,8 +167,9 @@ impl<'a> Worker<'a> {
             .collect();
         let pattern = match &cfg.protocol {
             Protocol::TcpStream { message } => {
-                let mut p = Vec::with_capacity(STREAM_CHUNK + message.len());
-                while p.len() < STREAM_CHUNK + message.len() {
+                let len = URING_STREAM_CHUNK + message.len();
+                let mut p = Vec::with_capacity(len);
+                while p.len() < len {
                     p.extend_from_slice(message);
                 }
                 p

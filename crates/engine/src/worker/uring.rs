@@ -5,7 +5,7 @@
 //! a one-shot poll for writability, as epoll's. A connection closed while requests are queued
 //! or in the kernel takes a new generation, so the old socket's late completions are known.
 
-use super::{Worker, STREAM_CHUNK};
+use super::{Worker, URING_STREAM_CHUNK};
 use crate::config::Protocol;
 use crate::conn::State;
 use crate::stats::ErrorKind;
@@ -362,9 +362,9 @@ impl Worker<'_> {
             }
             let off = (c.wr % message_len as u64) as usize;
             slot.busy = true;
-            // SAFETY: `off + STREAM_CHUNK` is within the pattern, which never changes.
+            // SAFETY: `off + URING_STREAM_CHUNK` is within the pattern, which never changes.
             u.ring
-                .send(to, unsafe { pattern.add(off) }, STREAM_CHUNK, ud);
+                .send(to, unsafe { pattern.add(off) }, URING_STREAM_CHUNK, ud);
             return true;
         }
         if c.tls.is_some() {
