@@ -17,7 +17,7 @@
 # column of its own, interleaved with the rest.
 # Usage: bench/engine-vs-h2load.sh   (env: DURATION=5 ROUNDS=3 SERVERBENCH=path/to/serverbench
 #        PROTOS="h2 h2c" STREAMS="10 100"
-#        TOOLS="h2load serverbench serverbench-uring serverbench-block")
+#        TOOLS="h2load serverbench serverbench-uring serverbench-block serverbench-uring-block")
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -137,6 +137,7 @@ for round in $(seq "$ROUNDS"); do
           serverbench) line=$(run_sb "$proto" "$m" auto epoll) ;;
           serverbench-uring) line=$(run_sb "$proto" "$m" auto uring) ;;
           serverbench-block) line=$(run_sb "$proto" "$m" block epoll) ;;
+          serverbench-uring-block) line=$(run_sb "$proto" "$m" block uring) ;;
           *) echo "engine-vs-h2load: unknown tool $tool in TOOLS" >&2; exit 2 ;;
         esac
         echo "$tool $proto-m$m $line" >>"$TMP/results"

@@ -305,6 +305,13 @@ for mode in modes:
         sr, su, _ = med[tool, mode]
         t = target[mode]
         ok = "met" if (su < ou if t == 1.0 else su <= t * ou) and sr >= orr else "NOT met"
+        # Round by round (the tools ran back to back): less sensitive to a drifting machine.
+        o = [r for r in rows if r[0] == other[mode] and r[1] == mode]
+        b = [r for r in rows if r[0] == tool and r[1] == mode]
+        rate_p = statistics.median(float(y[3]) / float(x[3]) for x, y in zip(o, b))
+        cpu_p = statistics.median(
+            (float(y[4]) / float(y[2])) / (float(x[4]) / float(x[2])) for x, y in zip(o, b))
         print(f"{mode}: {tool}/{other[mode]} rate {sr / orr:.2f}x, CPU per unit {su / ou:.2f}x "
-              f"(target <= {t:.2f}x CPU at >= 1.00x: {ok})")
+              f"(target <= {t:.2f}x CPU at >= 1.00x: {ok}); paired by round: {rate_p:.2f}x rate, "
+              f"{cpu_p:.2f}x CPU")
 PY
