@@ -11,10 +11,9 @@ use crate::h2;
 use crate::http::{Response, ResponseParser};
 use crate::idle::Napper;
 use crate::stats::{ErrorKind, Stats};
-use crate::sys::{self, TimerFd};
-use crate::uring::{Op, Ring};
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
+use crate::sys;
+use crate::uring::Ring;
+use mio::{Events, Poll, Token};
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 use serverbench_model::IoBackend;
@@ -186,27 +185,7 @@ impl<'a> Worker<'a> {
             && !matches!(cfg.protocol, Protocol::TcpStream { .. });
         let (mut io, io_note) = backend_for(backend, plan.connections)?;
         let rate = match plan.rate_interval_ns {
-            Some(interval) => {
-                let timer = TimerFd::new()?;
-                let fd = timer.raw_fd();
-                match &mut io {
-                    Backend::Epoll(poll) => {
-                        poll.registry()
-                            .register(&mut SourceFd(&fd), TIMER, Interest::READABLE)?;
-                    }
-                    Backend::Uring(u) => {
-                        let events = libc::POLLIN as u32;
-                        u.ring.poll(fd, events, true, Op::Timer.pack(0, 0));
-                    }
-                }
-                Some(RateState {
-                    interval,
-                    start: 0,
-                    k: 0,
-                    idle: std::collections::VecDeque::new(),
-                    timer,
-                })
-            }
+            Some(interval) => Some(RateState::new(interval, &mut io)?),
             None => None,
         };
         Ok(Worker {

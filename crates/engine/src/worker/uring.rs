@@ -26,9 +26,9 @@ pub(super) struct Uring {
 }
 
 /// While `--idle auto` blocks, it learns how long waits sleep; sends submitted by the same
-/// call would count as sleep, so one turn in this many submits them first, on a call of its
-/// own, and the napper learns from that turn's wait alone.
-const SAMPLE_EVERY: u32 = 16;
+/// call would count as sleep, so it learns from one turn in this many, which submits them
+/// first, on a call of its own.
+const SAMPLE_EVERY: u32 = 8;
 
 #[derive(Default)]
 struct Slot {
@@ -137,12 +137,14 @@ impl Worker<'_> {
         let u = self.uring();
         u.turns = u.turns.wrapping_add(1);
         let mut from = started;
-        if measuring && started.is_some() && u.ring.queued() > 0 {
-            if u.turns.is_multiple_of(SAMPLE_EVERY) {
+        if measuring && started.is_some() {
+            // Every turn in SAMPLE_EVERY, whatever it has to send: turns with nothing to send
+            // follow quiet spells and would make the mean sleep too long.
+            if !u.turns.is_multiple_of(SAMPLE_EVERY) {
+                from = None;
+            } else if u.ring.queued() > 0 {
                 u.ring.submit()?;
                 from = Some(crate::sys::now_ns());
-            } else {
-                from = None; // this wait's length would include the sends
             }
         }
         let batch = self.uring().turn(wait_ns)?;
