@@ -13,8 +13,11 @@
 # serverbench runs twice per round: with its default `--idle auto` (naps when it has nothing to
 # do) and as `serverbench-block` with `--idle block` (sleeps until the server's writes wake it),
 # which shows what the naps change; TOOLS="h2load serverbench" leaves the second out.
+# serverbench-uring is `--io uring` (the others run `--io epoll`): the io_uring backend in a
+# column of its own, interleaved with the rest.
 # Usage: bench/engine-vs-h2load.sh   (env: DURATION=5 ROUNDS=3 SERVERBENCH=path/to/serverbench
-#        PROTOS="h2 h2c" STREAMS="10 100" TOOLS="h2load serverbench serverbench-block")
+#        PROTOS="h2 h2c" STREAMS="10 100"
+#        TOOLS="h2load serverbench serverbench-uring serverbench-block serverbench-uring-block")
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +26,7 @@ DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-3}
 PROTOS=${PROTOS:-h2 h2c}
 STREAMS=${STREAMS:-10 100}
-TOOLS=${TOOLS:-h2load serverbench serverbench-block}
+TOOLS=${TOOLS:-h2load serverbench serverbench-uring serverbench-block}
 CONNS=50
 
 missing=()
@@ -117,10 +120,10 @@ print(m.group(1), rps, sys.argv[2], int(m.group(2)) + int(m.group(3)))
 PY
 }
 
-run_sb() { # proto streams idle
+run_sb() { # proto streams idle io
   local cpu tls=()
   [ "$1" = h2 ] && tls=(-k)
-  cpu=$(cpu_of "$TMP/out" "$SB" load -t1 -c$CONNS --http2 -m"$2" --idle "$3" "${tls[@]}" -d"${DURATION}s" --json "$(url_of "$1")")
+  cpu=$(cpu_of "$TMP/out" "$SB" load -t1 -c$CONNS --http2 -m"$2" --idle "$3" --io "$4" "${tls[@]}" -d"${DURATION}s" --json "$(url_of "$1")")
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); e=r["errors"]; print(r["requests"], r["rps"], sys.argv[2], sum(e.values()))' "$TMP/out" "$cpu"
 }
 
@@ -131,8 +134,10 @@ for round in $(seq "$ROUNDS"); do
       for tool in $TOOLS; do
         case $tool in
           h2load) line=$(run_h2load "$proto" "$m") ;;
-          serverbench) line=$(run_sb "$proto" "$m" auto) ;;
-          serverbench-block) line=$(run_sb "$proto" "$m" block) ;;
+          serverbench) line=$(run_sb "$proto" "$m" auto epoll) ;;
+          serverbench-uring) line=$(run_sb "$proto" "$m" auto uring) ;;
+          serverbench-block) line=$(run_sb "$proto" "$m" block epoll) ;;
+          serverbench-uring-block) line=$(run_sb "$proto" "$m" block uring) ;;
           *) echo "engine-vs-h2load: unknown tool $tool in TOOLS" >&2; exit 2 ;;
         esac
         echo "$tool $proto-m$m $line" >>"$TMP/results"

@@ -160,6 +160,11 @@ impl Napper {
         }
     }
 
+    /// Whether `auto` is blocking and learning from how long its waits sleep.
+    pub fn measuring(&self) -> bool {
+        self.policy == Idle::Auto && !self.napping
+    }
+
     /// A response took `latency_ns`.
     #[inline]
     pub fn observe(&mut self, latency_ns: u64) {

@@ -1,7 +1,7 @@
 //! serverbench's load generator: share-nothing, edge-triggered event loops (one per thread) for
 //! HTTP/1.1 (closed loop, pipelined, or constant rate; plain or TLS; keep-alive or a connection
 //! per request), HTTP/2 (h2 over TLS or h2c, streams per connection) and TCP echo (stream or
-//! ping-pong).
+//! ping-pong), on epoll or, with `--io uring`, on one io_uring per thread ([`uring`]).
 //!
 //! The library never prints: progress goes to an observer callback, the outcome is a
 //! [`LoadResult`] or an [`EngineError`].
@@ -17,6 +17,7 @@ pub mod limits;
 pub mod live;
 pub mod stats;
 pub mod sys;
+pub mod uring;
 mod worker;
 
 pub use config::{
@@ -26,6 +27,7 @@ pub use config::{
 pub use idle::Idle;
 pub use live::{Phase, Snapshot};
 pub use result::LoadResult;
+pub use serverbench_model::{Io, IoBackend};
 pub use tls::{Resume, TlsOptions, TlsVersion, Trust};
 
 use stats::{latency_of, Stats};
@@ -113,6 +115,7 @@ pub fn run_gated(
     check_file_limit(config.connections)?;
     let threads = config.threads.min(config.connections) as usize;
     let plans = plans(config, threads);
+    let (backend, note) = uring::choose(config.io);
     let shared = worker::Shared {
         barrier: Barrier::new(threads + 1),
         connected: AtomicU64::new(0),
@@ -130,7 +133,7 @@ pub fn run_gated(
                 let shared = &shared;
                 std::thread::Builder::new()
                     .name(format!("serverbench-load-{i}"))
-                    .spawn_scoped(scope, move || worker::run(config, plan, i, shared))
+                    .spawn_scoped(scope, move || worker::run(config, plan, i, shared, backend))
             })
             .collect::<Result<_, _>>()?;
         coordinator::wait_connected(config, threads as u64, &shared, observer);
@@ -156,8 +159,14 @@ pub fn run_gated(
     let mut measured_ns = 0;
     let mut merged: Option<Stats> = None;
     let mut refused = 0;
+    let mut ran = backend;
+    let mut notes: Vec<String> = note.into_iter().collect();
     for o in outcomes {
         let o = o.map_err(|_| EngineError::Panicked)??;
+        if o.backend == IoBackend::Epoll {
+            ran = IoBackend::Epoll; // a thread refused its ring: the run is not all io_uring
+        }
+        notes.extend(o.note.filter(|n| !notes.contains(n)));
         refused += o.connect_failures_at_setup;
         measured_ns = measured_ns.max(o.measured_ns);
         match &mut merged {
@@ -181,6 +190,8 @@ pub fn run_gated(
     };
     let mut result = build_result(config, threads, &stats, duration, cpu_s);
     result.measure_start_unix_s = Some(start.unix_s);
+    result.io = Some(ran);
+    result.notes = notes;
     Ok(result)
 }
 
@@ -302,6 +313,8 @@ fn build_result(
             _ => None,
         },
         idle: Some(config.idle.result(&s.naps)),
+        io: None,
+        notes: Vec::new(),
     }
 }
 

@@ -25,6 +25,7 @@ fn measurement_starts_a_fixed_lead_after_the_gate_opens() {
     };
     let t = Instant::now();
     let r = run_gated(&cfg, &|_| {}, Some(&gate)).unwrap();
+    assert_ran_on_the_asked_backend(&r);
     assert!(
         t.elapsed() >= Duration::from_millis(600),
         "300 ms gate + 300 ms"
@@ -57,6 +58,7 @@ fn http2_streams_resume_on_their_open_session_when_the_gate_opens() {
         true
     };
     let r = run_gated(&cfg, &|_| {}, Some(&gate)).unwrap();
+    assert_ran_on_the_asked_backend(&r);
     assert!(r.requests > 0, "no stream after the release: {r:?}");
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
     let connections = seen.connections.load(std::sync::atomic::Ordering::SeqCst);

@@ -21,6 +21,7 @@ fn ticks_show_the_warm_up_then_the_measured_figures_so_far() {
         }
     };
     let r = serverbench_engine::run(&cfg, &observer).unwrap();
+    assert_ran_on_the_asked_backend(&r);
     let ticks = ticks.into_inner().unwrap();
     let phases: Vec<Phase> = ticks.iter().map(|s| s.phase).collect();
     // A tick a second into each phase: at 1 s of the 1.5 s warm-up, then at 1 and 2 s of the

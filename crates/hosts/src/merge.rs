@@ -135,6 +135,17 @@ fn sum_counters(rs: &[&LoadResult]) -> LoadResult {
             .filter_map(|r| r.measure_start_unix_s)
             .reduce(f64::min),
         idle: merge_idle(rs),
+        // Hosts may differ (one kernel refuses io_uring): then each host's record tells.
+        io: first.io.filter(|io| rs.iter().all(|r| r.io == Some(*io))),
+        notes: rs
+            .iter()
+            .flat_map(|r| &r.notes)
+            .fold(Vec::new(), |mut all, n| {
+                if !all.contains(n) {
+                    all.push(n.clone());
+                }
+                all
+            }),
         ..LoadResult::default()
     }
 }

@@ -211,6 +211,12 @@ pub struct LoadResult {
     /// `--idle`: what the threads did with nothing to do, and the naps they took.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<IdleResult>,
+    /// `--io`: the backend that ran (absent from results written before `--io` existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<crate::IoBackend>,
+    /// What the engine chose or fell back to on its own, one line each (e.g. io_uring refused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// What `--idle` chose (see `crate::idle`).

@@ -44,6 +44,8 @@ pub struct LoadSpec {
     pub connect_rate: Option<f64>,
     /// What a thread does with nothing to do, as `--idle` spells it (`auto`, `block`, `50us`).
     pub idle: String,
+    /// `--io`: epoll, io_uring, or the engine's choice.
+    pub io: crate::Io,
     /// What each HTTP request is and how it travels.
     pub http: HttpLoad,
 }
@@ -156,6 +158,7 @@ impl Default for LoadSpec {
             rate: None,
             connect_rate: None,
             idle: "auto".into(),
+            io: crate::Io::Auto,
             http: HttpLoad::default(),
         }
     }
@@ -244,6 +247,7 @@ mod tests {
             urls: vec!["https://127.0.0.1:8443/hello".into()],
             duration: Some(Duration::from_millis(2500)),
             warmup: Duration::from_micros(250),
+            io: crate::Io::Uring,
             http: HttpLoad {
                 http2: true,
                 streams: 16,
@@ -257,6 +261,7 @@ mod tests {
         assert!(!line.contains('\n'));
         assert!(line.contains(r#""duration":"2s 500ms""#), "{line}");
         assert!(line.contains(r#""tls_version":"1.3""#), "{line}");
+        assert!(line.contains(r#""io":"uring""#), "{line}");
         assert_eq!(serde_json::from_str::<LoadSpec>(&line).unwrap(), spec);
     }
 

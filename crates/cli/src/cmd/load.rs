@@ -103,6 +103,11 @@ pub struct Args {
     /// cost of waking the client.
     #[arg(long, default_value = "auto", value_name = "auto|block|NAP")]
     idle: serverbench_engine::Idle,
+    /// How the load threads drive their sockets: epoll, io_uring (one ring per thread; falls
+    /// back to epoll with a note where the kernel refuses it), or auto (epoll: io_uring did not
+    /// measure cheaper here).
+    #[arg(long, default_value = "auto", value_name = "auto|epoll|uring")]
+    io: serverbench_model::Io,
     /// Open loop at this many requests/s in total (latency from the intended send time).
     #[arg(short = 'R', long)]
     rate: Option<f64>,
@@ -225,6 +230,7 @@ impl Args {
             rate: self.rate,
             connect_rate: self.connect_rate,
             idle: self.idle.to_string(),
+            io: self.io,
             http: HttpLoad {
                 method: self.method.clone(),
                 headers: self.headers.clone(),
@@ -431,6 +437,7 @@ fn build_config(a: &LoadSpec) -> anyhow::Result<Config> {
             Reads::Window
         },
         idle,
+        io: a.io,
         tls,
         lifetime: if h.new_conn {
             Lifetime::PerRequest

@@ -165,6 +165,8 @@ pub struct Config {
     pub reads: Reads,
     /// `--idle`: what a worker does when its poll finds nothing.
     pub idle: crate::idle::Idle,
+    /// `--io`: epoll, io_uring, or the engine's choice.
+    pub io: serverbench_model::Io,
     /// `https://`: TLS on every connection (None: plain TCP).
     pub tls: Option<TlsSpec>,
     /// `--new-conn`: a connection per request instead of keep-alive.

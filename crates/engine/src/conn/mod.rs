@@ -93,17 +93,20 @@ impl Conn {
         }
     }
 
-    /// Starts a non-blocking connect, registered once for read and write (edge-triggered).
+    /// Starts a non-blocking connect; with `registry` (epoll), registered once for read and
+    /// write (edge-triggered); without (io_uring), the caller watches the socket.
     pub fn connect(
         &mut self,
-        registry: &Registry,
+        registry: Option<&Registry>,
         token: Token,
         addr: SocketAddr,
         now: u64,
     ) -> io::Result<()> {
         let mut sock = TcpStream::connect(addr)?;
         sock.set_nodelay(true)?;
-        registry.register(&mut sock, token, Interest::READABLE | Interest::WRITABLE)?;
+        if let Some(registry) = registry {
+            registry.register(&mut sock, token, Interest::READABLE | Interest::WRITABLE)?;
+        }
         self.sock = Some(sock);
         self.state = State::Connecting(now);
         Ok(())

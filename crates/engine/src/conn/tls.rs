@@ -145,6 +145,52 @@ impl Conn {
         Ok((n, next))
     }
 
+    /// io_uring: hands received wire bytes to rustls (as many as it takes at once; `data` is
+    /// advanced past them) and decrypts the records they complete. Returns whether the peer
+    /// sent its `close_notify`. On an error no alert goes back (the connection is dropped).
+    pub fn feed_tls(&mut self, data: &mut &[u8]) -> Result<bool, ErrorKind> {
+        let Some(tls) = self.tls.as_deref_mut() else {
+            return Err(ErrorKind::Read);
+        };
+        if !data.is_empty() && matches!(tls.read_tls(data), Ok(0) | Err(_)) {
+            return Err(ErrorKind::Read);
+        }
+        match tls.process_new_packets() {
+            Ok(state) => Ok(state.peer_has_closed()),
+            Err(e) => Err(tls_error(&e)),
+        }
+    }
+
+    /// io_uring: encrypts what is pending in `out` and appends the records (and anything the
+    /// handshake has to send) to `wire`, the buffer the next send takes.
+    pub fn seal_into(&mut self, wire: &mut Vec<u8>) -> Result<(), ErrorKind> {
+        let Some(tls) = self.tls.as_deref_mut() else {
+            return Err(ErrorKind::Write);
+        };
+        loop {
+            if self.out_pos < self.out.len() {
+                match tls.writer().write(&self.out[self.out_pos..]) {
+                    Ok(n) => self.out_pos += n,
+                    Err(_) => return Err(ErrorKind::Write),
+                }
+            }
+            if !tls.wants_write() {
+                if self.out_pos < self.out.len() {
+                    return Err(ErrorKind::Write); // rustls took nothing and has nothing to send
+                }
+                break;
+            }
+            while tls.wants_write() {
+                if tls.write_tls(wire).is_err() {
+                    return Err(ErrorKind::Write);
+                }
+            }
+        }
+        self.out.clear();
+        self.out_pos = 0;
+        Ok(())
+    }
+
     /// Copies decrypted bytes into `buf`; 0 when none are left.
     pub fn take_plaintext(&mut self, buf: &mut [u8]) -> usize {
         match self.tls.as_deref_mut() {

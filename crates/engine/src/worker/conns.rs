@@ -2,7 +2,7 @@
 //! reopened, failed and retried after a backoff, and the 10 ms housekeeping that times out
 //! requests, connects and handshakes.
 
-use super::{Worker, BACKOFF_NS};
+use super::{Backend, Worker, BACKOFF_NS};
 use crate::conn::{Conn, State};
 use crate::stats::ErrorKind;
 use crate::tls::TlsCause;
@@ -14,6 +14,9 @@ impl Worker<'_> {
     pub(super) fn on_connected(&mut self, i: usize, now: u64, started: Option<u64>) {
         if let Some(t) = started {
             self.stats.connected(now, now.saturating_sub(t));
+        }
+        if let (Backend::Uring(u), Some(sock)) = (&mut self.io, self.conns[i].sock.as_ref()) {
+            u.start_recv(i, sock);
         }
         let Some((config, name)) = &self.tls else {
             self.conns[i].state = State::Ready;
@@ -31,7 +34,7 @@ impl Worker<'_> {
 
     /// Clean close (e.g. `Connection: close`): requests still in flight are sent again later.
     pub(super) fn reopen(&mut self, i: usize, now: u64) {
-        let lost = self.conns[i].close(now) as u64;
+        let lost = self.close(i, now) as u64;
         self.issued -= lost;
         self.connect(i, now);
     }
@@ -39,7 +42,7 @@ impl Worker<'_> {
     /// Counts an error, drops the connection and reconnects (after `backoff` ns).
     pub(super) fn fail(&mut self, i: usize, now: u64, kind: ErrorKind, backoff: u64) {
         self.stats.error(now, kind);
-        let lost = self.conns[i].close(now + backoff) as u64;
+        let lost = self.close(i, now + backoff) as u64;
         if self.quota != u64::MAX {
             // -n counts failed attempts so that a dead target still ends the run.
             let attempts = lost.max(1);
@@ -56,14 +59,36 @@ impl Worker<'_> {
         if self.stopping || (self.per_request && self.issued + self.opening() >= self.quota) {
             return;
         }
-        let reg = self.poll.registry();
-        if self.conns[i]
-            .connect(reg, Token(i), self.cfg.addr, now)
-            .is_err()
-        {
+        if self.open(i, now).is_err() {
             self.stats.error(now, ErrorKind::Connect);
             self.conns[i].state = State::Backoff(now + BACKOFF_NS);
         }
+    }
+
+    /// Starts connection `i`'s connect and has the backend watch it.
+    pub(super) fn open(&mut self, i: usize, now: u64) -> std::io::Result<()> {
+        let addr = self.cfg.addr;
+        match &mut self.io {
+            Backend::Epoll(poll) => {
+                self.conns[i].connect(Some(poll.registry()), Token(i), addr, now)
+            }
+            Backend::Uring(u) => {
+                self.conns[i].connect(None, Token(i), addr, now)?;
+                if let Some(sock) = self.conns[i].sock.as_ref() {
+                    u.watch_connect(i, sock);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Closes connection `i` (see [`Conn::close`]); io_uring first cancels what the kernel
+    /// holds for the socket.
+    pub(super) fn close(&mut self, i: usize, backoff_until: u64) -> usize {
+        if let Backend::Uring(u) = &mut self.io {
+            u.retire(i, self.conns[i].sock.take());
+        }
+        self.conns[i].close(backoff_until)
     }
 
     /// `--new-conn -n N`: connections on their way to a request, each of which will take one.

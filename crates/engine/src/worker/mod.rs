@@ -1,6 +1,9 @@
-//! The one worker loop: an edge-triggered mio poll per thread over a static share of the
-//! connections, parameterised by protocol (HTTP/1.1, HTTP/2, TCP echo) x schedule x stop, and
-//! by transport (plain or TLS) x connection lifetime (keep-alive or one request per connection).
+//! The one worker loop: an event loop per thread over a static share of the connections,
+//! parameterised by protocol (HTTP/1.1, HTTP/2, TCP echo) x schedule x stop, by transport
+//! (plain or TLS) x connection lifetime (keep-alive or one request per connection), and by
+//! backend: an edge-triggered mio poll with `recv`/`send` ([`Backend::Epoll`]), or an io_uring
+//! with multishot receives and queued sends ([`Backend::Uring`], in `uring.rs`). The backends
+//! differ only in how bytes come in and go out; everything above them is shared.
 
 use crate::config::{Config, Lifetime, Protocol, Schedule, Stop};
 use crate::conn::{Conn, Flushed, Inflight, State};
@@ -8,11 +11,12 @@ use crate::h2;
 use crate::http::{Response, ResponseParser};
 use crate::idle::Napper;
 use crate::stats::{ErrorKind, Stats};
-use crate::sys::{self, TimerFd};
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
+use crate::sys;
+use crate::uring::Ring;
+use mio::{Events, Poll, Token};
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
+use serverbench_model::IoBackend;
 use std::io::{self, Read};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -26,6 +30,7 @@ mod rate;
 mod read;
 mod shared;
 mod tls;
+mod uring;
 
 pub use shared::{Outcome, Plan, Shared};
 
@@ -35,6 +40,9 @@ use rate::RateState;
 const TIMER: Token = Token(usize::MAX - 1);
 const READ_BUF: usize = 64 * 1024;
 const STREAM_CHUNK: usize = 64 * 1024;
+/// io_uring: one send per connection is in the kernel at a time, so each carries more (a send
+/// that finds the socket full completes with what fit once it drains).
+const URING_STREAM_CHUNK: usize = 256 * 1024;
 const TICK_NS: u64 = 10_000_000;
 const BACKOFF_NS: u64 = 10_000_000;
 const LATE_NS: u64 = 1_000_000;
@@ -49,9 +57,17 @@ enum Readable {
     Closed,
 }
 
+/// How a worker's sockets are driven.
+enum Backend {
+    Epoll(Poll),
+    Uring(Box<uring::Uring>),
+}
+
 struct Worker<'a> {
     cfg: &'a Config,
-    poll: Poll,
+    io: Backend,
+    /// Why this worker runs on epoll although io_uring was asked for.
+    io_note: Option<String>,
     conns: Vec<Conn>,
     buf: Vec<u8>,
     pattern: Vec<u8>,
@@ -87,10 +103,18 @@ struct Worker<'a> {
 }
 
 /// Runs one worker thread from setup to the end of the run.
-pub fn run(cfg: &Config, plan: Plan, slot: usize, shared: &Shared) -> io::Result<Outcome> {
+pub fn run(
+    cfg: &Config,
+    plan: Plan,
+    slot: usize,
+    shared: &Shared,
+    backend: IoBackend,
+) -> io::Result<Outcome> {
     let built = match plan.cpu {
-        Some(cpu) => sys::pin_current_thread(cpu).and_then(|()| Worker::new(cfg, &plan, slot)),
-        None => Worker::new(cfg, &plan, slot),
+        Some(cpu) => {
+            sys::pin_current_thread(cpu).and_then(|()| Worker::new(cfg, &plan, slot, backend))
+        }
+        None => Worker::new(cfg, &plan, slot, backend),
     };
     let mut w = match built {
         Ok(w) => w,
@@ -117,6 +141,11 @@ pub fn run(cfg: &Config, plan: Plan, slot: usize, shared: &Shared) -> io::Result
     w.stats.naps = w.napper.stats;
     w.stats.close();
     Ok(Outcome {
+        backend: match w.io {
+            Backend::Epoll(_) => IoBackend::Epoll,
+            Backend::Uring(_) => IoBackend::Uring,
+        },
+        note: w.io_note,
         stats: w.stats,
         connect_failures_at_setup: setup_failures,
         measured_ns,
@@ -124,7 +153,7 @@ pub fn run(cfg: &Config, plan: Plan, slot: usize, shared: &Shared) -> io::Result
 }
 
 impl<'a> Worker<'a> {
-    fn new(cfg: &'a Config, plan: &Plan, slot: usize) -> io::Result<Self> {
+    fn new(cfg: &'a Config, plan: &Plan, slot: usize, backend: IoBackend) -> io::Result<Self> {
         let (head, verify, depth) = match (&cfg.protocol, cfg.schedule) {
             (Protocol::Http(h), Schedule::ClosedLoop { depth }) => (h.head, h.verify, depth),
             (Protocol::Http(h), Schedule::Rate { .. }) => (h.head, h.verify, 1),
@@ -137,8 +166,9 @@ impl<'a> Worker<'a> {
             .collect();
         let pattern = match &cfg.protocol {
             Protocol::TcpStream { message } => {
-                let mut p = Vec::with_capacity(STREAM_CHUNK + message.len());
-                while p.len() < STREAM_CHUNK + message.len() {
+                let len = URING_STREAM_CHUNK + message.len();
+                let mut p = Vec::with_capacity(len);
+                while p.len() < len {
                     p.extend_from_slice(message);
                 }
                 p
@@ -153,26 +183,15 @@ impl<'a> Worker<'a> {
         };
         let closed_loop = matches!(cfg.schedule, Schedule::ClosedLoop { .. })
             && !matches!(cfg.protocol, Protocol::TcpStream { .. });
-        let poll = Poll::new()?;
+        let (mut io, io_note) = backend_for(backend, plan.connections)?;
         let rate = match plan.rate_interval_ns {
-            Some(interval) => {
-                let timer = TimerFd::new()?;
-                let fd = timer.raw_fd();
-                poll.registry()
-                    .register(&mut SourceFd(&fd), TIMER, Interest::READABLE)?;
-                Some(RateState {
-                    interval,
-                    start: 0,
-                    k: 0,
-                    idle: std::collections::VecDeque::new(),
-                    timer,
-                })
-            }
+            Some(interval) => Some(RateState::new(interval, &mut io)?),
             None => None,
         };
         Ok(Worker {
             cfg,
-            poll,
+            io,
+            io_note,
             conns,
             buf: vec![0; READ_BUF],
             pattern,
@@ -255,39 +274,12 @@ impl<'a> Worker<'a> {
             }
             let nap = self.napper.span_ns();
             let wait = nap.map_or((self.end - now).min(TICK_NS), |_| 0);
-            if let Err(e) = self
-                .poll
-                .poll(&mut events, Some(Duration::from_nanos(wait)))
-            {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-            self.napper.polled(now, events.is_empty());
-            if let (Some(ns), true) = (nap, events.is_empty()) {
+            let any = match self.io {
+                Backend::Epoll(_) => self.epoll_turn(&mut events, wait, now)?,
+                Backend::Uring(_) => self.uring_turn(wait, Some(now))?,
+            };
+            if let (Some(ns), false) = (nap, any) {
                 self.napper.nap(ns.min(self.end - now));
-            }
-            for ev in events.iter() {
-                let now = sys::now_ns();
-                if now >= self.end {
-                    break; // nothing after the end is sent or counted (TCP stream drains below)
-                }
-                if ev.token() == TIMER {
-                    if let Some(r) = &mut self.rate {
-                        r.timer.drain();
-                    }
-                    self.dispatch(now);
-                    continue;
-                }
-                let closed = ev.is_read_closed() || ev.is_error();
-                let readable = if closed {
-                    Readable::Closed
-                } else if ev.is_readable() {
-                    Readable::Data
-                } else {
-                    Readable::No
-                };
-                self.on_event(ev.token().0, readable, ev.is_writable(), now);
             }
             let now = sys::now_ns();
             if now >= next_tick {
@@ -300,6 +292,43 @@ impl<'a> Worker<'a> {
             self.drain_stream(&mut events);
         }
         Ok(sys::now_ns().min(self.end).saturating_sub(measure))
+    }
+
+    /// One epoll wait of up to `wait_ns` (from `now`, which the napper learns from) and its
+    /// events handled; returns whether any came.
+    fn epoll_turn(&mut self, events: &mut Events, wait_ns: u64, now: u64) -> io::Result<bool> {
+        let Backend::Epoll(poll) = &mut self.io else {
+            return Ok(false);
+        };
+        if let Err(e) = poll.poll(events, Some(Duration::from_nanos(wait_ns))) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        self.napper.polled(now, events.is_empty());
+        for ev in events.iter() {
+            let now = sys::now_ns();
+            if now >= self.end {
+                break; // nothing after the end is sent or counted (TCP stream drains below)
+            }
+            if ev.token() == TIMER {
+                if let Some(r) = &mut self.rate {
+                    r.timer.drain();
+                }
+                self.dispatch(now);
+                continue;
+            }
+            let closed = ev.is_read_closed() || ev.is_error();
+            let readable = if closed {
+                Readable::Closed
+            } else if ev.is_readable() {
+                Readable::Data
+            } else {
+                Readable::No
+            };
+            self.on_event(ev.token().0, readable, ev.is_writable(), now);
+        }
+        Ok(!events.is_empty())
     }
 
     fn on_event(&mut self, i: usize, readable: Readable, writable: bool, now: u64) {
@@ -407,8 +436,12 @@ impl<'a> Worker<'a> {
         self.issued += 1;
     }
 
-    /// Writes pending output; on failure the connection is reset. Returns false if it was.
+    /// Writes pending output (io_uring: queues it); on failure the connection is reset.
+    /// Returns false if it was.
     fn flush(&mut self, i: usize, now: u64) -> bool {
+        if let Backend::Uring(_) = self.io {
+            return self.uring_flush(i, now);
+        }
         let (n, how) = match &self.cfg.protocol {
             Protocol::TcpStream { message } => {
                 if self.stopping || self.paused {
@@ -425,4 +458,23 @@ impl<'a> Worker<'a> {
         }
         true
     }
+}
+
+/// The backend asked for, or epoll with a note when the kernel refuses this thread a ring.
+fn backend_for(backend: IoBackend, connections: usize) -> io::Result<(Backend, Option<String>)> {
+    if backend == IoBackend::Uring {
+        match Ring::new(connections) {
+            Ok(ring) => {
+                let u = uring::Uring::new(ring, connections);
+                return Ok((Backend::Uring(Box::new(u)), None));
+            }
+            Err(e) => {
+                return Ok((
+                    Backend::Epoll(Poll::new()?),
+                    Some(crate::uring::refused_note(&e)),
+                ))
+            }
+        }
+    }
+    Ok((Backend::Epoll(Poll::new()?), None))
 }

@@ -1,10 +1,10 @@
 //! The phases around the main loop: opening connections before measurement, waiting at a
 //! gate, and draining echoes after a TCP stream ends.
 
-use super::{Plan, Shared, Worker, DRAIN_NS, TICK_NS};
+use super::{Backend, Plan, Shared, Worker, DRAIN_NS, TICK_NS};
 use crate::conn::State;
 use crate::sys;
-use mio::{Events, Token};
+use mio::Events;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -70,21 +70,16 @@ impl Worker<'_> {
             while opened < self.conns.len()
                 && now >= start + opened as u64 * plan.connect_interval_ns
             {
-                match self.conns[opened].connect(
-                    self.poll.registry(),
-                    Token(opened),
-                    self.cfg.addr,
-                    now,
-                ) {
+                match self.open(opened, now) {
                     Ok(()) => pending += 1,
                     Err(_) => failed += 1,
                 }
                 opened += 1;
             }
-            for c in self.conns.iter_mut() {
-                if let State::Connecting(t) = c.state {
+            for i in 0..self.conns.len() {
+                if let State::Connecting(t) = self.conns[i].state {
                     if now.saturating_sub(t) > self.timeout_ns {
-                        c.close(now);
+                        self.close(i, now);
                         pending -= 1;
                         failed += 1;
                     }
@@ -98,27 +93,48 @@ impl Worker<'_> {
             } else {
                 TICK_NS
             };
-            let _ = self
-                .poll
-                .poll(&mut events, Some(Duration::from_nanos(wait)));
-            for ev in events.iter() {
-                let c = &mut self.conns[ev.token().0];
-                if !matches!(c.state, State::Connecting(_)) {
+            for (i, writable) in self.connect_events(&mut events, wait) {
+                if !matches!(self.conns[i].state, State::Connecting(_)) {
                     continue;
                 }
-                match c.check_connected(ev.is_writable()) {
+                match self.conns[i].check_connected(writable) {
                     Some(true) => {
-                        c.state = State::Connected;
+                        self.conns[i].state = State::Connected;
                         pending -= 1;
                         up.fetch_add(1, Ordering::Relaxed);
                     }
                     Some(false) => {
-                        c.close(0);
+                        self.close(i, 0);
                         pending -= 1;
                         failed += 1;
                     }
                     None => {}
                 }
+            }
+        }
+    }
+
+    /// Setup: waits up to `wait_ns` for connects to end; returns each connection that had an
+    /// event, and whether it was writable.
+    fn connect_events(&mut self, events: &mut Events, wait_ns: u64) -> Vec<(usize, bool)> {
+        match &mut self.io {
+            Backend::Epoll(poll) => {
+                let _ = poll.poll(events, Some(Duration::from_nanos(wait_ns)));
+                events
+                    .iter()
+                    .map(|ev| (ev.token().0, ev.is_writable()))
+                    .collect()
+            }
+            Backend::Uring(u) => {
+                let Ok(batch) = u.turn(wait_ns) else {
+                    return Vec::new();
+                };
+                let up = batch
+                    .iter()
+                    .filter_map(|c| self.uring_setup_event(c))
+                    .collect();
+                self.uring().ring.put_batch(batch);
+                up
             }
         }
     }
@@ -144,20 +160,24 @@ impl Worker<'_> {
     pub(super) fn drain_stream(&mut self, events: &mut Events) {
         self.stopping = true;
         let deadline = sys::now_ns() + DRAIN_NS;
+        if let Backend::Uring(_) = self.io {
+            while self.draining() && sys::now_ns() < deadline {
+                if self.uring_turn(TICK_NS, None).is_err() {
+                    break;
+                }
+            }
+            return;
+        }
         let mut buf = std::mem::take(&mut self.buf);
         // Events of the last batch were not handled: read every connection once first.
         for i in 0..self.conns.len() {
             self.drain_one(i, &mut buf);
         }
-        loop {
-            let pending = self
-                .conns
-                .iter()
-                .any(|c| c.state == State::Ready && c.rd < c.wr);
-            if !pending || sys::now_ns() >= deadline {
+        while self.draining() && sys::now_ns() < deadline {
+            let Backend::Epoll(poll) = &mut self.io else {
                 break;
-            }
-            let _ = self.poll.poll(events, Some(Duration::from_millis(10)));
+            };
+            let _ = poll.poll(events, Some(Duration::from_millis(10)));
             for ev in events.iter() {
                 if ev.token().0 < self.conns.len() {
                     self.drain_one(ev.token().0, &mut buf);
@@ -165,6 +185,13 @@ impl Worker<'_> {
             }
         }
         self.buf = buf;
+    }
+
+    /// Whether a TCP stream connection still waits for echoes of what it sent.
+    fn draining(&self) -> bool {
+        self.conns
+            .iter()
+            .any(|c| c.state == State::Ready && c.rd < c.wr)
     }
 
     /// Reads one connection to EAGAIN; echoes that arrive after the end still answer measured

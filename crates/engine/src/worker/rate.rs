@@ -2,9 +2,12 @@
 //! on whichever connection is idle (HTTP/2: has a stream slot free); latency counts from the
 //! intended send time.
 
-use super::{Worker, LATE_NS};
+use super::{Backend, Worker, LATE_NS, TIMER};
 use crate::config::Protocol;
 use crate::sys::TimerFd;
+use crate::uring::Op;
+use mio::unix::SourceFd;
+use mio::Interest;
 use std::collections::VecDeque;
 
 /// `-R`: the arrival schedule and the connections free to take the next send.
@@ -19,6 +22,29 @@ pub(super) struct RateState {
 }
 
 impl RateState {
+    /// The schedule's timer, watched by the worker's backend.
+    pub(super) fn new(interval: f64, io: &mut Backend) -> std::io::Result<RateState> {
+        let timer = TimerFd::new()?;
+        let fd = timer.raw_fd();
+        match io {
+            Backend::Epoll(poll) => {
+                poll.registry()
+                    .register(&mut SourceFd(&fd), TIMER, Interest::READABLE)?;
+            }
+            Backend::Uring(u) => {
+                let events = libc::POLLIN as u32;
+                u.ring.poll(fd, events, true, Op::Timer.pack(0, 0));
+            }
+        }
+        Ok(RateState {
+            interval,
+            start: 0,
+            k: 0,
+            idle: VecDeque::new(),
+            timer,
+        })
+    }
+
     fn next_due(&self) -> u64 {
         self.start + (self.k as f64 * self.interval) as u64
     }

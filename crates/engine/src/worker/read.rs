@@ -10,10 +10,16 @@ impl Worker<'_> {
         let mut buf = std::mem::take(&mut self.buf);
         let alive = self.read_all(i, closed, now, &mut buf);
         self.buf = buf;
+        alive && self.after_read(i, now)
+    }
+
+    /// Bytes were read and consumed: send what the protocol owes now (and, in the closed loop,
+    /// set the low-water mark for what comes next). Returns false if the connection was reset.
+    pub(super) fn after_read(&mut self, i: usize, now: u64) -> bool {
         let stream = matches!(self.cfg.protocol, Protocol::TcpStream { .. });
         // `-R` sends flush as they go; HTTP/2 may owe the server frames (acks, windows) anyway.
         let owed = self.rate.is_none() || !self.conns[i].out.is_empty();
-        if alive && owed && !stream {
+        if owed && !stream {
             if !self.flush(i, now) {
                 return false;
             }
@@ -21,7 +27,7 @@ impl Worker<'_> {
                 self.arm_lowat(i);
             }
         }
-        alive
+        true
     }
 
     pub(super) fn read_all(&mut self, i: usize, closed: bool, now: u64, buf: &mut [u8]) -> bool {

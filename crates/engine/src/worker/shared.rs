@@ -35,6 +35,9 @@ pub struct Shared {
 
 /// What one thread hands back.
 pub struct Outcome {
+    /// The backend this thread ran on, and why it is not the one asked for.
+    pub backend: serverbench_model::IoBackend,
+    pub note: Option<String>,
     pub stats: Stats,
     pub connect_failures_at_setup: u64,
     /// Nanoseconds from the start of measurement to the end of this thread's loop.

@@ -1,7 +1,7 @@
 //! The TLS steps of the worker loop: a handshake driven on each event of its connection, and
 //! reads that decrypt before the bytes reach the same protocol code as plain connections.
 
-use super::{Worker, BACKOFF_NS};
+use super::{Backend, Worker, BACKOFF_NS};
 use crate::config::Protocol;
 use crate::conn::{Handshake, State, TlsRead, Wire};
 use crate::stats::ErrorKind;
@@ -14,10 +14,24 @@ impl Worker<'_> {
         let State::Handshaking(started) = self.conns[i].state else {
             return;
         };
-        let mut wire = Wire::default();
-        let progress = self.conns[i].drive_handshake(&mut wire, first);
-        self.stats.read(now, wire.read);
-        self.stats.wrote(now, wire.written);
+        let progress = match self.io {
+            Backend::Epoll(_) => {
+                let mut wire = Wire::default();
+                let progress = self.conns[i].drive_handshake(&mut wire, first);
+                self.stats.read(now, wire.read);
+                self.stats.wrote(now, wire.written);
+                progress
+            }
+            // io_uring: received bytes were fed to rustls already; what it has to say is sent.
+            Backend::Uring(_) => match self.conns[i].tls.as_deref() {
+                Some(t) if t.is_handshaking() => {
+                    self.flush(i, now);
+                    Handshake::Pending
+                }
+                Some(_) => Handshake::Done,
+                None => Handshake::Failed(ErrorKind::Read),
+            },
+        };
         match progress {
             Handshake::Pending => {}
             Handshake::Done => {
@@ -47,6 +61,19 @@ impl Worker<'_> {
         }
     }
 
+    /// Hands what rustls has decrypted to `consume`; returns false if the connection was reset.
+    pub(super) fn consume_plaintext(&mut self, i: usize, now: u64, buf: &mut [u8]) -> bool {
+        loop {
+            let got = self.conns[i].take_plaintext(buf);
+            if got == 0 {
+                return true;
+            }
+            if !self.consume(i, &buf[..got], now) {
+                return false;
+            }
+        }
+    }
+
     /// Reads a TLS connection until its socket is drained, handing the plaintext to
     /// `consume`; returns false if the connection was reset.
     pub(super) fn read_all_tls(
@@ -68,14 +95,8 @@ impl Worker<'_> {
                 self.stats.read(now, n);
                 self.conns[i].last_read = now;
             }
-            loop {
-                let got = self.conns[i].take_plaintext(buf);
-                if got == 0 {
-                    break;
-                }
-                if !self.consume(i, &buf[..got], now) {
-                    return false;
-                }
+            if !self.consume_plaintext(i, now, buf) {
+                return false;
             }
             match next {
                 TlsRead::More => {}

@@ -170,13 +170,35 @@ pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) ->
         connect_rate: None,
         reads: Reads::Window,
         idle: serverbench_engine::Idle::Auto,
+        io: io(),
         tls: None,
         lifetime: Lifetime::KeepAlive,
     }
 }
 
+/// The backend these tests run on: each test file is built twice, its `_uring` twin (see the
+/// engine's Cargo.toml) on io_uring, the other on epoll, so every engine test runs on both.
+pub fn io() -> serverbench_engine::Io {
+    if env!("CARGO_CRATE_NAME").ends_with("_uring") {
+        serverbench_engine::Io::Uring
+    } else {
+        serverbench_engine::Io::Epoll
+    }
+}
+
+/// The backend the result says ran: the one asked for (a refusal would be a silent skip).
+pub fn assert_ran_on_the_asked_backend(r: &serverbench_engine::LoadResult) {
+    let want = match io() {
+        serverbench_engine::Io::Uring => serverbench_engine::IoBackend::Uring,
+        _ => serverbench_engine::IoBackend::Epoll,
+    };
+    assert_eq!(r.io, Some(want), "notes: {:?}", r.notes);
+}
+
 pub fn run(config: &Config) -> serverbench_engine::LoadResult {
-    serverbench_engine::run(config, &|_| {}).unwrap()
+    let r = serverbench_engine::run(config, &|_| {}).unwrap();
+    assert_ran_on_the_asked_backend(&r);
+    r
 }
 
 /// Fails with every violation when `v` does not follow spec/load-result.schema.json.

@@ -237,3 +237,19 @@ fn http2_goaways_and_errors_add_up_and_the_servers_settings_are_kept() {
     assert_eq!((m.errors.h2, m.errors.refused_stream), (1, 3));
     assert!(m.tls.is_none() && m.connect_latency_us.is_none());
 }
+
+#[test]
+fn hosts_on_one_backend_keep_it_and_hosts_on_two_leave_it_to_their_own_records() {
+    use serverbench_model::IoBackend;
+    let mut a = result(&[100, 200], vec![vec![(1, 1)]], 1.0);
+    let mut b = result(&[300], vec![vec![(1, 1)]], 1.0);
+    a.io = Some(IoBackend::Uring);
+    b.io = Some(IoBackend::Uring);
+    let m = merge(&[("a".into(), a.clone()), ("b".into(), b.clone())]).unwrap();
+    assert_eq!(m.io, Some(IoBackend::Uring));
+    b.io = Some(IoBackend::Epoll);
+    b.notes = vec!["io_uring refused (EPERM): ran on epoll".into()];
+    let m = merge(&[("a".into(), a), ("b".into(), b.clone())]).unwrap();
+    assert_eq!(m.io, None);
+    assert_eq!(m.notes, b.notes);
+}

@@ -249,6 +249,8 @@ mod tests {
                 "1.3",
                 "--idle",
                 "40us",
+                "--io",
+                "uring",
                 "-c",
                 "10",
                 "-d",
@@ -267,6 +269,7 @@ mod tests {
         assert!(h.http2 && h.insecure && h.new_conn);
         assert_eq!(h.streams, 10);
         assert_eq!(remote.idle, "40us");
+        assert_eq!(remote.io, serverbench_model::Io::Uring);
         assert_eq!(h.tls_resume, Some(TlsResume::Tickets));
         assert_eq!(h.tls_version, Some(TlsVersion::V1_3));
         assert_eq!(remote.connections, 5);

@@ -88,6 +88,12 @@ pub fn render(r: &LoadResult) -> String {
     if let Some(idle) = r.idle.as_ref().filter(|i| i.naps > 0) {
         idle_line(&mut s, idle);
     }
+    if r.io == Some(serverbench_model::IoBackend::Uring) {
+        let _ = writeln!(s, "  I/O          io_uring");
+    }
+    for note in &r.notes {
+        let _ = writeln!(s, "  Note         {note}");
+    }
     s
 }
 
