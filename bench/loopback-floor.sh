@@ -329,12 +329,17 @@ for t, c in res.items():
           + " |")
 floor_tool = min(res, key=lambda t: res[t]["p_net"] * res[t]["total"])
 floor = res[floor_tool]["p_net"] * res[floor_tool]["total"]
+low_sys = min(res, key=lambda t: res[t]["sys"])
 print()
-print(f"floor: {floor:.2f} µs/request of kernel TCP/IP and loopback work in the client's context "
-      f"(lowest, {floor_tool}); no client sending one request and reading one response avoids it")
+print(f"floor: {floor:.2f} µs/request of kernel TCP/IP and loopback work in the client's context (the")
+print(f"  lowest, {floor_tool}); any client sending one request and reading one response pays it.")
+print(f"  Cross-check: the lowest system time is {res[low_sys]['sys']:.2f} µs/request ({low_sys}, "
+      f"{res[low_sys]['sc']:.2f} system calls")
+print("  per request): the floor plus what those calls cost on their own.")
 for t, c in res.items():
     if t.startswith("serverbench"):
-        print(f"{t}: {c['total']:.2f} µs/request, floor {floor / c['total']:.0%}, its own TCP/IP work "
-              f"{c['p_net']:.0%}, user {c['p_user']:.0%}, event wait {c['p_event']:.0%}, "
-              f"other kernel (syscall entry/exit, socket layer, scheduler) {c['p_other']:.0%}")
+        print(f"{t}: {c['total']:.2f} µs/request, the floor is {floor / c['total']:.0%} of it; its own TCP/IP "
+              f"work {c['p_net']:.0%},")
+        print(f"  user {c['p_user']:.0%}, event wait {c['p_event']:.0%}, other kernel (syscall entry/exit, "
+              f"socket layer, scheduler) {c['p_other']:.0%}")
 PY
