@@ -96,6 +96,7 @@ for tool in $TOOLS; do
     oha)
       if [ ! -x "$OHA" ]; then
         echo "building oha into $OHA_ROOT (cargo install oha --locked; once)" >&2
+        mkdir -p "$OHA_ROOT"
         if ! cargo install oha --locked --root "$OHA_ROOT" >"$OHA_ROOT.log" 2>&1; then
           echo "oha: not installable here ($(grep -m1 -E '^error' "$OHA_ROOT.log" || echo "cargo install failed, see $OHA_ROOT.log"))" >&2
           continue
