@@ -22,6 +22,7 @@ test:
 	@bash scripts/test-prereqs.sh
 	@mkdir -p target
 	SERVERBENCH_SKIP_NETEM="$$(bash scripts/netem-probe.sh)" \
+	SERVERBENCH_SKIP_URING="$$(bash scripts/uring-probe.sh)" \
 		$(CARGO) test --workspace --locked --no-fail-fast 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6; s += $$8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' target/test.log
 
