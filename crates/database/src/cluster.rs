@@ -3,7 +3,7 @@
 
 use crate::config::{render_conf, render_hba};
 use crate::init::{
-    ensure_installed, init, program, read_password, remove_old_versions, write_owned,
+    ensure_installed, init, pinned, program, read_password, remove_old_versions, write_owned,
 };
 use crate::layout::{current_stamp, Layout};
 use crate::process::{self, PostmasterPid};
@@ -218,14 +218,7 @@ impl Cluster {
             .map_err(DbError::io(&log_path))?;
         let err = log.try_clone().map_err(DbError::io(&log_path))?;
         let postgres = program("postgres")?;
-        let mut cmd = match self.config.cpu_list() {
-            Some(cpus) => {
-                let mut c = Command::new("taskset");
-                c.args(["-c", &cpus]).arg(postgres);
-                c
-            }
-            None => Command::new(postgres),
-        };
+        let mut cmd = pinned(&postgres, &self.config.cpus);
         cmd.arg("-D").arg(self.layout.data());
         if let Some((uid, gid)) = process::postgres_ids()? {
             cmd.uid(uid).gid(gid);

@@ -58,14 +58,6 @@ impl Config {
         self.max_connections = (pool.saturating_mul(2) + 20).max(100);
         self
     }
-
-    /// The CPU list as `taskset -c` takes it (`0,2,3`).
-    pub fn cpu_list(&self) -> Option<String> {
-        (!self.cpus.is_empty()).then(|| {
-            let v: Vec<String> = self.cpus.iter().map(usize::to_string).collect();
-            v.join(",")
-        })
-    }
 }
 
 /// `serverbench.conf`: in the spirit of TechEmpower's published configuration (durability traded
@@ -215,13 +207,5 @@ mod tests {
     fn connections_are_sized_for_the_largest_pool_with_room_for_the_harness() {
         assert_eq!(Config::new("/c").size_for_pool(256).max_connections, 532);
         assert_eq!(Config::new("/c").size_for_pool(4).max_connections, 100);
-    }
-
-    #[test]
-    fn the_cpu_list_is_given_as_taskset_takes_it() {
-        let mut c = Config::new("/c");
-        assert_eq!(c.cpu_list(), None);
-        c.cpus = vec![0, 2];
-        assert_eq!(c.cpu_list().as_deref(), Some("0,2"));
     }
 }

@@ -28,6 +28,18 @@ pub(crate) fn ensure_installed(install: bool) -> Result<()> {
     program("postgres").map(drop)
 }
 
+/// `program`, pinned with `taskset -c CPUS` when `cpus` is not empty (so is every process it
+/// starts); the postmaster and pgbench both start this way.
+pub(crate) fn pinned(program: &Path, cpus: &[usize]) -> Command {
+    if cpus.is_empty() {
+        return Command::new(program);
+    }
+    let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+    let mut c = Command::new("taskset");
+    c.args(["-c", &list.join(",")]).arg(program);
+    c
+}
+
 pub(crate) fn program(name: &str) -> Result<PathBuf> {
     let p = Path::new(PG_BIN).join(name);
     if p.is_file() {
@@ -167,5 +179,15 @@ mod tests {
         assert_eq!(a.len(), 48);
         assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn the_cpu_list_is_given_as_taskset_takes_it() {
+        let unpinned = pinned(Path::new("/bin/postgres"), &[]);
+        assert_eq!(unpinned.get_program(), "/bin/postgres");
+        let cmd = pinned(Path::new("/bin/postgres"), &[0, 2]);
+        assert_eq!(cmd.get_program(), "taskset");
+        let args: Vec<_> = cmd.get_args().collect();
+        assert_eq!(args, ["-c", "0,2", "/bin/postgres"]);
     }
 }

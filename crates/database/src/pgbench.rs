@@ -4,10 +4,10 @@
 //! random id in 1..10,000, prepared statements, over TCP, `clients` sessions for `duration`,
 //! pgbench pinned to the given CPUs. No server's `/db` can answer more than this.
 
-use crate::init::program;
+use crate::init::{pinned, program};
 use crate::{DbError, DbUrl, Result};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -97,16 +97,8 @@ pub fn measure_floor(url: &DbUrl, spec: &FloorSpec, scratch: &Path) -> Result<Fl
     })
 }
 
-fn command(pgbench: &PathBuf, url: &DbUrl, spec: &FloorSpec, script: &Path) -> Command {
-    let mut cmd = match spec.cpus.is_empty() {
-        true => Command::new(pgbench),
-        false => {
-            let list: Vec<String> = spec.cpus.iter().map(usize::to_string).collect();
-            let mut c = Command::new("taskset");
-            c.args(["-c", &list.join(",")]).arg(pgbench);
-            c
-        }
-    };
+fn command(pgbench: &Path, url: &DbUrl, spec: &FloorSpec, script: &Path) -> Command {
+    let mut cmd = pinned(pgbench, &spec.cpus);
     cmd.args(["-n", "-M", "prepared", "-f"])
         .arg(script)
         .args(["-c", &spec.clients.to_string()])

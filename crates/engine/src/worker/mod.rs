@@ -462,19 +462,17 @@ impl<'a> Worker<'a> {
 
 /// The backend asked for, or epoll with a note when the kernel refuses this thread a ring.
 fn backend_for(backend: IoBackend, connections: usize) -> io::Result<(Backend, Option<String>)> {
-    if backend == IoBackend::Uring {
-        match Ring::new(connections) {
-            Ok(ring) => {
-                let u = uring::Uring::new(ring, connections);
-                return Ok((Backend::Uring(Box::new(u)), None));
-            }
-            Err(e) => {
-                return Ok((
-                    Backend::Epoll(Poll::new()?),
-                    Some(crate::uring::refused_note(&e)),
-                ))
-            }
-        }
+    if backend != IoBackend::Uring {
+        return Ok((Backend::Epoll(Poll::new()?), None));
     }
-    Ok((Backend::Epoll(Poll::new()?), None))
+    Ok(match Ring::new(connections) {
+        Ok(ring) => (
+            Backend::Uring(Box::new(uring::Uring::new(ring, connections))),
+            None,
+        ),
+        Err(e) => (
+            Backend::Epoll(Poll::new()?),
+            Some(crate::uring::refused_note(&e)),
+        ),
+    })
 }
