@@ -2,7 +2,8 @@
 //! and the streaming response parser ([`http`]), and HTTP/2 ([`h2`]: frames, HPACK, and a
 //! connection's protocol state, which takes bytes in and hands back events and the frames owed),
 //! and TLS ([`tls`]: the rustls client configuration per thread, session resumption, certificate
-//! trust, and names for what a handshake negotiated or why it failed).
+//! trust, and names for what a handshake negotiated or why it failed), and WebSocket ([`ws`]:
+//! the upgrade handshake, client frames masked a word at a time, the incremental frame decoder).
 //!
 //! Owns: protocol framing and parsing, hand-written because it runs on every response (each
 //! module says why a kept crate does not do). Must not: touch a socket, a clock, a thread or
@@ -12,6 +13,7 @@
 pub mod h2;
 pub mod http;
 pub mod tls;
+pub mod ws;
 
 /// A request on the wire, waiting for its response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
