@@ -15,6 +15,7 @@ pub(crate) fn of_run(
     seconds: &[Second],
     connect: Option<&Histogram<u64>>,
     handshake: Option<&Histogram<u64>>,
+    upgrade: Option<&Histogram<u64>>,
 ) -> Histograms {
     Histograms {
         latency_us: encode(latency),
@@ -22,5 +23,6 @@ pub(crate) fn of_run(
         timeline_buckets: seconds.iter().map(|s| s.buckets.clone()).collect(),
         connect_latency_us: connect.map(encode),
         handshake_latency_us: handshake.map(encode),
+        upgrade_latency_us: upgrade.map(encode),
     }
 }

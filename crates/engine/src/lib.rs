@@ -234,6 +234,7 @@ fn build_result(
         Protocol::Http(_) | Protocol::Http2(_) => (result::Mode::Http, 0),
         Protocol::TcpStream { message } => (result::Mode::TcpStream, message.len() as u64),
         Protocol::TcpPingPong { .. } => (result::Mode::TcpPingpong, 0),
+        Protocol::WebSocket(_) => (result::Mode::Ws, 0),
     };
     let requests = s.bytes_read.checked_div(message_len).unwrap_or(s.requests);
     let ran_on = if config.cpus.is_empty() {
@@ -249,6 +250,7 @@ fn build_result(
     .max(1);
     let rate = matches!(config.schedule, Schedule::Rate { .. });
     let tcp = mode.is_tcp();
+    let bytes_both_ways = tcp || mode == result::Mode::Ws;
     let mbps = |b: u64| b as f64 * 8.0 / secs / 1e6;
     let seconds = duration.as_secs_f64().ceil() as usize;
     let connects = s.conn.connects;
@@ -282,9 +284,9 @@ fn build_result(
         rate_achieved: rate.then(|| s.sent as f64 / secs),
         late: rate.then_some(s.late),
         latency_us_uncorrected: s.uncorrected.as_ref().map(latency_of),
-        mbps_down: tcp.then(|| mbps(s.bytes_read)),
-        mbps_up: tcp.then(|| mbps(s.bytes_written)),
-        bytes_per_connection: tcp
+        mbps_down: bytes_both_ways.then(|| mbps(s.bytes_read)),
+        mbps_up: bytes_both_ways.then(|| mbps(s.bytes_written)),
+        bytes_per_connection: bytes_both_ways
             .then(|| (s.bytes_read + s.bytes_written) as f64 / config.connections as f64),
         measure_start_unix_s: None,
         histograms: Some(histo::of_run(
@@ -293,6 +295,7 @@ fn build_result(
             &s.seconds[..seconds.min(s.seconds.len())],
             (connects > 0).then_some(&s.conn.connect),
             config.tls.is_some().then_some(&s.conn.handshake),
+            (mode == result::Mode::Ws).then_some(&s.ws.upgrade),
         )),
         connection_mode: (!tcp).then(|| {
             match config.lifetime {
@@ -315,6 +318,37 @@ fn build_result(
         idle: Some(config.idle.result(&s.naps)),
         io: None,
         notes: Vec::new(),
+        ws: match &config.protocol {
+            Protocol::WebSocket(w) => Some(ws_result(config, w, s, secs)),
+            _ => None,
+        },
+    }
+}
+
+fn ws_result(config: &Config, spec: &config::WsSpec, s: &Stats, secs: f64) -> result::WsResult {
+    let w = &s.ws;
+    let by_name = |upgrade: bool| {
+        let mut m = std::collections::BTreeMap::new();
+        for (cause, n) in w.causes.iter().filter(|(c, _)| c.is_upgrade() == upgrade) {
+            *m.entry(cause.name().to_string()).or_insert(0) += n;
+        }
+        m
+    };
+    result::WsResult {
+        message_kind: spec.kind.as_str().to_string(),
+        message_size: spec.payload.len() as u64,
+        reconnect_every: config.reconnect_every,
+        messages_sent: w.messages_sent,
+        upgrades: w.upgrades,
+        upgrades_per_s: w.upgrades as f64 / secs,
+        upgrade_latency_us: latency_of(&w.upgrade),
+        upgrade_failures: by_name(true),
+        close_codes: w
+            .close_codes
+            .iter()
+            .map(|(code, n)| (code.map_or("none".to_string(), |c| c.to_string()), *n))
+            .collect(),
+        protocol_errors: by_name(false),
     }
 }
 

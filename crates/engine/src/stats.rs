@@ -3,10 +3,12 @@
 mod connections;
 mod http2;
 mod warmup;
+mod ws;
 
 pub use connections::ConnStats;
 pub use http2::H2Stats;
 pub use warmup::WarmUp;
+pub use ws::{WsCause, WsStats};
 
 use crate::result::{Errors, TimelinePoint};
 use crate::tls::{Negotiated, TlsCause};
@@ -31,6 +33,8 @@ pub enum ErrorKind {
     H2(u32),
     /// HTTP/2: the server reset a stream with REFUSED_STREAM (it did not process it).
     RefusedStream,
+    /// WebSocket: a failed upgrade, a protocol error, a wrong echo or an unexpected close.
+    Ws(WsCause),
 }
 
 fn bucket_of(us: u64) -> usize {
@@ -101,6 +105,8 @@ pub struct Stats {
     pub conn: ConnStats,
     /// HTTP/2 settings, GOAWAYs and errors by code.
     pub h2: H2Stats,
+    /// WebSocket upgrades, messages sent, closes and failures by cause.
+    pub ws: WsStats,
     /// Before the measured window (for the live view only).
     pub warm: WarmUp,
     /// Naps taken when idle (`--idle`), over the whole run.
@@ -130,6 +136,7 @@ impl Stats {
             naps: Default::default(),
             conn: ConnStats::new(),
             h2: H2Stats::default(),
+            ws: WsStats::default(),
             warm: WarmUp::default(),
             current: Box::new([0; BUCKETS]),
             current_dirty: false,
@@ -227,6 +234,7 @@ impl Stats {
         match kind {
             ErrorKind::Tls(cause) => self.conn.tls_error(cause),
             ErrorKind::H2(code) => self.h2.error(code),
+            ErrorKind::Ws(cause) => self.ws.failed(cause),
             _ => {}
         }
         self.second(now).errors += 1;
@@ -236,6 +244,28 @@ impl Stats {
     pub fn connected(&mut self, now: u64, ns: u64) {
         if self.measuring(now) {
             self.conn.connected(ns);
+        }
+    }
+
+    /// WebSocket: an upgrade completed `ns` after the connection was up.
+    pub fn upgraded(&mut self, now: u64, ns: u64) {
+        if self.measuring(now) {
+            self.ws.upgraded(ns);
+        }
+    }
+
+    /// WebSocket: a message (or ping) went out.
+    #[inline]
+    pub fn message_sent(&mut self, now: u64) {
+        if self.measuring(now) {
+            self.ws.messages_sent += 1;
+        }
+    }
+
+    /// WebSocket: a close frame arrived (with its code, if it had one).
+    pub fn ws_closed(&mut self, now: u64, code: Option<u16>) {
+        if self.measuring(now) {
+            self.ws.closed(code);
         }
     }
 
@@ -299,6 +329,7 @@ impl Stats {
         self.errors.add(&o.errors);
         self.conn.merge(&o.conn);
         self.h2.merge(&o.h2);
+        self.ws.merge(&o.ws);
         self.naps.merge(&o.naps);
         for (x, y) in self.status.iter_mut().zip(&o.status) {
             *x += y;
@@ -342,6 +373,7 @@ pub(crate) fn count_error(e: &mut Errors, kind: ErrorKind) {
         ErrorKind::Tls(_) => e.tls += 1,
         ErrorKind::H2(_) => e.h2 += 1,
         ErrorKind::RefusedStream => e.refused_stream += 1,
+        ErrorKind::Ws(_) => e.ws += 1,
     }
 }
 

@@ -39,7 +39,8 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
     let mut latency = new_histogram();
     let mut uncorrected = first.latency_us_uncorrected.is_some().then(new_histogram);
     let mut buckets: Vec<Vec<(u16, u32)>> = Vec::new();
-    let (mut connect, mut handshake) = (new_histogram(), new_histogram());
+    let (mut connect, mut handshake, mut upgrade) =
+        (new_histogram(), new_histogram(), new_histogram());
     for (host, r) in parts {
         let h = r
             .histograms
@@ -56,6 +57,7 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
         for (acc, text) in [
             (&mut connect, &h.connect_latency_us),
             (&mut handshake, &h.handshake_latency_us),
+            (&mut upgrade, &h.upgrade_latency_us),
         ] {
             if let Some(text) = text {
                 histo::add_encoded(acc, text).map_err(bad)?;
@@ -78,12 +80,16 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
     if let Some(t) = &mut m.tls {
         t.handshake_latency_us = latency_of(&handshake);
     }
+    if let Some(w) = &mut m.ws {
+        w.upgrade_latency_us = latency_of(&upgrade);
+    }
     m.histograms = Some(Histograms {
         latency_us: histo::encode(&latency),
         latency_us_uncorrected: uncorrected.as_ref().map(histo::encode),
         timeline_buckets: buckets,
         connect_latency_us: connected.then(|| histo::encode(&connect)),
         handshake_latency_us: m.tls.as_ref().map(|_| histo::encode(&handshake)),
+        upgrade_latency_us: m.ws.as_ref().map(|_| histo::encode(&upgrade)),
     });
     Ok(m)
 }

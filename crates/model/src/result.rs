@@ -41,6 +41,10 @@ pub struct Errors {
     pub h2: u64,
     #[serde(default)]
     pub refused_stream: u64,
+    /// WebSocket: failed upgrades, protocol errors, wrong echoes and unexpected closes (by cause
+    /// in [`WsResult`]). Absent from results written before WebSocket existed.
+    #[serde(default)]
+    pub ws: u64,
 }
 
 impl Errors {
@@ -56,6 +60,7 @@ impl Errors {
         self.tls += o.tls;
         self.h2 += o.h2;
         self.refused_stream += o.refused_stream;
+        self.ws += o.ws;
     }
 
     /// The kinds that occurred, by name (as in the JSON result), in a fixed order.
@@ -71,6 +76,7 @@ impl Errors {
             ("tls", self.tls),
             ("h2", self.h2),
             ("refused_stream", self.refused_stream),
+            ("ws", self.ws),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
@@ -88,6 +94,7 @@ impl Errors {
             + self.tls
             + self.h2
             + self.refused_stream
+            + self.ws
     }
 }
 
@@ -115,6 +122,9 @@ pub enum Mode {
     TcpStream,
     /// TCP echo: one message at a time, latency per round trip.
     TcpPingpong,
+    /// WebSocket (RFC 6455) echo over HTTP/1.1 upgrade: one frame per message each way,
+    /// latency per message.
+    Ws,
 }
 
 impl Mode {
@@ -124,12 +134,18 @@ impl Mode {
             Mode::Http => "http",
             Mode::TcpStream => "tcp-stream",
             Mode::TcpPingpong => "tcp-pingpong",
+            Mode::Ws => "ws",
         }
     }
 
     /// A TCP echo mode (no HTTP requests).
     pub fn is_tcp(self) -> bool {
-        self != Mode::Http
+        matches!(self, Mode::TcpStream | Mode::TcpPingpong)
+    }
+
+    /// A mode whose unit is a message (TCP ping-pong, WebSocket), not a request.
+    pub fn counts_messages(self) -> bool {
+        matches!(self, Mode::TcpPingpong | Mode::Ws)
     }
 
     /// The stream mode, whose figures are Mbps and messages rather than requests.
@@ -217,6 +233,34 @@ pub struct LoadResult {
     /// What the engine chose or fell back to on its own, one line each (e.g. io_uring refused).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// `ws://`/`wss://`: the upgrades, what was sent, the closes and the protocol errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ws: Option<WsResult>,
+}
+
+/// The WebSocket side of a run (mode `ws`): `requests` counts echoed messages (or pongs).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WsResult {
+    /// `text`, `binary` or `ping` (ping frames answered by pongs).
+    pub message_kind: String,
+    /// Bytes of each message's payload.
+    pub message_size: u64,
+    /// `--reconnect-every`: messages per connection before it is closed (1000) and reopened.
+    pub reconnect_every: Option<u64>,
+    /// Messages sent during measurement (a message in flight at the end is sent, not echoed).
+    pub messages_sent: u64,
+    /// Upgrades (HTTP 101, accept key checked) completed during measurement, per second, and
+    /// how long each took (from the connection being up to the 101 read).
+    pub upgrades: u64,
+    pub upgrades_per_s: f64,
+    pub upgrade_latency_us: Latency,
+    /// Failed upgrades by cause (`status`, `missing accept`, `wrong accept`...).
+    pub upgrade_failures: BTreeMap<String, u64>,
+    /// Close frames received, by code (`1000`, `1002`, `none` for a close without a code).
+    pub close_codes: BTreeMap<String, u64>,
+    /// Protocol errors by cause (`masked frame`, `bad opcode`, `wrong echo`, `unexpected
+    /// close`...): each fails its connection.
+    pub protocol_errors: BTreeMap<String, u64>,
 }
 
 /// What `--idle` chose (see `crate::idle`).
@@ -305,4 +349,7 @@ pub struct Histograms {
     /// `https://`: `tls.handshake_latency_us`, encoded the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handshake_latency_us: Option<String>,
+    /// `ws://`: `ws.upgrade_latency_us`, encoded the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_latency_us: Option<String>,
 }

@@ -48,6 +48,37 @@ pub struct LoadSpec {
     pub io: crate::Io,
     /// What each HTTP request is and how it travels.
     pub http: HttpLoad,
+    /// `ws://`/`wss://` URLs: what each WebSocket message is.
+    pub ws: WsLoad,
+    /// `--reconnect-every N`: a connection is closed (WebSocket: with a close 1000) and opened
+    /// again after N responses or echoed messages, so connects (and handshakes) are in the
+    /// figures (HttpArena's limited-conn and echo-ws-limited).
+    pub reconnect_every: Option<u64>,
+}
+
+/// A WebSocket load (`ws://` or `wss://` URLs): each message is one frame, echoed back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WsLoad {
+    /// `--message TEXT`: the message sent (default `hello world`), unless `message_size`.
+    pub message: Option<String>,
+    /// `--message-size N`: a message of N random bytes (made once).
+    pub message_size: Option<usize>,
+    /// `--binary`: binary frames instead of text.
+    pub binary: bool,
+    /// `--ws-ping`: ping frames, each answered by a pong, instead of echoed messages.
+    pub ping: bool,
+}
+
+impl Default for WsLoad {
+    fn default() -> WsLoad {
+        WsLoad {
+            message: None,
+            message_size: None,
+            binary: false,
+            ping: false,
+        }
+    }
 }
 
 /// TCP echo: the target and the kind of load.
@@ -160,6 +191,8 @@ impl Default for LoadSpec {
             idle: "auto".into(),
             io: crate::Io::Auto,
             http: HttpLoad::default(),
+            ws: WsLoad::default(),
+            reconnect_every: None,
         }
     }
 }

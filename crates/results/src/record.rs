@@ -33,9 +33,15 @@ pub struct LoadParams {
     pub pipeline: u32,
     pub rate: Option<f64>,
     pub warmup_s: f64,
-    /// TCP stream message or ping-pong size.
+    /// TCP stream message or ping-pong size (WebSocket: the message or its size).
     pub message: Option<String>,
     pub size: Option<u32>,
+    /// WebSocket: binary frames.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
+    /// A new connection after this many responses (WebSocket: echoes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect_every: Option<u64>,
     /// The server's CPU count in a core sweep (`WORKERS` followed it); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpus: Option<u32>,

@@ -172,7 +172,7 @@ impl Prepared {
         target: &Target,
         client_cpus: &[usize],
     ) -> Result<CommandLine, ToolError> {
-        if params.mode.is_tcp() && self.tool != Tool::Serverbench {
+        if params.mode != serverbench_results::Mode::Http && self.tool != Tool::Serverbench {
             return Err(ToolError::Unsupported {
                 tool: self.tool,
                 why: format!(

@@ -48,9 +48,22 @@ pub fn spec(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Result<Lo
         Mode::Http => {
             s.http.pipeline = p.pipeline;
             s.rate = p.rate;
+            s.reconnect_every = p.reconnect_every;
             protocol(p, target, &mut s.http);
             let base = target.base_url_for(p, Tool::Serverbench)?;
             s.urls = p.paths.iter().map(|path| format!("{base}{path}")).collect();
+        }
+        Mode::Ws => {
+            s.http.pipeline = p.pipeline;
+            s.rate = p.rate;
+            s.reconnect_every = p.reconnect_every;
+            protocol(p, target, &mut s.http);
+            let base = target.base_url_for(p, Tool::Serverbench)?;
+            let ws = base.replacen("http", "ws", 1);
+            s.urls = vec![format!("{ws}/ws")];
+            s.ws.message = p.message.clone();
+            s.ws.message_size = p.size.map(|n| n as usize);
+            s.ws.binary = p.binary;
         }
     }
     Ok(s)

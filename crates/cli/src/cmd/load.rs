@@ -14,7 +14,7 @@ use serverbench_engine::{
     Config, EngineError, Event, Http2Options, HttpOptions, Lifetime, Protocol, Reads, Schedule,
     Stop, TlsOptions, Trust,
 };
-use serverbench_model::spec::{HttpLoad, TcpLoad};
+use serverbench_model::spec::{HttpLoad, TcpLoad, WsLoad};
 use serverbench_model::{parse_duration, CpuList, LoadSpec, Mode, TlsResume};
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
@@ -28,6 +28,7 @@ use std::time::Duration;
     serverbench load --new-conn --tls-resume tickets -k -d 10s https://127.0.0.1:8443/hello\n  \
     serverbench load --http2 -m 10 -d 10s http://127.0.0.1:8080/hello\n  \
     serverbench load --tcp 127.0.0.1:9000 --mode stream --message 'hello world' -d 10s\n  \
+    serverbench load -c 16 -p 16 --message-size 4096 --binary -d 10s ws://127.0.0.1:8080/ws\n  \
     serverbench load --hosts hosts.toml --client-hosts load1,load2 -c 200 -d 10s http://10.0.0.2:8080/hello"
 )]
 pub struct Args {
@@ -44,9 +45,23 @@ pub struct Args {
     /// TCP mode: `stream` (write continuously, count bytes) or `pingpong` (timed echoes).
     #[arg(long, value_enum, default_value = "pingpong", requires = "tcp")]
     mode: TcpMode,
-    /// TCP stream: the message written repeatedly.
-    #[arg(long, default_value = "hello world", requires = "tcp")]
-    message: String,
+    /// TCP stream: the message written repeatedly; ws://: every message sent (default
+    /// `hello world`).
+    #[arg(long, conflicts_with = "message_size")]
+    message: Option<String>,
+    /// ws://: messages of this many random bytes (made once; printable ASCII unless --binary).
+    #[arg(long, value_name = "BYTES")]
+    message_size: Option<usize>,
+    /// ws://: binary frames instead of text.
+    #[arg(long, conflicts_with = "tcp")]
+    binary: bool,
+    /// ws://: send pings and time each pong instead of echoed messages.
+    #[arg(long, conflicts_with_all = ["tcp", "binary"])]
+    ws_ping: bool,
+    /// Close each connection after N responses (ws://: echoes, with a close 1000) and open a
+    /// new one: connects (and TLS handshakes, WebSocket upgrades) are in the figures.
+    #[arg(long, value_name = "N", conflicts_with = "tcp")]
+    reconnect_every: Option<u64>,
     /// TCP ping-pong: message size in bytes.
     #[arg(long, default_value_t = 64, requires = "tcp")]
     size: usize,
@@ -214,7 +229,7 @@ impl Args {
                 TcpMode::Stream => Mode::TcpStream,
                 TcpMode::Pingpong => Mode::TcpPingpong,
             },
-            message: self.message.clone(),
+            message: self.message.clone().unwrap_or_else(|| "hello world".into()),
             size: self.size,
         });
         Ok(LoadSpec {
@@ -248,6 +263,13 @@ impl Args {
                 cacert: self.cacert.clone(),
                 insecure: self.insecure,
             },
+            ws: WsLoad {
+                message: self.message.clone().filter(|_| self.tcp.is_none()),
+                message_size: self.message_size,
+                binary: self.binary,
+                ping: self.ws_ping,
+            },
+            reconnect_every: self.reconnect_every,
         })
     }
 }
@@ -351,6 +373,7 @@ fn shape(c: &Config) -> live::Shape {
         stream: matches!(c.protocol, Protocol::TcpStream { .. }),
         handshakes: c.tls.is_some() && c.lifetime == Lifetime::PerRequest,
         http2: matches!(c.protocol, Protocol::Http2(_)),
+        messages: matches!(c.protocol, Protocol::WebSocket(_)),
     }
 }
 
@@ -393,7 +416,15 @@ fn build_config(a: &LoadSpec) -> anyhow::Result<Config> {
                 ..Default::default()
             }),
         };
-        let t = config::http_target(&a.urls, &opts)?;
+        let is_ws = a.urls.first().is_some_and(|u| {
+            u.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("ws://"))
+                || u.get(..6).is_some_and(|s| s.eq_ignore_ascii_case("wss://"))
+        });
+        let t = if is_ws {
+            config::ws_target(&a.urls, &ws_options(a))?
+        } else {
+            config::http_target(&a.urls, &opts)?
+        };
         (t.addr, a.urls.clone(), t.protocol, t.tls)
     };
     let schedule = match a.rate {
@@ -444,9 +475,22 @@ fn build_config(a: &LoadSpec) -> anyhow::Result<Config> {
         } else {
             Lifetime::KeepAlive
         },
+        reconnect_every: a.reconnect_every,
     };
     config.validate()?;
     Ok(config)
+}
+
+/// The WebSocket flags, with the TLS ones for wss://.
+fn ws_options(a: &LoadSpec) -> config::WsOptions {
+    config::WsOptions {
+        message: a.ws.message.clone(),
+        message_size: a.ws.message_size,
+        binary: a.ws.binary,
+        ping: a.ws.ping,
+        tls: tls_options(&a.http),
+        http2: a.http.http2,
+    }
 }
 
 /// The TLS flags (they apply to https:// URLs; with http:// the engine names the flag given).

@@ -6,9 +6,11 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 mod url;
+mod ws;
 
 pub use crate::duration::{format_duration, parse_duration, BadDuration};
 pub use url::{resolve, split_host_port, Url};
+pub use ws::{ws_target, WsKind, WsOptions, WsSpec, DEFAULT_MESSAGE};
 
 /// A configuration problem, reported before any load is generated.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -55,6 +57,8 @@ pub enum Protocol {
     TcpStream { message: Vec<u8> },
     /// TCP echo, one `size`-byte message at a time, waiting for the whole echo.
     TcpPingPong { size: usize },
+    /// WebSocket (`ws://`, `wss://`): an HTTP/1.1 upgrade, then one message per frame, echoed.
+    WebSocket(WsSpec),
 }
 
 /// The prepared HTTP requests.
@@ -171,6 +175,9 @@ pub struct Config {
     pub tls: Option<TlsSpec>,
     /// `--new-conn`: a connection per request instead of keep-alive.
     pub lifetime: Lifetime,
+    /// `--reconnect-every N`: close a connection after N responses (WebSocket: echoes; with a
+    /// close 1000 answered by the server's) and open a new one.
+    pub reconnect_every: Option<u64>,
 }
 
 /// The HTTP request options, before serialization.
@@ -208,7 +215,7 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
         .collect::<Result<Vec<_>, _>>()?;
     let first = &parsed[0];
     for (u, raw) in parsed.iter().zip(urls) {
-        if (u.tls, &u.host, u.port) != (first.tls, &first.host, first.port) {
+        if (u.tls, u.ws, &u.host, u.port) != (first.tls, first.ws, &first.host, first.port) {
             return Err(ConfigError::MixedTargets {
                 first: first_raw.clone(),
                 other: raw.clone(),
@@ -400,6 +407,7 @@ impl Config {
             }
         }
         self.validate_lifetime()?;
+        self.validate_reconnect()?;
         match &self.protocol {
             Protocol::Http2(h) if h.streams == 0 => {
                 Err(ConfigError::flag("-m/--streams", "must be at least 1"))
@@ -425,6 +433,23 @@ impl Config {
 }
 
 impl Config {
+    /// `--reconnect-every` against the rest.
+    fn validate_reconnect(&self) -> Result<(), ConfigError> {
+        const FLAG: &str = "--reconnect-every";
+        match (self.reconnect_every, &self.protocol, self.lifetime) {
+            (None, _, _) => Ok(()),
+            (Some(0), _, _) => Err(ConfigError::flag(FLAG, "must be at least 1")),
+            (Some(_), _, Lifetime::PerRequest) => Err(ConfigError::flag(
+                FLAG,
+                "cannot be combined with --new-conn (a connection per request)",
+            )),
+            (Some(_), Protocol::TcpStream { .. } | Protocol::TcpPingPong { .. }, _) => Err(
+                ConfigError::flag(FLAG, "applies to HTTP and ws:// loads, not to --tcp"),
+            ),
+            (Some(_), _, _) => Ok(()),
+        }
+    }
+
     /// `--new-conn` and `--tls-resume` against the rest.
     fn validate_lifetime(&self) -> Result<(), ConfigError> {
         let resume = self.tls.as_ref().map_or(Resume::Off, |t| t.resume);

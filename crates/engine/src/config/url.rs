@@ -4,11 +4,13 @@
 use super::ConfigError;
 use std::net::{SocketAddr, ToSocketAddrs};
 
-/// A parsed `http[s]://host[:port]/path` URL.
+/// A parsed `http[s]://host[:port]/path` or `ws[s]://host[:port]/path` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Url {
-    /// `https://`.
+    /// `https://` or `wss://`.
     pub tls: bool,
+    /// `ws://` or `wss://`: a WebSocket upgrade on the connection.
+    pub ws: bool,
     pub host: String,
     pub port: u16,
     /// Path and query, starting with `/`.
@@ -21,11 +23,15 @@ impl Url {
             url: url.to_string(),
             why: why.to_string(),
         };
-        let (tls, rest) = match (url.get(..7), url.get(..8)) {
-            (Some(s), _) if s.eq_ignore_ascii_case("http://") => (false, &url[7..]),
-            (_, Some(s)) if s.eq_ignore_ascii_case("https://") => (true, &url[8..]),
-            _ => return Err(bad("expected http[s]://HOST[:PORT]/PATH")),
+        let scheme_end = url.find("://").unwrap_or(0);
+        let (tls, ws) = match url[..scheme_end].to_ascii_lowercase().as_str() {
+            "http" => (false, false),
+            "https" => (true, false),
+            "ws" => (false, true),
+            "wss" => (true, true),
+            _ => return Err(bad("expected http[s]://HOST[:PORT]/PATH or ws[s]://…")),
         };
+        let rest = &url[scheme_end + 3..];
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
             Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
@@ -41,6 +47,7 @@ impl Url {
         }
         Ok(Url {
             tls,
+            ws,
             host,
             port,
             path,
@@ -141,6 +148,16 @@ mod tests {
         assert_eq!((u.port, u.host_header()), (443, "example.com".to_string()));
         let u = Url::parse("https://example.com:80/").unwrap();
         assert_eq!(u.host_header(), "example.com:80");
+    }
+
+    #[test]
+    fn ws_urls_parse_with_the_http_default_ports() {
+        let u = Url::parse("ws://127.0.0.1:9000/ws").unwrap();
+        assert!(u.ws && !u.tls);
+        assert_eq!((u.port, u.path.as_str()), (9000, "/ws"));
+        let u = Url::parse("WSS://example.com/ws").unwrap();
+        assert!(u.ws && u.tls && u.port == 443);
+        assert_eq!(u.host_header(), "example.com");
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! streams) and the requests in flight on it.
 
 mod tls;
+mod ws;
 
 pub use tls::{Handshake, TlsRead, Wire};
+pub use ws::{WsConn, WsPhase};
 
 use crate::h2::H2Conn;
 use crate::http::ResponseParser;
@@ -49,6 +51,10 @@ pub struct Conn {
     pub inflight: VecDeque<Inflight>,
     /// HTTP/2: the connection's protocol state and its streams, from the connection being up.
     pub h2: Option<Box<H2Conn>>,
+    /// WebSocket: the upgrade, the frame decoder and the echo matched so far.
+    pub ws: Option<Box<WsConn>>,
+    /// Responses (WebSocket: echoes) on this connection: `--reconnect-every` closes it at N.
+    pub served: u64,
     pub out: Vec<u8>,
     pub out_pos: usize,
     /// TCP ping-pong: bytes of the current echo received so far.
@@ -79,6 +85,8 @@ impl Conn {
             parser,
             inflight: VecDeque::with_capacity(depth),
             h2: None,
+            ws: None,
+            served: 0,
             out: Vec::new(),
             out_pos: 0,
             got: 0,
@@ -139,6 +147,8 @@ impl Conn {
         let lost = self.in_flight();
         self.inflight.clear();
         self.h2 = None;
+        self.ws = None;
+        self.served = 0;
         self.out.clear();
         self.out_pos = 0;
         self.got = 0;
@@ -158,11 +168,13 @@ impl Conn {
         self.inflight.len() + self.h2.as_ref().map_or(0, |h| h.open() as usize)
     }
 
-    /// When the oldest unanswered request was sent (the request timeout watches it).
+    /// When the oldest unanswered request was sent (the request timeout watches it); for a
+    /// WebSocket, also its upgrade or close awaiting an answer.
     pub fn oldest_sent(&self) -> Option<u64> {
-        match &self.h2 {
-            Some(h) => h.oldest_sent(),
-            None => self.inflight.front().map(|r| r.sent),
+        match (&self.h2, &self.ws) {
+            (Some(h), _) => h.oldest_sent(),
+            (None, Some(w)) => w.waiting_since().or(self.inflight.front().map(|r| r.sent)),
+            (None, None) => self.inflight.front().map(|r| r.sent),
         }
     }
 

@@ -89,6 +89,19 @@ impl Worker<'_> {
             set_lowat(c, want.clamp(1, MAX_LOWAT));
             return;
         }
+        if let Protocol::WebSocket(w) = &self.cfg.protocol {
+            // Exact: every echo takes at least its unfragmented frame, whatever the server does.
+            let c = &mut self.conns[i];
+            let want = match c.ws.as_deref() {
+                Some(ws) if ws.is_open() => {
+                    (c.inflight.len() * w.echo_frame_len()).saturating_sub(ws.pending.len())
+                }
+                _ => 1,
+            };
+            c.lowat_predicted = false;
+            set_lowat(c, want.clamp(1, MAX_LOWAT));
+            return;
+        }
         let predict = self.depth > 1 && window;
         let c = &self.conns[i];
         let (exact, partial) = match &self.cfg.protocol {

@@ -31,6 +31,7 @@ mod read;
 mod shared;
 mod tls;
 mod uring;
+mod ws;
 
 pub use shared::{Outcome, Plan, Shared};
 
@@ -100,6 +101,8 @@ struct Worker<'a> {
     answered: u64,
     /// `--idle`: blocks or naps when the poll finds nothing.
     napper: Napper,
+    /// WebSocket: seeds each connection's key and mask generator.
+    ws_seeds: serverbench_wire::ws::Rng,
 }
 
 /// Runs one worker thread from setup to the end of the run.
@@ -174,7 +177,7 @@ impl<'a> Worker<'a> {
                 p
             }
             Protocol::TcpPingPong { size } => vec![b'x'; *size],
-            Protocol::Http(_) | Protocol::Http2(_) => Vec::new(),
+            Protocol::Http(_) | Protocol::Http2(_) | Protocol::WebSocket(_) => Vec::new(),
         };
         let urls = match &cfg.protocol {
             Protocol::Http(h) => h.requests.len(),
@@ -222,6 +225,7 @@ impl<'a> Worker<'a> {
             slot,
             answered: 0,
             napper: Napper::new(cfg.idle, closed_loop),
+            ws_seeds: serverbench_wire::ws::Rng::from_os(slot as u64),
         })
     }
 
@@ -363,6 +367,8 @@ impl<'a> Worker<'a> {
                 h.window, h.verify, urls, &mut c.out,
             )));
             self.flush(i, now);
+        } else if let Protocol::WebSocket(_) = &self.cfg.protocol {
+            self.ws_upgrade(i, now);
         } else if self.rate.is_some() {
             self.make_idle(i);
             self.dispatch(now);
@@ -382,6 +388,7 @@ impl<'a> Worker<'a> {
                 }
                 return;
             }
+            Protocol::WebSocket(_) if !self.ws_open(i) || self.conn_due(i) => return,
             _ => {}
         }
         // Pipelined: refill once the whole window came back (as wrk does), so that one write
@@ -389,7 +396,12 @@ impl<'a> Worker<'a> {
         if !self.conns[i].inflight.is_empty() {
             return;
         }
-        while self.conns[i].inflight.len() < self.depth && self.can_issue() {
+        // `--reconnect-every N`: no more than N requests on one connection.
+        let left = self.cfg.reconnect_every.map_or(usize::MAX, |n| {
+            n.saturating_sub(self.conns[i].served) as usize
+        });
+        let window = self.depth.min(left);
+        while self.conns[i].inflight.len() < window && self.can_issue() {
             self.issue(i, now, now);
         }
     }
@@ -427,6 +439,7 @@ impl<'a> Worker<'a> {
                 0
             }
             Protocol::TcpStream { .. } => return,
+            Protocol::WebSocket(w) => return self.ws_issue(i, w, intended, now),
         };
         c.inflight.push_back(Inflight {
             intended,

@@ -107,7 +107,8 @@ impl Worker<'_> {
                             return false;
                         };
                         self.complete(i, req, resp, now);
-                        if resp.close || self.per_request {
+                        let due = self.conn_due(i) && self.conns[i].inflight.is_empty();
+                        if resp.close || self.per_request || due {
                             self.reopen(i, now);
                             return false;
                         }
@@ -123,12 +124,14 @@ impl Worker<'_> {
                 }
             },
             Protocol::Http2(_) => self.consume_h2(i, data, now),
+            Protocol::WebSocket(_) => self.consume_ws(i, data, now),
         }
     }
 
     /// The response to `req` arrived: record it and schedule the next request.
     pub(super) fn complete(&mut self, i: usize, req: Inflight, resp: Response, now: u64) {
         self.done += 1;
+        self.conns[i].served += 1;
         self.napper.observe(now.saturating_sub(req.sent));
         self.stats.record(
             now,
@@ -161,7 +164,7 @@ impl Worker<'_> {
                 }
             }
         }
-        let closing = resp.close || self.per_request;
+        let closing = resp.close || self.per_request || self.conn_due(i);
         if !closing {
             self.refill(i, now);
         }
@@ -186,11 +189,17 @@ impl Worker<'_> {
         match (&self.cfg.protocol, c.h2.as_deref()) {
             (Protocol::Http2(h), Some(conn)) => conn.has_room(h.streams),
             (Protocol::Http2(_), None) => false,
-            _ => c.inflight.is_empty(),
+            (Protocol::WebSocket(_), _) => {
+                c.inflight.is_empty() && self.ws_open(i) && !self.conn_due(i)
+            }
+            _ => c.inflight.is_empty() && !self.conn_due(i),
         }
     }
 
     pub(super) fn on_eof(&mut self, i: usize, now: u64) {
+        if let Protocol::WebSocket(_) = &self.cfg.protocol {
+            return self.ws_eof(i, now);
+        }
         let closed_body = self.conns[i].parser.eof();
         if let Some((resp, req)) = closed_body.zip(self.conns[i].inflight.pop_front()) {
             self.complete(i, req, resp, now);

@@ -509,6 +509,8 @@ pub(super) fn params(s: &crate::suite::Suite, j: &Job) -> LoadParams {
         warmup_s: s.warmup,
         message: sc.message.clone(),
         size: sc.size,
+        binary: sc.binary,
+        reconnect_every: sc.reconnect_every,
         server_cpus: p.cores,
         transport: sc.transport.clone(),
         pool: sc

@@ -2,9 +2,10 @@
 //! the first host's (the first that completed a handshake), marked `mixed` when another host,
 //! or one host's own handshakes, negotiated something else; handshakes, connects, GOAWAYs and
 //! errors by cause add up; rates are over the merged duration; the connection mode and the
-//! server's HTTP/2 settings are the same from every host.
+//! server's HTTP/2 settings are the same from every host; WebSocket upgrades, messages sent,
+//! close codes and failures by cause add up.
 
-use serverbench_model::result::{Http2Result, Latency, LoadResult, TlsResult};
+use serverbench_model::result::{Http2Result, Latency, LoadResult, TlsResult, WsResult};
 use std::collections::BTreeMap;
 
 /// Merges the connections, TLS and HTTP/2 parts of `rs` into `m`, whose counters, duration and
@@ -20,6 +21,25 @@ pub(super) fn merge_into(m: &mut LoadResult, rs: &[&LoadResult], connect_latency
     m.tls = (!tls.is_empty()).then(|| merge_tls(&tls, secs, m.client_cpu_s));
     let h2: Vec<&Http2Result> = rs.iter().filter_map(|r| r.http2.as_ref()).collect();
     m.http2 = (!h2.is_empty()).then(|| merge_http2(&h2));
+    let ws: Vec<&WsResult> = rs.iter().filter_map(|r| r.ws.as_ref()).collect();
+    m.ws = (!ws.is_empty()).then(|| merge_ws(&ws, secs));
+}
+
+/// The hosts' WebSocket blocks as one; `upgrade_latency_us` is left for the caller.
+fn merge_ws(ws: &[&WsResult], secs: f64) -> WsResult {
+    let upgrades = ws.iter().map(|w| w.upgrades).sum::<u64>();
+    WsResult {
+        message_kind: ws[0].message_kind.clone(),
+        message_size: ws[0].message_size,
+        reconnect_every: ws[0].reconnect_every,
+        messages_sent: ws.iter().map(|w| w.messages_sent).sum(),
+        upgrades,
+        upgrades_per_s: upgrades as f64 / secs,
+        upgrade_latency_us: Latency::default(),
+        upgrade_failures: add_counts(ws.iter().map(|w| &w.upgrade_failures)),
+        close_codes: add_counts(ws.iter().map(|w| &w.close_codes)),
+        protocol_errors: add_counts(ws.iter().map(|w| &w.protocol_errors)),
+    }
 }
 
 /// Sums maps of counts by name (TLS errors by cause, HTTP/2 errors by code).

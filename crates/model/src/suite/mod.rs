@@ -71,7 +71,7 @@ pub enum AllServers {
 pub struct Scenario {
     /// Label in results, e.g. `hello`, `routes`, `echo-stream`.
     pub name: String,
-    /// `http` (default), `tcp-stream` or `tcp-pingpong`.
+    /// `http` (default), `tcp-stream`, `tcp-pingpong` or `ws` (WebSocket echo on `/ws`).
     #[serde(default = "default_mode")]
     pub mode: Mode,
     /// HTTP paths requested in rotation.
@@ -80,9 +80,16 @@ pub struct Scenario {
     /// `tcp-stream`: the message written repeatedly.
     #[serde(default)]
     pub message: Option<String>,
-    /// `tcp-pingpong`: the message size in bytes.
+    /// `tcp-pingpong` and `ws`: the message size in bytes (`ws`: random bytes made once).
     #[serde(default)]
     pub size: Option<u32>,
+    /// `ws`: binary frames instead of text.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
+    /// `http` and `ws`: a new connection after this many responses (echoes), HttpArena's
+    /// limited-conn and echo-ws-limited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect_every: Option<u64>,
     /// Contract features a server must implement to run this scenario.
     #[serde(default, deserialize_with = "one_or_many")]
     pub requires: Vec<Feature>,
@@ -379,6 +386,18 @@ impl Suite {
             }
             if s.mode != Mode::Http && !s.paths.is_empty() {
                 return bad(&k("paths"), "paths only apply to http");
+            }
+            if s.mode == Mode::Ws && !s.requires.contains(&Feature::WsEcho) {
+                return bad(&k("requires"), "a ws scenario requires \"ws-echo\"");
+            }
+            if s.binary && s.mode != Mode::Ws {
+                return bad(&k("binary"), "applies to ws only");
+            }
+            if s.reconnect_every == Some(0) {
+                return bad(&k("reconnect_every"), "must be at least 1");
+            }
+            if s.reconnect_every.is_some() && s.mode.is_tcp() {
+                return bad(&k("reconnect_every"), "applies to http and ws only");
             }
             if let Err((key, message)) = s.validate_protocol() {
                 return bad(&k(key), message);

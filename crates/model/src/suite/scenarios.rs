@@ -54,6 +54,12 @@ impl Scenario {
                 requires: vec![Feature::Echo],
                 ..Scenario::default()
             },
+            "ws-echo" => Scenario {
+                name: name.to_string(),
+                mode: Mode::Ws,
+                requires: vec![Feature::WsEcho],
+                ..Scenario::default()
+            },
             "echo-pingpong" => Scenario {
                 name: name.to_string(),
                 mode: Mode::TcpPingpong,

@@ -47,6 +47,8 @@ enum Col {
     Laps,
     FailedLaps,
     RpsMedian,
+    /// `rps_median` where the unit is a message (WebSocket, TCP ping-pong): headed `msg/s`.
+    MsgMedian,
     RpsCiLow,
     RpsCiHigh,
     RpsCiMethod,
@@ -165,7 +167,12 @@ fn columns(table: &Table, view: View) -> Vec<Col> {
         }
         cols.extend([Rss, Cores]);
     } else {
-        cols.extend([RpsMedian, RpsInterval]);
+        let median = if table.mode.counts_messages() {
+            MsgMedian
+        } else {
+            RpsMedian
+        };
+        cols.extend([median, RpsInterval]);
         if wide {
             cols.extend([RpsBest, RpsCv]);
         }
@@ -252,7 +259,7 @@ impl Col {
             Col::Server => server_cell(c),
             Col::Version => Cell::plain(server_version(c.env, &s.server)),
             Col::Rank => rank(c.table, s),
-            Col::RpsMedian => rps(s),
+            Col::RpsMedian | Col::MsgMedian => rps(s),
             Col::RpsInterval => rps_interval(s),
             Col::RpsCv => Cell::number(s.rps.map(|r| r.cv), |v| format!("{:.1}", v * 100.0)),
             Col::RpsBest => Cell::number(s.rps_best, grouped),
@@ -321,7 +328,7 @@ impl ColumnDef<Ctx<'_>> for Col {
     }
 
     fn headline(&self) -> bool {
-        matches!(self, Col::RpsMedian | Col::MbpsHeadline)
+        matches!(self, Col::RpsMedian | Col::MsgMedian | Col::MbpsHeadline)
     }
 }
 
@@ -339,7 +346,7 @@ fn key(col: Col) -> &'static str {
         Rank => "rank",
         Laps => "laps",
         FailedLaps => "failed_laps",
-        RpsMedian => "rps_median",
+        RpsMedian | MsgMedian => "rps_median",
         RpsCiLow => "rps_ci_low",
         RpsCiHigh => "rps_ci_high",
         RpsCiMethod => "rps_ci_method",
@@ -389,6 +396,7 @@ fn label(col: Col) -> &'static str {
         Version => "version",
         Rank => "#",
         RpsMedian => "req/s",
+        MsgMedian => "msg/s",
         RpsInterval | MbpsInterval => "95% CI",
         RpsCv => "cv%",
         RpsBest => "best",

@@ -25,6 +25,8 @@ pub struct Shape {
     pub handshakes: bool,
     /// HTTP/2: streams open.
     pub http2: bool,
+    /// WebSocket: messages per second instead of requests.
+    pub messages: bool,
 }
 
 /// The line on screen, redrawn at each tick and cleared at the end.
@@ -113,8 +115,9 @@ pub fn render(s: &Snapshot, shape: &Shape) -> String {
         parts.push(mbps(s));
     } else {
         parts.push(format!(
-            "{:>9} req/s ({} so far)",
+            "{:>9} {} ({} so far)",
             grouped(s.rate_now),
+            if shape.messages { "msg/s" } else { "req/s" },
             grouped(s.rate())
         ));
         parts.push(match (s.p50_us, s.p99_us) {

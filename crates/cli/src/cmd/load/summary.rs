@@ -1,7 +1,7 @@
 //! The short, wrk-like human summary of one load run.
 
 use serverbench_engine::result::{
-    Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, TlsResult,
+    Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, TlsResult, WsResult,
 };
 use std::fmt::Write;
 
@@ -20,12 +20,12 @@ pub fn render(r: &LoadResult) -> String {
         plural(u64::from(r.connections), "connection"),
         r.duration_s
     );
-    let what = if r.mode.is_stream() {
-        "messages"
+    let (label, what) = if r.mode.is_stream() || r.mode.counts_messages() {
+        ("Messages", "messages")
     } else {
-        "requests"
+        ("Requests", "requests")
     };
-    let _ = writeln!(s, "  Requests     {} {what}, {:.1}/s", r.requests, r.rps);
+    let _ = writeln!(s, "  {label:<12} {} {what}, {:.1}/s", r.requests, r.rps);
     let _ = writeln!(
         s,
         "  Transfer     {} read, {} written",
@@ -54,6 +54,9 @@ pub fn render(r: &LoadResult) -> String {
     }
     if let Some(h2) = &r.http2 {
         http2_line(&mut s, h2);
+    }
+    if let Some(ws) = &r.ws {
+        ws_lines(&mut s, ws);
     }
     if let (Some(target), Some(achieved)) = (r.rate_target, r.rate_achieved) {
         let _ = writeln!(
@@ -133,6 +136,35 @@ fn tls_lines(s: &mut String, t: &TlsResult) {
 }
 
 /// The protocol, streams and what the server's SETTINGS said.
+fn ws_lines(s: &mut String, w: &WsResult) {
+    let every = w.reconnect_every.map_or(String::new(), |n| {
+        format!(", a new connection every {n} messages")
+    });
+    let _ = writeln!(
+        s,
+        "  WebSocket    {} messages of {}, {} sent{every}",
+        w.message_kind,
+        bytes(w.message_size),
+        w.messages_sent
+    );
+    let _ = writeln!(
+        s,
+        "  Upgrades     {}, {:.1}/s",
+        w.upgrades, w.upgrades_per_s
+    );
+    if w.upgrades > 0 {
+        latency(s, "Upgrade", &w.upgrade_latency_us);
+    }
+    if !w.close_codes.is_empty() {
+        let c: Vec<String> = w
+            .close_codes
+            .iter()
+            .map(|(c, n)| format!("{c} ×{n}"))
+            .collect();
+        let _ = writeln!(s, "  Closes       {}", c.join(", "));
+    }
+}
+
 fn http2_line(s: &mut String, h: &Http2Result) {
     // The initial window is in every SETTINGS (its default when not sent): without it, none
     // arrived, which says nothing about a limit.
@@ -188,6 +220,7 @@ fn errors(r: &LoadResult) -> String {
         ("tls", e.tls),
         ("h2", e.h2),
         ("refused_stream", e.refused_stream),
+        ("ws", e.ws),
     ];
     let causes = r.tls.as_ref().filter(|t| !t.errors.is_empty()).map(|t| {
         let c: Vec<String> = t.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
@@ -197,11 +230,18 @@ fn errors(r: &LoadResult) -> String {
         let c: Vec<String> = h.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
         format!(" ({})", c.join(", "))
     });
+    let ws = r.ws.as_ref().map(|w| {
+        let all = w.upgrade_failures.iter().chain(&w.protocol_errors);
+        let c: Vec<String> = all.map(|(c, n)| format!("{c} {n}")).collect();
+        format!(" ({})", c.join(", "))
+    });
     let parts: Vec<String> = kinds
         .iter()
         .filter(|(_, n)| *n > 0)
-        .map(|(k, n)| match (*k, &causes, &codes) {
-            ("tls", Some(c), _) | ("h2", _, Some(c)) => format!("{k} {n}{c}"),
+        .map(|(k, n)| match (*k, &causes, &codes, &ws) {
+            ("tls", Some(c), _, _) | ("h2", _, Some(c), _) | ("ws", _, _, Some(c)) => {
+                format!("{k} {n}{c}")
+            }
             _ => format!("{k} {n}"),
         })
         .collect();

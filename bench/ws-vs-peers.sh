@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# ws-vs-peers: WebSocket echo messages/s and client CPU per message of `serverbench load ws://`
+# against uWebSockets' own load generator (benchmarks/load_test.c, the fastest WebSocket client
+# we can build here) and tcpkali --ws, interleaved in one run against the same server.
+#
+# Each server (SERVERS, default node/uws and rust/actix-web: set up with `serverbench setup`)
+# runs alone on CPU 0 (`serverbench serve`, WORKERS=1); every client is pinned to CPU 1 with one
+# thread and CONNS connections, one message in flight per connection, `hello world`-sized text
+# messages, for DURATION, ROUNDS times in the order serverbench, load_test, tcpkali.
+#   serverbench  `load -t 1 -c CONNS ws://…/ws`: messages echoed (each matched byte for byte).
+#   load_test    uWebSockets' benchmarks/load_test.c, built from a fetched snapshot of
+#                uNetworking/uWebSockets and uSockets (UWS_SRC and USOCKETS_SRC: their source
+#                folders; nothing fetched is kept in this repository). It sends one masked frame
+#                per connection and counts echoes, printing Msg/sec every 4 s; its upgrade
+#                request targets `/`, so the script builds a copy that asks for `/ws`. It
+#                checks no accept key and no echo bytes.
+#   tcpkali      `tcpkali --ws -c CONNS -m MESSAGE` (TCPKALI: the binary, built from a fetched
+#                snapshot of satori-com/tcpkali): it streams frames as fast as the socket takes
+#                them instead of waiting for each echo, so its figure is frames received per
+#                second (bytes received / frame size), a different load; shown for reference.
+# Client CPU is user+system from rusage of the child process, the same way for every tool.
+# Usage: bench/ws-vs-peers.sh   (env: SERVERS="node/uws rust/actix-web" CONNS=16 DURATION=5
+#        ROUNDS=3 UWS_SRC=… USOCKETS_SRC=… TCPKALI=… SERVERBENCH=path/to/serverbench)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SB=${SERVERBENCH:-$ROOT/target/release/serverbench}
+SERVERS=${SERVERS:-node/uws rust/actix-web}
+CONNS=${CONNS:-16}
+DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-3}
+MESSAGE=${MESSAGE:-hello world}
+
+[ -x "$SB" ] || (cd "$ROOT" && cargo build --release --locked -p serverbench)
+if [ "$(nproc)" -lt 2 ]; then
+  echo "ws-vs-peers: needs 2 CPUs (server on 0, client on 1)" >&2
+  exit 1
+fi
+TMP=$(mktemp -d)
+SERVER_PID=
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill -- -"$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# uWebSockets' load_test, built against uSockets without TLS (the script's own copy asks /ws).
+LOAD_TEST=
+if [ -n "${UWS_SRC:-}" ] && [ -n "${USOCKETS_SRC:-}" ]; then
+  mkdir -p "$TMP/lt"
+  sed 's#GET / HTTP/1.1#GET /ws HTTP/1.1#' "$UWS_SRC/benchmarks/load_test.c" >"$TMP/lt/load_test.c"
+  (cd "$TMP/lt" && cc -O3 -DLIBUS_NO_SSL -I"$USOCKETS_SRC/src" "$USOCKETS_SRC"/src/*.c \
+    "$USOCKETS_SRC"/src/eventing/*.c "$USOCKETS_SRC"/src/crypto/*.c load_test.c -lz -o load_test) >&2
+  LOAD_TEST=$TMP/lt/load_test
+else
+  echo "ws-vs-peers: UWS_SRC/USOCKETS_SRC not given: no load_test column" >&2
+fi
+TCPKALI=${TCPKALI:-}
+[ -n "$TCPKALI" ] || echo "ws-vs-peers: TCPKALI not given: no tcpkali column" >&2
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Runs a command pinned to CPU 1 for at most its own duration + 5 s; stdout to $1, prints the
+# child's CPU seconds.
+cpu_of() {
+  python3 - "$@" <<'PY'
+import resource, subprocess, sys
+with open(sys.argv[1], "w") as out:
+    subprocess.run(["taskset", "-c", "1"] + sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{r.ru_utime + r.ru_stime:.4f}")
+PY
+}
+
+run_serverbench() { # url -> "msgs/s cpu_us_per_msg"
+  local cpu
+  cpu=$(cpu_of "$TMP/out" "$SB" load -q -t 1 -c "$CONNS" -d "${DURATION}s" --message "$MESSAGE" --json "$1")
+  python3 - "$TMP/out" "$cpu" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+n, cpu = r["requests"], float(sys.argv[2])
+assert r["errors"]["ws"] == 0, r["ws"]
+print(f"{r['rps']:.0f} {cpu * 1e6 / max(n, 1):.2f}")
+PY
+}
+
+run_load_test() { # port -> "msgs/s cpu_us_per_msg": the mean of its 4 s Msg/sec lines
+  local cpu
+  cpu=$(cpu_of "$TMP/out" timeout -s INT "$((DURATION + 1))" "$LOAD_TEST" "$CONNS" 127.0.0.1 "$1" 0 0 "${#MESSAGE}")
+  python3 - "$TMP/out" "$cpu" "$DURATION" <<'PY'
+import sys
+rates = [float(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("Msg/sec")]
+rate = sum(rates) / len(rates) if rates else 0.0
+cpu, secs = float(sys.argv[2]), float(sys.argv[3]) + 1
+print(f"{rate:.0f} {cpu * 1e6 / max(rate * secs, 1):.2f}")
+PY
+}
+
+run_tcpkali() { # port -> "frames/s cpu_us_per_frame"
+  local cpu
+  cpu=$(cpu_of "$TMP/out" "$TCPKALI" --ws -c "$CONNS" -m "$MESSAGE" -T "${DURATION}s" "127.0.0.1:$1/ws")
+  python3 - "$TMP/out" "$cpu" "$DURATION" "${#MESSAGE}" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"Total data received:\s+(\d+) bytes", text)
+got = int(m.group(1)) if m else 0
+frames = got / (int(sys.argv[4]) + 2)
+cpu, secs = float(sys.argv[2]), float(sys.argv[3])
+print(f"{frames / secs:.0f} {cpu * 1e6 / max(frames, 1):.2f}")
+PY
+}
+
+printf '%-16s %-12s %5s %12s %14s\n' server client round msg/s "client µs/msg"
+for server in $SERVERS; do
+  PORT=$(free_port)
+  setsid taskset -c 0 env WORKERS=1 "$SB" serve "$server" --port "$PORT" >"$TMP/server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+    sleep 0.2
+  done
+  for round in $(seq "$ROUNDS"); do
+    read -r rate cpu < <(run_serverbench "ws://127.0.0.1:$PORT/ws")
+    printf '%-16s %-12s %5s %12s %14s\n' "$server" serverbench "$round" "$rate" "$cpu"
+    if [ -n "$LOAD_TEST" ]; then
+      read -r rate cpu < <(run_load_test "$PORT")
+      printf '%-16s %-12s %5s %12s %14s\n' "$server" load_test "$round" "$rate" "$cpu"
+    fi
+    if [ -n "$TCPKALI" ]; then
+      read -r rate cpu < <(run_tcpkali "$PORT")
+      printf '%-16s %-12s %5s %12s %14s\n' "$server" tcpkali "$round" "$rate" "$cpu"
+    fi
+  done
+  kill -- -"$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+done

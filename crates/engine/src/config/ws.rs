@@ -1,0 +1,248 @@
+//! `ws://` and `wss://`: the WebSocket load, prepared once. Each connection upgrades with its
+//! own key (checked against the server's `Sec-WebSocket-Accept`), then sends the one message,
+//! masked afresh per frame, and waits for its echo (or a ping and its pong).
+
+use super::{resolve, ConfigError, HttpTarget, Protocol, Url};
+use crate::tls::{TlsOptions, TlsSpec};
+use serverbench_wire::ws::{self, Rng};
+
+/// The message when neither `--message` nor `--message-size` is given.
+pub const DEFAULT_MESSAGE: &str = "hello world";
+
+/// What each message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WsKind {
+    /// Text frames (the payload is UTF-8).
+    Text,
+    /// Binary frames (`--binary`).
+    Binary,
+    /// Ping frames, each answered by a pong with the same payload (`--ws-ping`).
+    Ping,
+}
+
+impl WsKind {
+    /// The spelling in the result: `text`, `binary`, `ping`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WsKind::Text => "text",
+            WsKind::Binary => "binary",
+            WsKind::Ping => "ping",
+        }
+    }
+
+    /// The opcode of the frames sent.
+    pub fn opcode(self) -> ws::Opcode {
+        match self {
+            WsKind::Text => ws::Opcode::Text,
+            WsKind::Binary => ws::Opcode::Binary,
+            WsKind::Ping => ws::Opcode::Ping,
+        }
+    }
+}
+
+/// The prepared WebSocket load.
+#[derive(Debug, Clone)]
+pub struct WsSpec {
+    /// The `Host` header and the request target of the upgrade.
+    pub host: String,
+    pub path: String,
+    /// Every message's payload, made once.
+    pub payload: Vec<u8>,
+    pub kind: WsKind,
+}
+
+impl WsSpec {
+    /// The fewest bytes the server's answer to one message takes: one unfragmented frame with
+    /// the payload (server frames are unmasked). A lower bound for the receive low-water mark.
+    pub fn echo_frame_len(&self) -> usize {
+        ws::Head::server(self.kind.opcode(), true).len(self.payload.len()) + self.payload.len()
+    }
+}
+
+/// The WebSocket flags, before the payload is made.
+#[derive(Debug, Clone, Default)]
+pub struct WsOptions {
+    pub message: Option<String>,
+    pub message_size: Option<usize>,
+    pub binary: bool,
+    pub ping: bool,
+    pub tls: TlsOptions,
+    /// `--http2` was given (it does not apply).
+    pub http2: bool,
+}
+
+/// Parses the one `ws[s]://` URL, resolves it, builds TLS for `wss://` and makes the payload.
+pub fn ws_target(urls: &[String], opts: &WsOptions) -> Result<HttpTarget, ConfigError> {
+    let [raw] = urls else {
+        return Err(ConfigError::flag(
+            "URL",
+            "give one ws:// or wss:// URL (a WebSocket load does not rotate URLs)",
+        ));
+    };
+    let url = Url::parse(raw)?;
+    if !url.ws {
+        return Err(ConfigError::flag(
+            "URL",
+            format!("`{raw}` is not ws:// or wss://"),
+        ));
+    }
+    if opts.http2 {
+        return Err(ConfigError::flag(
+            "--http2",
+            "does not apply to ws:// (WebSocket upgrades an HTTP/1.1 connection)",
+        ));
+    }
+    let payload = payload(opts)?;
+    let kind = match (opts.ping, opts.binary) {
+        (true, true) => {
+            return Err(ConfigError::flag(
+                "--ws-ping",
+                "cannot be combined with --binary",
+            ))
+        }
+        (true, false) => WsKind::Ping,
+        (false, true) => WsKind::Binary,
+        (false, false) => WsKind::Text,
+    };
+    if kind == WsKind::Ping && payload.len() > ws::MAX_CONTROL_PAYLOAD {
+        return Err(ConfigError::flag(
+            "--ws-ping",
+            format!(
+                "a ping carries at most {} bytes; the message has {}",
+                ws::MAX_CONTROL_PAYLOAD,
+                payload.len()
+            ),
+        ));
+    }
+    let tls = if url.tls {
+        Some(TlsSpec::new(&opts.tls, &url.host, &[b"http/1.1"])?)
+    } else {
+        None
+    };
+    let addr = resolve(&url.host, url.port)?;
+    let spec = WsSpec {
+        host: url.host_header(),
+        path: url.path.clone(),
+        payload,
+        kind,
+    };
+    Ok(HttpTarget {
+        addr,
+        protocol: Protocol::WebSocket(spec),
+        tls,
+    })
+}
+
+/// `--message TEXT`, or `--message-size N` random bytes (text: printable ASCII, so it is UTF-8),
+/// made once with a fixed seed.
+fn payload(opts: &WsOptions) -> Result<Vec<u8>, ConfigError> {
+    let size = match (&opts.message, opts.message_size) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::flag(
+                "--message-size",
+                "cannot be combined with --message",
+            ))
+        }
+        (Some(m), None) => m.len(),
+        (None, Some(n)) => n,
+        (None, None) => DEFAULT_MESSAGE.len(),
+    };
+    if size > ws::MAX_MESSAGE {
+        return Err(ConfigError::flag(
+            if opts.message.is_some() {
+                "--message"
+            } else {
+                "--message-size"
+            },
+            format!("{size} bytes is over the 16 MiB a message may have"),
+        ));
+    }
+    if let Some(m) = &opts.message {
+        return Ok(m.clone().into_bytes());
+    }
+    if opts.message_size.is_none() {
+        return Ok(DEFAULT_MESSAGE.as_bytes().to_vec());
+    }
+    let mut rng = Rng::new(0x5eed);
+    let mut out = Vec::with_capacity(size);
+    while out.len() < size {
+        for b in rng.next_u64().to_le_bytes() {
+            out.push(if opts.binary { b } else { b' ' + b % 95 });
+        }
+    }
+    out.truncate(size);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(url: &str, opts: &WsOptions) -> Result<WsSpec, ConfigError> {
+        ws_target(&[url.to_string()], opts).map(|t| match t.protocol {
+            Protocol::WebSocket(w) => w,
+            _ => unreachable!(),
+        })
+    }
+
+    #[test]
+    fn a_ws_url_makes_a_text_load_of_hello_world_by_default() {
+        let w = target("ws://127.0.0.1:9/ws", &WsOptions::default()).unwrap();
+        assert_eq!(
+            (w.kind, w.payload.as_slice()),
+            (WsKind::Text, &b"hello world"[..])
+        );
+        assert_eq!((w.host.as_str(), w.path.as_str()), ("127.0.0.1:9", "/ws"));
+        assert_eq!(w.echo_frame_len(), 13);
+    }
+
+    #[test]
+    fn a_random_text_message_is_printable_and_a_binary_one_is_not_only_that() {
+        let opts = WsOptions {
+            message_size: Some(4096),
+            ..Default::default()
+        };
+        let w = target("ws://127.0.0.1:9/ws", &opts).unwrap();
+        assert_eq!(w.payload.len(), 4096);
+        assert!(w.payload.iter().all(|b| (b' '..=b'~').contains(b)));
+        let bin = WsOptions {
+            binary: true,
+            ..opts
+        };
+        let w = target("ws://127.0.0.1:9/ws", &bin).unwrap();
+        assert_eq!(w.kind, WsKind::Binary);
+        assert!(w.payload.iter().any(|b| *b > b'~'));
+        assert_eq!(w.echo_frame_len(), 4 + 4096);
+    }
+
+    #[test]
+    fn bad_combinations_name_their_flag() {
+        let flag = |opts: WsOptions| {
+            target("ws://127.0.0.1:9/ws", &opts)
+                .unwrap_err()
+                .to_string()
+        };
+        let big = flag(WsOptions {
+            message_size: Some(ws::MAX_MESSAGE + 1),
+            ..Default::default()
+        });
+        assert!(big.starts_with("--message-size:"), "{big}");
+        let h2 = flag(WsOptions {
+            http2: true,
+            ..Default::default()
+        });
+        assert!(h2.starts_with("--http2:"), "{h2}");
+        let ping = flag(WsOptions {
+            ping: true,
+            message_size: Some(200),
+            ..Default::default()
+        });
+        assert!(ping.starts_with("--ws-ping:"), "{ping}");
+        let two = ws_target(
+            &["ws://127.0.0.1:9/a".into(), "ws://127.0.0.1:9/b".into()],
+            &WsOptions::default(),
+        )
+        .unwrap_err();
+        assert!(two.to_string().contains("one ws://"), "{two}");
+    }
+}

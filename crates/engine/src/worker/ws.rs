@@ -1,0 +1,259 @@
+//! The WebSocket steps of the worker loop. A connection that is up (TLS included) sends its
+//! upgrade with a fresh key; the 101 is checked (status, `Upgrade`, `Connection`, the accept
+//! key) and timed, and then the schedule sends messages as for HTTP: `-p N` frames in flight
+//! (one write per window), or `-R` on idle connections. Received bytes are decoded as frames,
+//! never counted by read events, so a server that splits or merges frames across segments is
+//! counted exactly; each echo is matched byte for byte with the message sent (its frames may
+//! be fragments), and completes the oldest message in flight. A ping from the server is
+//! answered with a pong. `--reconnect-every N` sends a close 1000 after N echoes and opens a
+//! new connection when the server's close (or its EOF) arrives.
+//!
+//! Received bytes go through the connection's `pending` buffer, because a frame may end in a
+//! later read and the decoder needs it whole: one copy of what is read, the price of counting
+//! frames exactly.
+
+use super::{Worker, BACKOFF_NS};
+use crate::config::{Protocol, WsSpec};
+use crate::conn::{Inflight, WsConn, WsPhase};
+use crate::http::Response;
+use crate::stats::{ErrorKind, WsCause};
+use serverbench_wire::ws::{self, close, Decoded, Key, Opcode, Rng};
+use std::ops::Range;
+
+/// What one decoded frame asks of the loop.
+enum Step {
+    /// Nothing to do (a fragment matched so far, an unsolicited pong, a ping answered).
+    Nothing,
+    /// The echo (or pong) of the oldest message in flight is complete.
+    Echoed,
+    /// A close frame arrived, with its code if it had one.
+    Closed(Option<u16>),
+    Fail(WsCause),
+}
+
+impl Worker<'_> {
+    /// Connection `i` is up (TCP, and TLS for `wss://`): its upgrade request goes out.
+    pub(super) fn ws_upgrade(&mut self, i: usize, now: u64) {
+        let Protocol::WebSocket(spec) = &self.cfg.protocol else {
+            return;
+        };
+        let mut rng = Rng::new(self.ws_seeds.next_u64());
+        let key = Key::random(&mut rng);
+        let c = &mut self.conns[i];
+        ws::write_upgrade_request(&mut c.out, &spec.host, &spec.path, &key, None);
+        c.ws = Some(Box::new(WsConn::new(rng.next_u64(), key.accept(), now)));
+        self.flush(i, now);
+    }
+
+    /// Whether connection `i` is upgraded and not closing.
+    pub(super) fn ws_open(&self, i: usize) -> bool {
+        self.conns[i].ws.as_deref().is_some_and(WsConn::is_open)
+    }
+
+    /// Appends one message frame (masked with the connection's next mask) to `i`'s output.
+    pub(super) fn ws_issue(&mut self, i: usize, spec: &WsSpec, intended: u64, now: u64) {
+        let c = &mut self.conns[i];
+        let Some(ws) = c.ws.as_deref_mut() else {
+            return;
+        };
+        ws::encode_client(
+            &mut c.out,
+            spec.kind.opcode(),
+            true,
+            &spec.payload,
+            &mut ws.rng,
+        );
+        c.inflight.push_back(Inflight {
+            intended,
+            sent: now,
+            url: 0,
+        });
+        self.issued += 1;
+        self.stats.message_sent(now);
+    }
+
+    /// Bytes arrived on connection `i`; returns false if it was closed.
+    pub(super) fn consume_ws(&mut self, i: usize, data: &[u8], now: u64) -> bool {
+        let Some(ws) = self.conns[i].ws.as_deref_mut() else {
+            return false;
+        };
+        ws.pending.extend_from_slice(data);
+        if let WsPhase::Upgrading { accept, since } = ws.phase {
+            match ws::parse_response(&ws.pending, &accept, false) {
+                Ok(None) => return true,
+                Ok(Some(up)) => {
+                    ws.pending.drain(..up.head_len);
+                    ws.phase = WsPhase::Open;
+                    self.stats.upgraded(now, now.saturating_sub(since));
+                    self.refill(i, now);
+                }
+                Err(e) => {
+                    self.fail(i, now, ErrorKind::Ws(WsCause::Upgrade(e)), BACKOFF_NS);
+                    return false;
+                }
+            }
+        }
+        self.ws_frames(i, now)
+    }
+
+    /// Decodes and acts on every whole frame in `i`'s pending bytes; returns false if the
+    /// connection was closed.
+    fn ws_frames(&mut self, i: usize, now: u64) -> bool {
+        let cfg = self.cfg;
+        let Protocol::WebSocket(spec) = &cfg.protocol else {
+            return false;
+        };
+        let mut pos = 0;
+        loop {
+            let step = {
+                let c = &mut self.conns[i];
+                let Some(ws) = c.ws.as_deref_mut() else {
+                    return false;
+                };
+                match ws.decoder.decode(&mut ws.pending[pos..]) {
+                    Ok(Decoded::Incomplete { .. }) => {
+                        ws.pending.drain(..pos);
+                        return true;
+                    }
+                    Err(e) => Step::Fail(WsCause::Protocol(e)),
+                    Ok(Decoded::Frame(f)) => {
+                        let payload = pos + f.payload.start..pos + f.payload.end;
+                        pos += f.len();
+                        frame_step(spec, ws, &mut c.out, f.opcode, f.fin, payload)
+                    }
+                }
+            };
+            if !self.ws_step(i, step, now) {
+                return false;
+            }
+        }
+    }
+
+    /// Acts on one frame's step; returns false if the connection was closed.
+    fn ws_step(&mut self, i: usize, step: Step, now: u64) -> bool {
+        match step {
+            Step::Nothing => true,
+            Step::Echoed => {
+                let Some(req) = self.conns[i].inflight.pop_front() else {
+                    return self.ws_fail(i, WsCause::UnexpectedMessage, now);
+                };
+                let echo = Response {
+                    status: 0,
+                    close: false,
+                    body_len: 0,
+                    body_hash: 0,
+                };
+                self.complete(i, req, echo, now);
+                if self.conn_due(i) && self.conns[i].inflight.is_empty() {
+                    self.ws_close(i, now);
+                }
+                true
+            }
+            Step::Closed(code) => {
+                self.stats.ws_closed(now, code);
+                let asked = matches!(
+                    self.conns[i].ws.as_deref().map(|w| &w.phase),
+                    Some(WsPhase::Closing { .. })
+                );
+                if asked {
+                    self.reopen(i, now);
+                    false
+                } else {
+                    self.ws_fail(i, WsCause::UnexpectedClose, now)
+                }
+            }
+            Step::Fail(cause) => self.ws_fail(i, cause, now),
+        }
+    }
+
+    /// `--reconnect-every`: sends a close 1000; the server's close (or EOF) reopens.
+    fn ws_close(&mut self, i: usize, now: u64) {
+        let c = &mut self.conns[i];
+        let Some(ws) = c.ws.as_deref_mut() else {
+            return;
+        };
+        ws::encode_close(&mut c.out, Some(close::NORMAL), b"", Some(ws.rng.mask()));
+        ws.phase = WsPhase::Closing { since: now };
+    }
+
+    /// Counts `cause` and replaces the connection; returns false (it is closed).
+    fn ws_fail(&mut self, i: usize, cause: WsCause, now: u64) -> bool {
+        self.fail(i, now, ErrorKind::Ws(cause), 0);
+        false
+    }
+
+    /// The server closed connection `i`'s socket: after our close that is the end we asked
+    /// for; otherwise it is an unexpected close.
+    pub(super) fn ws_eof(&mut self, i: usize, now: u64) {
+        let closing = matches!(
+            self.conns[i].ws.as_deref().map(|w| &w.phase),
+            Some(WsPhase::Closing { .. })
+        );
+        if closing {
+            self.reopen(i, now);
+        } else {
+            self.fail(i, now, ErrorKind::Ws(WsCause::UnexpectedClose), 0);
+        }
+    }
+
+    /// `--reconnect-every N`: connection `i` has answered its N responses.
+    pub(super) fn conn_due(&self, i: usize) -> bool {
+        self.cfg
+            .reconnect_every
+            .is_some_and(|n| self.conns[i].served >= n)
+    }
+}
+
+/// What frame `opcode` (with `fin`, its payload at `payload` in `ws.pending`) means for the
+/// message at the head of the window; a ping is answered into `out` at once.
+fn frame_step(
+    spec: &WsSpec,
+    ws: &mut WsConn,
+    out: &mut Vec<u8>,
+    opcode: Opcode,
+    fin: bool,
+    payload: Range<usize>,
+) -> Step {
+    let WsConn {
+        pending,
+        rng,
+        echoed,
+        ..
+    } = ws;
+    let got = &pending[payload];
+    let want = spec.kind.opcode();
+    match opcode {
+        Opcode::Ping => {
+            ws::encode_client(out, Opcode::Pong, true, got, rng);
+            Step::Nothing
+        }
+        Opcode::Pong if want == Opcode::Ping => match got == spec.payload.as_slice() {
+            true => Step::Echoed,
+            false => Step::Fail(WsCause::WrongEcho),
+        },
+        Opcode::Pong => Step::Nothing,
+        Opcode::Close => {
+            let code = (got.len() >= 2).then(|| u16::from_be_bytes([got[0], got[1]]));
+            Step::Closed(code)
+        }
+        _ if want == Opcode::Ping => Step::Fail(WsCause::UnexpectedMessage),
+        Opcode::Text | Opcode::Binary if opcode != want => Step::Fail(WsCause::WrongEcho),
+        Opcode::Text | Opcode::Binary | Opcode::Continuation => {
+            let at = *echoed;
+            if spec.payload.get(at..at + got.len()) != Some(got) {
+                return Step::Fail(WsCause::WrongEcho);
+            }
+            *echoed += got.len();
+            if !fin {
+                return Step::Nothing;
+            }
+            let whole = *echoed == spec.payload.len();
+            *echoed = 0;
+            if whole {
+                Step::Echoed
+            } else {
+                Step::Fail(WsCause::WrongEcho)
+            }
+        }
+    }
+}
