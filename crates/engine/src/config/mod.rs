@@ -5,6 +5,7 @@ use crate::{h2, http};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+mod spec;
 mod url;
 
 pub use crate::duration::{format_duration, parse_duration, BadDuration};
@@ -23,6 +24,9 @@ pub enum ConfigError {
     NoTarget,
     #[error("{flag}: {why}")]
     Flag { flag: &'static str, why: String },
+    /// A flag and what is wrong with its value, the value first: ``--tcp `x`: give HOST:PORT``.
+    #[error("{flag} {why}")]
+    Value { flag: &'static str, why: String },
 }
 
 impl From<crate::tls::FlagError> for ConfigError {
@@ -38,6 +42,14 @@ impl ConfigError {
     /// A problem with one command-line flag.
     pub fn flag(flag: &'static str, why: impl Into<String>) -> Self {
         ConfigError::Flag {
+            flag,
+            why: why.into(),
+        }
+    }
+
+    /// A problem with the value given to one flag; `why` starts with the value.
+    pub fn value(flag: &'static str, why: impl Into<String>) -> Self {
+        ConfigError::Value {
             flag,
             why: why.into(),
         }
