@@ -237,7 +237,7 @@ fn build_result(
     };
     let requests = s.bytes_read.checked_div(message_len).unwrap_or(s.requests);
     let ran_on = if config.cpus.is_empty() {
-        threads.min(sys::affinity_cpus().len())
+        threads.min(serverbench_machine::affinity::affinity_cpus().len())
     } else {
         let mut used: Vec<usize> = (0..threads)
             .map(|i| config.cpus[i % config.cpus.len()])

@@ -31,7 +31,7 @@ fn options(suite: Suite, results: &Path) -> RunOptions {
         suite,
         results_parent: results.to_path_buf(),
         resume: None,
-        pinning: run::pinning(None, None, &run::affinity_cpus()),
+        pinning: run::pinning(None, None, &serverbench_machine::affinity::affinity_cpus()),
         host: "127.0.0.1".into(),
         serverbench_exe: fixtures().join("fakeload.py"),
         cancel: Arc::new(AtomicBool::new(false)),

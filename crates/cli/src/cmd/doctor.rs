@@ -79,7 +79,7 @@ pub fn diagnose(args: &Args) -> Vec<Check> {
     let pinning = run::pinning(
         crate::cpus::of(&args.server_cpus),
         crate::cpus::of(&args.client_cpus),
-        &run::affinity_cpus(),
+        &serverbench_machine::affinity::affinity_cpus(),
     );
     let opts = Options {
         server_cpus: pinning.server_cpus,

@@ -12,11 +12,12 @@ use anyhow::{bail, Context};
 use progress::Progress;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
-use serverbench_engine::config::parse_duration;
 use serverbench_harness::process::{self, OnInterrupt};
 use serverbench_harness::run::database::DbOptions;
 use serverbench_harness::run::{self, RunOptions, RunOutcome};
 use serverbench_harness::suite::{CpuCount, Profile, Scenario, ServerSelection, Suite};
+use serverbench_machine::affinity::affinity_cpus;
+use serverbench_model::parse_duration;
 use serverbench_results::env::Pinning;
 use serverbench_results::record::{FailureKind, LapFailure, LapRecord, LapStatus, Measurement};
 use serverbench_tools::Tool;
@@ -166,7 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         None => run::pinning(
             crate::cpus::of(&args.server_cpus),
             crate::cpus::of(&args.client_cpus),
-            &run::affinity_cpus(),
+            &affinity_cpus(),
         ),
     };
     let (suite, sweep_skips) = build_suite(&args, &ids, &pinning)?;
@@ -340,7 +341,7 @@ fn build_suite(
         }
     }
     let available = match pinning.server_cpus.len() {
-        0 => run::affinity_cpus().len(),
+        0 => affinity_cpus().len(),
         n => n,
     };
     let sweep_skips = suite.expand_sweeps(available, pinning.client_cpus.len());

@@ -155,7 +155,7 @@ fn schedule(a: &LoadSpec) -> Result<Schedule, ConfigError> {
 /// `--cpus` (each one this process may run on) and `-t` (default: one thread per CPU given,
 /// or per CPU available).
 fn cpus_and_threads(a: &LoadSpec) -> Result<(Vec<usize>, u32), ConfigError> {
-    let available = crate::sys::affinity_cpus();
+    let available = serverbench_machine::affinity::affinity_cpus();
     if let Some(bad) = a.cpus.iter().find(|c| !available.contains(c)) {
         return Err(ConfigError::flag(
             "--cpus",

@@ -161,7 +161,7 @@ impl RunDatabase {
             ));
         }
         let pid = self.pid()?;
-        if crate::proc::is_running(pid) {
+        if serverbench_machine::process::is_running(pid) {
             return None;
         }
         let log = self.cluster.as_ref().map(|c| c.layout().log_file());

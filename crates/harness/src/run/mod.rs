@@ -25,7 +25,6 @@ pub use estimate::{FIRST_OVERHEAD_S, REQUEST_COUNT_LAP_S};
 pub use load::{run_load, LoadError, LoadOutcome};
 pub use plan::{pinning, Job, Plan};
 pub use running::Attached;
-pub use serverbench_engine::sys::affinity_cpus;
 
 use crate::catalog::Catalog;
 use crate::certs::TlsFiles;

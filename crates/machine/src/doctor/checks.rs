@@ -3,7 +3,7 @@
 
 use super::{Check, CheckKind, Options, Probe, Status, Write};
 use crate::disturbance::{self, LapWindow, Thresholds};
-use crate::procfs::{self, parse_cpu_list};
+use crate::procfs::{self, parse_cpu_list_file};
 use crate::{Live, Source};
 
 fn check(kind: CheckKind, status: Status, found: impl Into<String>) -> Check {
@@ -25,7 +25,7 @@ fn warn(kind: CheckKind, found: impl Into<String>, fix: impl Into<String>) -> Ch
 
 fn cpus_of(src: &dyn Source) -> Vec<usize> {
     src.read("/sys/devices/system/cpu/online")
-        .and_then(|t| parse_cpu_list(&t))
+        .and_then(|t| parse_cpu_list_file(&t))
         .unwrap_or_default()
 }
 
@@ -124,7 +124,7 @@ pub(super) fn smt(src: &dyn Source, opts: &Options) -> Check {
         src.read(&format!(
             "/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list"
         ))
-        .and_then(|t| parse_cpu_list(&t))
+        .and_then(|t| parse_cpu_list_file(&t))
     };
     let mut shared = Vec::new();
     for &s in &opts.server_cpus {
@@ -158,7 +158,7 @@ pub(super) fn isolated(src: &dyn Source, opts: &Options) -> Check {
     let kind = CheckKind::IsolatedCpus;
     let Some(iso) = src
         .read("/sys/devices/system/cpu/isolated")
-        .and_then(|t| parse_cpu_list(&t))
+        .and_then(|t| parse_cpu_list_file(&t))
     else {
         return check(kind, Status::Unknown, "no /sys/devices/system/cpu/isolated");
     };

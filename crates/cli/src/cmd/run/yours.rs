@@ -115,7 +115,7 @@ impl Yours {
             let pid: u32 = pid
                 .parse()
                 .map_err(|_| anyhow::anyhow!("--pid {p}: not a PID"))?;
-            if !serverbench_harness::proc::is_running(pid) {
+            if !serverbench_machine::process::is_running(pid) {
                 bail!("--pid {p}: no process {pid} is running");
             }
             let a = match name {
