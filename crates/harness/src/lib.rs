@@ -11,8 +11,7 @@ pub mod certs;
 pub mod process;
 pub mod run;
 pub mod sampler;
-/// Suites: the model's, kept at this path.
-pub use serverbench_model::suite;
+use serverbench_model::suite;
 pub mod verify;
 pub mod verify_db;
 

@@ -5,8 +5,8 @@
 use crate::{Mode, Role, Tool, Transport};
 use serde::{Deserialize, Serialize};
 pub use serverbench_machine::disturbance::{Cause, Disturbance};
-pub use serverbench_model::failure::{FailureKind, LapFailure};
-pub use serverbench_model::result::{
+use serverbench_model::failure::LapFailure;
+use serverbench_model::result::{
     Errors, Histograms, Http2Result, Latency, LoadResult, TimelinePoint, TlsResult,
 };
 use std::collections::BTreeMap;
@@ -281,7 +281,7 @@ impl From<&LoadResult> for Measurement {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Protocol;
+    use serverbench_model::Protocol;
 
     #[test]
     fn params_recorded_before_the_protocol_keys_load_as_plain_http11_and_write_back_unchanged() {

@@ -28,8 +28,10 @@ use crate::stats::{self, Interval, Stats};
 /// The warning types live in [`crate::warnings`]; kept at this path for the reports.
 pub use crate::warnings::{Warning, WarningKind};
 use serde::Serialize;
-use serverbench_results::record::{LapFailure, LapRecord, LapStatus, Measurement, ServerStats};
-use serverbench_results::{Mode, Tool};
+use serverbench_model::failure::LapFailure;
+use serverbench_model::Mode;
+use serverbench_model::Tool;
+use serverbench_results::record::{LapRecord, LapStatus, Measurement, ServerStats};
 
 /// Errors (plus non-2xx) above this fraction of requests are warned about (0.1%).
 pub const ERROR_RATE_WARN: f64 = 0.001;

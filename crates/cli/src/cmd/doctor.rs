@@ -14,10 +14,10 @@ use std::time::Duration;
 pub struct Args {
     /// The server's CPUs, as `run --server-cpus` (default: the first half of the CPUs).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
-    pub server_cpus: Option<crate::cpus::CpuList>,
+    pub server_cpus: Option<serverbench_model::CpuList>,
     /// The client's CPUs, as `run --client-cpus` (default: the second half).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
-    pub client_cpus: Option<crate::cpus::CpuList>,
+    pub client_cpus: Option<serverbench_model::CpuList>,
     /// How long to watch the CPUs for other processes and steal.
     #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
     pub probe: Duration,

@@ -1,7 +1,8 @@
 //! What to load and how: protocol x schedule x stop, plus validation whose errors name the flag.
 
-use crate::tls::{Resume, TlsOptions, TlsSpec};
+use crate::tls::{TlsOptions, TlsSpec};
 use crate::{h2, http};
+use serverbench_model::TlsResume;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -370,7 +371,7 @@ fn plain_refuses_tls_flags(t: &TlsOptions) -> Result<(), ConfigError> {
     if t.version.is_some() {
         return Err(ConfigError::flag("--tls-version", why));
     }
-    if t.resume != Resume::Off {
+    if t.resume != TlsResume::Off {
         return Err(ConfigError::flag("--tls-resume", why));
     }
     Ok(())
@@ -439,10 +440,10 @@ impl Config {
 impl Config {
     /// `--new-conn` and `--tls-resume` against the rest.
     fn validate_lifetime(&self) -> Result<(), ConfigError> {
-        let resume = self.tls.as_ref().map_or(Resume::Off, |t| t.resume);
+        let resume = self.tls.as_ref().map_or(TlsResume::Off, |t| t.resume);
         if self.lifetime == Lifetime::KeepAlive {
             return match resume {
-                Resume::Off => Ok(()),
+                TlsResume::Off => Ok(()),
                 _ => Err(ConfigError::flag(
                     "--tls-resume",
                     "needs --new-conn (keep-alive connections handshake once)",
@@ -492,7 +493,7 @@ mod tests {
     fn tls_flags_with_an_http_url_name_the_flag() {
         let opts = HttpOptions {
             tls: TlsOptions {
-                resume: Resume::Tickets,
+                resume: TlsResume::Tickets,
                 ..Default::default()
             },
             ..Default::default()

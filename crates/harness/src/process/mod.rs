@@ -7,7 +7,7 @@ use crate::paths::Paths;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serverbench_catalog::command::ServerEnv;
-pub use serverbench_catalog::logs::{last_lines, log_tail};
+use serverbench_catalog::logs::log_tail;
 use serverbench_machine::affinity;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::process::CommandExt;
@@ -61,7 +61,7 @@ pub struct TlsListener {
 
 /// True when `server` listens on `TLS_PORT`.
 pub fn serves_tls(server: &Server) -> bool {
-    use crate::catalog::Feature;
+    use serverbench_model::Feature;
     server.implements(Feature::Tls) || server.implements(Feature::H2)
 }
 
@@ -252,7 +252,7 @@ fn ready_addrs(server: &Server, opts: &StartOptions) -> Result<Vec<SocketAddr>, 
         ports.push(opts.port);
     }
     if let (true, Some(p)) = (
-        server.implements(crate::catalog::Feature::Echo),
+        server.implements(serverbench_model::Feature::Echo),
         opts.echo_port,
     ) {
         ports.push(p);

@@ -2,8 +2,9 @@
 //! own servers, ranked beside catalog servers in one run without touching the catalog.
 
 use anyhow::{bail, Context};
-use serverbench_catalog::{Catalog, Feature, Server};
+use serverbench_catalog::{Catalog, Server};
 use serverbench_harness::run::Attached;
+use serverbench_model::Feature;
 use serverbench_tools::Target;
 use std::path::PathBuf;
 
