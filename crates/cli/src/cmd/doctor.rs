@@ -4,8 +4,9 @@
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_harness::run;
-use serverbench_machine::doctor::{self, Check, Options, Status};
+use serverbench_machine::doctor::{self, Options};
 use serverbench_machine::Live;
+use serverbench_model::doctor::{Check, Status};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

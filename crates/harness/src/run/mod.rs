@@ -69,7 +69,7 @@ pub struct RunOptions {
     /// The database of database laps (`--db-port`, `--db-cpus`).
     pub database: database::DbOptions,
     /// `serverbench doctor`'s checks at the start of the run, kept in `env.json`.
-    pub doctor: Option<Vec<serverbench_machine::doctor::Check>>,
+    pub doctor: Option<Vec<serverbench_model::doctor::Check>>,
 }
 
 /// Progress of a run.

@@ -2,9 +2,10 @@
 //! recorded files.
 
 use super::{Check, CheckKind, Options, Probe, Status, Write};
-use crate::disturbance::{self, LapWindow, Thresholds};
+use crate::disturbance::{self, LapWindow};
 use crate::procfs::{self, parse_cpu_list_file};
 use crate::{Live, Source};
+use serverbench_model::disturbance::{Disturbance, Thresholds};
 
 fn check(kind: CheckKind, status: Status, found: impl Into<String>) -> Check {
     Check {
@@ -179,14 +180,14 @@ pub(super) fn isolated(src: &dyn Source, opts: &Options) -> Check {
 
 /// The disturbance arithmetic over the probe, on `pinned` (empty: every CPU), nothing of ours
 /// running.
-fn over_probe(probe: &Probe, pinned: Vec<usize>) -> disturbance::Disturbance {
+fn over_probe(probe: &Probe, pinned: Vec<usize>) -> Disturbance {
     let window = LapWindow {
         wall_s: probe.seconds,
         pinned,
         ticks_per_s: procfs::ticks_per_second(),
         ..Default::default()
     };
-    disturbance::Disturbance::between(&probe.before, &probe.after, &window, &Thresholds::default())
+    disturbance::between(&probe.before, &probe.after, &window, &Thresholds::default())
 }
 
 /// Other processes busy on the CPUs a run would pin, over the probe.
