@@ -26,10 +26,11 @@ test:
 		$(CARGO) test --workspace --locked --no-fail-fast 2>&1 | tee target/test.log
 	@awk '/^test result:/ { p += $$4; f += $$6; s += $$8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' target/test.log
 
-## Formatting and lints, as CI checks them.
+## Formatting, lints and unused dependencies (cargo-machete, pinned in scripts/machete.sh), as CI checks them.
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	bash scripts/machete.sh
 
 ## Install and build every catalog server, then check each against spec/contract.md.
 setup: build

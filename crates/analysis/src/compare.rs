@@ -177,8 +177,8 @@ pub fn parse_threshold(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_model::Tool;
     use serverbench_results::record::{LoadParams, Measurement};
-    use serverbench_results::Tool;
 
     fn lap(server: &str, n: u32, rps: f64) -> LapRecord {
         LapRecord {

@@ -2,9 +2,10 @@
 
 use super::*;
 use crate::summary::summarize;
+use serverbench_model::Mode;
+use serverbench_model::Tool;
 use serverbench_results::env::Pinning;
 use serverbench_results::record::{LoadParams, Measurement, ServerStats};
-use serverbench_results::{Mode, Tool};
 
 /// A healthy lap: 1000 req/s, p50 100 µs, p99.9 500 µs, 2 cores, flat 50 MB RSS.
 fn lap(server: &str, scenario: &str, n: u32) -> LapRecord {

@@ -3,29 +3,10 @@
 //! counted per row, and with `--drop-disturbed` left out of the statistics (the summary is made
 //! from the remaining laps and says how many it dropped per cell, and why).
 
-use crate::summary::{Summary, Warning, WarningKind};
-use serde::Serialize;
-use serverbench_results::record::{Cause, LapRecord};
-
-/// One disturbed lap.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DisturbedLap {
-    pub server: String,
-    pub scenario: String,
-    pub profile: String,
-    pub lap: u32,
-    pub causes: Vec<Cause>,
-    /// Left out of the statistics (`--drop-disturbed`).
-    pub dropped: bool,
-}
-
-impl DisturbedLap {
-    /// The causes in one line: `steal 4.1%, other processes 30% of the CPUs`.
-    pub fn why(&self) -> String {
-        let parts: Vec<String> = self.causes.iter().map(Cause::to_string).collect();
-        parts.join(", ")
-    }
-}
+use crate::summary::{DisturbedLap, Summary};
+use crate::warnings::{Warning, WarningKind};
+use serverbench_model::disturbance::Cause;
+use serverbench_results::record::LapRecord;
 
 /// Every disturbed lap of `records`, in record order.
 pub fn disturbed_laps(records: &[LapRecord], dropped: bool) -> Vec<DisturbedLap> {
@@ -133,7 +114,7 @@ fn magnitude(c: &Cause) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::record::Disturbance;
+    use serverbench_model::disturbance::Disturbance;
 
     fn lap(server: &str, n: u32, causes: Vec<Cause>) -> LapRecord {
         let mut r = crate::fixture::lap();

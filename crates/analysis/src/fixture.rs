@@ -1,7 +1,8 @@
 //! Test fixtures shared by the modules' tests.
 
+use serverbench_model::Mode;
+use serverbench_model::Tool;
 use serverbench_results::record::{LapRecord, LapStatus, LoadParams};
-use serverbench_results::{Mode, Tool};
 
 /// A successful HTTP lap of server `a` on `hello / c1` with no measurement yet.
 pub fn lap() -> LapRecord {

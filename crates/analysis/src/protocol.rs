@@ -11,8 +11,9 @@ use crate::stats;
 use crate::warnings::{Warning, WarningKind};
 use serde::Serialize;
 use serverbench_model::result::{Errors, Http2Result, Latency, TlsResult};
+use serverbench_model::Protocol;
+use serverbench_model::TlsResume;
 use serverbench_results::record::{LapRecord, LapStatus, LoadParams};
-use serverbench_results::{Protocol, TlsResume};
 
 /// The TLS side of a row.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::fixture;
+use serverbench_model::Tool;
 use serverbench_results::record::Measurement;
-use serverbench_results::Tool;
 
 /// An h2 lap at 1,000 req/s measured by `tool`, with `http2` as its block.
 fn h2_lap(tool: Tool, http2: Option<Http2Result>) -> LapRecord {

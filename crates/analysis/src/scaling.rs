@@ -155,8 +155,8 @@ fn efficiencies(c: &mut Scaling, records: &[LapRecord]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_model::Tool;
     use serverbench_results::record::{LoadParams, Measurement};
-    use serverbench_results::Tool;
 
     /// A lap of `server` at `cpus` CPUs measuring `rps`, as a core sweep records it.
     fn lap(server: &str, cpus: u32, lap: u32, rps: f64) -> LapRecord {

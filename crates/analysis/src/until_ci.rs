@@ -60,8 +60,8 @@ pub fn half_width_pct(samples: &[f64], seed: u64) -> Option<f64> {
     Some(100.0 * (m - ci.low).max(ci.high - m) / m)
 }
 
-impl From<serverbench_results::StopRule> for UntilCi {
-    fn from(r: serverbench_results::StopRule) -> UntilCi {
+impl From<serverbench_model::suite::until_ci::StopRule> for UntilCi {
+    fn from(r: serverbench_model::suite::until_ci::StopRule) -> UntilCi {
         UntilCi::new(r.pct, r.min_laps, r.max_laps)
     }
 }

@@ -18,7 +18,7 @@ pub mod paths;
 pub mod setup;
 mod stamps;
 /// Where a key stands in TOML text: the model's, kept at this path.
-pub use serverbench_model::toml_pos;
+use serverbench_model::toml_pos;
 
 pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};
 pub use manifest::{Commands, DatabaseClient, Deviation, Manifest, Requires};
@@ -26,7 +26,7 @@ pub use manifest::{Commands, DatabaseClient, Deviation, Manifest, Requires};
 use std::path::{Path, PathBuf};
 
 /// A feature of the server contract: the model's, kept at this path.
-pub use serverbench_model::Feature;
+use serverbench_model::Feature;
 
 /// Errors of the catalog.
 #[derive(Debug, thiserror::Error)]

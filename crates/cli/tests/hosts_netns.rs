@@ -5,8 +5,8 @@
 mod netns;
 
 use netns::{bed, bytes_into, command_lines_in, run_folders, Bed, PORT, SERVER_ADDR};
-use serverbench_engine::histo;
-use serverbench_engine::stats::{latency_of, new_histogram};
+use serverbench_model::histo;
+use serverbench_model::histo::{latency_of, new_histogram};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;

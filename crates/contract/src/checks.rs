@@ -3,7 +3,7 @@
 use super::diff::Diff;
 use super::http::{get_request, Conn, Dial, Response};
 use super::Check;
-use serverbench_catalog::Feature;
+use serverbench_model::Feature;
 use std::sync::OnceLock;
 use std::time::Duration;
 

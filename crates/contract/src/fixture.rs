@@ -8,7 +8,7 @@ use super::http::Dial;
 use super::pipeline::{check_deep, small, Shape};
 use super::shapes::*;
 use super::Check;
-use serverbench_catalog::Feature;
+use serverbench_model::Feature;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

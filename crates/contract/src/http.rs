@@ -10,7 +10,8 @@
 //! headers as sent, whether the body was chunked, length-framed or close-delimited, a connection
 //! closed mid-head or mid-body), which an HTTP client crate normalizes, repairs or hides.
 
-use crate::tls::{Negotiated, TlsClient, TlsStream};
+use crate::tls::{TlsClient, TlsStream};
+use serverbench_wire::tls::Negotiated;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};

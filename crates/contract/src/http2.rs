@@ -10,11 +10,12 @@
 use crate::checks::{compare, declared, not_found, Endpoint};
 use crate::diff::Diff;
 use crate::http::Response;
-use crate::tls::{Negotiated, TlsClient};
+use crate::tls::TlsClient;
 use crate::Check;
 use bytes::Bytes;
 use h2::client::SendRequest;
-use serverbench_catalog::Feature;
+use serverbench_model::Feature;
+use serverbench_wire::tls::Negotiated;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::task::JoinSet;

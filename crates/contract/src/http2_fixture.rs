@@ -8,7 +8,7 @@ use super::tls::TlsClient;
 use super::tls_fixture::TestCert;
 use super::Check;
 use bytes::Bytes;
-use serverbench_catalog::Feature;
+use serverbench_model::Feature;
 use std::net::SocketAddr;
 use std::sync::Arc;
 

@@ -30,10 +30,10 @@ mod tls_fixture;
 
 pub use diff::Diff;
 pub use http::Dial;
-pub use tls::{TlsTarget, Trust};
+pub use tls::TlsTarget;
 
 use serde::Serialize;
-use serverbench_catalog::Feature;
+use serverbench_model::Feature;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 

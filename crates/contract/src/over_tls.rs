@@ -11,9 +11,10 @@ use crate::checks::{self, Endpoint};
 use crate::diff::Diff;
 use crate::http::{Conn, Dial};
 use crate::shapes;
-use crate::tls::{TlsClient, TlsTarget, TlsVersion};
+use crate::tls::{TlsClient, TlsTarget};
 use crate::Check;
-use serverbench_catalog::Feature;
+use serverbench_model::Feature;
+use serverbench_model::TlsVersion;
 
 /// Appended to the name of every check run over TLS.
 pub const SUFFIX: &str = " over TLS";

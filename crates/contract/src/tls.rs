@@ -6,8 +6,9 @@
 use crate::timeouts::IO_TIMEOUT;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
+use serverbench_model::TlsVersion;
 use serverbench_wire::tls::{client_config, server_name, FlagError, TlsOptions};
-pub use serverbench_wire::tls::{Negotiated, TlsCause, TlsVersion, Trust};
+use serverbench_wire::tls::{TlsCause, Trust};
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;

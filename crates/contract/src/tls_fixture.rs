@@ -4,11 +4,12 @@
 
 use super::fixture::{serve_wrapped, Flaws, Io};
 use super::over_tls::check_all;
-use super::tls::{TlsTarget, Trust};
+use super::tls::TlsTarget;
 use super::Check;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
-use serverbench_catalog::Feature;
+use serverbench_model::Feature;
+use serverbench_wire::tls::Trust;
 use std::net::SocketAddr;
 use std::sync::Arc;
 

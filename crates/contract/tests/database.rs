@@ -9,10 +9,10 @@
 mod db_servers;
 
 use db_servers::{database, serve, Flaw};
-use serverbench_catalog::Feature;
 use serverbench_contract::database::{check_all, pg::PgReferee};
 use serverbench_contract::Check;
 use serverbench_database::RunningDb;
+use serverbench_model::Feature;
 
 const FEATURES: [Feature; 4] = [
     Feature::Db,

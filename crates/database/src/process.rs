@@ -37,13 +37,7 @@ pub fn give_to_postgres(path: &Path, mode: u32) -> Result<()> {
 
 /// True while `pid` is a live (not zombie) process named `postgres`.
 pub fn is_postgres(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let Some((comm, rest)) = stat.split_once(") ") else {
-        return false;
-    };
-    comm.ends_with("(postgres") && !rest.starts_with('Z') && !rest.starts_with('X')
+    serverbench_machine::process::stat(pid).is_some_and(|st| st.is_live() && st.comm == "postgres")
 }
 
 /// The fields of `postmaster.pid` serverbench reads.

@@ -1,7 +1,7 @@
 //! Latency histograms on the wire: the codec lives in the model
 //! ([`serverbench_model::histo`]); the engine adds the histograms of a finished run.
 
-pub use serverbench_model::histo::*;
+use serverbench_model::histo::encode;
 
 use crate::result::Histograms;
 use crate::stats::Second;

@@ -7,11 +7,11 @@
 //! [`LoadResult`] or an [`EngineError`].
 
 pub mod config;
-pub use serverbench_wire::{h2, http, tls};
+use serverbench_wire::{h2, http, tls};
 mod conn;
 mod coordinator;
-pub use serverbench_model::{duration, result};
-pub mod histo;
+use serverbench_model::{duration, result};
+mod histo;
 pub mod idle;
 pub mod limits;
 pub mod live;
@@ -26,9 +26,8 @@ pub use config::{
 };
 pub use idle::Idle;
 pub use live::{Phase, Snapshot};
-pub use result::LoadResult;
-pub use serverbench_model::{Io, IoBackend};
-pub use tls::{Resume, TlsOptions, TlsVersion, Trust};
+use result::LoadResult;
+use serverbench_model::IoBackend;
 
 use stats::{latency_of, Stats};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -238,7 +237,7 @@ fn build_result(
     };
     let requests = s.bytes_read.checked_div(message_len).unwrap_or(s.requests);
     let ran_on = if config.cpus.is_empty() {
-        threads.min(sys::affinity_cpus().len())
+        threads.min(serverbench_machine::affinity::affinity_cpus().len())
     } else {
         let mut used: Vec<usize> = (0..threads)
             .map(|i| config.cpus[i % config.cpus.len()])

@@ -13,8 +13,8 @@ pub use ws::{WsCause, WsStats};
 use crate::result::{Errors, TimelinePoint};
 use crate::tls::{Negotiated, TlsCause};
 use hdrhistogram::Histogram;
-pub use serverbench_model::histo::{
-    bucket_mid, latency_of, merge_sparse, new_histogram, p99_of_buckets, BUCKETS, SUB,
+pub(crate) use serverbench_model::histo::{
+    latency_of, merge_sparse, new_histogram, p99_of_buckets, BUCKETS, SUB,
 };
 
 /// The error kinds of `Errors`.
@@ -380,6 +380,7 @@ pub(crate) fn count_error(e: &mut Errors, kind: ErrorKind) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serverbench_model::histo::bucket_mid;
 
     #[test]
     fn buckets_are_monotonic_and_close_to_the_value() {
@@ -461,7 +462,7 @@ mod tests {
         let mut s = Stats::new(false);
         s.set_window(100, 200);
         let tls13 = Negotiated {
-            version: crate::tls::TlsVersion::V1_3,
+            version: serverbench_model::TlsVersion::V1_3,
             cipher_suite: Some(crate::tls::Cipher(
                 rustls::CipherSuite::TLS13_AES_128_GCM_SHA256,
             )),

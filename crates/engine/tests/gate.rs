@@ -3,7 +3,8 @@
 mod common;
 
 use common::*;
-use serverbench_engine::{histo, run_gated, EngineError, Stop, GATE_LEAD};
+use serverbench_engine::{run_gated, EngineError, Stop, GATE_LEAD};
+use serverbench_model::histo;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 fn unix_now() -> f64 {

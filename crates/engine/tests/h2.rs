@@ -101,10 +101,8 @@ fn a_1_mib_body_completes_through_small_windows_both_ways() {
     let mut cfg = h2_config(&format!("http://{addr}/"), 2, None);
     if let Protocol::Http2(h) = &mut cfg.protocol {
         h.window = 65_535; // ours: WINDOW_UPDATEs every 32 KiB
-        h.requests[0] = serverbench_engine::h2::Request::new(
-            &[0x83, 0x86, 0x84, 0x01, 0x01, b'x'],
-            Some(&body),
-        );
+        h.requests[0] =
+            serverbench_wire::h2::Request::new(&[0x83, 0x86, 0x84, 0x01, 0x01, b'x'], Some(&body));
     }
     cfg.stop = Stop::Requests(20);
     cfg.timeout = Duration::from_secs(10);

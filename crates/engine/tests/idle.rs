@@ -4,8 +4,8 @@
 mod common;
 
 use common::*;
-use serverbench_engine::result::IdlePolicy;
 use serverbench_engine::{Idle, Stop};
+use serverbench_model::result::IdlePolicy;
 use std::time::Duration;
 
 /// A server answering every request 2 ms late: auto naps 1/32 of that (~62 µs).

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use serverbench_engine::{Io, IoBackend};
+use serverbench_model::{Io, IoBackend};
 
 #[test]
 fn a_refused_ring_falls_back_to_epoll_with_one_note_and_no_error() {

@@ -4,7 +4,8 @@ mod common;
 
 use common::tls::*;
 use common::*;
-use serverbench_engine::{Resume, Schedule};
+use serverbench_engine::Schedule;
+use serverbench_model::TlsResume;
 
 fn schema() -> jsonschema::Validator {
     let path = concat!(
@@ -39,7 +40,7 @@ fn rate_json_validates_against_the_schema() {
     assert_valid(&v);
     assert!(v["latency_us_uncorrected"]["p99"].is_number());
     let h = r.histograms.unwrap();
-    let uncorrected = serverbench_engine::histo::decode(&h.latency_us_uncorrected.unwrap());
+    let uncorrected = serverbench_model::histo::decode(&h.latency_us_uncorrected.unwrap());
     assert_eq!(uncorrected.unwrap().len(), r.requests);
 }
 
@@ -47,7 +48,7 @@ fn rate_json_validates_against_the_schema() {
 fn the_serialized_histogram_gives_back_the_reported_percentiles() {
     let addr = http_server(|_, _| Reply::Send(ok("Hello World!")));
     let r = run(&http_config(addr, &["/"], false));
-    let h = serverbench_engine::histo::decode(&r.histograms.as_ref().unwrap().latency_us).unwrap();
+    let h = serverbench_model::histo::decode(&r.histograms.as_ref().unwrap().latency_us).unwrap();
     assert_eq!(h.len(), r.requests);
     assert_eq!(h.value_at_quantile(0.99) as f64, r.latency_us.p99);
     assert_eq!(h.max() as f64, r.latency_us.max);
@@ -62,8 +63,8 @@ fn the_serialized_histogram_gives_back_the_reported_percentiles() {
 
 #[test]
 fn json_missing_a_required_key_is_rejected_by_the_schema() {
-    let result = serverbench_engine::LoadResult {
-        mode: serverbench_engine::result::Mode::Http,
+    let result = serverbench_model::LoadResult {
+        mode: serverbench_model::result::Mode::Http,
         ..Default::default()
     };
     let mut v = serde_json::to_value(result).unwrap();
@@ -81,7 +82,7 @@ fn https_new_conn_json_validates_against_the_schema() {
     };
     let (addr, _) = https_server(server, pki.localhost(), |_, _| Reply::Send(ok("hi")));
     let client = ClientTls {
-        resume: Resume::Tickets,
+        resume: TlsResume::Tickets,
         new_conn: true,
         ..ClientTls::trusting(&pki)
     };
@@ -136,6 +137,6 @@ fn a_result_written_before_tls_existed_still_parses_and_validates() {
         "client_saturated": false, "timeline": []
     });
     assert_valid(&old);
-    let r: serverbench_engine::LoadResult = serde_json::from_value(old).unwrap();
+    let r: serverbench_model::LoadResult = serde_json::from_value(old).unwrap();
     assert_eq!((r.errors.tls, r.tls, r.connects), (0, None, None));
 }

@@ -17,7 +17,7 @@ fn echo_stream_counts_equal_bytes_both_ways() {
     let r = run(&cfg);
     assert!(r.bytes_written > 100_000, "{r:?}");
     assert_eq!(r.bytes_read, r.bytes_written);
-    assert_eq!(r.mode, serverbench_engine::result::Mode::TcpStream);
+    assert_eq!(r.mode, serverbench_model::result::Mode::TcpStream);
     assert!(r.mbps_down.unwrap() > 0.0 && r.bytes_per_connection.unwrap() > 0.0);
 }
 

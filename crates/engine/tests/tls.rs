@@ -5,7 +5,9 @@ mod common;
 
 use common::tls::*;
 use common::*;
-use serverbench_engine::{Schedule, Stop, TlsVersion, Trust};
+use serverbench_engine::{Schedule, Stop};
+use serverbench_model::TlsVersion;
+use serverbench_wire::tls::Trust;
 
 fn hello() -> impl Fn(u64, &str) -> Reply + Send + Sync + 'static {
     |_, _| Reply::Send(ok("Hello World!"))

@@ -4,14 +4,15 @@ mod common;
 
 use common::tls::*;
 use common::*;
-use serverbench_engine::{Lifetime, Resume, Stop, TlsVersion};
+use serverbench_engine::{Lifetime, Stop};
+use serverbench_model::{TlsResume, TlsVersion};
 use std::sync::atomic::Ordering;
 
 fn hello() -> impl Fn(u64, &str) -> Reply + Send + Sync + 'static {
     |_, _| Reply::Send(ok("Hello World!"))
 }
 
-fn new_conn(pki: &Pki, resume: Resume, version: Option<TlsVersion>) -> ClientTls {
+fn new_conn(pki: &Pki, resume: TlsResume, version: Option<TlsVersion>) -> ClientTls {
     ClientTls {
         resume,
         version,
@@ -25,7 +26,7 @@ fn new_conn_makes_exactly_one_handshake_per_request() {
     let pki = Pki::new();
     let (addr, seen) = https_server(ServerTls::default(), pki.localhost(), hello());
     let url = format!("https://{addr}/");
-    let mut cfg = https_config(&url, new_conn(&pki, Resume::Off, None), true);
+    let mut cfg = https_config(&url, new_conn(&pki, TlsResume::Off, None), true);
     cfg.stop = Stop::Requests(300);
     let r = run(&cfg);
     assert_eq!((r.requests, r.errors.total()), (300, 0), "{:?}", r.errors);
@@ -57,7 +58,7 @@ fn new_conn_over_plain_http_opens_a_connection_per_request() {
 
 /// Runs 200 requests on one connection at a time; returns (full, resumed) as the client saw
 /// them, after checking the server saw the same.
-fn resumed(server: ServerTls, resume: Resume, version: TlsVersion) -> (u64, u64) {
+fn resumed(server: ServerTls, resume: TlsResume, version: TlsVersion) -> (u64, u64) {
     let pki = Pki::new();
     let (addr, seen) = https_server(server, pki.localhost(), hello());
     let mut cfg = https_config(
@@ -82,13 +83,16 @@ fn tls13_tickets_resume_every_handshake_after_the_first() {
         cache: false,
         ..Default::default()
     };
-    assert_eq!(resumed(server, Resume::Tickets, TlsVersion::V1_3), (1, 199));
+    assert_eq!(
+        resumed(server, TlsResume::Tickets, TlsVersion::V1_3),
+        (1, 199)
+    );
 }
 
 #[test]
 fn tls13_stateful_tickets_resume_too() {
     assert_eq!(
-        resumed(ServerTls::default(), Resume::Tickets, TlsVersion::V1_3),
+        resumed(ServerTls::default(), TlsResume::Tickets, TlsVersion::V1_3),
         (1, 199)
     );
 }
@@ -96,7 +100,7 @@ fn tls13_stateful_tickets_resume_too() {
 #[test]
 fn tls12_session_ids_resume_without_tickets() {
     assert_eq!(
-        resumed(ServerTls::default(), Resume::Ids, TlsVersion::V1_2),
+        resumed(ServerTls::default(), TlsResume::Ids, TlsVersion::V1_2),
         (1, 199)
     );
 }
@@ -108,7 +112,10 @@ fn tls12_tickets_resume_when_the_server_keeps_no_session_cache() {
         cache: false,
         ..Default::default()
     };
-    assert_eq!(resumed(server, Resume::Tickets, TlsVersion::V1_2), (1, 199));
+    assert_eq!(
+        resumed(server, TlsResume::Tickets, TlsVersion::V1_2),
+        (1, 199)
+    );
 }
 
 #[test]
@@ -118,7 +125,7 @@ fn tls12_session_ids_do_not_resume_on_a_server_that_only_gives_tickets() {
         cache: false,
         ..Default::default()
     };
-    assert_eq!(resumed(server, Resume::Ids, TlsVersion::V1_2), (200, 0));
+    assert_eq!(resumed(server, TlsResume::Ids, TlsVersion::V1_2), (200, 0));
 }
 
 #[test]
@@ -129,7 +136,7 @@ fn a_server_without_tickets_or_session_cache_resumes_nothing() {
             cache: false,
             ..Default::default()
         };
-        assert_eq!(resumed(server, Resume::Tickets, version), (200, 0));
+        assert_eq!(resumed(server, TlsResume::Tickets, version), (200, 0));
     }
 }
 
@@ -139,7 +146,7 @@ fn resume_off_makes_every_handshake_full() {
         tickets: true,
         ..Default::default()
     };
-    assert_eq!(resumed(server, Resume::Off, TlsVersion::V1_3), (200, 0));
+    assert_eq!(resumed(server, TlsResume::Off, TlsVersion::V1_3), (200, 0));
 }
 
 #[test]
@@ -153,7 +160,7 @@ fn many_connections_keep_resuming_as_tickets_are_used_up() {
     };
     let (addr, _) = https_server(server, pki.localhost(), hello());
     let url = format!("https://{addr}/");
-    let mut cfg = https_config(&url, new_conn(&pki, Resume::Tickets, None), false);
+    let mut cfg = https_config(&url, new_conn(&pki, TlsResume::Tickets, None), false);
     cfg.connections = 20;
     cfg.stop = Stop::Requests(1000);
     let r = run(&cfg);

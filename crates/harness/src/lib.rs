@@ -1,18 +1,17 @@
 //! serverbench-harness owns what runs: suites ([`suite`]), the run loop ([`run`]), server and
 //! client processes in their own groups with one interrupt handler ([`process`]), the /proc
-//! sampler ([`sampler`]), the one /proc reader ([`proc`]) and the contract check ([`verify`]).
+//! sampler ([`sampler`], over serverbench-machine's /proc reads) and the contract check
+//! ([`verify`]).
 //!
 //! It builds on serverbench-catalog (what a server is and how it is set up), serverbench-tools
 //! (how a load tool is driven) and serverbench-results (what is recorded). It never prints: it
 //! returns values or emits events that the CLI renders, and it computes no statistics.
 
 pub mod certs;
-pub mod proc;
 pub mod process;
 pub mod run;
 pub mod sampler;
-/// Suites: the model's, kept at this path.
-pub use serverbench_model::suite;
+use serverbench_model::suite;
 pub mod verify;
 pub mod verify_db;
 

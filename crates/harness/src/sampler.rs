@@ -6,8 +6,9 @@
 //! since the lap started), so a process that exits during the lap keeps what it used up to its
 //! last sample. Memory stays bounded: one small entry per process seen.
 
-use crate::proc;
 use crate::results::record::ServerStats;
+use serverbench_machine::affinity::pin_current_thread_to;
+use serverbench_machine::{process as proc, procfs};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -21,7 +22,7 @@ const MAX_TRACKED: usize = 65_536;
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// Every live pid with its parent.
-fn all_parents() -> Vec<(i32, i32)> {
+fn all_parents() -> Vec<(u32, u32)> {
     proc::pids()
         .into_iter()
         .filter_map(|pid| Some((pid, proc::stat(pid)?.ppid)))
@@ -29,7 +30,7 @@ fn all_parents() -> Vec<(i32, i32)> {
 }
 
 /// `root` and all its descendants.
-pub fn process_tree(root: i32) -> Vec<i32> {
+pub fn process_tree(root: u32) -> Vec<u32> {
     let pairs = all_parents();
     let mut tree = vec![root];
     let mut i = 0;
@@ -65,11 +66,11 @@ struct Acc {
     rss_last_mb: f64,
     threads_peak: u32,
     processes_peak: u32,
-    seen: HashMap<i32, Seen>,
+    seen: HashMap<u32, Seen>,
 }
 
 impl Acc {
-    fn sample(&mut self, root: i32, page: f64, first: bool) {
+    fn sample(&mut self, root: u32, page: f64, first: bool) {
         let tree = process_tree(root);
         let (mut rss, mut threads, mut procs) = (0u64, 0u32, 0u32);
         for pid in tree {
@@ -161,10 +162,10 @@ impl Sampler {
     pub fn start(root_pid: u32, interval: Duration, cpus: Vec<usize>) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        let root = root_pid as i32;
+        let root = root_pid;
         let page = proc::page_size() as f64;
         let handle = std::thread::spawn(move || {
-            let _ = serverbench_engine::sys::pin_current_thread_to(&cpus);
+            let _ = pin_current_thread_to(&cpus);
             let mut acc = Acc::default();
             acc.sample(root, page, true);
             let mut next = Instant::now() + interval;
@@ -191,7 +192,7 @@ impl Sampler {
     pub fn finish(self, requests: Option<u64>) -> ServerStats {
         self.stop.store(true, Ordering::Relaxed);
         let wall = self.started.elapsed().as_secs_f64();
-        let hz = proc::ticks_per_second() as f64;
+        let hz = procfs::ticks_per_second();
         match self.handle.join() {
             Ok(acc) => acc.finish(wall, requests, hz),
             Err(_) => ServerStats::default(),
@@ -205,7 +206,7 @@ mod tests {
 
     #[test]
     fn the_current_process_is_its_own_tree_root() {
-        let me = std::process::id() as i32;
+        let me = std::process::id();
         assert_eq!(process_tree(me)[0], me);
     }
 }

@@ -4,12 +4,13 @@
 //! deviation, check it is still running, stop it. A server of the database workloads gets
 //! serverbench's private PostgreSQL for the verify ([`crate::verify_db`]).
 
-use crate::catalog::{Feature, Server};
+use crate::catalog::Server;
 use crate::paths::{slug, Paths};
 use crate::process::{self, ServerProcess, StartOptions, TlsListener};
 use crate::verify_db;
-pub use serverbench_contract::VerifyReport;
+use serverbench_contract::VerifyReport;
 use serverbench_contract::{check_all, Check, Diff, Targets, TlsTarget};
+use serverbench_model::Feature;
 use std::path::PathBuf;
 
 /// Options of [`verify_server`].

@@ -5,11 +5,12 @@
 //! verify must be the database's only client: a cluster already running (`serverbench db up`)
 //! is not shared.
 
-use crate::catalog::{Feature, Server};
+use crate::catalog::Server;
 use crate::paths::Paths;
 use serverbench_contract::database::{self, pg::PgReferee};
 use serverbench_contract::{Check, Diff};
 use serverbench_database::{Cluster, Config, DbError, RunningDb};
+use serverbench_model::Feature;
 use std::net::SocketAddr;
 
 /// `DATABASE_POOL` during verify: room for the audit's concurrent requests.

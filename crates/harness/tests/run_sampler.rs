@@ -3,9 +3,10 @@
 
 mod common;
 
-use serverbench_harness::process::{self, group_members, parse_cpu_list, StartOptions};
-use serverbench_harness::run::affinity_cpus;
+use serverbench_harness::process::{self, group_members, StartOptions};
 use serverbench_harness::sampler::Sampler;
+use serverbench_machine::affinity::affinity_cpus;
+use serverbench_model::cpus::parse_cpu_list;
 use serverbench_results::record::ServerStats;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};

@@ -5,7 +5,7 @@ use serverbench_analysis::until_ci::CellState;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
 use serverbench_harness::run::{self, Event, RunOptions, RunOutcome};
-use serverbench_harness::suite::Suite;
+use serverbench_model::suite::Suite;
 use serverbench_results::record::LapStatus;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,7 +31,7 @@ fn options(suite: Suite, results: &Path) -> RunOptions {
         suite,
         results_parent: results.to_path_buf(),
         resume: None,
-        pinning: run::pinning(None, None, &run::affinity_cpus()),
+        pinning: run::pinning(None, None, &serverbench_machine::affinity::affinity_cpus()),
         host: "127.0.0.1".into(),
         serverbench_exe: fixtures().join("fakeload.py"),
         cancel: Arc::new(AtomicBool::new(false)),
@@ -197,7 +197,7 @@ fn a_server_with_min_warmup_is_warmed_up_that_long_even_when_the_suite_says_none
 /// The suite of [`suite`] with `until_ci`, `min_laps` and `max_laps`.
 fn until_ci_suite(servers: &[&str], pct: &str, min: u32, max: u32) -> Suite {
     let mut s = suite(servers, min, "0s");
-    s.until_ci = Some(serverbench_harness::suite::until_ci::parse_pct(pct).unwrap());
+    s.until_ci = Some(serverbench_model::suite::until_ci::parse_pct(pct).unwrap());
     s.min_laps = Some(min);
     s.max_laps = Some(max);
     s

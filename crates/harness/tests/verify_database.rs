@@ -7,8 +7,8 @@
 mod db_servers;
 
 use serverbench_catalog::paths::Paths;
-use serverbench_catalog::Feature;
 use serverbench_harness::verify_db::{self, VERIFY_POOL};
+use serverbench_model::Feature;
 
 #[test]
 fn verify_starts_a_private_database_hands_its_url_and_pool_and_runs_the_database_checks() {

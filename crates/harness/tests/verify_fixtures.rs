@@ -3,7 +3,8 @@
 mod common;
 
 use common::{fixture_paths, server};
-use serverbench_harness::verify::{verify_server, VerifyOptions, VerifyReport};
+use serverbench_contract::VerifyReport;
+use serverbench_harness::verify::{verify_server, VerifyOptions};
 
 fn verify(id: &str) -> VerifyReport {
     let (paths, cache) = fixture_paths();

@@ -8,7 +8,7 @@
 use crate::db::{History, HistoryError};
 use crate::series::{CellKey, CellStats};
 use rusqlite::{params, OptionalExtension, Transaction};
-use serverbench_engine::histo;
+use serverbench_model::histo;
 use serverbench_results::env::Env;
 use serverbench_results::record::{LapRecord, LapStatus};
 use serverbench_results::{load_laps, read_env};

@@ -2,9 +2,10 @@
 //! `bench/history.sh` record into a history. Not measurements: never mix them with real runs.
 
 use serverbench_analysis::stats::SplitMix64;
+use serverbench_model::Tool;
 use serverbench_results::env::{Env, Git, Machine};
 use serverbench_results::record::{LapRecord, LapStatus, LatencySummary, LoadParams, Measurement};
-use serverbench_results::{ResultsError, ResultsWriter, Tool, ENV_FILE, RESULTS_FILE};
+use serverbench_results::{ResultsError, ResultsWriter, ENV_FILE, RESULTS_FILE};
 use std::path::{Path, PathBuf};
 
 /// One synthetic run.

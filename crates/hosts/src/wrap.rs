@@ -91,10 +91,7 @@ mod tests {
 
     /// The process exists and is not a zombie waiting for its reaper.
     fn alive(pid: i32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
-            .unwrap_or(false)
+        serverbench_machine::process::is_running(pid as u32)
     }
 
     #[test]

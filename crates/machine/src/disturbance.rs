@@ -1,5 +1,5 @@
 //! What disturbed a lap: two samples of the machine (at the lap's start and end) and the
-//! arithmetic that turns them into a [`Disturbance`] with its causes.
+//! arithmetic that turns them into a `Disturbance` (the model's plain record) with its causes.
 //!
 //! The samples are cheap (a handful of small files, no process scan), so the harness takes them
 //! around every lap. The measures, and why each is trusted:
@@ -20,8 +20,8 @@
 use crate::procfs::{self, CpuTimes, LoadAvg, Pressure, Stat};
 use crate::Source;
 use serde::{Deserialize, Serialize};
+use serverbench_model::disturbance::{Disturbance, Thresholds};
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// One sample of the machine.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -84,194 +84,74 @@ pub struct LapWindow {
     pub ticks_per_s: f64,
 }
 
-/// When a measure makes a lap "disturbed".
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Thresholds {
-    /// Steal, in percent of the pinned CPUs' time.
-    pub steal_pct: f64,
-    /// Other processes, in percent of the pinned CPUs' capacity.
-    pub other_processes_pct: f64,
-    /// Memory pressure (PSI some), in percent of the lap's wall time.
-    pub memory_pressure_pct: f64,
-}
-
-impl Default for Thresholds {
-    /// 2% steal, 5% of the pinned CPUs to others, 5% of the lap stalled on memory: each well
-    /// above what a quiet 2-core VM shows here between laps (0–0.5% steal, 0–2% others).
-    fn default() -> Self {
-        Thresholds {
-            steal_pct: 2.0,
-            other_processes_pct: 5.0,
-            memory_pressure_pct: 5.0,
-        }
-    }
-}
-
-/// Why a lap counts as disturbed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "cause", rename_all = "snake_case")]
-pub enum Cause {
-    /// The hypervisor took this share of the pinned CPUs' time.
-    Steal { pct: f64 },
-    /// Processes other than ours used this share of the pinned CPUs.
-    OtherProcesses { pct: f64 },
-    /// Tasks stalled on memory for this share of the lap.
-    MemoryPressure { pct: f64 },
-    /// The pinned CPUs were throttled this many times.
-    Throttling { events: u64 },
-}
-
-impl fmt::Display for Cause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Cause::Steal { pct } => write!(f, "steal {pct:.1}%"),
-            Cause::OtherProcesses { pct } => write!(f, "other processes {pct:.0}% of the CPUs"),
-            Cause::MemoryPressure { pct } => write!(f, "memory pressure {pct:.1}%"),
-            Cause::Throttling { events } => write!(f, "{events} throttling events"),
-        }
-    }
-}
-
-/// What the machine did during one lap.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Disturbance {
-    /// Steal on the pinned CPUs, percent of their time.
-    pub steal_pct: f64,
-    /// Other processes on the pinned CPUs, percent of their capacity.
-    pub other_processes_pct: f64,
-    /// PSI cpu `some` over the lap, percent of wall time (recorded, never a cause).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_pressure_pct: Option<f64>,
-    /// PSI memory `some` over the lap, percent of wall time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_pressure_pct: Option<f64>,
-    /// Load average (1 min) at the end of the lap.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loadavg: Option<f64>,
-    /// Thermal throttle events on the pinned CPUs.
-    #[serde(default)]
-    pub throttle_events: u64,
-    /// Lowest frequency seen on a pinned CPU, MHz (where cpufreq exists).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub freq_min_mhz: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_involuntary_cs: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_involuntary_cs: Option<u64>,
-    /// Why the lap is disturbed; empty: it is not.
-    #[serde(default)]
-    pub causes: Vec<Cause>,
-}
-
-impl Disturbance {
-    /// The measures between two samples and the causes `t` makes of them.
-    pub fn between(
-        start: &MachineSample,
-        end: &MachineSample,
-        lap: &LapWindow,
-        t: &Thresholds,
-    ) -> Disturbance {
-        let cpus: Vec<usize> = if lap.pinned.is_empty() {
-            end.stat.cpus.keys().copied().collect()
-        } else {
-            lap.pinned.clone()
+/// The measures between two samples and the causes `t` makes of them.
+pub fn between(
+    start: &MachineSample,
+    end: &MachineSample,
+    lap: &LapWindow,
+    t: &Thresholds,
+) -> Disturbance {
+    let cpus: Vec<usize> = if lap.pinned.is_empty() {
+        end.stat.cpus.keys().copied().collect()
+    } else {
+        lap.pinned.clone()
+    };
+    let delta = cpus.iter().fold(CpuTimes::default(), |acc, c| {
+        let (Some(a), Some(b)) = (start.stat.cpus.get(c), end.stat.cpus.get(c)) else {
+            return acc;
         };
-        let delta = cpus.iter().fold(CpuTimes::default(), |acc, c| {
-            let (Some(a), Some(b)) = (start.stat.cpus.get(c), end.stat.cpus.get(c)) else {
-                return acc;
-            };
-            let d = b.since(a);
-            CpuTimes {
-                user: acc.user + d.user,
-                nice: acc.nice + d.nice,
-                system: acc.system + d.system,
-                idle: acc.idle + d.idle,
-                iowait: acc.iowait + d.iowait,
-                irq: acc.irq + d.irq,
-                softirq: acc.softirq + d.softirq,
-                steal: acc.steal + d.steal,
-            }
-        });
-        let hz = if lap.ticks_per_s > 0.0 {
-            lap.ticks_per_s
-        } else {
-            100.0
-        };
-        let total = delta.total().max(1) as f64;
-        let capacity_s = (lap.wall_s * cpus.len() as f64).max(f64::MIN_POSITIVE);
-        let task_s = (delta.user + delta.nice + delta.system) as f64 / hz;
-        let pressure = |a: Option<Pressure>, b: Option<Pressure>| {
-            let (a, b) = (a?, b?);
-            let us = b.some_total_us.saturating_sub(a.some_total_us) as f64;
-            Some(100.0 * us / 1e6 / lap.wall_s.max(f64::MIN_POSITIVE))
-        };
-        let throttle_events = cpus
-            .iter()
-            .map(|c| {
-                let (a, b) = (start.throttle.get(c), end.throttle.get(c));
-                b.unwrap_or(&0).saturating_sub(*a.unwrap_or(&0))
-            })
-            .sum();
-        let freq_min_mhz = cpus
-            .iter()
-            .flat_map(|c| [start.freq_khz.get(c), end.freq_khz.get(c)])
-            .flatten()
-            .min()
-            .map(|khz| *khz as f64 / 1000.0);
-        let mut d = Disturbance {
-            steal_pct: 100.0 * delta.steal as f64 / total,
-            other_processes_pct: (100.0 * (task_s - lap.ours_cpu_s).max(0.0) / capacity_s)
-                .min(100.0),
-            cpu_pressure_pct: pressure(start.psi_cpu, end.psi_cpu),
-            memory_pressure_pct: pressure(start.psi_memory, end.psi_memory),
-            loadavg: end.loadavg.map(|l| l.one),
-            throttle_events,
-            freq_min_mhz,
-            server_involuntary_cs: lap.server_involuntary,
-            client_involuntary_cs: lap.client_involuntary,
-            causes: Vec::new(),
-        };
-        d.causes = d.causes_under(t);
-        d
-    }
-
-    /// The causes these measures give under thresholds `t`.
-    pub fn causes_under(&self, t: &Thresholds) -> Vec<Cause> {
-        let mut causes = Vec::new();
-        if self.steal_pct > t.steal_pct {
-            causes.push(Cause::Steal {
-                pct: self.steal_pct,
-            });
+        let d = b.since(a);
+        CpuTimes {
+            user: acc.user + d.user,
+            nice: acc.nice + d.nice,
+            system: acc.system + d.system,
+            idle: acc.idle + d.idle,
+            iowait: acc.iowait + d.iowait,
+            irq: acc.irq + d.irq,
+            softirq: acc.softirq + d.softirq,
+            steal: acc.steal + d.steal,
         }
-        if self.other_processes_pct > t.other_processes_pct {
-            causes.push(Cause::OtherProcesses {
-                pct: self.other_processes_pct,
-            });
-        }
-        if let Some(pct) = self
-            .memory_pressure_pct
-            .filter(|p| *p > t.memory_pressure_pct)
-        {
-            causes.push(Cause::MemoryPressure { pct });
-        }
-        if self.throttle_events > 0 {
-            causes.push(Cause::Throttling {
-                events: self.throttle_events,
-            });
-        }
-        causes
-    }
-
-    /// True when something disturbed the lap.
-    pub fn is_disturbed(&self) -> bool {
-        !self.causes.is_empty()
-    }
-
-    /// The causes in one line (`steal 3.1%, other processes 40% of the CPUs`); empty when none.
-    pub fn summary(&self) -> String {
-        let parts: Vec<String> = self.causes.iter().map(|c| c.to_string()).collect();
-        parts.join(", ")
-    }
+    });
+    let hz = if lap.ticks_per_s > 0.0 {
+        lap.ticks_per_s
+    } else {
+        100.0
+    };
+    let total = delta.total().max(1) as f64;
+    let capacity_s = (lap.wall_s * cpus.len() as f64).max(f64::MIN_POSITIVE);
+    let task_s = (delta.user + delta.nice + delta.system) as f64 / hz;
+    let pressure = |a: Option<Pressure>, b: Option<Pressure>| {
+        let (a, b) = (a?, b?);
+        let us = b.some_total_us.saturating_sub(a.some_total_us) as f64;
+        Some(100.0 * us / 1e6 / lap.wall_s.max(f64::MIN_POSITIVE))
+    };
+    let throttle_events = cpus
+        .iter()
+        .map(|c| {
+            let (a, b) = (start.throttle.get(c), end.throttle.get(c));
+            b.unwrap_or(&0).saturating_sub(*a.unwrap_or(&0))
+        })
+        .sum();
+    let freq_min_mhz = cpus
+        .iter()
+        .flat_map(|c| [start.freq_khz.get(c), end.freq_khz.get(c)])
+        .flatten()
+        .min()
+        .map(|khz| *khz as f64 / 1000.0);
+    let mut d = Disturbance {
+        steal_pct: 100.0 * delta.steal as f64 / total,
+        other_processes_pct: (100.0 * (task_s - lap.ours_cpu_s).max(0.0) / capacity_s).min(100.0),
+        cpu_pressure_pct: pressure(start.psi_cpu, end.psi_cpu),
+        memory_pressure_pct: pressure(start.psi_memory, end.psi_memory),
+        loadavg: end.loadavg.map(|l| l.one),
+        throttle_events,
+        freq_min_mhz,
+        server_involuntary_cs: lap.server_involuntary,
+        client_involuntary_cs: lap.client_involuntary,
+        causes: Vec::new(),
+    };
+    d.causes = d.causes_under(t);
+    d
 }
 
 #[cfg(test)]

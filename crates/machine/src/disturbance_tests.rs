@@ -1,5 +1,6 @@
 use super::*;
 use crate::Recorded;
+use serverbench_model::disturbance::Cause;
 use std::path::PathBuf;
 
 fn recorded(name: &str) -> MachineSample {
@@ -21,7 +22,7 @@ fn lap(ours_cpu_s: f64) -> LapWindow {
 
 #[test]
 fn a_quiet_lap_is_not_disturbed() {
-    let d = Disturbance::between(
+    let d = between(
         &recorded("quiet-start"),
         &recorded("quiet-end"),
         &lap(19.0),
@@ -39,7 +40,7 @@ fn a_quiet_lap_is_not_disturbed() {
 
 #[test]
 fn a_busy_loop_steal_memory_stalls_and_throttling_are_each_named() {
-    let d = Disturbance::between(
+    let d = between(
         &recorded("noisy-start"),
         &recorded("noisy-end"),
         &lap(14.0),
@@ -74,7 +75,7 @@ fn a_busy_loop_steal_memory_stalls_and_throttling_are_each_named() {
 fn only_the_pinned_cpus_count() {
     let mut one = lap(9.5);
     one.pinned = vec![1];
-    let d = Disturbance::between(
+    let d = between(
         &recorded("noisy-start"),
         &recorded("noisy-end"),
         &one,
@@ -91,7 +92,7 @@ fn only_the_pinned_cpus_count() {
 
 #[test]
 fn ours_using_more_than_the_cpus_show_never_makes_others_negative() {
-    let d = Disturbance::between(
+    let d = between(
         &recorded("quiet-start"),
         &recorded("quiet-end"),
         &lap(25.0),

@@ -1,17 +1,22 @@
-//! serverbench-machine: the machine the benchmark runs on, read from `/proc` and `/sys`.
-//!
-//! Two uses, one set of parsers ([`procfs`]):
+//! serverbench-machine: the machine the benchmark runs on, and the one home of what serverbench
+//! asks its operating system outside the engine's hot loop: one set of `/proc` and `/sys`
+//! parsers ([`procfs`]), the live process reads ([`process`]: stat, context switches, sockets,
+//! CPU and memory of a process tree's members) and CPU affinity ([`affinity`]). Three uses:
 //! - [`disturbance`]: two cheap samples around a lap (per-CPU times, steal, pressure, throttling)
 //!   and the arithmetic that says whether something other than the benchmark's own processes
 //!   disturbed it, and why;
 //! - [`doctor`]: checks of the machine's settings for benchmarking, each with the command that
-//!   would fix it, in the spirit of `pyperf system show`.
+//!   would fix it, in the spirit of `pyperf system show`;
+//! - [`process`] and [`affinity`]: the harness's sampler and process groups, the database's
+//!   postmaster checks, and the CPU pinning of the engine's threads and the harness's processes.
 //!
 //! Reading goes through the [`Source`] trait, so every computation is tested on recorded files
 //! (fixtures) rather than on the machine the tests happen to run on. Nothing here prints.
 
+pub mod affinity;
 pub mod disturbance;
 pub mod doctor;
+pub mod process;
 pub mod procfs;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
-//! Parsers of the few `/proc` and `/sys` files serverbench reads about the machine. Each takes the
-//! file's text, so tests feed them recorded files; the formats are those of proc(5) and the
-//! kernel's Documentation/accounting/psi.rst.
+//! Parsers of the few `/proc` and `/sys` files serverbench reads, about the machine and its
+//! processes: the one place that parses `/proc/stat`, `/proc/PID/stat`, a task's `status` and
+//! the socket tables. Each takes the file's text, so tests feed them recorded files; the formats
+//! are those of proc(5) and the kernel's Documentation/accounting/psi.rst. The small parsers
+//! read only the fields serverbench uses; [`crate::process`] reads the live files.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -149,18 +151,35 @@ pub fn parse_ctxt_switches(status: &str) -> Option<(u64, u64)> {
     ))
 }
 
-/// What `/proc/PID/stat` says of a process: its name, CPU time and the CPU it last ran on.
+/// What `/proc/PID/stat` says of a process: the one parser of that file in the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PidStat {
     pub pid: u32,
+    /// The command name (`comm`, at most 15 bytes; it may hold spaces and parentheses).
     pub comm: String,
-    /// User + system time, in clock ticks.
+    /// `R`, `S`, `D`, `Z` (zombie), `X` (dead)...
+    pub state: char,
+    /// Parent pid.
+    pub ppid: u32,
+    /// Process group.
+    pub pgrp: u32,
+    /// User + system time, in clock ticks ([`ticks_per_second`]).
     pub cpu_ticks: u64,
-    /// The CPU it last ran on.
-    pub processor: usize,
+    /// Threads.
+    pub threads: u32,
+    /// Resident set size, in pages (`crate::process::page_size`).
+    pub rss_pages: u64,
+}
+
+impl PidStat {
+    /// Neither a zombie nor dead.
+    pub fn is_live(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X')
+    }
 }
 
 /// Parses `/proc/PID/stat` (the name is in parentheses and may hold spaces and parentheses).
+/// A pure function of the text, so a file read elsewhere (a remote host) parses the same way.
 pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
@@ -172,25 +191,39 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
     Some(PidStat {
         pid,
         comm,
+        state: rest.first()?.chars().next()?,
+        ppid: rest.get(1)?.parse().ok()?,
+        pgrp: rest.get(2)?.parse().ok()?,
         cpu_ticks: field(14)? + field(15)?,
-        processor: field(39)? as usize,
+        threads: field(20)? as u32,
+        rss_pages: field(24)?,
     })
 }
 
-/// Parses a kernel CPU list such as `0-3,8,10-11` (`/sys/devices/system/cpu/isolated`); an
-/// empty file is an empty list.
-pub fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.trim().parse().ok()?),
-        }
+/// TCP state `LISTEN` in the socket tables.
+const LISTEN: &str = "0A";
+
+/// The listening inodes on `port` in one socket table's text (`/proc/net/tcp`, `tcp6`).
+pub fn parse_listeners(text: &str, port: u16) -> Vec<u64> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            let local_port = cols.get(1)?.rsplit(':').next()?;
+            let listening = *cols.get(3)? == LISTEN;
+            let ours = u16::from_str_radix(local_port, 16).ok()? == port;
+            (listening && ours).then(|| cols.get(9)?.parse().ok())?
+        })
+        .collect()
+}
+
+/// A kernel CPU list file such as `/sys/devices/system/cpu/isolated` (`0-3,8`), read with the
+/// model's one CPU-list grammar; an empty file is an empty list.
+pub fn parse_cpu_list_file(text: &str) -> Option<Vec<usize>> {
+    if text.trim().is_empty() {
+        return Some(Vec::new());
     }
-    Some(cpus)
+    serverbench_model::cpus::parse_cpu_list(text.trim()).ok()
 }
 
 /// Clock ticks per second (`USER_HZ`) for `/proc/stat` and `/proc/PID/stat` times.
@@ -244,19 +277,46 @@ mod tests {
 
     #[test]
     fn a_process_name_with_spaces_and_parentheses_is_read_whole() {
-        let line = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 1 0 0 0 150 25 0 0 20 0 1 0 \
+        let line = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 1 0 0 0 150 25 0 0 20 0 3 0 \
                     100 1000 10 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
         let p = parse_pid_stat(line).unwrap();
-        assert_eq!(p.comm, "my (odd) name");
-        assert_eq!(p.cpu_ticks, 175);
-        assert_eq!(p.processor, 1);
+        assert_eq!(
+            p,
+            PidStat {
+                pid: 4242,
+                comm: "my (odd) name".into(),
+                state: 'S',
+                ppid: 1,
+                pgrp: 4242,
+                cpu_ticks: 175,
+                threads: 3,
+                rss_pages: 10,
+            }
+        );
+        assert!(p.is_live());
+        assert!(parse_pid_stat("42 (srv)").is_none());
     }
 
     #[test]
-    fn cpu_lists_read_ranges_and_singles() {
-        assert_eq!(parse_cpu_list("0-2,5\n"), Some(vec![0, 1, 2, 5]));
-        assert_eq!(parse_cpu_list("\n"), Some(vec![]));
-        assert_eq!(parse_cpu_list("x"), None);
+    fn a_zombie_is_not_live() {
+        let line = "7 (gone) Z 1 7 7 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 0 0";
+        assert!(!parse_pid_stat(line).unwrap().is_live());
+    }
+
+    #[test]
+    fn cpu_list_files_read_ranges_and_an_empty_file_as_no_cpu() {
+        assert_eq!(parse_cpu_list_file("0-2,5\n"), Some(vec![0, 1, 2, 5]));
+        assert_eq!(parse_cpu_list_file("\n"), Some(vec![]));
+        assert_eq!(parse_cpu_list_file("x"), None);
+    }
+
+    #[test]
+    fn the_socket_table_parser_keeps_listeners_on_the_port_only() {
+        let text = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1
+   1: 0100007F:1F90 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 4343 1
+   2: 0100007F:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4444 1";
+        assert_eq!(parse_listeners(text, 8080), vec![4242]);
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //!   checked, as `env.json` records them.
 
 pub mod cpus;
+pub mod disturbance;
+pub mod doctor;
 pub mod duration;
 pub mod failure;
 mod feature;

@@ -25,7 +25,7 @@ use serverbench_results::record::LapRecord;
 use std::fmt;
 use std::str::FromStr;
 
-pub use serverbench_analysis::compare::Comparison;
+use serverbench_analysis::compare::Comparison;
 /// The terminal layout of any [`table::Grid`] (two spaces before each column), a wrapped
 /// bullet, and the width both keep to: for the CLI's own listings (`run --dry-run`).
 pub use term::{bullet, grid as term_grid, WIDTH as TERM_WIDTH};

@@ -254,7 +254,7 @@ mod tests {
         let t = Table {
             scenario: "hello".into(),
             profile: "c1".into(),
-            mode: serverbench_results::Mode::Http,
+            mode: serverbench_model::Mode::Http,
             connections: 1,
             transport: String::new(),
             baseline: None,

@@ -121,7 +121,7 @@ pub fn bullet(text: &str) -> String {
 mod tests {
     use super::*;
     use serverbench_analysis::stats::IntervalMethod;
-    use serverbench_results::Mode;
+    use serverbench_model::Mode;
 
     #[test]
     fn numbers_keep_three_significant_figures_and_group_thousands() {

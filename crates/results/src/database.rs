@@ -1,8 +1,6 @@
 //! What a database lap records about its database: where it ran, the pool the server was given,
 //! and what `pg_stat_statements` counted during the measured load.
 
-use crate::record::LoadParams;
-use crate::Mode;
 use serde::{Deserialize, Serialize};
 
 /// The database of a lap whose scenario needs one (`db`, `queries`, `fortunes`, `updates`).
@@ -27,21 +25,6 @@ pub struct DatabaseLap {
     /// Absent in older records (whose statements per request read a few percent high).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight_at_end: Option<u64>,
-}
-
-/// The requests a closed-loop load had in flight when it stopped: one per connection, times
-/// its pipeline (HTTP/1.1) or its streams (HTTP/2). `None` for a load at a fixed rate (open
-/// loop: unknown) or over TCP.
-pub fn in_flight_at_end(p: &LoadParams) -> Option<u64> {
-    if p.rate.is_some() || p.mode != Mode::Http {
-        return None;
-    }
-    let t = &p.transport;
-    let depth = match t.protocol.is_h2() {
-        true => t.streams.unwrap_or(1),
-        false => p.pipeline,
-    };
-    Some(u64::from(p.connections) * u64::from(depth.max(1)))
 }
 
 impl DatabaseLap {
@@ -130,20 +113,6 @@ mod tests {
         assert_eq!(d.rows_per_s, Some(1000.0));
         let none = DatabaseLap::measured("local".into(), vec![], (5, 5), Some(0), 0.0);
         assert_eq!((none.statements_per_request, none.rows_per_s), (None, None));
-    }
-
-    #[test]
-    fn a_closed_loop_load_stops_with_one_request_per_connection_and_pipeline_slot() {
-        let mut p = LoadParams {
-            connections: 64,
-            pipeline: 1,
-            ..LoadParams::default()
-        };
-        assert_eq!(in_flight_at_end(&p), Some(64));
-        p.pipeline = 4;
-        assert_eq!(in_flight_at_end(&p), Some(256));
-        p.rate = Some(1000.0);
-        assert_eq!(in_flight_at_end(&p), None, "open loop: unknown");
     }
 
     fn floor(clients: u32) -> DatabaseFloor {

@@ -76,7 +76,7 @@ pub struct Env {
     /// `serverbench doctor`'s checks of the machine at the start of the run (a short probe);
     /// absent in older runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub doctor: Option<Vec<serverbench_machine::doctor::Check>>,
+    pub doctor: Option<Vec<serverbench_model::doctor::Check>>,
     /// The database's floor at each concurrency of the run's `/db` laps (issue 22), measured at
     /// the end of the run; absent in older runs and runs without `/db` laps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

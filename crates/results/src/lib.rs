@@ -13,16 +13,10 @@ pub mod record;
 pub mod roles;
 mod writer;
 
-/// The transport types, now in the model (kept at this path for the crates that name it).
-pub mod protocol {
-    pub use serverbench_model::transport::{Protocol, TlsResume, Transport};
-}
-
 pub use read::{load_laps, read_env, LoadError, Loaded};
 pub use record::LapKey;
 pub use roles::{ProcessStats, Role};
-pub use serverbench_model::suite::until_ci::StopRule;
-pub use serverbench_model::{Mode, Protocol, TlsResume, Tool, Transport};
+use serverbench_model::{Mode, Tool, Transport};
 pub use writer::{read_records, ResultsError, ResultsWriter};
 
 use std::path::{Path, PathBuf};

@@ -4,9 +4,9 @@
 
 use crate::{Mode, Role, Tool, Transport};
 use serde::{Deserialize, Serialize};
-pub use serverbench_machine::disturbance::{Cause, Disturbance};
-pub use serverbench_model::failure::{FailureKind, LapFailure};
-pub use serverbench_model::result::{
+use serverbench_model::disturbance::Disturbance;
+use serverbench_model::failure::LapFailure;
+use serverbench_model::result::{
     Errors, Histograms, Http2Result, Latency, LoadResult, TimelinePoint, TlsResult,
 };
 use std::collections::BTreeMap;
@@ -55,6 +55,22 @@ pub struct LoadParams {
 }
 
 impl LoadParams {
+    /// The requests a closed-loop load had in flight when it stopped: one per connection, times
+    /// its pipeline (HTTP/1.1) or its streams (HTTP/2). `None` for a load at a fixed rate (open
+    /// loop: unknown) or over TCP.
+    pub fn in_flight_at_end(&self) -> Option<u64> {
+        let p = self;
+        if p.rate.is_some() || p.mode != Mode::Http {
+            return None;
+        }
+        let t = &p.transport;
+        let depth = match t.protocol.is_h2() {
+            true => t.streams.unwrap_or(1),
+            false => p.pipeline,
+        };
+        Some(u64::from(p.connections) * u64::from(depth.max(1)))
+    }
+
     /// The protocol label of the lap ([`Transport::label`]): `h1`, `https`, `h2`, `h2c`, with
     /// ` new-conn`, ` resume=tickets` and ` m16` as they apply. Empty for plain HTTP/1.1
     /// keep-alive.
@@ -287,7 +303,23 @@ impl From<&LoadResult> for Measurement {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Protocol;
+    use serverbench_model::disturbance::Cause;
+
+    #[test]
+    fn a_closed_loop_load_stops_with_one_request_per_connection_and_pipeline_slot() {
+        let mut p = LoadParams {
+            connections: 64,
+            pipeline: 1,
+            ..LoadParams::default()
+        };
+        assert_eq!(p.in_flight_at_end(), Some(64));
+        p.pipeline = 4;
+        assert_eq!(p.in_flight_at_end(), Some(256));
+        p.rate = Some(1000.0);
+        assert_eq!(p.in_flight_at_end(), None, "open loop: unknown");
+    }
+
+    use serverbench_model::Protocol;
 
     #[test]
     fn params_recorded_before_the_protocol_keys_load_as_plain_http11_and_write_back_unchanged() {

@@ -1,8 +1,11 @@
 //! Results folders written before the model crate (a failure as one string, the transport keys
 //! beside the others) still read, and write back with the same keys.
 
-use serverbench_results::record::{FailureKind, LapStatus};
-use serverbench_results::{load_laps, Protocol, TlsResume};
+use serverbench_model::failure::FailureKind;
+use serverbench_model::Protocol;
+use serverbench_model::TlsResume;
+use serverbench_results::load_laps;
+use serverbench_results::record::LapStatus;
 
 /// Two lines as serverbench wrote them before failures were typed: a failed lap whose failure is
 /// one string, and an HTTPS lap with a new connection per request.

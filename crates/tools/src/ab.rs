@@ -111,7 +111,7 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::Mode;
+    use serverbench_model::Mode;
 
     fn params(paths: &[&str]) -> LoadParams {
         LoadParams {

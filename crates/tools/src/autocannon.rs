@@ -93,7 +93,7 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::Mode;
+    use serverbench_model::Mode;
 
     #[test]
     fn real_autocannon_json_parses_into_a_measurement() {

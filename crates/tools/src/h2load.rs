@@ -11,8 +11,8 @@
 use super::{mbps, Target, Tool, ToolError};
 use serverbench_model::parse_duration;
 use serverbench_model::result::TlsResult;
+use serverbench_model::Protocol;
 use serverbench_results::record::{LatencySummary, LoadParams, Measurement};
-use serverbench_results::Protocol;
 
 /// Arguments after `h2load`.
 pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
@@ -172,7 +172,7 @@ fn group(temp_key: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::tests::{http, https_target};
-    use serverbench_results::Mode;
+    use serverbench_model::Mode;
 
     #[test]
     fn real_h2load_output_parses_into_a_measurement() {

@@ -16,8 +16,8 @@ pub mod wrk;
 
 pub use install::{describe, ensure_installed, InstallStep};
 
+use serverbench_model::Tool;
 use serverbench_results::record::{LoadParams, Measurement};
-pub use serverbench_results::Tool;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -172,7 +172,7 @@ impl Prepared {
         target: &Target,
         client_cpus: &[usize],
     ) -> Result<CommandLine, ToolError> {
-        if params.mode != serverbench_results::Mode::Http && self.tool != Tool::Serverbench {
+        if params.mode != serverbench_model::Mode::Http && self.tool != Tool::Serverbench {
             return Err(ToolError::Unsupported {
                 tool: self.tool,
                 why: format!(
@@ -269,7 +269,7 @@ pub(crate) fn mbps(bytes: Option<u64>, secs: Option<f64>) -> Option<f64> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use serverbench_results::Transport;
+    use serverbench_model::Transport;
 
     #[test]
     fn a_url_gives_its_host_and_port() {
@@ -284,7 +284,8 @@ pub(crate) mod tests {
         assert!(Target::from_url("ftp://x/").is_err());
         assert!(Target::from_url("http://x:port/").is_err());
     }
-    use serverbench_results::{Mode, Protocol};
+    use serverbench_model::Mode;
+    use serverbench_model::Protocol;
 
     #[test]
     fn tools_parse_from_their_names_and_reject_others() {

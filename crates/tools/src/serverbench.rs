@@ -4,8 +4,8 @@
 use super::{Target, Tool, ToolError};
 use serverbench_model::result::LoadResult;
 use serverbench_model::spec::{HttpLoad, LoadSpec, TcpLoad};
+use serverbench_model::Mode;
 use serverbench_results::record::{LoadParams, Measurement};
-use serverbench_results::Mode;
 use std::time::Duration;
 
 /// Duration as whole milliseconds (`2500ms`): the one spelling `serverbench load -d`, hey, oha and
@@ -102,7 +102,9 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::{Protocol, TlsResume, Transport};
+    use serverbench_model::Protocol;
+    use serverbench_model::TlsResume;
+    use serverbench_model::Transport;
 
     fn target() -> Target {
         Target {

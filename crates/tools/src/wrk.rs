@@ -123,7 +123,8 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::{Mode, Transport};
+    use serverbench_model::Mode;
+    use serverbench_model::Transport;
 
     #[test]
     fn script_rotates_paths_and_batches_pipelined_requests() {

@@ -4,7 +4,8 @@
 //! and the contract share.
 
 use rustls::pki_types::{PrivatePkcs8KeyDer, ServerName};
-use serverbench_wire::tls::{client_config, server_name, TlsCause, TlsOptions, TlsVersion, Trust};
+use serverbench_model::TlsVersion;
+use serverbench_wire::tls::{client_config, server_name, TlsCause, TlsOptions, Trust};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;

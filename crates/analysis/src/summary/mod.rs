@@ -28,8 +28,11 @@ use crate::stats::{self, Interval, Stats};
 /// The warning types live in [`crate::warnings`]; kept at this path for the reports.
 pub use crate::warnings::{Warning, WarningKind};
 use serde::Serialize;
-use serverbench_results::record::{LapFailure, LapRecord, LapStatus, Measurement, ServerStats};
-use serverbench_results::{Mode, Tool};
+use serverbench_model::disturbance::Cause;
+use serverbench_model::failure::LapFailure;
+use serverbench_model::Mode;
+use serverbench_model::Tool;
+use serverbench_results::record::{LapRecord, LapStatus, Measurement, ServerStats};
 
 /// Errors (plus non-2xx) above this fraction of requests are warned about (0.1%).
 pub const ERROR_RATE_WARN: f64 = 0.001;
@@ -64,7 +67,7 @@ pub struct Summary {
     /// Laps something else disturbed (steal, other processes...), with their causes; marked
     /// `dropped` when `--drop-disturbed` left them out of the figures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub disturbed: Vec<crate::disturbed::DisturbedLap>,
+    pub disturbed: Vec<DisturbedLap>,
     /// `run --until-ci`: the rule and where each cell ended (clear, or the lap limit reached).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub until_ci: Option<crate::until_ci::UntilCiReport>,
@@ -407,6 +410,26 @@ fn lap_errors(m: &Measurement) -> u64 {
     m.errors_total
         .or_else(|| m.errors.as_ref().map(|e| e.total()))
         .unwrap_or(0)
+}
+
+/// One disturbed lap (listed by `crate::disturbed`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DisturbedLap {
+    pub server: String,
+    pub scenario: String,
+    pub profile: String,
+    pub lap: u32,
+    pub causes: Vec<Cause>,
+    /// Left out of the statistics (`--drop-disturbed`).
+    pub dropped: bool,
+}
+
+impl DisturbedLap {
+    /// The causes in one line: `steal 4.1%, other processes 30% of the CPUs`.
+    pub fn why(&self) -> String {
+        let parts: Vec<String> = self.causes.iter().map(Cause::to_string).collect();
+        parts.join(", ")
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Tests of the summary: speed factors, ranks, intervals and the warnings' wording.
 use super::*;
-use serverbench_results::record::{FailureKind, LoadParams};
-use serverbench_results::{Mode, Tool};
+use serverbench_model::failure::FailureKind;
+use serverbench_model::Mode;
+use serverbench_model::Tool;
+use serverbench_results::record::LoadParams;
 
 fn lap(server: &str, n: u32, rps: Option<f64>) -> LapRecord {
     LapRecord {

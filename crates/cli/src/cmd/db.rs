@@ -1,11 +1,12 @@
 //! `serverbench db up | down | status | psql`: serverbench's private PostgreSQL by hand (the
 //! database workloads' `run` starts and stops it by itself).
 
-use crate::cpus::{self, CpuList};
+use crate::cpus;
 use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_database::{Cluster, ClusterStatus, Config, DbError, Layout, Prepared, PG_BIN};
+use serverbench_model::CpuList;
 use std::net::IpAddr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

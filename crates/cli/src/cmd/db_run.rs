@@ -43,7 +43,7 @@ pub fn run(config: &Config) -> anyhow::Result<Exit> {
                 }
                 if !serverbench_database::is_running(db.pid) {
                     let log = cluster.layout().log_file();
-                    eprintln!("{}", serverbench_harness::process::log_tail(&log, 3));
+                    eprintln!("{}", serverbench_catalog::logs::log_tail(&log, 3));
                     // The error comes last: the line a controller names the failure with.
                     anyhow::bail!("the database (postgres, pid {}) exited", db.pid);
                 }

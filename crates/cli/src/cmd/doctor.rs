@@ -4,8 +4,9 @@
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_harness::run;
-use serverbench_machine::doctor::{self, Check, Options, Status};
+use serverbench_machine::doctor::{self, Options};
 use serverbench_machine::Live;
+use serverbench_model::doctor::{Check, Status};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,10 +15,10 @@ use std::time::Duration;
 pub struct Args {
     /// The server's CPUs, as `run --server-cpus` (default: the first half of the CPUs).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
-    pub server_cpus: Option<crate::cpus::CpuList>,
+    pub server_cpus: Option<serverbench_model::CpuList>,
     /// The client's CPUs, as `run --client-cpus` (default: the second half).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
-    pub client_cpus: Option<crate::cpus::CpuList>,
+    pub client_cpus: Option<serverbench_model::CpuList>,
     /// How long to watch the CPUs for other processes and steal.
     #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
     pub probe: Duration,
@@ -79,7 +80,7 @@ pub fn diagnose(args: &Args) -> Vec<Check> {
     let pinning = run::pinning(
         crate::cpus::of(&args.server_cpus),
         crate::cpus::of(&args.client_cpus),
-        &run::affinity_cpus(),
+        &serverbench_machine::affinity::affinity_cpus(),
     );
     let opts = Options {
         server_cpus: pinning.server_cpus,

@@ -7,13 +7,9 @@ mod summary;
 mod verdict;
 
 use crate::exit::Exit;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use serverbench_engine::config::{self, split_host_port};
-use serverbench_engine::{
-    Config, EngineError, Event, Http2Options, HttpOptions, Lifetime, Protocol, Reads, Schedule,
-    Stop, TlsOptions, Trust,
-};
+use serverbench_engine::{Config, EngineError, Event, Lifetime, Protocol, Stop};
 use serverbench_model::spec::{HttpLoad, TcpLoad, WsLoad};
 use serverbench_model::{parse_duration, CpuList, LoadSpec, Mode, TlsResume};
 use std::io::{BufRead, IsTerminal, Write};
@@ -302,7 +298,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     if args.hosts.is_some() {
         return distributed::run(&args, &spec);
     }
-    let config = match build_config(&spec) {
+    let config = match Config::try_from(&spec) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("serverbench load: {e:#}");
@@ -374,134 +370,5 @@ fn shape(c: &Config) -> live::Shape {
         handshakes: c.tls.is_some() && c.lifetime == Lifetime::PerRequest,
         http2: matches!(c.protocol, Protocol::Http2(_)),
         messages: matches!(c.protocol, Protocol::WebSocket(_)),
-    }
-}
-
-/// Turns the load into an engine configuration; errors are one line naming the flag.
-fn build_config(a: &LoadSpec) -> anyhow::Result<Config> {
-    let h = &a.http;
-    let (addr, target, protocol, tls) = if let Some(tcp) = &a.tcp {
-        let addr_text = &tcp.addr;
-        let (host, port) = split_host_port(addr_text, 0)
-            .map_err(|why| anyhow::anyhow!("--tcp `{addr_text}`: {why}"))?;
-        if port == 0 {
-            bail!("--tcp `{addr_text}`: give HOST:PORT");
-        }
-        let addr = config::resolve(&host, port)?;
-        let protocol = match tcp.mode {
-            Mode::TcpStream => Protocol::TcpStream {
-                message: tcp.message.clone().into_bytes(),
-            },
-            _ => Protocol::TcpPingPong { size: tcp.size },
-        };
-        (addr, vec![addr_text.clone()], protocol, None)
-    } else {
-        let body = match (&h.body, &h.body_file) {
-            (Some(b), _) => Some(b.clone().into_bytes()),
-            (None, Some(f)) => {
-                Some(std::fs::read(f).with_context(|| format!("--body-file {}", f.display()))?)
-            }
-            (None, None) => None,
-        };
-        let opts = HttpOptions {
-            method: h.method.to_ascii_uppercase(),
-            headers: h.headers.clone(),
-            body,
-            expect_status: h.expect_status.clone(),
-            verify: h.verify,
-            close: h.new_conn,
-            tls: tls_options(h),
-            http2: h.http2.then(|| Http2Options {
-                streams: h.streams,
-                ..Default::default()
-            }),
-        };
-        let is_ws = a.urls.first().is_some_and(|u| {
-            u.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("ws://"))
-                || u.get(..6).is_some_and(|s| s.eq_ignore_ascii_case("wss://"))
-        });
-        let t = if is_ws {
-            config::ws_target(&a.urls, &ws_options(a))?
-        } else {
-            config::http_target(&a.urls, &opts)?
-        };
-        (t.addr, a.urls.clone(), t.protocol, t.tls)
-    };
-    let schedule = match a.rate {
-        Some(_) if h.pipeline > 1 => bail!("-R/--rate cannot be combined with -p/--pipeline > 1"),
-        Some(per_second) => Schedule::Rate { per_second },
-        None => Schedule::ClosedLoop { depth: h.pipeline },
-    };
-    let stop = match a.requests {
-        Some(n) => Stop::Requests(n),
-        None => Stop::Duration(a.measured()),
-    };
-    let available = serverbench_engine::sys::affinity_cpus();
-    let cpus = a.cpus.clone();
-    if let Some(bad) = cpus.iter().find(|c| !available.contains(c)) {
-        bail!("--cpus: CPU {bad} is not available (allowed: {available:?})");
-    }
-    let threads = a.threads.unwrap_or(if cpus.is_empty() {
-        available.len()
-    } else {
-        cpus.len()
-    } as u32);
-    let idle = a
-        .idle
-        .parse()
-        .map_err(|e| anyhow::anyhow!("--idle {}: {e}", a.idle))?;
-    let config = Config {
-        addr,
-        target,
-        protocol,
-        schedule,
-        stop,
-        connections: a.connections,
-        threads,
-        warmup: a.warmup,
-        timeout: a.timeout,
-        cpus: a.cpus.clone(),
-        connect_rate: a.connect_rate,
-        reads: if h.eager_reads {
-            Reads::Eager
-        } else {
-            Reads::Window
-        },
-        idle,
-        io: a.io,
-        tls,
-        lifetime: if h.new_conn {
-            Lifetime::PerRequest
-        } else {
-            Lifetime::KeepAlive
-        },
-        reconnect_every: a.reconnect_every,
-    };
-    config.validate()?;
-    Ok(config)
-}
-
-/// The WebSocket flags, with the TLS ones for wss://.
-fn ws_options(a: &LoadSpec) -> config::WsOptions {
-    config::WsOptions {
-        message: a.ws.message.clone(),
-        message_size: a.ws.message_size,
-        binary: a.ws.binary,
-        ping: a.ws.ping,
-        tls: tls_options(&a.http),
-        http2: a.http.http2,
-    }
-}
-
-/// The TLS flags (they apply to https:// URLs; with http:// the engine names the flag given).
-fn tls_options(h: &HttpLoad) -> TlsOptions {
-    TlsOptions {
-        trust: match (&h.cacert, h.insecure) {
-            (Some(file), _) => Trust::CaFile(file.clone()),
-            (None, true) => Trust::Insecure,
-            (None, false) => Trust::WebPkiRoots,
-        },
-        version: h.tls_version,
-        resume: h.tls_resume.unwrap_or_default(),
     }
 }

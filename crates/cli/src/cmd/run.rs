@@ -12,14 +12,17 @@ use anyhow::{bail, Context};
 use progress::Progress;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::Catalog;
-use serverbench_engine::config::parse_duration;
 use serverbench_harness::process::{self, OnInterrupt};
 use serverbench_harness::run::database::DbOptions;
 use serverbench_harness::run::{self, RunOptions, RunOutcome};
-use serverbench_harness::suite::{CpuCount, Profile, Scenario, ServerSelection, Suite};
+use serverbench_machine::affinity::affinity_cpus;
+use serverbench_model::failure::FailureKind;
+use serverbench_model::failure::LapFailure;
+use serverbench_model::parse_duration;
+use serverbench_model::suite::{CpuCount, Profile, Scenario, ServerSelection, Suite};
+use serverbench_model::Tool;
 use serverbench_results::env::Pinning;
-use serverbench_results::record::{FailureKind, LapFailure, LapRecord, LapStatus, Measurement};
-use serverbench_tools::Tool;
+use serverbench_results::record::{LapRecord, LapStatus, Measurement};
 use std::path::PathBuf;
 
 /// Arguments of `serverbench run`.
@@ -41,16 +44,16 @@ pub struct Args {
     pub servers: Option<Vec<String>>,
     /// Pin the servers to these CPUs (default: the first half of the CPUs; `0` here).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
-    pub server_cpus: Option<crate::cpus::CpuList>,
+    pub server_cpus: Option<serverbench_model::CpuList>,
     /// Pin the load tool to these CPUs (default: the second half of the CPUs; `1` here).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
-    pub client_cpus: Option<crate::cpus::CpuList>,
+    pub client_cpus: Option<serverbench_model::CpuList>,
     /// Database laps: pin the database to these CPUs (default: the servers' CPUs; with
     /// --db-host, that host's inventory `cpus`).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
-    pub db_cpus: Option<crate::cpus::CpuList>,
+    pub db_cpus: Option<serverbench_model::CpuList>,
     /// Database laps: the private PostgreSQL's port.
-    #[arg(long, value_name = "PORT", default_value_t = serverbench_harness::run::database::DEFAULT_PORT)]
+    #[arg(long, value_name = "PORT", default_value_t = serverbench_database::DEFAULT_PORT)]
     pub db_port: u16,
     /// Load tool: serverbench (default), wrk, ab, autocannon, h2load, hey or oha (installed when missing).
     #[arg(long)]
@@ -166,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         None => run::pinning(
             crate::cpus::of(&args.server_cpus),
             crate::cpus::of(&args.client_cpus),
-            &run::affinity_cpus(),
+            &affinity_cpus(),
         ),
     };
     let (suite, sweep_skips) = build_suite(&args, &ids, &pinning)?;
@@ -298,7 +301,7 @@ fn build_suite(
     };
     if let Some(list) = &args.servers {
         suite.servers = if list.len() == 1 && list[0] == "all" {
-            ServerSelection::All(serverbench_harness::suite::AllServers::All)
+            ServerSelection::All(serverbench_model::suite::AllServers::All)
         } else {
             ServerSelection::List(list.clone())
         };
@@ -340,7 +343,7 @@ fn build_suite(
         }
     }
     let available = match pinning.server_cpus.len() {
-        0 => run::affinity_cpus().len(),
+        0 => affinity_cpus().len(),
         n => n,
     };
     let sweep_skips = suite.expand_sweeps(available, pinning.client_cpus.len());
@@ -451,8 +454,8 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         reproduces: "none".into(),
         baseline: args.baseline.clone(),
         servers: ServerSelection::List(servers),
-        laps: serverbench_harness::suite::DEFAULT_LAPS,
-        warmup: serverbench_harness::suite::DEFAULT_WARMUP_S,
+        laps: serverbench_model::suite::DEFAULT_LAPS,
+        warmup: serverbench_model::suite::DEFAULT_WARMUP_S,
         tool: Tool::Serverbench,
         pool: None,
         until_ci: None,

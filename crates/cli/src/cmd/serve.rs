@@ -3,10 +3,11 @@
 use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_catalog::paths::{slug, Paths};
-use serverbench_catalog::{Catalog, Feature, Server};
+use serverbench_catalog::{Catalog, Server};
 use serverbench_harness::certs;
 use serverbench_harness::process::{self, OnInterrupt, StartOptions};
 use serverbench_hosts::{ServeReady, SERVE_READY_PREFIX};
+use serverbench_model::Feature;
 use std::io::{BufRead, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,7 +29,7 @@ pub struct Args {
     pub workers: Option<usize>,
     /// Pin the server to these CPUs (e.g. `0` or `0-1`).
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
-    pub cpus: Option<crate::cpus::CpuList>,
+    pub cpus: Option<serverbench_model::CpuList>,
     /// Address to bind.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,

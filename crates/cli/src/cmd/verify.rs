@@ -3,12 +3,14 @@
 use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
-use serverbench_catalog::{availability, Availability, Catalog, Feature, Server};
+use serverbench_catalog::{availability, Availability, Catalog, Server};
 use serverbench_contract::database::{self, pg::PgReferee};
-use serverbench_contract::{check_all, Check, Diff, Targets, TlsTarget, Trust, VerifyReport};
+use serverbench_contract::{check_all, Check, Diff, Targets, TlsTarget, VerifyReport};
 use serverbench_database::DbUrl;
 use serverbench_harness::verify::{verify_server, VerifyOptions};
+use serverbench_model::Feature;
 use serverbench_tools::Target;
+use serverbench_wire::tls::Trust;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -20,7 +22,7 @@ pub struct Args {
     pub servers: Vec<String>,
     /// Pin the server to these CPUs (e.g. `0` or `0-1`); no pinning by default.
     #[arg(long, value_name = "LIST", value_parser = crate::cpus::parse)]
-    pub cpus: Option<crate::cpus::CpuList>,
+    pub cpus: Option<serverbench_model::CpuList>,
     /// WORKERS for the server (default: 1, or the number of --cpus).
     #[arg(long)]
     pub workers: Option<usize>,

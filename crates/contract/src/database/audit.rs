@@ -13,7 +13,7 @@ use super::{Referee, Statements};
 use crate::diff::Diff;
 use crate::http::{get_request, Conn};
 use crate::Check;
-use serverbench_catalog::Feature;
+use serverbench_model::Feature;
 use std::net::SocketAddr;
 use std::time::Duration;
 

@@ -17,7 +17,7 @@ pub mod rows;
 
 use super::diff::Diff;
 use super::Check;
-use serverbench_catalog::Feature;
+use serverbench_model::Feature;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 

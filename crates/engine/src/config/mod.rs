@@ -1,10 +1,12 @@
 //! What to load and how: protocol x schedule x stop, plus validation whose errors name the flag.
 
-use crate::tls::{Resume, TlsOptions, TlsSpec};
+use crate::tls::{TlsOptions, TlsSpec};
 use crate::{h2, http};
+use serverbench_model::TlsResume;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+mod spec;
 mod url;
 mod ws;
 
@@ -25,6 +27,9 @@ pub enum ConfigError {
     NoTarget,
     #[error("{flag}: {why}")]
     Flag { flag: &'static str, why: String },
+    /// A flag and what is wrong with its value, the value first: ``--tcp `x`: give HOST:PORT``.
+    #[error("{flag} {why}")]
+    Value { flag: &'static str, why: String },
 }
 
 impl From<crate::tls::FlagError> for ConfigError {
@@ -40,6 +45,14 @@ impl ConfigError {
     /// A problem with one command-line flag.
     pub fn flag(flag: &'static str, why: impl Into<String>) -> Self {
         ConfigError::Flag {
+            flag,
+            why: why.into(),
+        }
+    }
+
+    /// A problem with the value given to one flag; `why` starts with the value.
+    pub fn value(flag: &'static str, why: impl Into<String>) -> Self {
+        ConfigError::Value {
             flag,
             why: why.into(),
         }
@@ -365,7 +378,7 @@ fn plain_refuses_tls_flags(t: &TlsOptions) -> Result<(), ConfigError> {
     if t.version.is_some() {
         return Err(ConfigError::flag("--tls-version", why));
     }
-    if t.resume != Resume::Off {
+    if t.resume != TlsResume::Off {
         return Err(ConfigError::flag("--tls-resume", why));
     }
     Ok(())
@@ -452,10 +465,10 @@ impl Config {
 
     /// `--new-conn` and `--tls-resume` against the rest.
     fn validate_lifetime(&self) -> Result<(), ConfigError> {
-        let resume = self.tls.as_ref().map_or(Resume::Off, |t| t.resume);
+        let resume = self.tls.as_ref().map_or(TlsResume::Off, |t| t.resume);
         if self.lifetime == Lifetime::KeepAlive {
             return match resume {
-                Resume::Off => Ok(()),
+                TlsResume::Off => Ok(()),
                 _ => Err(ConfigError::flag(
                     "--tls-resume",
                     "needs --new-conn (keep-alive connections handshake once)",
@@ -505,7 +518,7 @@ mod tests {
     fn tls_flags_with_an_http_url_name_the_flag() {
         let opts = HttpOptions {
             tls: TlsOptions {
-                resume: Resume::Tickets,
+                resume: TlsResume::Tickets,
                 ..Default::default()
             },
             ..Default::default()

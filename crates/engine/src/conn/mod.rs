@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::SocketAddr;
 
-pub use serverbench_wire::Inflight;
+pub(crate) use serverbench_wire::Inflight;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {

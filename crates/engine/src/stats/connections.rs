@@ -104,7 +104,7 @@ mod tests {
 
     fn tls13() -> Negotiated {
         Negotiated {
-            version: crate::tls::TlsVersion::V1_3,
+            version: serverbench_model::TlsVersion::V1_3,
             cipher_suite: Some(crate::tls::Cipher(
                 rustls::CipherSuite::TLS13_AES_128_GCM_SHA256,
             )),
@@ -141,7 +141,7 @@ mod tests {
             1,
             false,
             Negotiated {
-                version: crate::tls::TlsVersion::V1_2,
+                version: serverbench_model::TlsVersion::V1_2,
                 ..tls13()
             },
         );

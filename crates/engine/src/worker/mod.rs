@@ -114,9 +114,8 @@ pub fn run(
     backend: IoBackend,
 ) -> io::Result<Outcome> {
     let built = match plan.cpu {
-        Some(cpu) => {
-            sys::pin_current_thread(cpu).and_then(|()| Worker::new(cfg, &plan, slot, backend))
-        }
+        Some(cpu) => serverbench_machine::affinity::pin_current_thread(cpu)
+            .and_then(|()| Worker::new(cfg, &plan, slot, backend)),
         None => Worker::new(cfg, &plan, slot, backend),
     };
     let mut w = match built {

@@ -5,7 +5,8 @@
 use super::{base_config, tls::Pki};
 use bytes::Bytes;
 use serverbench_engine::config::{http_target, HttpOptions};
-use serverbench_engine::{Config, Http2Options, TlsOptions, Trust};
+use serverbench_engine::{Config, Http2Options};
+use serverbench_wire::tls::{TlsOptions, Trust};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

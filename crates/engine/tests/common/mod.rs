@@ -178,11 +178,11 @@ pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) ->
 
 /// The backend these tests run on: each test file is built twice, its `_uring` twin (see the
 /// engine's Cargo.toml) on io_uring, the other on epoll, so every engine test runs on both.
-pub fn io() -> serverbench_engine::Io {
+pub fn io() -> serverbench_model::Io {
     if env!("CARGO_CRATE_NAME").ends_with("_uring") {
-        serverbench_engine::Io::Uring
+        serverbench_model::Io::Uring
     } else {
-        serverbench_engine::Io::Epoll
+        serverbench_model::Io::Epoll
     }
 }
 
@@ -190,13 +190,13 @@ pub fn io() -> serverbench_engine::Io {
 /// Where the kernel refuses io_uring (Docker's default seccomp profile,
 /// `kernel.io_uring_disabled`), SERVERBENCH_SKIP_URING=1 (what `make test` sets from
 /// scripts/uring-probe.sh) lets an `_uring` twin run on epoll, saying so; without it, it fails.
-pub fn assert_ran_on_the_asked_backend(r: &serverbench_engine::LoadResult) {
+pub fn assert_ran_on_the_asked_backend(r: &serverbench_model::LoadResult) {
     let want = match io() {
-        serverbench_engine::Io::Uring => serverbench_engine::IoBackend::Uring,
-        _ => serverbench_engine::IoBackend::Epoll,
+        serverbench_model::Io::Uring => serverbench_model::IoBackend::Uring,
+        _ => serverbench_model::IoBackend::Epoll,
     };
-    let refused = want == serverbench_engine::IoBackend::Uring
-        && r.io == Some(serverbench_engine::IoBackend::Epoll);
+    let refused = want == serverbench_model::IoBackend::Uring
+        && r.io == Some(serverbench_model::IoBackend::Epoll);
     if refused && std::env::var("SERVERBENCH_SKIP_URING").as_deref() == Ok("1") {
         eprintln!(
             "{}: io_uring refused here, ran on epoll (SERVERBENCH_SKIP_URING=1): {:?}",
@@ -214,7 +214,7 @@ pub fn assert_ran_on_the_asked_backend(r: &serverbench_engine::LoadResult) {
     );
 }
 
-pub fn run(config: &Config) -> serverbench_engine::LoadResult {
+pub fn run(config: &Config) -> serverbench_model::LoadResult {
     let r = serverbench_engine::run(config, &|_| {}).unwrap();
     assert_ran_on_the_asked_backend(&r);
     r

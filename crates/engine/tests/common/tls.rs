@@ -7,7 +7,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache};
 use rustls::{ServerConfig, ServerConnection, StreamOwned, SupportedProtocolVersion};
 use serverbench_engine::config::{http_target, HttpOptions};
-use serverbench_engine::{Config, Lifetime, Resume, TlsOptions, TlsVersion, Trust};
+use serverbench_engine::{Config, Lifetime};
+use serverbench_model::{TlsResume, TlsVersion};
+use serverbench_wire::tls::{TlsOptions, Trust};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -219,7 +221,7 @@ fn serve(
 pub struct ClientTls {
     pub trust: Trust,
     pub version: Option<TlsVersion>,
-    pub resume: Resume,
+    pub resume: TlsResume,
     pub new_conn: bool,
 }
 
@@ -228,7 +230,7 @@ impl ClientTls {
         ClientTls {
             trust: Trust::CaFile(pki.ca_file.clone()),
             version: None,
-            resume: Resume::Off,
+            resume: TlsResume::Off,
             new_conn: false,
         }
     }

@@ -1,9 +1,9 @@
 //! Who listens on a port: the socket tables give the inode of each listening socket, and a
-//! process's descriptors name the socket inodes it holds (both read by [`crate::proc`]).
+//! process's descriptors name the socket inodes it holds (both read by `serverbench_machine::process`).
 //! "Ready" means a listener on the server's port belongs to the server's own process group, so
 //! a port held by somebody else is never mistaken for our server.
 
-use crate::proc;
+use serverbench_machine::process as proc;
 
 /// Whether one of `pids` holds a socket listening on `port`.
 pub fn listens(pids: &[u32], port: u16) -> bool {

@@ -7,9 +7,8 @@ use crate::paths::Paths;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serverbench_catalog::command::ServerEnv;
-pub use serverbench_catalog::logs::{last_lines, log_tail};
-use serverbench_engine::sys;
-pub use serverbench_engine::sys::{parse_cpu_list, BadCpuList};
+use serverbench_catalog::logs::log_tail;
+use serverbench_machine::affinity;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -62,7 +61,7 @@ pub struct TlsListener {
 
 /// True when `server` listens on `TLS_PORT`.
 pub fn serves_tls(server: &Server) -> bool {
-    use crate::catalog::Feature;
+    use serverbench_model::Feature;
     server.implements(Feature::Tls) || server.implements(Feature::H2)
 }
 
@@ -253,7 +252,7 @@ fn ready_addrs(server: &Server, opts: &StartOptions) -> Result<Vec<SocketAddr>, 
         ports.push(opts.port);
     }
     if let (true, Some(p)) = (
-        server.implements(crate::catalog::Feature::Echo),
+        server.implements(serverbench_model::Feature::Echo),
         opts.echo_port,
     ) {
         ports.push(p);
@@ -312,7 +311,7 @@ pub fn spawn_pinned(cmd: &mut Command, cpus: &[usize]) -> std::io::Result<Child>
     }
     std::thread::scope(|scope| {
         let spawner = scope.spawn(|| {
-            sys::pin_current_thread_to(cpus)?;
+            affinity::pin_current_thread_to(cpus)?;
             cmd.spawn()
         });
         spawner
@@ -434,12 +433,12 @@ pub fn group_alive(pgid: u32) -> bool {
 
 /// Pids of live (non-zombie) processes whose process group is `pgid`, per /proc.
 pub fn group_members(pgid: u32) -> Vec<u32> {
-    crate::proc::pids()
+    serverbench_machine::process::pids()
         .into_iter()
         .filter(|&pid| {
-            crate::proc::stat(pid).is_some_and(|st| st.is_live() && st.pgrp as u32 == pgid)
+            serverbench_machine::process::stat(pid)
+                .is_some_and(|st| st.is_live() && st.pgrp == pgid)
         })
-        .map(|pid| pid as u32)
         .collect()
 }
 
@@ -493,7 +492,7 @@ mod tests {
 
     #[test]
     fn a_pinned_child_runs_on_its_cpu_in_its_own_group_and_we_stay_unpinned() {
-        let before = sys::affinity_cpus();
+        let before = affinity::affinity_cpus();
         let cpu = *before.last().unwrap();
         let mut cmd = Command::new("sh");
         cmd.args([
@@ -512,7 +511,7 @@ mod tests {
             out.lines().nth(1).map(str::trim),
             Some(pid.to_string().as_str())
         );
-        assert_eq!(sys::affinity_cpus(), before);
+        assert_eq!(affinity::affinity_cpus(), before);
     }
 
     #[test]

@@ -10,12 +10,12 @@ use super::errors::DatabaseError;
 use super::hosts::db::{RemoteDb, RemoteDbSpec};
 use super::hosts::HostsRun;
 use super::placement::Pid;
-pub use serverbench_database::DEFAULT_PORT;
 use serverbench_database::{
     self as db, Cluster, Config, DbError, RunningDb, Snapshot, StatementKind,
 };
+use serverbench_model::failure::FailureKind;
+use serverbench_model::failure::LapFailure;
 use serverbench_results::database::DatabaseLap;
-use serverbench_results::record::{FailureKind, LapFailure};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -161,12 +161,12 @@ impl RunDatabase {
             ));
         }
         let pid = self.pid()?;
-        if crate::proc::is_running(pid) {
+        if serverbench_machine::process::is_running(pid) {
             return None;
         }
         let log = self.cluster.as_ref().map(|c| c.layout().log_file());
         let tail = log
-            .map(|l| crate::process::log_tail(&l, 5))
+            .map(|l| serverbench_catalog::logs::log_tail(&l, 5))
             .unwrap_or_default();
         // Gone: forget it so that the next server starts a fresh one.
         if let Some(r) = self.running.take() {

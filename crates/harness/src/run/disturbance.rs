@@ -6,8 +6,9 @@
 //! `/proc` this one cannot read, so those laps record none.
 
 use crate::results::record::LapRecord;
-use serverbench_machine::disturbance::{sample, Disturbance, LapWindow, MachineSample, Thresholds};
+use serverbench_machine::disturbance::{between, sample, LapWindow, MachineSample};
 use serverbench_machine::{procfs, Live};
+use serverbench_model::disturbance::{Disturbance, Thresholds};
 use serverbench_results::Role;
 use std::time::Instant;
 
@@ -30,7 +31,7 @@ pub(super) fn before() -> Before {
 pub(super) fn after(before: Before, record: &LapRecord, pinned: Vec<usize>) -> Disturbance {
     let end = sample(&Live);
     let window = window(record, pinned, before.at.elapsed().as_secs_f64());
-    Disturbance::between(&before.sample, &end, &window, &Thresholds::default())
+    between(&before.sample, &end, &window, &Thresholds::default())
 }
 
 /// What the lap knows of itself: our CPU seconds (every role tree sampled plus the client's own

@@ -11,8 +11,10 @@ use crate::paths::Paths;
 use crate::results::{read_records, record::LapRecord, RESULTS_FILE};
 use crate::tools::Prepared;
 use serde::{Serialize, Serializer};
+use serverbench_model::Mode;
+use serverbench_model::Tool;
 use serverbench_results::env::{Pinning, Skipped};
-use serverbench_results::{LapKey, Mode, Tool};
+use serverbench_results::LapKey;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,7 +30,7 @@ pub struct DryRun {
     pub laps: u32,
     /// `--until-ci`: the rounds past `min_laps` run only for the cells still unclear.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub until_ci: Option<serverbench_results::StopRule>,
+    pub until_ci: Option<serverbench_model::suite::until_ci::StopRule>,
     /// The suite's warm-up before each lap (a server's `min_warmup_s` may raise it: see
     /// [`PlannedRun::warmup_s`]).
     pub warmup_s: f64,

@@ -167,7 +167,7 @@ impl RemoteServer {
         let flag = Arc::clone(&closed);
         std::thread::spawn(move || copy_log(rx, log, ready_tx, &flag));
         let timeout = Duration::from_secs(server.manifest.ready_timeout_s) + START_SLACK;
-        let tail = |n| crate::process::log_tail(log_path, n);
+        let tail = |n| serverbench_catalog::logs::log_tail(log_path, n);
         let ready = match ready_rx.recv_timeout(timeout) {
             Ok(Some(r)) => r,
             Ok(None) => {
@@ -219,7 +219,7 @@ impl RemoteServer {
 
     /// The last lines of its output.
     pub fn log_tail(&self, lines: usize) -> String {
-        crate::process::log_tail(&self.log_path, lines)
+        serverbench_catalog::logs::log_tail(&self.log_path, lines)
     }
 
     /// Stops it: the session's stdin closes, the remote group gets SIGTERM (serve stops its

@@ -2,8 +2,8 @@
 //! client host's load, over TLS with the copies of the run's certificate.
 
 use super::*;
-use crate::catalog::Feature;
 use crate::results::record::LoadParams;
+use serverbench_model::Feature;
 
 fn host(name: &str, address: &str) -> Host {
     Host {
@@ -60,7 +60,7 @@ fn https_hello() -> LoadParams {
         paths: vec!["/hello".into()],
         connections: 5,
         duration_s: Some(2.0),
-        transport: crate::results::Transport {
+        transport: serverbench_model::Transport {
             tls: true,
             ..Default::default()
         },

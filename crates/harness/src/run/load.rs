@@ -192,7 +192,7 @@ pub fn run_load(
         return Err(LoadError::Failed {
             command,
             status: status.map_or("an unknown status".into(), describe),
-            output: crate::process::last_lines(&format!("{stdout}\n{stderr}"), 8),
+            output: serverbench_catalog::logs::last_lines(&format!("{stdout}\n{stderr}"), 8),
         });
     }
     let mut m = tool.parse(&stdout)?;
@@ -207,7 +207,7 @@ pub fn run_load(
 /// lap still measured full handshakes, which the record keeps (its `tls` block says 0 resumed
 /// and the report's diagnostics explain it) instead of a failure without figures.
 fn resumed_none(tool: &Prepared, code: Option<i32>, stdout: &str) -> bool {
-    tool.tool == crate::tools::Tool::Serverbench
+    tool.tool == serverbench_model::Tool::Serverbench
         && code == Some(5)
         && tool.parse(stdout).is_ok_and(|m| {
             m.requests.unwrap_or(0) > 0 && m.tls.as_ref().is_some_and(|t| t.handshakes_resumed == 0)

@@ -25,7 +25,6 @@ pub use estimate::{FIRST_OVERHEAD_S, REQUEST_COUNT_LAP_S};
 pub use load::{run_load, LoadError, LoadOutcome};
 pub use plan::{pinning, Job, Plan};
 pub use running::Attached;
-pub use serverbench_engine::sys::affinity_cpus;
 
 use crate::catalog::Catalog;
 use crate::certs::TlsFiles;
@@ -70,7 +69,7 @@ pub struct RunOptions {
     /// The database of database laps (`--db-port`, `--db-cpus`).
     pub database: database::DbOptions,
     /// `serverbench doctor`'s checks at the start of the run, kept in `env.json`.
-    pub doctor: Option<Vec<serverbench_machine::doctor::Check>>,
+    pub doctor: Option<Vec<serverbench_model::doctor::Check>>,
 }
 
 /// Progress of a run.

@@ -248,7 +248,7 @@ impl Placement<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::Tool;
+    use serverbench_model::Tool;
 
     #[test]
     fn a_sampler_armed_here_gives_its_role_the_process_trees_figures() {

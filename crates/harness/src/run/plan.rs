@@ -1,10 +1,11 @@
 //! What a run will do: which servers (and why others are skipped), which laps in which order,
 //! and where server and client are pinned.
 
-use crate::catalog::{availability, Availability, Catalog, CatalogError, Feature, Server};
+use crate::catalog::{availability, Availability, Catalog, CatalogError, Server};
 use crate::paths::Paths;
 use crate::suite::{Scenario, ServerSelection, Suite};
 use serde::Serialize;
+use serverbench_model::Feature;
 use serverbench_results::env::{Pinning, Skipped};
 
 /// One measured lap to run.

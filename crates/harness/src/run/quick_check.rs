@@ -2,11 +2,12 @@
 //! server that fails it is excluded from the run with the reason.
 
 use super::RunState;
-use crate::catalog::{Feature, Server};
+use crate::catalog::Server;
 use crate::run::errors::{QuickCheckError, QuickCheckFailed};
 use crate::run::Event;
 use crate::tools::Target;
 use serverbench_contract::TlsTarget;
+use serverbench_model::Feature;
 
 impl RunState<'_> {
     /// The quick contract check, once per server; a failing server is excluded from the run.

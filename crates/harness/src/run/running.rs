@@ -43,7 +43,7 @@ impl Running {
         match self {
             Running::Started(p) => p.try_exit().map(|s| s.to_string()),
             Running::Attached { pid: Some(pid) } => {
-                let gone = !crate::proc::is_running(*pid);
+                let gone = !serverbench_machine::process::is_running(*pid);
                 gone.then(|| format!("process {pid} is gone"))
             }
             Running::Attached { pid: None } => None,

@@ -11,7 +11,6 @@ use crate::run::errors::DatabaseError;
 use crate::run::placement::Pid;
 use crate::run::plan::Job;
 use serverbench_database::Snapshot;
-use serverbench_results::database::in_flight_at_end;
 use serverbench_results::Role;
 
 impl RunState<'_> {
@@ -77,7 +76,7 @@ impl RunState<'_> {
             return;
         }
         // The requests in flight when the load stopped ran their statements too.
-        let in_flight = in_flight_at_end(&record.params);
+        let in_flight = record.params.in_flight_at_end();
         let requests = record.load.as_ref().and_then(|m| m.requests);
         let requests = requests.map(|n| n + in_flight.unwrap_or(0));
         let seconds = record.load.as_ref().and_then(|m| m.duration_s);

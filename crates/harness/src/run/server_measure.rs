@@ -3,11 +3,13 @@
 //! sampled, the database's statements counted, and the failure named when something died.
 
 use super::{died, Job, RunState, Running, LOG_TAIL};
-use crate::results::record::{FailureKind, LapFailure, LapRecord, LapStatus, LoadParams};
+use crate::results::record::{LapRecord, LapStatus, LoadParams};
 use crate::run::disturbance;
 use crate::run::placement::{LapError, Pid, Placement};
 use crate::run::{run_load, Event, LoadError};
 use crate::tools::Target;
+use serverbench_model::failure::FailureKind;
+use serverbench_model::failure::LapFailure;
 use serverbench_results::{LapKey, Role};
 use std::sync::atomic::Ordering;
 use std::time::Instant;

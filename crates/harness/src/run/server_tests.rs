@@ -2,9 +2,9 @@
 
 use super::quick_check::transports;
 use super::*;
-use crate::catalog::Feature;
 use crate::suite::{Profile, Scenario, ServerSelection, Suite};
-use crate::tools::Tool;
+use serverbench_model::Feature;
+use serverbench_model::Tool;
 use serverbench_results::env::Pinning;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -153,7 +153,7 @@ fn a_server_that_dies_at_start_fails_every_lap_of_its_turn_with_its_log() {
     for r in &records {
         assert_eq!(r.status, LapStatus::Failed);
         let failure = r.failure.as_ref().unwrap();
-        assert_eq!(failure.kind, crate::results::record::FailureKind::Start);
+        assert_eq!(failure.kind, serverbench_model::failure::FailureKind::Start);
         let why = failure.to_string();
         assert!(why.contains("exited during start-up"), "{why}");
         assert!(

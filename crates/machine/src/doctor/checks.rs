@@ -2,9 +2,10 @@
 //! recorded files.
 
 use super::{Check, CheckKind, Options, Probe, Status, Write};
-use crate::disturbance::{self, LapWindow, Thresholds};
-use crate::procfs::{self, parse_cpu_list};
+use crate::disturbance::{self, LapWindow};
+use crate::procfs::{self, parse_cpu_list_file};
 use crate::{Live, Source};
+use serverbench_model::disturbance::{Disturbance, Thresholds};
 
 fn check(kind: CheckKind, status: Status, found: impl Into<String>) -> Check {
     Check {
@@ -25,7 +26,7 @@ fn warn(kind: CheckKind, found: impl Into<String>, fix: impl Into<String>) -> Ch
 
 fn cpus_of(src: &dyn Source) -> Vec<usize> {
     src.read("/sys/devices/system/cpu/online")
-        .and_then(|t| parse_cpu_list(&t))
+        .and_then(|t| parse_cpu_list_file(&t))
         .unwrap_or_default()
 }
 
@@ -124,7 +125,7 @@ pub(super) fn smt(src: &dyn Source, opts: &Options) -> Check {
         src.read(&format!(
             "/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list"
         ))
-        .and_then(|t| parse_cpu_list(&t))
+        .and_then(|t| parse_cpu_list_file(&t))
     };
     let mut shared = Vec::new();
     for &s in &opts.server_cpus {
@@ -158,7 +159,7 @@ pub(super) fn isolated(src: &dyn Source, opts: &Options) -> Check {
     let kind = CheckKind::IsolatedCpus;
     let Some(iso) = src
         .read("/sys/devices/system/cpu/isolated")
-        .and_then(|t| parse_cpu_list(&t))
+        .and_then(|t| parse_cpu_list_file(&t))
     else {
         return check(kind, Status::Unknown, "no /sys/devices/system/cpu/isolated");
     };
@@ -179,14 +180,14 @@ pub(super) fn isolated(src: &dyn Source, opts: &Options) -> Check {
 
 /// The disturbance arithmetic over the probe, on `pinned` (empty: every CPU), nothing of ours
 /// running.
-fn over_probe(probe: &Probe, pinned: Vec<usize>) -> disturbance::Disturbance {
+fn over_probe(probe: &Probe, pinned: Vec<usize>) -> Disturbance {
     let window = LapWindow {
         wall_s: probe.seconds,
         pinned,
         ticks_per_s: procfs::ticks_per_second(),
         ..Default::default()
     };
-    disturbance::Disturbance::between(&probe.before, &probe.after, &window, &Thresholds::default())
+    disturbance::between(&probe.before, &probe.after, &window, &Thresholds::default())
 }
 
 /// Other processes busy on the CPUs a run would pin, over the probe.

@@ -2,7 +2,8 @@
 //! legend (Markdown, HTML), and where the latency figures come from (the terminal shows that
 //! line too).
 
-use serverbench_analysis::disturbed::{self, DisturbedLap};
+use serverbench_analysis::disturbed;
+use serverbench_analysis::summary::DisturbedLap;
 use serverbench_analysis::summary::{LatencySource, Summary};
 
 /// What the columns of the tables mean, one sentence each, for the formats with room for a

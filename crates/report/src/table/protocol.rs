@@ -12,7 +12,7 @@ use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::text::{grouped, num, MISSING};
 use serverbench_analysis::protocol::{H2Figures, ProtocolRow, StreamLimit, TlsFigures};
 use serverbench_analysis::summary::Summary;
-use serverbench_results::TlsResume;
+use serverbench_model::TlsResume;
 
 /// The columns of the tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -421,7 +421,7 @@ pub fn protocol_legend(summary: &Summary) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::Protocol;
+    use serverbench_model::Protocol;
 
     /// A summary with one h2 row whose figures are `h2`.
     fn h2_summary(h2: H2Figures) -> Summary {

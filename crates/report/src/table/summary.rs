@@ -492,7 +492,7 @@ pub fn csv_grid(summary: &Summary, env: Option<&Env>) -> Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_results::Mode;
+    use serverbench_model::Mode;
 
     fn table(mode: Mode) -> Table {
         Table {

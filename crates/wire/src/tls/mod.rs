@@ -76,12 +76,8 @@ pub enum Trust {
     Insecure,
 }
 
-/// `--tls-resume`: how a new connection tries to resume an earlier session (the model's one
-/// type, shared with the records and the CLI).
-pub use serverbench_model::TlsResume as Resume;
-
-/// A TLS protocol version (the model's one type: the flag, the spec and what was negotiated).
-pub use serverbench_model::TlsVersion;
+// `--tls-resume` and the TLS version are the model's types, shared with the records and the CLI.
+use serverbench_model::{TlsResume, TlsVersion};
 
 /// The TLS flags, before the rustls configuration is built from them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -89,7 +85,7 @@ pub struct TlsOptions {
     pub trust: Trust,
     /// None: TLS 1.3 and 1.2, the server picks.
     pub version: Option<TlsVersion>,
-    pub resume: Resume,
+    pub resume: TlsResume,
 }
 
 /// A built client configuration and the name the server is asked for (SNI).
@@ -97,7 +93,7 @@ pub struct TlsOptions {
 pub struct TlsSpec {
     config: Arc<ClientConfig>,
     server_name: ServerName<'static>,
-    pub resume: Resume,
+    pub resume: TlsResume,
 }
 
 impl fmt::Debug for TlsSpec {
@@ -133,10 +129,10 @@ impl TlsSpec {
         let mut c = (*self.config).clone();
         let store = || Arc::new(sessions::Sessions::new(connections));
         c.resumption = match self.resume {
-            Resume::Off => Resumption::disabled(),
-            Resume::Tickets => Resumption::store(store())
+            TlsResume::Off => Resumption::disabled(),
+            TlsResume::Tickets => Resumption::store(store())
                 .tls12_resumption(rustls::client::Tls12Resumption::SessionIdOrTickets),
-            Resume::Ids => Resumption::store(store())
+            TlsResume::Ids => Resumption::store(store())
                 .tls12_resumption(rustls::client::Tls12Resumption::SessionIdOnly),
         };
         Arc::new(c)

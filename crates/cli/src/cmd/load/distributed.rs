@@ -1,7 +1,7 @@
 //! `serverbench load --hosts FILE --client-hosts A,B URL`: the same load, split across client
 //! hosts over ssh, released together, merged exactly (crates/hosts).
 
-use super::{build_config, summary, Args};
+use super::{summary, Args};
 use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_harness::process::OnInterrupt;
@@ -114,7 +114,8 @@ fn validate(a: &Args, spec: &LoadSpec) -> anyhow::Result<()> {
             a.client_hosts.len()
         );
     }
-    build_config(spec).map(|_| ())
+    serverbench_engine::Config::try_from(spec)?;
+    Ok(())
 }
 
 /// `--cacert FILE`: a copy on each client host, in a folder of the run's own that is removed

@@ -1,6 +1,6 @@
 //! The short, wrk-like human summary of one load run.
 
-use serverbench_engine::result::{
+use serverbench_model::result::{
     Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, TlsResult, WsResult,
 };
 use std::fmt::Write;
@@ -284,7 +284,7 @@ fn plural(n: u64, what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_engine::result::Mode;
+    use serverbench_model::result::Mode;
 
     #[test]
     fn summary_lists_percentiles_status_and_errors() {

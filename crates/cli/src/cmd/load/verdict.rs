@@ -3,8 +3,8 @@
 //! at the socket or by status (`Exit::NoSuccess`). `load` prints the result, then this message.
 
 use crate::exit::Exit;
-use serverbench_engine::result::LoadResult;
-use serverbench_engine::tls::TlsCause;
+use serverbench_model::result::LoadResult;
+use serverbench_wire::tls::TlsCause;
 
 /// How a completed load exits, and why when it did not measure what was asked.
 pub fn of(r: &LoadResult) -> (Exit, Option<String>) {
@@ -82,7 +82,7 @@ fn hint(cause: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_engine::result::TlsResult;
+    use serverbench_model::result::TlsResult;
 
     fn result(tls: TlsResult, tls_errors: u64) -> LoadResult {
         let mut r = LoadResult {

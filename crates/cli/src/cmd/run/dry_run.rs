@@ -3,8 +3,8 @@
 //! out by the report's terminal tables (at most 120 columns), or as JSON.
 
 use super::progress::hms;
-use serverbench_engine::config::format_duration;
 use serverbench_harness::run::{DryRun, PlannedRun, FIRST_OVERHEAD_S};
+use serverbench_model::format_duration;
 use serverbench_report::table::{Align, Cell, Column, Grid, Row};
 use serverbench_report::{bullet, term_grid};
 use std::time::Duration;

@@ -3,10 +3,11 @@
 //! doctor's one-line summary in the run's header (its full result goes to `env.json`).
 
 use anyhow::bail;
-use serverbench_harness::suite::until_ci::parse_pct;
-use serverbench_harness::suite::Suite;
-use serverbench_machine::doctor::{self, Check, Options};
+use serverbench_machine::doctor::{self, Options};
 use serverbench_machine::Live;
+use serverbench_model::doctor::Check;
+use serverbench_model::suite::until_ci::parse_pct;
+use serverbench_model::suite::Suite;
 use serverbench_results::env::Pinning;
 
 /// The doctor's probe in a run's header: short, the run is waiting.

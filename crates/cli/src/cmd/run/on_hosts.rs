@@ -7,8 +7,8 @@ use serverbench_catalog::paths::Paths;
 use serverbench_harness::run::hosts::HostsRun;
 use serverbench_hosts::check::Probe;
 use serverbench_hosts::{Host, Transport};
+use serverbench_model::Tool;
 use serverbench_results::env::{HostEnv, HostsEnv, Pinning};
-use serverbench_tools::Tool;
 use std::sync::Arc;
 
 /// The hosts of the run and where the servers are pinned, or None without `--hosts`.

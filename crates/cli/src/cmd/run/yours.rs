@@ -2,8 +2,9 @@
 //! own servers, ranked beside catalog servers in one run without touching the catalog.
 
 use anyhow::{bail, Context};
-use serverbench_catalog::{Catalog, Feature, Server};
+use serverbench_catalog::{Catalog, Server};
 use serverbench_harness::run::Attached;
+use serverbench_model::Feature;
 use serverbench_tools::Target;
 use std::path::PathBuf;
 
@@ -115,7 +116,7 @@ impl Yours {
             let pid: u32 = pid
                 .parse()
                 .map_err(|_| anyhow::anyhow!("--pid {p}: not a PID"))?;
-            if !serverbench_harness::proc::is_running(pid) {
+            if !serverbench_machine::process::is_running(pid) {
                 bail!("--pid {p}: no process {pid} is running");
             }
             let a = match name {

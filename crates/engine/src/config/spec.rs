@@ -1,0 +1,326 @@
+//! A [`LoadSpec`] (what `serverbench load`'s flags, `--spec` or a client host describe) turned
+//! into an engine [`Config`]: the one place a load option becomes engine input, so a new option
+//! is added in the model and here, not in the binary. Errors name the flag, on one line.
+
+use super::{http_target, resolve, split_host_port, ConfigError, Http2Options, HttpOptions};
+use super::{ws_target, WsOptions};
+use super::{Config, Lifetime, Protocol, Reads, Schedule, Stop};
+use serverbench_model::spec::{HttpLoad, TcpLoad};
+use serverbench_model::{LoadSpec, Mode};
+use serverbench_wire::tls::{TlsOptions, TlsSpec, Trust};
+use std::net::SocketAddr;
+
+/// Where to connect and what to send: the part of a [`Config`] that depends on the target.
+struct Target {
+    addr: SocketAddr,
+    names: Vec<String>,
+    protocol: Protocol,
+    tls: Option<TlsSpec>,
+}
+
+impl TryFrom<&LoadSpec> for Config {
+    type Error = ConfigError;
+
+    /// Resolves the target, reads `--body-file` and the CA file, checks `--cpus` against the
+    /// CPUs this process may run on and validates the whole.
+    fn try_from(a: &LoadSpec) -> Result<Config, ConfigError> {
+        let target = match &a.tcp {
+            Some(tcp) => tcp_target(tcp)?,
+            None if is_ws(&a.urls) => ws_target_of(a)?,
+            None => http_target_of(a)?,
+        };
+        let (cpus, threads) = cpus_and_threads(a)?;
+        let idle = a
+            .idle
+            .parse()
+            .map_err(|e| ConfigError::value("--idle", format!("{}: {e}", a.idle)))?;
+        let h = &a.http;
+        let config = Config {
+            addr: target.addr,
+            target: target.names,
+            protocol: target.protocol,
+            schedule: schedule(a)?,
+            stop: match a.requests {
+                Some(n) => Stop::Requests(n),
+                None => Stop::Duration(a.measured()),
+            },
+            connections: a.connections,
+            threads,
+            warmup: a.warmup,
+            timeout: a.timeout,
+            cpus,
+            connect_rate: a.connect_rate,
+            reads: if h.eager_reads {
+                Reads::Eager
+            } else {
+                Reads::Window
+            },
+            idle,
+            io: a.io,
+            tls: target.tls,
+            lifetime: if h.new_conn {
+                Lifetime::PerRequest
+            } else {
+                Lifetime::KeepAlive
+            },
+            reconnect_every: a.reconnect_every,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// `--tcp HOST:PORT` with `--mode`, `--message` and `--size`.
+fn tcp_target(tcp: &TcpLoad) -> Result<Target, ConfigError> {
+    let text = &tcp.addr;
+    let (host, port) = split_host_port(text, 0)
+        .map_err(|why| ConfigError::value("--tcp", format!("`{text}`: {why}")))?;
+    if port == 0 {
+        return Err(ConfigError::value(
+            "--tcp",
+            format!("`{text}`: give HOST:PORT"),
+        ));
+    }
+    let protocol = match tcp.mode {
+        Mode::TcpStream => Protocol::TcpStream {
+            message: tcp.message.clone().into_bytes(),
+        },
+        _ => Protocol::TcpPingPong { size: tcp.size },
+    };
+    Ok(Target {
+        addr: resolve(&host, port)?,
+        names: vec![text.clone()],
+        protocol,
+        tls: None,
+    })
+}
+
+/// The URLs with the HTTP flags: method, headers, body, HTTP/2, TLS.
+fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
+    let h = &a.http;
+    let body = match (&h.body, &h.body_file) {
+        (Some(b), _) => Some(b.clone().into_bytes()),
+        (None, Some(f)) => Some(
+            std::fs::read(f)
+                .map_err(|e| ConfigError::value("--body-file", format!("{}: {e}", f.display())))?,
+        ),
+        (None, None) => None,
+    };
+    let opts = HttpOptions {
+        method: h.method.to_ascii_uppercase(),
+        headers: h.headers.clone(),
+        body,
+        expect_status: h.expect_status.clone(),
+        verify: h.verify,
+        close: h.new_conn,
+        tls: tls_options(h),
+        http2: h.http2.then(|| Http2Options {
+            streams: h.streams,
+            ..Default::default()
+        }),
+    };
+    let t = http_target(&a.urls, &opts)?;
+    Ok(Target {
+        addr: t.addr,
+        names: a.urls.clone(),
+        protocol: t.protocol,
+        tls: t.tls,
+    })
+}
+
+/// Whether the (first) URL is `ws://` or `wss://`: a WebSocket load.
+fn is_ws(urls: &[String]) -> bool {
+    urls.first().is_some_and(|u| {
+        let scheme = u.split("://").next().unwrap_or_default();
+        scheme.eq_ignore_ascii_case("ws") || scheme.eq_ignore_ascii_case("wss")
+    })
+}
+
+/// The `ws[s]://` URL with the WebSocket flags (and the TLS ones for `wss://`).
+fn ws_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
+    let opts = WsOptions {
+        message: a.ws.message.clone(),
+        message_size: a.ws.message_size,
+        binary: a.ws.binary,
+        ping: a.ws.ping,
+        tls: tls_options(&a.http),
+        http2: a.http.http2,
+    };
+    let t = ws_target(&a.urls, &opts)?;
+    Ok(Target {
+        addr: t.addr,
+        names: a.urls.clone(),
+        protocol: t.protocol,
+        tls: t.tls,
+    })
+}
+
+/// The TLS flags (they apply to https:// URLs; with http:// the engine names the flag given).
+fn tls_options(h: &HttpLoad) -> TlsOptions {
+    TlsOptions {
+        trust: match (&h.cacert, h.insecure) {
+            (Some(file), _) => Trust::CaFile(file.clone()),
+            (None, true) => Trust::Insecure,
+            (None, false) => Trust::WebPkiRoots,
+        },
+        version: h.tls_version,
+        resume: h.tls_resume.unwrap_or_default(),
+    }
+}
+
+/// `-R` (open loop) or `-p` (closed loop, that many in flight per connection).
+fn schedule(a: &LoadSpec) -> Result<Schedule, ConfigError> {
+    match a.rate {
+        Some(_) if a.http.pipeline > 1 => Err(ConfigError::value(
+            "-R/--rate",
+            "cannot be combined with -p/--pipeline > 1",
+        )),
+        Some(per_second) => Ok(Schedule::Rate { per_second }),
+        None => Ok(Schedule::ClosedLoop {
+            depth: a.http.pipeline,
+        }),
+    }
+}
+
+/// `--cpus` (each one this process may run on) and `-t` (default: one thread per CPU given,
+/// or per CPU available).
+fn cpus_and_threads(a: &LoadSpec) -> Result<(Vec<usize>, u32), ConfigError> {
+    let available = serverbench_machine::affinity::affinity_cpus();
+    if let Some(bad) = a.cpus.iter().find(|c| !available.contains(c)) {
+        return Err(ConfigError::flag(
+            "--cpus",
+            format!("CPU {bad} is not available (allowed: {available:?})"),
+        ));
+    }
+    let per = if a.cpus.is_empty() {
+        available.len()
+    } else {
+        a.cpus.len()
+    };
+    Ok((a.cpus.clone(), a.threads.unwrap_or(per as u32)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverbench_model::TlsResume;
+    use std::path::PathBuf;
+
+    fn tcp(addr: &str, mode: Mode) -> LoadSpec {
+        LoadSpec {
+            tcp: Some(TcpLoad {
+                addr: addr.into(),
+                mode,
+                message: "hi".into(),
+                size: 64,
+            }),
+            ..LoadSpec::default()
+        }
+    }
+
+    fn http(url: &str) -> LoadSpec {
+        LoadSpec {
+            urls: vec![url.to_string()],
+            ..LoadSpec::default()
+        }
+    }
+
+    fn error_of(spec: &LoadSpec) -> String {
+        Config::try_from(spec).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_http_url_becomes_a_keep_alive_closed_loop_without_tls() {
+        let c = Config::try_from(&http("http://127.0.0.1:8080/hello")).unwrap();
+        assert_eq!(c.addr, "127.0.0.1:8080".parse::<SocketAddr>().unwrap());
+        assert_eq!(c.target, ["http://127.0.0.1:8080/hello"]);
+        assert!(matches!(c.protocol, Protocol::Http(_)));
+        assert_eq!(c.schedule, Schedule::ClosedLoop { depth: 1 });
+        assert_eq!(c.lifetime, Lifetime::KeepAlive);
+        assert!(c.tls.is_none());
+        assert!(c.threads >= 1);
+    }
+
+    #[test]
+    fn a_tcp_stream_sends_its_message_and_names_the_address() {
+        let mut spec = tcp("127.0.0.1:9000", Mode::TcpStream);
+        let c = Config::try_from(&spec).unwrap();
+        assert_eq!(c.target, ["127.0.0.1:9000"]);
+        assert!(matches!(&c.protocol, Protocol::TcpStream { message } if message == b"hi"));
+        spec.tcp.as_mut().unwrap().mode = Mode::TcpPingpong;
+        let c = Config::try_from(&spec).unwrap();
+        assert!(matches!(c.protocol, Protocol::TcpPingPong { size: 64 }));
+    }
+
+    #[test]
+    fn a_tcp_address_without_a_port_names_the_flag_and_the_value() {
+        let spec = tcp("127.0.0.1", Mode::TcpPingpong);
+        assert_eq!(error_of(&spec), "--tcp `127.0.0.1`: give HOST:PORT");
+    }
+
+    #[test]
+    fn rate_with_pipelining_is_refused_naming_both_flags() {
+        let mut spec = http("http://127.0.0.1:1/");
+        spec.rate = Some(100.0);
+        spec.http.pipeline = 4;
+        assert_eq!(
+            error_of(&spec),
+            "-R/--rate cannot be combined with -p/--pipeline > 1"
+        );
+    }
+
+    #[test]
+    fn a_bad_idle_a_missing_body_file_and_an_absent_cpu_each_name_their_flag() {
+        let mut spec = http("http://127.0.0.1:1/");
+        spec.idle = "sometimes".into();
+        assert!(
+            error_of(&spec).starts_with("--idle sometimes: "),
+            "{}",
+            error_of(&spec)
+        );
+        let mut spec = http("http://127.0.0.1:1/");
+        spec.http.body_file = Some(PathBuf::from("/nonexistent/body"));
+        assert!(error_of(&spec).starts_with("--body-file /nonexistent/body: "));
+        let mut spec = http("http://127.0.0.1:1/");
+        spec.cpus = vec![usize::MAX];
+        let e = error_of(&spec);
+        assert!(e.starts_with("--cpus: CPU ") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn tls_flags_choose_the_trust_version_and_resumption() {
+        let mut h = HttpLoad::default();
+        assert_eq!(tls_options(&h).trust, Trust::WebPkiRoots);
+        h.insecure = true;
+        assert_eq!(tls_options(&h).trust, Trust::Insecure);
+        h.cacert = Some(PathBuf::from("ca.pem"));
+        assert_eq!(tls_options(&h).trust, Trust::CaFile("ca.pem".into()));
+        h.tls_resume = Some(TlsResume::Tickets);
+        h.tls_version = Some(serverbench_model::TlsVersion::V1_2);
+        let t = tls_options(&h);
+        assert_eq!(t.resume, TlsResume::Tickets);
+        assert_eq!(t.version, Some(serverbench_model::TlsVersion::V1_2));
+    }
+
+    #[test]
+    fn an_https_url_gets_tls_and_new_conn_a_connection_per_request() {
+        let mut spec = http("https://127.0.0.1:8443/");
+        spec.http.insecure = true;
+        spec.http.new_conn = true;
+        let c = Config::try_from(&spec).unwrap();
+        assert!(c.tls.is_some());
+        assert_eq!(c.lifetime, Lifetime::PerRequest);
+    }
+
+    #[test]
+    fn tls_flags_with_a_plain_url_name_the_flag() {
+        let mut spec = http("http://127.0.0.1:1/");
+        spec.http.new_conn = true;
+        spec.http.tls_resume = Some(TlsResume::Tickets);
+        assert!(
+            error_of(&spec).contains("--tls-resume"),
+            "{}",
+            error_of(&spec)
+        );
+    }
+}
