@@ -3,7 +3,8 @@
 //! ([`shapes`], [`pipeline`]); [`quick`] is a fast subset (one request per declared endpoint and
 //! a 1-byte echo) for the pre-lap check of `run`. Every failure is a named [`Check`] with a
 //! [`Diff`] of what was expected and what came. The transports: the HTTP/1.1 contract over TLS
-//! ([`over_tls`], on [`tls`]) and HTTP/2 over TLS and cleartext ([`http2`]).
+//! ([`over_tls`], on [`tls`]) and HTTP/2 over TLS and cleartext ([`http2`]). WebSocket echo
+//! (`ws-echo`) is checked on `PORT` by [`ws`], on the codec the engine shares.
 //!
 //! Its HTTP/1.1 client ([`http`]) is hand-written on purpose: it must see the exact bytes a
 //! server sends (framing, header case, a connection left open); over TLS it sees the same bytes
@@ -27,6 +28,7 @@ pub mod timeouts;
 pub mod tls;
 #[cfg(test)]
 mod tls_fixture;
+pub mod ws;
 
 pub use diff::Diff;
 pub use http::Dial;
@@ -160,7 +162,8 @@ pub fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
     })
 }
 
-/// The whole contract for the declared features: HTTP on `PORT`, echo, then the transports
+/// The whole contract for the declared features: HTTP on `PORT`, echo, WebSocket echo on
+/// `PORT` (`ws-echo` needs [`Targets::http`]; without it, a failed check), then the transports
 /// (`tls` and `h2` need [`Targets::tls`], `h2c` [`Targets::http`]; a declared transport without
 /// its address is a failed check).
 pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
@@ -191,8 +194,36 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
         }
         out.push(echo::check_concurrent(addr, 100));
     }
+    out.extend(check_websocket(targets, features, ws::check_all));
     out.extend(check_transports(targets, features));
     out
+}
+
+/// Every `ws-echo` check on [`Targets::http`] (for a run's pre-lap check of a server its laps
+/// bench on `ws-echo`).
+pub fn check_ws(targets: &Targets) -> VerifyReport {
+    VerifyReport {
+        server: String::new(),
+        checks: check_websocket(targets, &[Feature::WsEcho], ws::check_all),
+        log_path: None,
+    }
+}
+
+/// `checks` (all of [`ws`], or its quick one) when `ws-echo` is declared; a failed check when
+/// there is no `PORT` to run them on.
+fn check_websocket<C: IntoIterator<Item = Check>>(
+    targets: &Targets,
+    features: &[Feature],
+    checks: impl FnOnce(SocketAddr) -> C,
+) -> Vec<Check> {
+    match (features.contains(&Feature::WsEcho), targets.http) {
+        (false, _) => Vec::new(),
+        (true, Some(addr)) => checks(addr).into_iter().collect(),
+        (true, None) => {
+            let d = Diff::new("address", "PORT to check ws-echo on", "none given");
+            vec![Check::new("ws-echo on PORT", vec![d])]
+        }
+    }
 }
 
 /// The checks of the declared transports.
@@ -258,7 +289,7 @@ pub fn real_world(addr: SocketAddr, e: &checks::Endpoint, good: &[checks::Endpoi
 /// Connections of the many-connections check.
 pub const CONNECTIONS_AT_ONCE: usize = 200;
 
-/// A fast subset: one request per declared endpoint and a 1-byte echo.
+/// A fast subset: one request per declared endpoint, a 1-byte echo and one WebSocket echo.
 pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     let mut checks_run = Vec::new();
     if let Some(addr) = targets.http {
@@ -269,6 +300,7 @@ pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     if let (Some(addr), true) = (targets.echo, features.contains(&Feature::Echo)) {
         checks_run.push(echo::check_echo(addr, 1));
     }
+    checks_run.extend(check_websocket(targets, features, |a| [ws::quick(a)]));
     VerifyReport {
         server: String::new(),
         checks: checks_run,

@@ -151,7 +151,7 @@ fn start(
 }
 
 /// Marks failed checks that a deviation declared in the manifest explains.
-fn mark_deviations(checks: &mut [Check], server: &Server) {
+pub(crate) fn mark_deviations(checks: &mut [Check], server: &Server) {
     for c in checks.iter_mut().filter(|c| !c.diffs.is_empty()) {
         let declared = server
             .manifest

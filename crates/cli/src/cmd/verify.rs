@@ -35,7 +35,7 @@ pub struct Args {
     #[arg(long, value_name = "URL", conflicts_with = "servers")]
     pub url: Option<String>,
     /// With --url: what the server implements of spec/contract.md (default: the HTTP features,
-    /// and `tls` for an https:// URL).
+    /// and `tls` for an https:// URL; `ws-echo` checks the WebSocket echo on /ws).
     #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "url")]
     pub implements: Vec<String>,
     /// With an https:// --url: trust exactly the certificates in this PEM file.

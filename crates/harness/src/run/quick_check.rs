@@ -24,7 +24,11 @@ impl RunState<'_> {
         on_event(Event::Verifying {
             server: server.id.clone(),
         });
-        match quick_check(server, target, &transports(&self.opts.suite, server)) {
+        let (suite, ws) = (
+            &self.opts.suite,
+            benches_websocket(&self.opts.suite, server),
+        );
+        match quick_check(server, target, &transports(suite, server), ws) {
             Ok(()) => {
                 self.verified.insert(si);
                 Ok(())
@@ -41,10 +45,14 @@ impl RunState<'_> {
 /// A fast contract check before the first lap: `verify::quick` (one request per declared
 /// endpoint, one echo), then the same requests over each transport the server's laps use
 /// (`tls`, `h2`, `h2c`), so a lap over TLS or HTTP/2 starts on a server that answers there.
+/// When its laps bench `ws-echo` (`ws`), every `ws-echo` check runs (well under a second), so a
+/// server failing any of them (beyond the deviations its manifest declares) is not benchmarked
+/// on it; otherwise none does.
 fn quick_check(
     server: &Server,
     target: &Target,
     transports: &[Feature],
+    ws: bool,
 ) -> Result<(), QuickCheckError> {
     let address = |source| QuickCheckError::Address {
         host: target.host.clone(),
@@ -57,8 +65,17 @@ fn quick_check(
         let addr = serverbench_contract::resolve(&target.host, port).map_err(address)?;
         targets = targets.with_tls(TlsTarget::with_cert(addr, &target.host, ca));
     }
-    let features = &server.manifest.implements;
+    let features: Vec<Feature> = (server.manifest.implements.iter())
+        .filter(|f| !f.is_websocket())
+        .copied()
+        .collect();
+    let features = &features;
     let mut failures = serverbench_contract::quick(&targets, features).failure_lines();
+    if ws {
+        let mut report = serverbench_contract::check_ws(&targets);
+        crate::verify::mark_deviations(&mut report.checks, server);
+        failures.extend(report.failure_lines());
+    }
     for &over in transports {
         let report = serverbench_contract::quick_over(&targets, features, over);
         failures.extend(report.failure_lines());
@@ -81,4 +98,13 @@ pub(super) fn transports(suite: &crate::suite::Suite, server: &Server) -> Vec<Fe
     v.sort();
     v.dedup();
     v
+}
+
+/// True when a scenario of `suite` that `server` runs needs a WebSocket feature (`ws-echo`).
+pub(super) fn benches_websocket(suite: &crate::suite::Suite, server: &Server) -> bool {
+    suite
+        .scenarios
+        .iter()
+        .filter(|sc| sc.needs().iter().all(|f| server.implements(*f)))
+        .any(|sc| sc.requires.iter().any(|f| f.is_websocket()))
 }

@@ -1,6 +1,6 @@
 //! Unit tests of one server's share of a lap: the ETA, the resume index, a server that dies.
 
-use super::quick_check::transports;
+use super::quick_check::{benches_websocket, transports};
 use super::*;
 use crate::suite::{Profile, Scenario, ServerSelection, Suite};
 use serverbench_model::Feature;
@@ -188,6 +188,24 @@ fn a_server_is_quick_checked_over_the_transports_of_the_laps_it_runs() {
         transports(&s, &every),
         vec![Feature::Tls, Feature::H2, Feature::H2c]
     );
+}
+
+#[test]
+fn only_a_suite_with_a_ws_echo_lap_for_the_server_runs_the_ws_checks_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = suite(1);
+    s.scenarios = vec![Scenario::builtin("hello").unwrap()];
+    let both = [Feature::Hello, Feature::WsEcho];
+    let ws = Server::from_command("a", "true", dir.path(), &both).unwrap();
+    let http = Server::from_command("b", "true", dir.path(), &[Feature::Hello]).unwrap();
+    assert!(!benches_websocket(&s, &ws), "a hello suite skips them");
+    s.scenarios.push(Scenario {
+        name: "ws-echo".into(),
+        requires: vec![Feature::WsEcho],
+        ..Scenario::default()
+    });
+    assert!(benches_websocket(&s, &ws));
+    assert!(!benches_websocket(&s, &http), "b runs no ws-echo lap");
 }
 
 #[test]
