@@ -260,6 +260,10 @@ fn tcp_stream_reports_equal_bytes_both_ways_and_mbps() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["mode"], "tcp-stream");
     assert_eq!(v["bytes_read"], v["bytes_written"]);
+    assert_eq!(
+        v["bytes_in_flight"], 0,
+        "the drain after the end waits for every echo"
+    );
     assert!(v["mbps_down"].as_f64().unwrap() > 0.0);
 }
 
