@@ -157,7 +157,7 @@ impl Worker<'_> {
     }
 
     /// TCP stream: stop writing and read until every connection got back what it sent, or until
-    /// nothing came back for the request timeout (at least [`DRAIN_NS`]), or [`DRAIN_CAP`] turns
+    /// nothing came back for the request timeout (at least [`DRAIN_NS`]), or [`DRAIN_CAP`] spans
     /// of that. What was still in flight then is the result's `bytes_in_flight`.
     pub(super) fn drain_stream(&mut self, events: &mut Events) {
         self.stopping = true;
