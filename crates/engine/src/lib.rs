@@ -287,6 +287,7 @@ fn build_result(
         mbps_up: bytes_both_ways.then(|| mbps(s.bytes_written)),
         bytes_per_connection: bytes_both_ways
             .then(|| (s.bytes_read + s.bytes_written) as f64 / config.connections as f64),
+        bytes_in_flight: (mode == result::Mode::TcpStream).then_some(s.bytes_in_flight),
         measure_start_unix_s: None,
         histograms: Some(histo::of_run(
             &s.latency,

@@ -100,6 +100,8 @@ pub struct Stats {
     pub late: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
+    /// TCP stream: bytes sent whose echo had not come back when the drain after the end gave up.
+    pub bytes_in_flight: u64,
     pub seconds: Vec<Second>,
     /// Connects and TLS handshakes.
     pub conn: ConnStats,
@@ -132,6 +134,7 @@ impl Stats {
             late: 0,
             bytes_read: 0,
             bytes_written: 0,
+            bytes_in_flight: 0,
             seconds: Vec::new(),
             naps: Default::default(),
             conn: ConnStats::new(),
@@ -339,6 +342,7 @@ impl Stats {
         self.late += o.late;
         self.bytes_read += o.bytes_read;
         self.bytes_written += o.bytes_written;
+        self.bytes_in_flight += o.bytes_in_flight;
         if self.seconds.len() < o.seconds.len() {
             self.seconds.resize(o.seconds.len(), Second::default());
         }

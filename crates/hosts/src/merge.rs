@@ -136,6 +136,7 @@ fn sum_counters(rs: &[&LoadResult]) -> LoadResult {
         bytes_per_connection: first
             .bytes_per_connection
             .map(|_| (bytes_read + bytes_written) as f64 / f64::from(connections.max(1))),
+        bytes_in_flight: rs.iter().map(|r| r.bytes_in_flight).sum(),
         measure_start_unix_s: rs
             .iter()
             .filter_map(|r| r.measure_start_unix_s)

@@ -200,6 +200,10 @@ pub struct LoadResult {
     pub mbps_up: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_connection: Option<f64>,
+    /// `--mode stream`: bytes sent whose echo had not come back when the drain after the end
+    /// gave up (0 when every echo came back; then `bytes_read` equals `bytes_written`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_in_flight: Option<u64>,
     /// HTTP: `keep-alive` or `new-conn` (a connection per request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_mode: Option<String>,

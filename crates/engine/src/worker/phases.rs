@@ -156,42 +156,58 @@ impl Worker<'_> {
         );
     }
 
-    /// TCP stream: stop writing and read until every connection got back what it sent.
+    /// TCP stream: stop writing and read until every connection got back what it sent, or until
+    /// nothing came back for the request timeout (at least [`DRAIN_NS`]), or [`DRAIN_CAP`] spans
+    /// of that. What was still in flight then is the result's `bytes_in_flight`.
     pub(super) fn drain_stream(&mut self, events: &mut Events) {
         self.stopping = true;
-        let deadline = sys::now_ns() + DRAIN_NS;
-        if let Backend::Uring(_) = self.io {
-            while self.draining() && sys::now_ns() < deadline {
-                if self.uring_turn(TICK_NS, None).is_err() {
-                    break;
-                }
-            }
-            return;
-        }
+        let stall = self.timeout_ns.max(DRAIN_NS);
+        let mut drain = Drain::new(sys::now_ns(), stall);
         let mut buf = std::mem::take(&mut self.buf);
-        // Events of the last batch were not handled: read every connection once first.
-        for i in 0..self.conns.len() {
-            self.drain_one(i, &mut buf);
+        if let Backend::Epoll(_) = self.io {
+            // Events of the last batch were not handled: read every connection once first.
+            for i in 0..self.conns.len() {
+                self.drain_one(i, &mut buf);
+            }
         }
-        while self.draining() && sys::now_ns() < deadline {
-            let Backend::Epoll(poll) = &mut self.io else {
-                break;
-            };
-            let _ = poll.poll(events, Some(Duration::from_millis(10)));
-            for ev in events.iter() {
-                if ev.token().0 < self.conns.len() {
-                    self.drain_one(ev.token().0, &mut buf);
+        while self.draining() && drain.goes_on(sys::now_ns(), self.echoed()) {
+            match &mut self.io {
+                Backend::Uring(_) => {
+                    if self.uring_turn(TICK_NS, None).is_err() {
+                        break;
+                    }
+                }
+                Backend::Epoll(poll) => {
+                    let _ = poll.poll(events, Some(Duration::from_millis(10)));
+                    for ev in events.iter() {
+                        if ev.token().0 < self.conns.len() {
+                            self.drain_one(ev.token().0, &mut buf);
+                        }
+                    }
                 }
             }
         }
         self.buf = buf;
+        self.stats.bytes_in_flight = self
+            .conns
+            .iter()
+            .filter(|c| c.state == State::Ready)
+            .map(|c| c.wr.saturating_sub(c.rd))
+            .sum();
     }
 
-    /// Whether a TCP stream connection still waits for echoes of what it sent.
+    /// Echo bytes read back so far, over the connections still up.
+    fn echoed(&self) -> u64 {
+        self.conns.iter().map(|c| c.rd).sum()
+    }
+
+    /// Whether a TCP stream connection still waits for echoes of what it sent (io_uring: or for
+    /// a send still in the kernel, whose bytes count once it completes).
     fn draining(&self) -> bool {
         self.conns
             .iter()
-            .any(|c| c.state == State::Ready && c.rd < c.wr)
+            .enumerate()
+            .any(|(i, c)| c.state == State::Ready && (c.rd < c.wr || self.send_in_kernel(i)))
     }
 
     /// Reads one connection to EAGAIN; echoes that arrive after the end still answer measured
@@ -203,5 +219,64 @@ impl Worker<'_> {
         let before = self.conns[i].rd;
         self.read_all(i, true, sys::now_ns(), buf);
         self.stats.bytes_read += self.conns[i].rd.saturating_sub(before);
+    }
+}
+
+/// How many stall spans a drain may last in all, however slowly echoes trickle back.
+const DRAIN_CAP: u64 = 5;
+
+/// The clock of a TCP stream's drain: it goes on while echoes keep coming, until one stall span
+/// passes without a byte, or [`DRAIN_CAP`] spans in all.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Drain {
+    stall: u64,
+    cap_at: u64,
+    last_progress: u64,
+    echoed: Option<u64>,
+}
+
+impl Drain {
+    pub(super) fn new(now: u64, stall: u64) -> Self {
+        Drain {
+            stall,
+            cap_at: now.saturating_add(stall.saturating_mul(DRAIN_CAP)),
+            last_progress: now,
+            echoed: None,
+        }
+    }
+
+    /// Whether to wait on, given the echo bytes read so far.
+    pub(super) fn goes_on(&mut self, now: u64, echoed: u64) -> bool {
+        if self.echoed != Some(echoed) {
+            self.echoed = Some(echoed);
+            self.last_progress = now;
+        }
+        now < self.cap_at && now.saturating_sub(self.last_progress) < self.stall
+    }
+}
+
+#[cfg(test)]
+mod drain_tests {
+    use super::Drain;
+
+    #[test]
+    fn a_drain_goes_on_while_echoes_keep_coming_past_one_stall_span() {
+        let mut d = Drain::new(0, 100);
+        assert!(d.goes_on(0, 0));
+        assert!(d.goes_on(90, 10));
+        assert!(d.goes_on(180, 20), "progress at 90 restarted the span");
+        assert!(!d.goes_on(281, 20), "no byte for a whole span");
+    }
+
+    #[test]
+    fn a_drain_stops_at_its_cap_even_while_echoes_trickle_in() {
+        let mut d = Drain::new(0, 100);
+        let mut echoed = 0;
+        let mut t = 0;
+        while d.goes_on(t, echoed) {
+            t += 50;
+            echoed += 1;
+        }
+        assert_eq!(t, 500);
     }
 }

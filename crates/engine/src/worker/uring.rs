@@ -122,6 +122,14 @@ impl Uring {
 }
 
 impl Worker<'_> {
+    /// io_uring: whether connection `i` has a send in the kernel (never on epoll).
+    pub(super) fn send_in_kernel(&self, i: usize) -> bool {
+        match &self.io {
+            super::Backend::Uring(u) => u.slots[i].busy,
+            super::Backend::Epoll(_) => false,
+        }
+    }
+
     pub(super) fn uring(&mut self) -> &mut Uring {
         match &mut self.io {
             super::Backend::Uring(u) => u,
