@@ -5,6 +5,7 @@ use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::setup::{setup_servers, Outcome, SetupEvent, SetupOptions, Step};
 use serverbench_catalog::{Catalog, Server};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -50,6 +51,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     };
     let mut screen = Screen {
         paths: &paths,
+        live: std::io::stdout().is_terminal(),
         steps: Vec::new(),
         skipped: None,
     };
@@ -90,9 +92,12 @@ const TAIL_LINES: usize = 10;
 
 /// `setup`'s screen: one line per server when its setup ends (its steps and their times, or
 /// why it was skipped); a failure adds its error and the end of its log. Nothing is wider
-/// than [`WIDTH`]: the commands and their output are in the server's setup log.
+/// than [`WIDTH`]: the commands and their output are in the server's setup log. On a
+/// terminal, the step under way shows on the line the server's result then replaces.
 struct Screen<'a> {
     paths: &'a Paths,
+    /// stdout is a terminal.
+    live: bool,
     /// The steps of the server being set up, with their times.
     steps: Vec<(Step, Duration)>,
     /// Why it was skipped.
@@ -102,6 +107,10 @@ struct Screen<'a> {
 impl Screen<'_> {
     fn event(&mut self, e: SetupEvent) {
         match e {
+            SetupEvent::StepStarted { server, step, .. } if self.live => {
+                print!("\r\x1b[K{}", fit(&format!("[{server}] {step}…")));
+                let _ = std::io::stdout().flush();
+            }
             SetupEvent::StepStarted { .. } => {}
             SetupEvent::StepFinished { step, elapsed, .. } => self.steps.push((step, elapsed)),
             SetupEvent::Skipped { reason, .. } => self.skipped = Some(reason),
@@ -111,6 +120,7 @@ impl Screen<'_> {
                 error,
                 log_tail,
             } => {
+                self.clear();
                 let log = self.paths.setup_log(&server);
                 eprintln!("{}", fit(&format!("[{server}] FAILED at {step}: {error}")));
                 eprintln!("{}", fit(&format!("[{server}]   log: {}", log.display())));
@@ -124,6 +134,7 @@ impl Screen<'_> {
                 outcome,
                 elapsed,
             } => {
+                self.clear();
                 let steps = std::mem::take(&mut self.steps);
                 let skipped = self.skipped.take();
                 println!(
@@ -131,6 +142,16 @@ impl Screen<'_> {
                     fit(&server_line(&server, &outcome, &steps, skipped, elapsed))
                 );
             }
+        }
+    }
+}
+
+impl Screen<'_> {
+    /// Clears the line of the step under way (on a terminal).
+    fn clear(&self) {
+        if self.live {
+            print!("\r\x1b[K");
+            let _ = std::io::stdout().flush();
         }
     }
 }
@@ -151,10 +172,9 @@ fn server_line(
         Outcome::Built => format!("ok: {}", times.join(", ")),
         Outcome::UpToDate => format!("ok: {}", skipped.unwrap_or_else(|| "up to date".into())),
         Outcome::Skipped(why) => format!("skipped: {why}"),
-        Outcome::Failed(_) if times.is_empty() => "FAILED".to_string(),
-        Outcome::Failed(_) => format!("FAILED after {}", times.join(", ")),
+        Outcome::Failed(_) => format!("FAILED after {:.1} s", elapsed.as_secs_f64()),
     };
-    format!("[{server}] {what} ({:.1} s)", elapsed.as_secs_f64())
+    format!("[{server}] {what}")
 }
 
 /// `line` cut to [`WIDTH`] characters, the cut marked with `…`.
@@ -192,6 +212,6 @@ mod tests {
             None,
             Duration::from_secs(17),
         );
-        assert_eq!(line, "[c/nginx] ok: setup 2.1 s, build 14.3 s (17.0 s)");
+        assert_eq!(line, "[c/nginx] ok: setup 2.1 s, build 14.3 s");
     }
 }

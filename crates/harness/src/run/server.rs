@@ -112,7 +112,7 @@ impl<'c> RunState<'c> {
             }
         }
         for (cores, pool) in starts {
-            let group = pending.iter().filter(|j| start_of(j) == (cores, pool));
+            let group = pending.iter().filter(|&j| start_of(j) == (cores, pool));
             let group: Vec<Job> = group.copied().collect();
             let server = &ctx.plan.servers[si];
             let turn = Turn {
@@ -222,7 +222,7 @@ impl<'c> RunState<'c> {
             }
             let lap = Lap {
                 job: *j,
-                proc,
+                proc: &mut *proc,
                 target,
                 index: self.progress.next(),
                 eta: self.progress.eta(),
