@@ -429,6 +429,59 @@ mod tests {
         assert_eq!(anchor(&w, &["hello-c50-rps"]), "hello-c50");
     }
 
+    fn warning(kind: WarningKind, server: &str, message: &str) -> Warning {
+        Warning {
+            kind,
+            scenario: "hello".into(),
+            profile: "c50".into(),
+            server: Some(server.into()),
+            message: format!("{server} (hello, c50): {message}"),
+        }
+    }
+
+    #[test]
+    fn diagnostics_are_grouped_by_kind_as_the_terminal_groups_them_each_sentence_one_click_away() {
+        let mut warnings: Vec<Warning> = (0..30)
+            .map(|i| warning(WarningKind::Noisy, &format!("lang/s{i}"), "noisy"))
+            .collect();
+        warnings.push(warning(
+            WarningKind::Errors,
+            "c/nginx",
+            "0.2% of requests failed",
+        ));
+        let summary = Summary {
+            suite: Some("quick".into()),
+            baseline: None,
+            tables: Vec::new(),
+            warnings,
+            scaling: Vec::new(),
+            hosts: Vec::new(),
+            protocols: Vec::new(),
+            database: Vec::new(),
+            disturbed: Vec::new(),
+            until_ci: None,
+        };
+        let html = HtmlExporter { records: &[] }.render(&summary, None);
+        let diag = &html[html.find("id=\"diagnostics\"").unwrap()..];
+        let diag = &diag[..diag.find("</ul>\n").unwrap()];
+        assert_eq!(diag.matches("<details>").count(), 1, "{diag}");
+        assert!(
+            diag.contains("<summary><span class=\"kind\">noisy</span>30 servers noisy"),
+            "{diag}"
+        );
+        assert_eq!(
+            diag.matches("see chart").count(),
+            31,
+            "every sentence is kept"
+        );
+        let errors = diag.find("0.2% of requests failed").unwrap();
+        assert!(errors > diag.find("</details>").unwrap(), "{diag}");
+        assert!(
+            html.contains("<a href=\"#diagnostics\">31 diagnostics</a>"),
+            "{html}"
+        );
+    }
+
     #[test]
     fn missing_numbers_sort_last_and_show_a_dash() {
         use crate::table::{Cell, Column, Row};
