@@ -33,7 +33,7 @@ tbody tr:hover{background:#f6f8fa}.scroll{overflow-x:auto}\
 table.env th{background:none;cursor:default;text-align:left;color:#57606a;font-weight:600}\
 table.env td{text-align:left;white-space:normal}\
 .diag{padding-left:20px}.diag li{margin:6px 0}.diag a{font-size:12px;margin-left:6px}\
-.diag details{margin:0}.diag details ul{padding-left:18px;margin:4px 0}.diag details li{margin:3px 0}\
+.diag li.g{list-style:none}.diag details{margin:0}.diag details ul{padding-left:18px;margin:4px 0}.diag details li{margin:3px 0}\
 .kind{display:inline-block;font-size:11px;font-weight:600;padding:0 6px;border-radius:8px;\
 background:#fff8c5;color:#7d4e00;margin-right:6px}\
 .figs{display:flex;flex-wrap:wrap;gap:14px;margin:12px 0}\
@@ -236,7 +236,7 @@ fn diagnostics(out: &mut String, summary: &Summary, ids: &[&str]) {
             } => {
                 let _ = write!(
                     out,
-                    "<li><details><summary><span class=\"kind\">{}</span>{}</summary><ul>",
+                    "<li class=\"g\"><details><summary><span class=\"kind\">{}</span>{}</summary><ul>",
                     esc(&kind_label(kind)),
                     esc(&line)
                 );
