@@ -81,6 +81,15 @@ pub enum SetupEvent {
         /// The last lines of the setup log.
         log_tail: String,
     },
+    /// The server's setup ended (after its other events).
+    Finished {
+        /// Server id.
+        server: String,
+        /// How it ended.
+        outcome: Outcome,
+        /// How long its setup took, checks included.
+        elapsed: Duration,
+    },
 }
 
 /// How one server's setup ended.
@@ -129,13 +138,20 @@ pub fn setup_servers(
     on_event: &mut dyn FnMut(SetupEvent),
 ) -> Vec<ServerSetup> {
     let mut apt_updated = false;
-    servers
-        .iter()
-        .map(|s| ServerSetup {
+    let mut one = |s: &Server| {
+        let t = Instant::now();
+        let outcome = setup_one(s, paths, opts, &mut apt_updated, on_event);
+        on_event(SetupEvent::Finished {
             server: s.id.clone(),
-            outcome: setup_one(s, paths, opts, &mut apt_updated, on_event),
-        })
-        .collect()
+            outcome: outcome.clone(),
+            elapsed: t.elapsed(),
+        });
+        ServerSetup {
+            server: s.id.clone(),
+            outcome,
+        }
+    };
+    servers.iter().map(|s| one(s)).collect()
 }
 
 struct Ctx<'a> {

@@ -59,7 +59,7 @@ impl Exit {
             Exit::CheckFailed => 7,
             Exit::NoGo => 8,
             Exit::Inconclusive => 9,
-            Exit::Interrupted => 130,
+            Exit::Interrupted => serverbench_harness::process::INTERRUPTED,
         }
     }
 

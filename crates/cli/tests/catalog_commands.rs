@@ -138,18 +138,74 @@ fn setup_runs_once_then_reports_up_to_date() {
     let first = serverbench(&fixture_root(), cache.path(), &args);
     assert!(first.status.success(), "{}", stdout(&first));
     let text = stdout(&first);
-    assert!(
-        text.contains("[python/setup-counter] setup: echo ran"),
-        "{text}"
-    );
+    assert!(text.contains("[python/setup-counter] ok: setup "), "{text}");
     assert!(
         text.contains("[python/unavailable] skipped: unavailable: needs a GPU"),
         "{text}"
     );
     let second = serverbench(&fixture_root(), cache.path(), &args);
-    assert!(stdout(&second).contains("[python/setup-counter] skipped: up to date"));
+    assert!(stdout(&second).contains("[python/setup-counter] ok: up to date"));
     let count = std::fs::read_to_string(cache.path().join("setup-count")).unwrap();
     assert_eq!(count.lines().count(), 1);
+}
+
+/// A server folder in a new root whose setup command is `setup` (a copy of setup-counter's
+/// manifest).
+fn root_with_setup(name: &str, setup: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("spec")).unwrap();
+    std::fs::write(root.path().join("spec/contract.md"), "x").unwrap();
+    let manifest = fixture_root().join("servers/python/setup-counter/server.toml");
+    let text = std::fs::read_to_string(manifest)
+        .unwrap()
+        .replace("python/setup-counter", &format!("python/{name}"))
+        .replace(
+            "setup = 'echo ran >> \"$SERVERBENCH_CACHE/setup-count\"'",
+            &format!("setup = '{setup}'"),
+        );
+    let dir = root.path().join("servers/python").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("server.toml"), text).unwrap();
+    root
+}
+
+#[test]
+fn setup_prints_one_line_per_server_within_120_columns_and_logs_the_commands_whole() {
+    // A 561-column command, as long as the longest of `make bench`'s, succeeding and failing.
+    let long = format!("true {}", "--some-flag=value ".repeat(31));
+    let ok = root_with_setup("long", &long);
+    let failing = root_with_setup(
+        "long-fail",
+        &format!("{long}; echo {}; exit 3", "y".repeat(300)),
+    );
+    for (root, code) in [(&ok, 0), (&failing, 7)] {
+        let out = serverbench(root.path(), root.path(), &["setup", "--no-apt"]);
+        assert_eq!(out.status.code(), Some(code));
+        let text = stdout(&out) + &String::from_utf8_lossy(&out.stderr);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= 120,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        let log = std::fs::read_dir(root.path().join("logs"))
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect::<String>();
+        assert!(
+            log.contains(&long),
+            "the setup log holds the whole command: {log}"
+        );
+    }
+    let out = serverbench(ok.path(), ok.path(), &["setup", "--no-apt", "--force"]);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("[python/long]"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one line for the server: {text}");
+    assert!(lines[0].starts_with("[python/long] ok: setup "), "{text}");
 }
 
 #[test]

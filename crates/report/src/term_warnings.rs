@@ -1,7 +1,8 @@
 //! The terminal's warnings: the first screen after a run. Warnings of a kind that repeats per
 //! server (noise, outlier laps, too few laps, ...) become one line naming the servers and what
-//! to do; failures, errors and one-off warnings keep their own lines. `report --warnings`, the
-//! Markdown and the HTML report keep every sentence.
+//! to do; failures, errors and one-off warnings keep their own lines. `report --warnings` and
+//! the Markdown keep every sentence; the HTML report groups as here ([`groups`]), each
+//! sentence one click away.
 
 use crate::text::bullet;
 use serverbench_analysis::stats::{MIN_LAPS_FOR_BOOTSTRAP, NOISY_CV};
@@ -12,6 +13,53 @@ const NAMES_SHOWN: usize = 8;
 
 /// The marker after a noisy server's name in the tables, and its legend.
 pub const NOISY_MARK: &str = "?";
+
+/// Warnings as the terminal groups them.
+#[derive(Debug)]
+pub enum Group<'a> {
+    /// Several warnings of a kind that names servers: one line for them all.
+    Kind {
+        /// Their kind.
+        kind: WarningKind,
+        /// `30 servers noisy (...): a, b, ... and 22 more; ranks uncertain; run more laps`.
+        line: String,
+        /// Each warning, with its own sentence.
+        warnings: Vec<&'a Warning>,
+    },
+    /// A warning on a line of its own (a failure, an error, a kind seen once).
+    One(&'a Warning),
+}
+
+/// The warnings grouped by kind, kinds in order of first appearance: a kind that repeats per
+/// server makes one [`Group::Kind`]; failures, errors and one-off warnings stay [`Group::One`].
+pub fn groups(warnings: &[Warning]) -> Vec<Group<'_>> {
+    let mut kinds: Vec<WarningKind> = Vec::new();
+    for w in warnings {
+        if !kinds.contains(&w.kind) {
+            kinds.push(w.kind);
+        }
+    }
+    let mut out = Vec::new();
+    for kind in kinds {
+        let of_kind: Vec<&Warning> = warnings.iter().filter(|w| w.kind == kind).collect();
+        let servers = servers(&of_kind);
+        match phrase(kind) {
+            Some((what, advice)) if of_kind.len() > 1 && !servers.is_empty() => {
+                let mut line = grouped_line(&servers, &what, advice);
+                if servers.len() != of_kind.len() {
+                    line = format!("{line} ({} rows)", of_kind.len());
+                }
+                out.push(Group::Kind {
+                    kind,
+                    line,
+                    warnings: of_kind,
+                });
+            }
+            _ => out.extend(of_kind.into_iter().map(Group::One)),
+        }
+    }
+    out
+}
 
 /// The warnings section: grouped by kind unless `detail`, each as a bullet.
 pub fn section(warnings: &[Warning], detail: bool) -> String {
@@ -25,30 +73,14 @@ pub fn section(warnings: &[Warning], detail: bool) -> String {
         }
         return out;
     }
-    let mut kinds: Vec<WarningKind> = Vec::new();
-    for w in warnings {
-        if !kinds.contains(&w.kind) {
-            kinds.push(w.kind);
-        }
-    }
     let mut grouped = false;
-    for kind in kinds {
-        let of_kind: Vec<&Warning> = warnings.iter().filter(|w| w.kind == kind).collect();
-        let servers = servers(&of_kind);
-        match phrase(kind) {
-            Some((what, advice)) if of_kind.len() > 1 && servers.len() == of_kind.len() => {
-                out.push_str(&bullet(&grouped_line(&servers, &what, advice)));
-                grouped = true;
-            }
-            Some((what, advice)) if of_kind.len() > 1 && !servers.is_empty() => {
-                let line = grouped_line(&servers, &what, advice);
-                let line = format!("{line} ({} rows)", of_kind.len());
+    for g in groups(warnings) {
+        match g {
+            Group::Kind { line, .. } => {
                 out.push_str(&bullet(&line));
                 grouped = true;
             }
-            _ => of_kind
-                .iter()
-                .for_each(|w| out.push_str(&bullet(&w.message))),
+            Group::One(w) => out.push_str(&bullet(&w.message)),
         }
     }
     if grouped {

@@ -201,6 +201,12 @@ fn html_page_holds_every_table_row_and_chart_and_nothing_external() {
         "8 charts and 5 x 2 + 2 x 1 timelines (an echo stream has no latency)"
     );
     assert_eq!(html.matches("<details>").count(), 7);
+    let diagnostics = html.find("<h2 id=\"diagnostics\">").unwrap();
+    let last_chart = html.rfind("<svg ").unwrap();
+    assert!(
+        html.find("<table class=\"sortable\">").unwrap() < diagnostics && last_chart < diagnostics,
+        "the page leads with its tables and charts, the diagnostics follow"
+    );
     let without_xmlns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
     assert!(!without_xmlns.contains("http://") && !without_xmlns.contains("https://"));
     assert!(!html.contains("<link") && !html.contains(" src="));

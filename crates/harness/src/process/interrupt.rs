@@ -1,10 +1,11 @@
 //! Ctrl-C and SIGTERM, handled in one place for every command: the signal handler only writes a
 //! byte to a pipe (async-signal-safe); a thread reads it and acts.
 //!
-//! - [`OnInterrupt::Exit`] (`serve`, `verify`): stop every registered server group, exit 130.
+//! - [`OnInterrupt::Exit`] (`serve`, `verify`): stop every registered server group, exit
+//!   [`INTERRUPTED`] (130).
 //! - [`OnInterrupt::Cancel`] (`run`): the first signal sets the cancel flag, so the lap in flight
 //!   is dropped (never recorded) and the run ends cleanly; a second signal, or a graceful stop
-//!   lasting longer than [`GRACE`], stops every group and exits 130.
+//!   lasting longer than [`GRACE`], stops every group and exits [`INTERRUPTED`].
 //!
 //! Servers and load tools run in process groups of their own, so a terminal's Ctrl-C reaches
 //! only serverbench, which then decides what to stop.
@@ -16,6 +17,10 @@ use std::time::Duration;
 
 /// How long a graceful stop may take before everything is stopped at once.
 pub const GRACE: Duration = Duration::from_secs(15);
+
+/// The exit status of an interrupted serverbench: 128 + SIGINT, as shells report Ctrl-C. The
+/// CLI's `Exit::Interrupted` has this code too.
+pub const INTERRUPTED: u8 = 128 + libc::SIGINT as u8;
 
 static INTERRUPT_PIPE: AtomicI32 = AtomicI32::new(-1);
 
@@ -33,7 +38,7 @@ extern "C" fn on_interrupt(sig: libc::c_int) {
 /// What the first signal does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnInterrupt {
-    /// Stop every registered server group and exit 130.
+    /// Stop every registered server group and exit [`INTERRUPTED`].
     Exit,
     /// Set the cancel flag; the second signal (or [`GRACE`]) exits.
     Cancel,
@@ -66,7 +71,7 @@ pub fn install_interrupt(on: OnInterrupt, notice: fn(Stage)) -> std::io::Result<
                 return;
             }
             // Set in both modes: with `Exit`, a caller that sees its server die while the
-            // groups are being stopped knows the exit (130) is already on its way.
+            // groups are being stopped knows the exit ([`INTERRUPTED`]) is on its way.
             flag.store(true, Ordering::SeqCst);
             if on == OnInterrupt::Cancel {
                 notice(Stage::Stopping);
@@ -74,7 +79,7 @@ pub fn install_interrupt(on: OnInterrupt, notice: fn(Stage)) -> std::io::Result<
             }
             notice(Stage::Exiting);
             stop_all_registered();
-            std::process::exit(130);
+            std::process::exit(i32::from(INTERRUPTED));
         })?;
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction with a plain handler and SA_RESTART is valid.

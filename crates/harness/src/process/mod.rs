@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 mod interrupt;
 pub mod listeners;
-pub use interrupt::{install_interrupt, OnInterrupt, Stage};
+pub use interrupt::{install_interrupt, OnInterrupt, Stage, INTERRUPTED};
 
 /// How long [`ServerProcess::stop`] waits after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);

@@ -8,9 +8,10 @@
 //! The floors go to `env.json`, one per round and sessions count; the report reads each `/db`
 //! row's median req/s as a share of the median floor.
 
+use super::context::Context;
 use super::database::RunDatabase;
-use super::plan::Plan;
-use super::{Event, RunOptions};
+use super::plan::{self, Plan};
+use super::Event;
 use crate::results::{self, database::DatabaseFloor, env::Env};
 use serverbench_database::{measure_floor, FloorSpec};
 use serverbench_model::Feature;
@@ -31,7 +32,7 @@ pub(super) fn points(plan: &Plan, suite: &crate::suite::Suite) -> Vec<(u32, Dura
         if !scenario.requires.contains(&Feature::Db) {
             continue;
         }
-        let params = super::server::params(suite, j);
+        let params = plan::load_params(suite, j);
         let Some(pool) = params.pool else { continue };
         let sessions = params.connections.min(pool).max(1);
         let secs = params
@@ -53,25 +54,26 @@ pub(super) fn points(plan: &Plan, suite: &crate::suite::Suite) -> Vec<(u32, Dura
 /// `env.json` (replacing the round's, if `--resume` measures it again); a floor that cannot be
 /// measured is reported and left out.
 pub(super) fn measure(
-    plan: &Plan,
-    opts: &RunOptions,
+    ctx: &Context,
     db: Option<&mut RunDatabase>,
-    (dir, round): (&Path, u32),
+    round: u32,
     on_event: &mut dyn FnMut(Event),
 ) {
-    let Some(db) = db.filter(|d| d.pid().is_some()) else {
+    let Some(db) = db else {
         return;
     };
-    if opts.hosts.is_some() || opts.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+    if ctx.opts.hosts.is_some() || ctx.cancelled() {
         return;
     }
-    let points = points(plan, &opts.suite);
+    let (dir, client_cpus) = (&ctx.dir, &ctx.opts.pinning.client_cpus);
+    let points = points(ctx.plan, &ctx.opts.suite);
     if points.is_empty() {
         return;
     }
     let mut floors = Vec::new();
     for (clients, duration) in points {
-        let floor = one(db, opts, clients, duration, dir).map(|f| DatabaseFloor { round, ..f });
+        let floor =
+            one(db, client_cpus, clients, duration, dir).map(|f| DatabaseFloor { round, ..f });
         on_event(Event::DatabaseFloor {
             round,
             clients,
@@ -92,13 +94,13 @@ pub(super) fn measure(
 
 fn one(
     db: &mut RunDatabase,
-    opts: &RunOptions,
+    client_cpus: &[usize],
     clients: u32,
     duration: Duration,
     dir: &Path,
 ) -> Result<DatabaseFloor, String> {
     let (url, db_cpus) = db.for_floor().map_err(|e| e.to_string())?;
-    let client_cpus = opts.pinning.client_cpus.clone();
+    let client_cpus = client_cpus.to_vec();
     let spec = FloorSpec {
         clients,
         cpus: client_cpus.clone(),

@@ -5,7 +5,7 @@
 
 use super::estimate::{self, Estimate};
 use super::plan::{self, Job, Plan, ScenarioSkip};
-use super::{check_tool, server, RunError, RunOptions};
+use super::{RunError, RunOptions};
 use crate::catalog::Catalog;
 use crate::paths::Paths;
 use crate::results::{read_records, record::LapRecord, RESULTS_FILE};
@@ -108,7 +108,7 @@ pub fn dry_run(
     let suite = &opts.suite;
     let plan = plan::plan(suite, catalog, paths);
     let done = recorded(opts)?;
-    let is_done = |j: &&Job| done.contains(&server::key(&plan, suite, j));
+    let is_done = |j: &&Job| done.contains(&plan.key(suite, j));
     let pending = plan.jobs.iter().filter(|j| !is_done(j));
     let estimate = Estimate::new(&plan, suite, pending).eta();
     let already_recorded = plan.jobs.iter().filter(is_done).count();
@@ -163,7 +163,8 @@ fn refusal(opts: &RunOptions, plan: &Plan) -> Result<Option<String>, RunError> {
         exe: PathBuf::from(opts.suite.tool.to_string()),
         scratch: scratch.path().to_path_buf(),
     };
-    Ok(check_tool(&tool, plan, &opts.suite)
+    Ok(plan
+        .check_tool(&tool, &opts.suite)
         .err()
         .map(|e| e.to_string()))
 }
@@ -177,9 +178,7 @@ fn runs(plan: &Plan, opts: &RunOptions, done: &HashSet<LapKey>, si: usize) -> Ve
             let laps = plan.jobs.iter().filter(|j| {
                 (j.server, j.scenario, j.profile) == (si, first.scenario, first.profile)
             });
-            let already = laps
-                .filter(|j| done.contains(&server::key(plan, suite, j)))
-                .count() as u32;
+            let already = laps.filter(|j| done.contains(&plan.key(suite, j))).count() as u32;
             let (sc, p) = (
                 &suite.scenarios[first.scenario],
                 &suite.profiles[first.profile],
@@ -187,7 +186,7 @@ fn runs(plan: &Plan, opts: &RunOptions, done: &HashSet<LapKey>, si: usize) -> Ve
             PlannedRun {
                 scenario: sc.name.clone(),
                 mode: sc.mode,
-                transport: server::params(suite, first).transport_label(),
+                transport: plan::load_params(suite, first).transport_label(),
                 profile: p.name.clone(),
                 server_cpus: p.cores,
                 laps: suite.planned_laps().saturating_sub(already),

@@ -73,7 +73,7 @@ pub fn suite_record(suite: &Suite) -> SuiteRecord {
 }
 
 /// Builds `env.json`.
-pub fn collect(
+pub fn gather(
     paths: &Paths,
     catalog: &Catalog,
     suite: &Suite,

@@ -1,12 +1,16 @@
 //! What a run will do: which servers (and why others are skipped), which laps in which order,
 //! and where server and client are pinned.
 
+use super::{Event, RunError};
 use crate::catalog::{availability, Availability, Catalog, CatalogError, Server};
-use crate::paths::Paths;
-use crate::suite::{Scenario, ServerSelection, Suite};
-use serde::Serialize;
 use serverbench_model::Feature;
+use crate::paths::Paths;
+use crate::results::record::LoadParams;
+use crate::suite::{Scenario, ServerSelection, Suite};
+use crate::tools::{Prepared, Target};
+use serde::Serialize;
 use serverbench_results::env::{Pinning, Skipped};
+use serverbench_results::LapKey;
 
 /// One measured lap to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +143,92 @@ pub fn plan(suite: &Suite, catalog: &Catalog, paths: &Paths) -> Plan {
         skipped,
         scenario_skips,
         jobs,
+    }
+}
+
+impl Plan {
+    /// The key of a job's lap in `results.jsonl`.
+    pub(super) fn key(&self, suite: &Suite, j: &Job) -> LapKey {
+        LapKey {
+            server: self.servers[j.server].id.clone(),
+            scenario: suite.scenarios[j.scenario].name.clone(),
+            profile: suite.profiles[j.profile].name.clone(),
+            lap: j.lap,
+        }
+    }
+
+    /// Reports the servers and scenarios left out; refuses a plan with no server to run.
+    pub(super) fn announce(
+        &self,
+        suite: &Suite,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<(), RunError> {
+        for s in &self.skipped {
+            on_event(Event::ServerSkipped {
+                server: s.server.clone(),
+                why: s.why.clone(),
+            });
+        }
+        for s in &self.scenario_skips {
+            on_event(Event::ScenarioSkipped {
+                server: s.server.clone(),
+                scenario: s.scenario.clone(),
+                why: s.why.clone(),
+            });
+        }
+        if !self.servers.is_empty() {
+            return Ok(());
+        }
+        let why = self
+            .skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.server, s.why));
+        let why = why.reduce(|a, b| format!("{a}; {b}"));
+        Err(RunError::NothingToRun {
+            suite: suite.name.clone(),
+            why: why.unwrap_or_else(|| "the catalog is empty".into()),
+        })
+    }
+
+    /// Refuses, before any server starts, a tool that cannot run one of the laps (wrk with a
+    /// request count, ab with rotated paths, an external tool on a TCP scenario...).
+    pub(super) fn check_tool(&self, tool: &Prepared, suite: &Suite) -> Result<(), RunError> {
+        let target = Target {
+            host: "127.0.0.1".into(),
+            port: 1,
+            echo_port: Some(2),
+            tls_port: Some(3),
+            ca_file: None,
+        };
+        for j in self.jobs.iter().filter(|j| j.lap == 1) {
+            tool.command(&load_params(suite, j), &target, &[])?;
+        }
+        Ok(())
+    }
+}
+
+/// The load parameters of a job, as recorded (the suite's warm-up).
+pub(super) fn load_params(s: &Suite, j: &Job) -> LoadParams {
+    let (sc, p) = (&s.scenarios[j.scenario], &s.profiles[j.profile]);
+    LoadParams {
+        mode: sc.mode,
+        paths: sc.paths.clone(),
+        connections: p.connections,
+        threads: p.threads.unwrap_or(0),
+        duration_s: p.duration,
+        requests: p.requests,
+        pipeline: p.pipeline,
+        rate: p.rate,
+        warmup_s: s.warmup,
+        message: sc.message.clone(),
+        size: sc.size,
+        binary: sc.binary,
+        reconnect_every: sc.reconnect_every,
+        server_cpus: p.cores,
+        transport: sc.transport.clone(),
+        pool: sc
+            .needs_database()
+            .then(|| p.pool.or(s.pool).unwrap_or(crate::suite::DEFAULT_POOL)),
     }
 }
 

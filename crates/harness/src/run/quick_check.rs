@@ -1,44 +1,68 @@
 //! The quick contract check before a server's first lap, over every transport its laps use; a
 //! server that fails it is excluded from the run with the reason.
 
-use super::RunState;
+use super::context::Context;
+use super::start::Turn;
 use crate::catalog::Server;
+use serverbench_model::Feature;
 use crate::run::errors::{QuickCheckError, QuickCheckFailed};
 use crate::run::Event;
 use crate::tools::Target;
 use serverbench_contract::TlsTarget;
-use serverbench_model::Feature;
+use serverbench_results::env::Skipped;
+use std::collections::HashSet;
 
-impl RunState<'_> {
-    /// The quick contract check, once per server; a failing server is excluded from the run.
+/// The servers checked so far, and those excluded (by their index in the plan) with why.
+#[derive(Debug, Default)]
+pub(super) struct Checks {
+    verified: HashSet<usize>,
+    excluded: Vec<(usize, String)>,
+}
+
+impl Checks {
+    /// The quick contract check, once per server (with `quick_verify`); a failing server is
+    /// excluded from the run.
     pub(super) fn verify_once(
         &mut self,
-        si: usize,
-        server: &Server,
+        ctx: &Context,
+        turn: &Turn,
         target: &Target,
         on_event: &mut dyn FnMut(Event),
     ) -> Result<(), QuickCheckFailed> {
-        if !self.opts.quick_verify || self.verified.contains(&si) {
+        if !ctx.opts.quick_verify || self.verified.contains(&turn.si) {
             return Ok(());
         }
+        let server = turn.server;
         on_event(Event::Verifying {
             server: server.id.clone(),
         });
-        let (suite, ws) = (
-            &self.opts.suite,
-            benches_websocket(&self.opts.suite, server),
-        );
+        let (suite, ws) = (&ctx.opts.suite, benches_websocket(&ctx.opts.suite, server));
         match quick_check(server, target, &transports(suite, server), ws) {
             Ok(()) => {
-                self.verified.insert(si);
+                self.verified.insert(turn.si);
                 Ok(())
             }
             Err(e) => {
                 let e = QuickCheckFailed(e);
-                self.excluded.push((si, e.to_string()));
+                self.excluded.push((turn.si, e.to_string()));
                 Err(e)
             }
         }
+    }
+
+    /// Why server `si` was excluded, if it was.
+    pub(super) fn exclusion(&self, si: usize) -> Option<&str> {
+        let found = self.excluded.iter().find(|(s, _)| *s == si);
+        found.map(|(_, why)| why.as_str())
+    }
+
+    /// Servers excluded during the run (failed their quick verify).
+    pub(super) fn excluded(&self, servers: &[Server]) -> Vec<Skipped> {
+        let skipped = self.excluded.iter().map(|(si, why)| Skipped {
+            server: servers[*si].id.clone(),
+            why: why.clone(),
+        });
+        skipped.collect()
     }
 }
 

@@ -2,46 +2,51 @@
 //! start, the database's process tree sampled as the `database` role, `pg_stat_statements`
 //! read around the measured load, and a database that died failing the lap.
 
-use super::RunState;
+use super::context::Context;
 use crate::catalog::Server;
-use crate::paths::Paths;
 use crate::results::record::{LapRecord, LapStatus};
 use crate::run::database::RunDatabase;
 use crate::run::errors::DatabaseError;
 use crate::run::placement::Pid;
-use crate::run::plan::Job;
 use serverbench_database::Snapshot;
 use serverbench_results::Role;
 
-impl RunState<'_> {
+/// The run's database, when one of its laps needs it, and whether it died in the lap just
+/// measured.
+pub(super) struct LapDatabase {
+    db: Option<RunDatabase>,
+    lost: bool,
+}
+
+impl LapDatabase {
     /// Prepares the run's database when one of its laps needs it (started later, by the first
     /// server that needs it).
-    pub(in crate::run) fn with_database(mut self, paths: &Paths) -> Self {
-        let pools = self.plan.jobs.iter().filter_map(|j| self.pool(j));
-        if let Some(max) = pools.max() {
-            let cpus = &self.opts.pinning.server_cpus;
-            let opts = &self.opts.database;
-            let db = RunDatabase::new(opts, &paths.cache, cpus, max);
-            self.db = Some(db.on_hosts(self.opts.hosts.as_ref(), opts));
-        }
-        self
+    pub(super) fn new(ctx: &Context) -> LapDatabase {
+        let pools = ctx.plan.jobs.iter().filter_map(|j| ctx.pool(j));
+        let db = pools.max().map(|max| {
+            let opts = &ctx.opts.database;
+            let cpus = &ctx.opts.pinning.server_cpus;
+            let db = RunDatabase::new(opts, &ctx.paths.cache, cpus, max);
+            db.on_hosts(ctx.opts.hosts.as_ref(), opts)
+        });
+        LapDatabase { db, lost: false }
     }
 
     /// Stops the database (at the end of the run, and on Ctrl-C: the run returns).
-    pub(in crate::run) fn stop_database(&mut self) {
+    pub(super) fn stop(&mut self) {
         if let Some(db) = &mut self.db {
             let _ = db.down();
         }
     }
 
-    /// The pool size of a job's lap: `Some` for a database scenario.
-    pub(super) fn pool(&self, j: &Job) -> Option<u32> {
-        super::params(&self.opts.suite, j).pool
+    /// A turn with a pool of `pool` starts the database first (it does not run yet, or died).
+    pub(super) fn starts_with(&self, pool: Option<u32>) -> bool {
+        pool.is_some() && self.db.as_ref().is_some_and(|d| d.pid().is_none())
     }
 
     /// The environment of a server whose laps need the database with a pool of `pool`: the
     /// database started when it does not run (the first server, or after one died).
-    pub(super) fn database_env(
+    pub(super) fn env(
         &mut self,
         server: &Server,
         pool: Option<u32>,
@@ -56,15 +61,20 @@ impl RunState<'_> {
     }
 
     /// The database's process tree, sampled in a lap that uses it.
-    pub(super) fn database_role(&self, uses: bool) -> Option<(Role, Pid)> {
+    pub(super) fn role(&self, uses: bool) -> Option<(Role, Pid)> {
         let pid = self.db.as_ref()?.sampled().filter(|_| uses)?;
         Some((Role::Database, pid))
+    }
+
+    /// What it has executed so far, in a lap that uses it.
+    pub(super) fn snapshot(&mut self, uses: bool) -> Option<Snapshot> {
+        self.db.as_mut().filter(|_| uses)?.snapshot()
     }
 
     /// After the measured load: what the database executed, and a lap failed by a database
     /// that died (the rest of this server's laps are not run; the next server gets a fresh
     /// database).
-    pub(super) fn database_after(&mut self, record: &mut LapRecord, before: Option<Snapshot>) {
+    pub(super) fn after(&mut self, record: &mut LapRecord, before: Option<Snapshot>) {
         let Some(db) = &mut self.db else { return };
         if record.params.pool.is_none() {
             return;
@@ -72,7 +82,7 @@ impl RunState<'_> {
         if let Some(why) = db.exited() {
             record.status = LapStatus::Failed;
             record.failure = Some(why);
-            self.db_lost = true;
+            self.lost = true;
             return;
         }
         // The requests in flight when the load stopped ran their statements too.
@@ -84,5 +94,15 @@ impl RunState<'_> {
         if let Some(d) = &mut record.database {
             d.in_flight_at_end = in_flight;
         }
+    }
+
+    /// Whether the database died in the lap just measured (and forgets it).
+    pub(super) fn take_lost(&mut self) -> bool {
+        std::mem::take(&mut self.lost)
+    }
+
+    /// The running database, for the floor measured after a round.
+    pub(super) fn running(&mut self) -> Option<&mut RunDatabase> {
+        self.db.as_mut().filter(|d| d.pid().is_some())
     }
 }

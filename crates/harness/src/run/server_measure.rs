@@ -2,57 +2,73 @@
 //! their barrier), then the load through the run's [`Placement`] with every role's process tree
 //! sampled, the database's statements counted, and the failure named when something died.
 
-use super::{died, Job, RunState, Running, LOG_TAIL};
+use super::context::Context;
+use super::plan::Job;
+use super::running::Running;
+use super::server_db::LapDatabase;
 use crate::results::record::{LapRecord, LapStatus, LoadParams};
+use serverbench_model::failure::{FailureKind, LapFailure};
 use crate::run::disturbance;
 use crate::run::placement::{LapError, Pid, Placement};
 use crate::run::{run_load, Event, LoadError};
 use crate::tools::Target;
-use serverbench_model::failure::FailureKind;
-use serverbench_model::failure::LapFailure;
 use serverbench_results::{LapKey, Role};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-impl RunState<'_> {
-    /// Where this run's roles are placed.
-    fn placement(&self) -> Placement<'_> {
-        match &self.opts.hosts {
-            Some(run) => Placement::Hosts {
-                run,
-                tls: self.hosts_tls.as_ref(),
-            },
-            None => Placement::Local {
-                tool: self.tool,
-                client_cpus: &self.opts.pinning.client_cpus,
-            },
-        }
+/// Lines of server log kept in a failure.
+const LOG_TAIL: usize = 20;
+
+/// One measured lap: its job, the server it loads, and where it stands in the run.
+pub(super) struct Lap<'r> {
+    pub(super) job: Job,
+    pub(super) proc: &'r mut Running,
+    pub(super) target: &'r Target,
+    /// 1-based position among all planned laps.
+    pub(super) index: usize,
+    /// Time left for the whole run.
+    pub(super) eta: Duration,
+}
+
+/// Where this run's roles are placed.
+fn placement<'c>(ctx: &'c Context) -> Placement<'c> {
+    match &ctx.opts.hosts {
+        Some(run) => Placement::Hosts {
+            run,
+            tls: ctx.hosts_tls.as_ref(),
+        },
+        None => Placement::Local {
+            tool: &ctx.tool,
+            client_cpus: &ctx.opts.pinning.client_cpus,
+        },
     }
+}
 
-    /// The CPUs of the server, the client and the database (empty: every CPU).
-    fn pinned_cpus(&self) -> Vec<usize> {
-        let p = &self.opts.pinning;
-        let db = self.opts.database.cpus.iter().flatten();
-        let all = p.server_cpus.iter().chain(&p.client_cpus).chain(db);
-        all.copied().collect()
-    }
+/// The CPUs of the server, the client and the database (empty: every CPU).
+fn pinned_cpus(ctx: &Context) -> Vec<usize> {
+    let p = &ctx.opts.pinning;
+    let db = ctx.opts.database.cpus.iter().flatten();
+    let all = p.server_cpus.iter().chain(&p.client_cpus).chain(db);
+    all.copied().collect()
+}
 
-    /// Warm-up and one measured lap; `None` when interrupted.
+impl Lap<'_> {
+    /// Warm-up and the measured lap; `None` when interrupted.
     pub(super) fn measure(
-        &mut self,
-        proc: &mut Running,
-        target: &Target,
-        j: &Job,
+        self,
+        ctx: &Context,
+        db: &mut LapDatabase,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<LapRecord> {
-        let placement = self.placement();
+        let j = &self.job;
+        let placement = placement(ctx);
         let LapKey {
             server,
             scenario,
             profile,
             lap,
-        } = self.key(j);
-        let params = self.params(j);
+        } = ctx.key(j);
+        let params = ctx.params(j);
         if placement.warms_up_apart() && params.warmup_s > 0.0 {
             on_event(Event::WarmupStarted {
                 server: server.clone(),
@@ -60,8 +76,8 @@ impl RunState<'_> {
                 profile: profile.clone(),
                 seconds: params.warmup_s,
             });
-            if let Err(why) = self.warm_up(proc, target, &params)? {
-                return Some(self.record(j, LapStatus::Failed, Some(why)));
+            if let Err(why) = warm_up(ctx, self.proc, self.target, &params)? {
+                return Some(ctx.record(j, LapStatus::Failed, Some(why)));
             }
         }
         on_event(Event::LapStarted {
@@ -69,28 +85,23 @@ impl RunState<'_> {
             scenario,
             profile,
             lap,
-            index: self.index + 1,
-            total: self.plan.jobs.len(),
-            eta: Some(self.eta()),
+            index: self.index,
+            total: ctx.plan.jobs.len(),
+            eta: Some(self.eta),
         });
-        let mut record = self.record(j, LapStatus::Ok, None);
+        let mut record = ctx.record(j, LapStatus::Ok, None);
         let t0 = Instant::now();
         let uses_db = params.pool.is_some();
-        let server_role = proc.sampled_pid().map(|p| (Role::Server, p));
-        let roles: Vec<(Role, Pid)> = server_role
-            .into_iter()
-            .chain(self.database_role(uses_db))
-            .collect();
+        let server_role = self.proc.sampled_pid().map(|p| (Role::Server, p));
+        let roles: Vec<(Role, Pid)> = server_role.into_iter().chain(db.role(uses_db)).collect();
         // Its statements are counted from when the measured load starts (over hosts: at the
         // release of the client hosts, after their warm-up).
-        let mut db = self.db.take();
         let mut before = None;
-        let mut at_start = || before = db.as_mut().filter(|_| uses_db).and_then(|d| d.snapshot());
-        let placement = self.placement();
+        let mut at_start = || before = db.snapshot(uses_db);
         // Over hosts the load runs on machines whose /proc is not ours: no disturbance record.
         let machine = placement.warms_up_apart().then(disturbance::before);
-        let measured = placement.measure(&params, target, &roles, &mut at_start, &self.opts.cancel);
-        self.db = db;
+        let cancel = &ctx.opts.cancel;
+        let measured = placement.measure(&params, self.target, &roles, &mut at_start, cancel);
         record.wall_s = t0.elapsed().as_secs_f64();
         for (role, stats) in measured.stats {
             record.set_stats(role, stats);
@@ -100,50 +111,57 @@ impl RunState<'_> {
             Err(LapError::Cancelled) => return None,
             Err(e) => {
                 record.status = LapStatus::Failed;
-                record.failure = Some(failure(e, proc));
+                record.failure = Some(failure(e, self.proc));
             }
             Ok(m) => {
                 record.load = Some(m);
-                if let Some(why) = died(proc) {
+                if let Some(why) = died(self.proc) {
                     record.status = LapStatus::Failed;
                     record.failure = Some(why);
                 }
             }
         }
         if let Some(machine) = machine.filter(|_| record.load.is_some()) {
-            record.disturbance = Some(disturbance::after(machine, &record, self.pinned_cpus()));
+            record.disturbance = Some(disturbance::after(machine, &record, pinned_cpus(ctx)));
         }
-        self.database_after(&mut record, before);
+        db.after(&mut record, before);
         Some(record)
     }
+}
 
-    /// The warm-up here (not recorded): `None` when interrupted, the failure when it failed.
-    fn warm_up(
-        &self,
-        proc: &mut Running,
-        target: &Target,
-        params: &LoadParams,
-    ) -> Option<Result<(), LapFailure>> {
-        let cancel = &self.opts.cancel;
-        let mut warm = params.clone();
-        warm.duration_s = Some(params.warmup_s);
-        warm.requests = None;
-        match run_load(
-            self.tool,
-            &warm,
-            target,
-            &self.opts.pinning.client_cpus,
-            cancel,
-        ) {
-            Err(LoadError::Cancelled) => None,
-            Err(_) if cancel.load(Ordering::SeqCst) => None,
-            Err(e) => Some(Err(died(proc).unwrap_or_else(|| {
-                LapFailure::new(FailureKind::Warmup, format!("warm-up failed: {e}"))
-                    .with_log_tail(proc.log_tail(LOG_TAIL))
-            }))),
-            Ok(_) => Some(Ok(())),
-        }
+/// The warm-up here (not recorded): `None` when interrupted, the failure when it failed.
+fn warm_up(
+    ctx: &Context,
+    proc: &mut Running,
+    target: &Target,
+    params: &LoadParams,
+) -> Option<Result<(), LapFailure>> {
+    let cancel = &ctx.opts.cancel;
+    let mut warm = params.clone();
+    warm.duration_s = Some(params.warmup_s);
+    warm.requests = None;
+    let client_cpus = &ctx.opts.pinning.client_cpus;
+    match run_load(&ctx.tool, &warm, target, client_cpus, cancel) {
+        Err(LoadError::Cancelled) => None,
+        Err(_) if cancel.load(Ordering::SeqCst) => None,
+        Err(e) => Some(Err(died(proc).unwrap_or_else(|| {
+            LapFailure::new(FailureKind::Warmup, format!("warm-up failed: {e}"))
+                .with_log_tail(proc.log_tail(LOG_TAIL))
+        }))),
+        Ok(_) => Some(Ok(())),
     }
+}
+
+/// If the server has exited: how, and its log tail.
+pub(super) fn died(proc: &mut Running) -> Option<LapFailure> {
+    let status = proc.exited()?;
+    Some(
+        LapFailure::new(
+            FailureKind::ServerExited,
+            format!("server exited during the lap ({status})"),
+        )
+        .with_log_tail(proc.log_tail(LOG_TAIL)),
+    )
 }
 
 /// Why a measured load failed, with the server's state: how it died, or its log tail when the

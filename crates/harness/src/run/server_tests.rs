@@ -1,14 +1,23 @@
 //! Unit tests of one server's share of a lap: the ETA, the resume index, a server that dies.
 
-use super::quick_check::{benches_websocket, transports};
 use super::*;
-use crate::suite::{Profile, Scenario, ServerSelection, Suite};
+use crate::catalog::Server;
 use serverbench_model::Feature;
+use crate::paths::Paths;
+use crate::results::{ResultsWriter, LOGS_DIR};
+use crate::run::plan::{load_params, Plan};
+use crate::run::quick_check::{benches_websocket, transports};
+use crate::run::RunOptions;
+use crate::suite::{Profile, Scenario, ServerSelection, Suite};
+use crate::tools::Prepared;
 use serverbench_model::Tool;
 use serverbench_results::env::Pinning;
-use std::path::PathBuf;
+use serverbench_results::LapKey;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub(in crate::run) fn suite(laps: u32) -> Suite {
     Suite {
@@ -90,16 +99,35 @@ fn tool() -> Prepared {
     }
 }
 
+/// A run's context in `dir`, without certificate.
+fn context<'a>(plan: &'a Plan, opts: &'a RunOptions, paths: &'a Paths, dir: &Path) -> Context<'a> {
+    Context {
+        plan,
+        opts,
+        paths,
+        tool: tool(),
+        dir: dir.to_path_buf(),
+        tls: None,
+        hosts_tls: None,
+    }
+}
+
+/// Its progress, with `done` recorded before.
+fn progress(ctx: &Context, done: HashSet<LapKey>) -> Progress {
+    let writer = ResultsWriter::open(&ctx.dir.join("results.jsonl")).unwrap();
+    Progress::new(ctx, writer, done)
+}
+
 #[test]
 fn before_any_lap_the_eta_is_every_pending_lap_with_the_assumed_overhead() {
     let tmp = tempfile::tempdir().unwrap();
-    let (plan, opts, tool) = (
+    let (plan, opts) = (
         plan("exec true", tmp.path(), 2),
         options(suite(2), tmp.path()),
-        tool(),
     );
-    let done = HashSet::new();
-    let s = RunState::new(&plan, &opts, &tool, tmp.path(), &done);
+    let paths = Paths::new(tmp.path(), tmp.path().join("cache"));
+    let ctx = context(&plan, &opts, &paths, tmp.path());
+    let s = progress(&ctx, HashSet::new());
     // 4 laps of 1 s warm-up + 2 s, and 1 s of overhead assumed for each until one is timed.
     assert_eq!(s.eta(), Duration::from_secs(16));
 }
@@ -107,11 +135,12 @@ fn before_any_lap_the_eta_is_every_pending_lap_with_the_assumed_overhead() {
 #[test]
 fn resumed_laps_count_as_done_and_only_the_missing_ones_are_pending() {
     let tmp = tempfile::tempdir().unwrap();
-    let (plan, opts, tool) = (
+    let (plan, opts) = (
         plan("exec true", tmp.path(), 2),
         options(suite(2), tmp.path()),
-        tool(),
     );
+    let paths = Paths::new(tmp.path(), tmp.path().join("cache"));
+    let ctx = context(&plan, &opts, &paths, tmp.path());
     let mut done = HashSet::new();
     done.insert(LapKey {
         server: "a".into(),
@@ -119,16 +148,16 @@ fn resumed_laps_count_as_done_and_only_the_missing_ones_are_pending() {
         profile: "p".into(),
         lap: 1,
     });
-    let mut s = RunState::new(&plan, &opts, &tool, tmp.path(), &done);
-    assert_eq!(s.already(), 1);
-    let pending = s.pending_jobs(0, 1);
+    let mut s = progress(&ctx, done);
+    assert_eq!(s.already(&ctx), 1);
+    let pending = s.pending(&ctx, 0, 1);
     assert_eq!(pending.len(), 1);
     assert_eq!(
-        (pending[0].scenario, s.index),
+        (pending[0].scenario, s.index()),
         (1, 1),
         "the json lap is left; hello counted"
     );
-    assert_eq!(s.pending_jobs(0, 2).len(), 2);
+    assert_eq!(s.pending(&ctx, 0, 2).len(), 2);
 }
 
 #[test]
@@ -136,19 +165,13 @@ fn a_server_that_dies_at_start_fails_every_lap_of_its_turn_with_its_log() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join(LOGS_DIR)).unwrap();
     let command = "echo 'cannot bind: permission denied' >&2; exit 3";
-    let (plan, opts, tool) = (
-        plan(command, tmp.path(), 1),
-        options(suite(1), tmp.path()),
-        tool(),
-    );
-    let done = HashSet::new();
-    let mut s = RunState::new(&plan, &opts, &tool, tmp.path(), &done);
+    let (plan, opts) = (plan(command, tmp.path(), 1), options(suite(1), tmp.path()));
     let paths = Paths::new(tmp.path(), tmp.path().join("cache"));
-    let mut writer = ResultsWriter::open(&tmp.path().join("results.jsonl")).unwrap();
+    let ctx = context(&plan, &opts, &paths, tmp.path());
+    let mut s = RunState::new(&ctx, progress(&ctx, HashSet::new()));
     let mut events = Vec::new();
-    s.server_lap(&paths, 0, 1, &mut writer, &mut |e| events.push(e))
-        .unwrap();
-    let records = crate::results::read_records(writer.path()).unwrap();
+    s.server_lap(0, 1, &mut |e| events.push(e)).unwrap();
+    let records = s.progress().records().unwrap();
     assert_eq!(records.len(), 2);
     for r in &records {
         assert_eq!(r.status, LapStatus::Failed);
@@ -218,7 +241,7 @@ fn a_lap_records_the_protocol_of_its_scenario() {
         profile: 0,
         lap: 1,
     };
-    let p = params(&s, &job);
+    let p = load_params(&s, &job);
     assert!(p.transport.tls && p.transport.new_conn);
     assert_eq!(p.transport_label(), "https new-conn resume=tickets");
 }
