@@ -62,6 +62,12 @@ pub enum Deviation {
     SplitRequestLine,
     /// Deep pipelining on many connections loses answers (e.g. closes without draining).
     DeepPipelining,
+    /// `ws-echo`: an unmasked client frame is not refused with close 1002 (the WebSocket
+    /// library never reads the mask bit).
+    WsUnmasked,
+    /// `ws-echo`: a control frame (a ping) between the fragments of a message breaks the
+    /// message or the pong (the library keeps one buffer for both).
+    WsInterleavedControl,
 }
 
 impl Deviation {
@@ -72,6 +78,8 @@ impl Deviation {
             Deviation::Http10KeepAlive => "http10_keep_alive",
             Deviation::SplitRequestLine => "split_request_line",
             Deviation::DeepPipelining => "deep_pipelining",
+            Deviation::WsUnmasked => "ws_unmasked",
+            Deviation::WsInterleavedControl => "ws_interleaved_control",
         }
     }
 
@@ -87,6 +95,10 @@ impl Deviation {
                 check.contains("bytes at a time") || check.contains("writes cut anywhere")
             }
             Deviation::DeepPipelining => check.contains("pipelined on each of"),
+            Deviation::WsUnmasked => check.contains("unmasked"),
+            Deviation::WsInterleavedControl => {
+                check.contains("fragment") && (check.contains("ping") || check.contains("control"))
+            }
         }
     }
 }
