@@ -65,9 +65,6 @@ pub enum Deviation {
     /// `ws-echo`: an unmasked client frame is not refused with close 1002 (the WebSocket
     /// library never reads the mask bit).
     WsUnmasked,
-    /// `ws-echo`: a control frame (a ping) between the fragments of a message breaks the
-    /// message or the pong (the library keeps one buffer for both).
-    WsInterleavedControl,
 }
 
 impl Deviation {
@@ -79,7 +76,6 @@ impl Deviation {
             Deviation::SplitRequestLine => "split_request_line",
             Deviation::DeepPipelining => "deep_pipelining",
             Deviation::WsUnmasked => "ws_unmasked",
-            Deviation::WsInterleavedControl => "ws_interleaved_control",
         }
     }
 
@@ -96,9 +92,6 @@ impl Deviation {
             }
             Deviation::DeepPipelining => check.contains("pipelined on each of"),
             Deviation::WsUnmasked => check.contains("unmasked"),
-            Deviation::WsInterleavedControl => {
-                check.contains("fragment") && (check.contains("ping") || check.contains("control"))
-            }
         }
     }
 }
