@@ -62,6 +62,9 @@ pub enum Deviation {
     SplitRequestLine,
     /// Deep pipelining on many connections loses answers (e.g. closes without draining).
     DeepPipelining,
+    /// `ws-echo`: an unmasked client frame is not refused with close 1002 (the WebSocket
+    /// library never reads the mask bit).
+    WsUnmasked,
 }
 
 impl Deviation {
@@ -72,6 +75,7 @@ impl Deviation {
             Deviation::Http10KeepAlive => "http10_keep_alive",
             Deviation::SplitRequestLine => "split_request_line",
             Deviation::DeepPipelining => "deep_pipelining",
+            Deviation::WsUnmasked => "ws_unmasked",
         }
     }
 
@@ -87,6 +91,7 @@ impl Deviation {
                 check.contains("bytes at a time") || check.contains("writes cut anywhere")
             }
             Deviation::DeepPipelining => check.contains("pipelined on each of"),
+            Deviation::WsUnmasked => check.contains("unmasked"),
         }
     }
 }

@@ -160,11 +160,21 @@ fn a_deviation_covers_its_checks_over_tls_too() {
 }
 
 #[test]
+fn the_unmasked_frame_deviation_covers_only_its_check() {
+    let unmasked = "ws unmasked client frame closed with 1002";
+    assert!(Deviation::WsUnmasked.covers(unmasked));
+    assert!(!Deviation::WsUnmasked.covers("ws message in 3 fragments, echoed whole"));
+    assert!(!Deviation::Http10.covers(unmasked));
+    assert!(!Deviation::SplitRequestLine.covers(unmasked));
+}
+
+#[test]
 fn deviation_keys_are_snake_case() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_server(tmp.path(), "python/dev", "python/dev", "");
     let path = dir.join("server.toml");
-    let keys = "http10_keep_alive = \"a\"\nsplit_request_line = \"b\"\ndeep_pipelining = \"c\"";
+    let keys = "http10_keep_alive = \"a\"\nsplit_request_line = \"b\"\ndeep_pipelining = \"c\"\n\
+                ws_unmasked = \"d\"";
     let text = std::fs::read_to_string(&path)
         .unwrap()
         .replace("[requires]", &format!("[deviations]\n{keys}\n\n[requires]"));
@@ -180,7 +190,12 @@ fn deviation_keys_are_snake_case() {
         .collect();
     assert_eq!(
         declared,
-        vec!["http10_keep_alive", "split_request_line", "deep_pipelining"]
+        vec![
+            "http10_keep_alive",
+            "split_request_line",
+            "deep_pipelining",
+            "ws_unmasked"
+        ]
     );
 }
 

@@ -63,10 +63,30 @@ const app = {
     '/json': { GET: () => new Response(JSON.stringify({ message: 'Hello, World!' }), { headers: JSON_TYPE }) },
     '/payload': { GET: () => new Response(PAYLOAD, { headers: OCTETS }) },
     '/pingpong': { GET: async () => new Response(await pingpong(), { headers: OCTETS }) },
+    // ws-echo: upgrade when the request asks for it; a plain GET /ws is answered 426.
+    '/ws': {
+      GET: (req, server) => (server.upgrade(req)
+        ? undefined
+        : new Response('Upgrade Required', { status: 426, headers: { ...TEXT, Upgrade: 'websocket' } })),
+    },
     ...(pool ? DATABASE_ROUTES : {}),
   },
   fetch() {
     return new Response('Not Found', { status: 404, headers: TEXT });
+  },
+  // Bun's built-in WebSocket (its uWebSockets fork): a text message arrives as a string and is
+  // sent back as text, a binary one as a Buffer and sent back as binary. Compression off (Bun's
+  // default, said again); messages up to 16 MiB and 16 MiB of backpressure (Bun's defaults);
+  // idle timeout 960 s (Bun's maximum; the default 120 s) and no server pings, so a quiet
+  // connection is neither closed nor sent frames it did not ask for.
+  websocket: {
+    message(ws, message) { ws.send(message); },
+    perMessageDeflate: false,
+    maxPayloadLength: 16 * 1024 * 1024,
+    backpressureLimit: 16 * 1024 * 1024,
+    closeOnBackpressureLimit: false,
+    idleTimeout: 960,
+    sendPings: false,
   },
 };
 const servers = [Bun.serve({ hostname: HOST, port: PORT, ...app })];

@@ -61,6 +61,23 @@ if (pool) {
   });
 }
 
+// ws-echo: Deno.upgradeWebSocket (fastwebsockets underneath); every message is sent back as it
+// came, text (a string) as text, binary (an ArrayBuffer) as binary. A GET /ws that does not ask
+// to upgrade is answered 426 (upgradeWebSocket would throw). idleTimeout 0: no server pings and
+// no idle close (the default sends a ping after 120 s quiet and closes without a pong). Deno
+// offers no permessage-deflate; messages up to fastwebsockets' 64 MiB.
+const UPGRADE_REQUIRED = { ...TEXT, Upgrade: 'websocket' };
+ROUTES['/ws'] = (req) => {
+  if (req.headers.get('upgrade')?.toLowerCase() !== 'websocket') {
+    return new Response('Upgrade Required', { status: 426, headers: UPGRADE_REQUIRED });
+  }
+  const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: 0 });
+  socket.binaryType = 'arraybuffer';
+  socket.onmessage = (event) => socket.send(event.data);
+  socket.onerror = () => {};
+  return response;
+};
+
 function notFound() {
   return new Response('Not Found', { status: 404, headers: TEXT });
 }

@@ -56,6 +56,22 @@ function build(options) {
     const body = await pingpong();
     res.type('application/octet-stream').send(body);
   });
+  // ws-echo: hyper-express's ws route (a uWS ws behind it). Messages handed over as the uWS
+  // ArrayBuffer (valid only during the callback: the echo is synchronous, so no copy), sent back
+  // text as text, binary as binary. Compression off (hyper-express's default, said again); up to
+  // 16 MiB (its default is 32 KiB); no backpressure limit (its 1 MiB default drops sends past
+  // it); idle timeout 960 s (uWS's maximum; the default 32 s would close quiet connections).
+  server.ws('/ws', {
+    message_type: 'ArrayBuffer',
+    compression: HyperExpress.compressors.DISABLED,
+    max_payload_length: 16 * 1024 * 1024,
+    max_backpressure: 0,
+    idle_timeout: 960,
+  }, (ws) => {
+    ws.on('message', (message, isBinary) => ws.send(message, isBinary));
+  });
+  // A GET /ws without Upgrade is not an upgrade: uWS passes it on to the plain routes.
+  server.get('/ws', (req, res) => res.status(426).header('Upgrade', 'websocket').type('text/plain').send('Upgrade Required'));
   if (pool) databaseRoutes(server);
   server.set_not_found_handler((req, res) => res.status(404).type('text/plain').send('Not Found'));
   return server;

@@ -62,10 +62,31 @@ function databaseRoutes(app) {
     .get('/fortunes', (res) => later(res, async () => ['text/html; charset=utf-8', db.renderFortunes(await db.fortunes(pool))]));
 }
 
+// ws-echo on /ws: uWS's own WebSocket, every message sent back as it came (text or binary).
+// Compression off (uWS's default, said again); messages up to 16 MiB (uWS defaults to 16 KiB);
+// no backpressure limit (uWS drops sends past 64 KiB by default, which would lose echoes under
+// pipelining); idle timeout 960 s (uWS's maximum), so a quiet benchmark connection is kept. uWS
+// answers pings with pongs and a close with the same code itself.
+const WS = {
+  compression: uWS.DISABLED,
+  maxPayloadLength: 16 * 1024 * 1024,
+  maxBackpressure: 0,
+  closeOnBackpressureLimit: false,
+  idleTimeout: 960,
+  sendPingsAutomatically: false,
+  message: (ws, message, isBinary) => { ws.send(message, isBinary); },
+};
+
 // The same routes on the plain App and on the SSLApp.
 function routes(app) {
   if (pool) databaseRoutes(app);
   return app
+    .ws('/ws', WS)
+    // A GET /ws without Upgrade falls through the ws route (uWS yields it) to here.
+    .get('/ws', (res) => {
+      res.writeStatus('426 Upgrade Required').writeHeader('Upgrade', 'websocket')
+        .writeHeader('Content-Type', 'text/plain').end('Upgrade Required');
+    })
     .get('/hey', (res) => send(res, 'text/plain', 'Hey!'))
     .get('/hell', (res) => send(res, 'text/plain', 'Hell!'))
     .get('/hello', (res) => send(res, 'text/plain', 'Hello World!'))

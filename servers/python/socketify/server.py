@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 
-from socketify import App, AppListenOptions
+from socketify import App, AppListenOptions, CompressOptions
 
 PAYLOAD = bytes(ord("a") + i % 26 for i in range(1 << 20))
 
@@ -54,6 +54,26 @@ def json_message(res, req):
     res.send(json.dumps({"message": "Hello, World!"}).encode(), content_type=JSON, status=200)
 
 
+def ws_echo(ws, message, opcode):
+    """Sends a message back as it came: socketify hands text over as str, binary as bytes."""
+    ws.send(message, opcode)
+
+
+# ws-echo: uWebSockets' WebSocket through socketify. Compression off (socketify's default, said
+# again); messages up to 16 MiB (the default is 16 KiB); no backpressure limit (uWS drops sends
+# past the default 64 KiB, losing echoes under pipelining); idle timeout 960 s (uWS's maximum;
+# the default 120 s) and no server pings. uWS answers pings and closes itself.
+WS_BEHAVIOR = {
+    "compression": CompressOptions.DISABLED,
+    "max_payload_length": 16 * 1024 * 1024,
+    "max_backpressure": 0,
+    "close_on_backpressure_limit": False,
+    "idle_timeout": 960,
+    "send_pings_automatically": False,
+    "message": ws_echo,
+}
+
+
 def make_app() -> App:
     pingpong = PingPong()
 
@@ -68,6 +88,9 @@ def make_app() -> App:
     app.get("/json", json_message)
     app.get("/payload", static(OCTETS, PAYLOAD))
     app.get("/pingpong", pingpong_handler)
+    app.ws("/ws", WS_BEHAVIOR)
+    # A GET /ws without Upgrade: the ws route passes it on (uWS yields it) to this one.
+    app.get("/ws", static(TEXT, b"Upgrade Required", 426))
     app.any("/*", static(TEXT, b"Not Found", 404))
     return app
 

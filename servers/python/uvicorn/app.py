@@ -89,15 +89,43 @@ async def lifespan(receive, send):
             return
 
 
+async def websocket_echo(scope, receive, send):
+    """ws-echo: accept, then send every message back as it came (text as text, bytes as bytes)."""
+    if scope["path"] != "/ws":
+        await send({"type": "websocket.close", "code": 1008})  # uvicorn answers the upgrade 403
+        return
+    while True:
+        message = await receive()
+        kind = message["type"]
+        if kind == "websocket.receive":
+            text = message.get("text")
+            if text is not None:
+                await send({"type": "websocket.send", "text": text})
+            else:
+                await send({"type": "websocket.send", "bytes": message["bytes"]})
+        elif kind == "websocket.connect":
+            await send({"type": "websocket.accept"})
+        else:  # websocket.disconnect
+            return
+
+
+UPGRADE_REQUIRED = (426, TEXT, b"Upgrade Required")
+
+
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
         await lifespan(receive, send)
+        return
+    if scope["type"] == "websocket":
+        await websocket_echo(scope, receive, send)
         return
     path = scope["path"]
     if path == "/json":
         status, ctype, body = 200, JSON, json.dumps({"message": "Hello, World!"}).encode()
     elif path == "/pingpong":
         status, ctype, body = 200, OCTETS, await pingpong.ask()
+    elif path == "/ws":  # an HTTP request: it did not ask to upgrade
+        status, ctype, body = UPGRADE_REQUIRED
     else:
         route = ROUTES.get(path)
         if route is None and DATABASE is not None:

@@ -3,6 +3,14 @@
 # serverbench ruby/puma: a plain Rack application served by Puma in cluster mode.
 require 'json'
 
+# ws-echo: faye-websocket (Debian's ruby-faye-websocket, on ruby-websocket-driver and
+# EventMachine). Without it, /ws answers 501 and says why; the other routes are unchanged.
+begin
+  require 'faye/websocket'
+rescue LoadError => e
+  warn "ruby/puma: #{e.message}: /ws answers 501 (apt-get install ruby-faye-websocket)"
+end
+
 PAYLOAD = Array.new(1 << 20) { |i| (97 + i % 26).chr }.join.freeze
 
 # /pingpong: the request thread hands a reply queue to a worker thread through a
@@ -38,6 +46,27 @@ class PingPong
   end
 end
 
+# /ws: a Rack hijack handed to faye-websocket, whose EventMachine reactor thread (one per Puma
+# worker, started on the first upgrade) then reads and writes the socket; no Puma thread is held.
+# Every message goes back as it came: a text message arrives as a String and is sent as text, a
+# binary one as an Array of bytes and is sent as binary. No extensions are offered (so no
+# permessage-deflate), no server pings (ping: nil), messages up to 16 MiB; faye has no idle
+# timeout. The library answers pings, closes with the same code and reassembles fragments.
+module WebSocketEcho
+  OPTIONS = { ping: nil, max_length: 16 << 20 }.freeze
+  UPGRADE_REQUIRED = [426, { 'content-type' => 'text/plain', 'upgrade' => 'websocket' }, ['Upgrade Required']].freeze
+  UNAVAILABLE = [501, { 'content-type' => 'text/plain' }, ['faye-websocket is not installed']].freeze
+
+  def self.call(env)
+    return UNAVAILABLE unless defined?(Faye::WebSocket)
+    return UPGRADE_REQUIRED unless Faye::WebSocket.websocket?(env)
+
+    ws = Faye::WebSocket.new(env, nil, OPTIONS)
+    ws.on(:message) { |event| ws.send(event.data) }
+    ws.rack_response
+  end
+end
+
 # The router: a Hash lookup on the exact path.
 class App
   PLAIN = 'text/plain'
@@ -68,6 +97,8 @@ class App
       respond(200, 'application/json', JSON.generate({ message: 'Hello, World!' }))
     elsif path == '/pingpong'
       respond(200, OCTETS, @pingpong.call)
+    elsif path == '/ws'
+      WebSocketEcho.call(env)
     elsif @db && Database::PATHS.include?(path)
       respond(*@db.call(path, env['QUERY_STRING']))
     else

@@ -28,8 +28,32 @@ end
 # The database routes only with DATABASE_URL (see db.cr).
 DB_POOL = Database.pool_from_env
 
+# ws-echo: the standard library's WebSocket handler; every message is sent back as it came
+# (on_message: text, on_binary: binary). The library answers pings itself; a peer's close is
+# answered with the same code (the library's own reply after on_close would carry none).
+# No compression (the library has none), no idle timeout, no message size limit.
+WS_ECHO = HTTP::WebSocketHandler.new do |ws, _ctx|
+  ws.on_message { |text| ws.send(text) }
+  ws.on_binary { |bytes| ws.send(bytes) }
+  ws.on_close do |code, _reason|
+    if code.no_status_received? || code.abnormal_closure?
+      ws.close
+    else
+      ws.close(code)
+    end
+  end
+end
+
 server = HTTP::Server.new do |ctx|
   case ctx.request.path
+  when "/ws"
+    # A GET /ws without Upgrade is refused with 426; an upgrade goes to the WebSocket handler.
+    if ctx.request.headers["Upgrade"]?.try(&.compare("websocket", case_insensitive: true)) == 0
+      WS_ECHO.call(ctx)
+    else
+      ctx.response.headers["Upgrade"] = "websocket"
+      reply(ctx, "text/plain", "Upgrade Required", 426)
+    end
   when "/hello" then reply(ctx, "text/plain", "Hello World!")
   when "/hey"   then reply(ctx, "text/plain", "Hey!")
   when "/hell"  then reply(ctx, "text/plain", "Hell!")
