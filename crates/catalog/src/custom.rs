@@ -36,7 +36,6 @@ fn manifest(name: &str, framework: &str, run: &str, implements: &[Feature]) -> M
         min_warmup_s: 0,
         deviations: Default::default(),
         database: None,
-        websocket: None,
         requires: Requires::default(),
         commands: Commands {
             setup: String::new(),

@@ -43,9 +43,6 @@ pub struct Manifest {
     /// `updates`: shown beside their rows in reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<DatabaseClient>,
-    /// The WebSocket library, for servers that implement `ws-echo`: shown beside their rows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub websocket: Option<WebSocketLibrary>,
     /// Tools and dependencies needed.
     pub requires: Requires,
     /// Shell commands.
@@ -105,14 +102,6 @@ pub struct DatabaseClient {
     /// The HTML template engine `/fortunes` renders through, e.g. `html/template`.
     #[serde(default)]
     pub templates: String,
-}
-
-/// `[websocket]`: the library behind `/ws` (free text, shown in reports).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WebSocketLibrary {
-    /// The library and its pinned version, e.g. `gorilla/websocket 1.5.3`.
-    pub library: String,
 }
 
 /// `[requires]`.

@@ -134,22 +134,6 @@ fn a_declared_http10_deviation_is_parsed_with_its_reason() {
 }
 
 #[test]
-fn a_websocket_table_names_the_library_and_rejects_unknown_keys() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = write_server(tmp.path(), "go/ws", "go/ws", "");
-    let path = dir.join("server.toml");
-    let plain = std::fs::read_to_string(&path).unwrap();
-    let with = |table: &str| plain.replace("[requires]", &format!("{table}\n\n[requires]"));
-    std::fs::write(&path, with("[websocket]\nlibrary = \"gorilla/websocket 1.5.3\"")).unwrap();
-    let server = load_server("go/ws", &dir).unwrap();
-    let library = server.manifest.websocket.map(|w| w.library);
-    assert_eq!(library.as_deref(), Some("gorilla/websocket 1.5.3"));
-    std::fs::write(&path, with("[websocket]\nlibrary = \"x\"\nbuffer = 4")).unwrap();
-    let (_, _, key, _) = manifest_error(load_server("go/ws", &dir).unwrap_err());
-    assert_eq!(key, "websocket.buffer");
-}
-
-#[test]
 fn a_deviation_covers_its_checks_over_tls_too() {
     let ka = "HTTP/1.0 GET /hello with Connection: keep-alive, twice over TLS";
     assert!(Deviation::Http10.covers("HTTP/1.0 GET /hello over TLS"));
