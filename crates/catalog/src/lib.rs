@@ -91,9 +91,10 @@ impl Server {
         self.manifest.implements(feature)
     }
 
-    /// True when it serves HTTP on `PORT`.
+    /// True when it serves HTTP on `PORT` (an endpoint, a database workload or a WebSocket
+    /// upgrade).
     pub fn serves_http(&self) -> bool {
-        let on_port = |f: &Feature| f.is_http() || f.is_database();
+        let on_port = |f: &Feature| f.is_http() || f.is_database() || f.is_websocket();
         self.manifest.implements.iter().any(on_port)
     }
 }

@@ -116,6 +116,22 @@ fn features_round_trip_through_their_spelling() {
 }
 
 #[test]
+fn a_manifest_declaring_ws_echo_parses_and_listens_on_port() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_server(tmp.path(), "python/ws", "python/ws", "");
+    let path = dir.join("server.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(r#"implements = ["hello"]"#, r#"implements = ["ws-echo"]"#);
+    std::fs::write(&path, text).unwrap();
+    let catalog = Catalog::load(tmp.path()).unwrap();
+    let server = catalog.get("python/ws").unwrap();
+    assert_eq!(server.manifest.implements, vec![Feature::WsEcho]);
+    assert!(server.serves_http(), "the upgrade is on PORT");
+    assert!(!Feature::WsEcho.is_http() && Feature::WsEcho.is_websocket());
+}
+
+#[test]
 fn a_declared_http10_deviation_is_parsed_with_its_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_server(tmp.path(), "python/dev", "python/dev", "");

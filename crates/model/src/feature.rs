@@ -35,11 +35,15 @@ pub enum Feature {
     Fortunes,
     /// `GET /updates?queries=N`: N rows read one by one, given new random numbers, written back.
     Updates,
+    /// WebSocket echo (RFC 6455) on `PORT`, path `/ws`: an HTTP/1.1 upgrade, then every text and
+    /// binary message echoed unchanged, pings answered, close 1000 answered with 1000.
+    #[serde(rename = "ws-echo")]
+    WsEcho,
 }
 
 impl Feature {
     /// Every feature, in contract order.
-    pub const ALL: [Feature; 13] = [
+    pub const ALL: [Feature; 14] = [
         Feature::Hello,
         Feature::Routes,
         Feature::Json,
@@ -53,6 +57,7 @@ impl Feature {
         Feature::Queries,
         Feature::Fortunes,
         Feature::Updates,
+        Feature::WsEcho,
     ];
 
     /// The manifest spelling.
@@ -71,10 +76,12 @@ impl Feature {
             Feature::Queries => "queries",
             Feature::Fortunes => "fortunes",
             Feature::Updates => "updates",
+            Feature::WsEcho => "ws-echo",
         }
     }
 
-    /// True for the endpoints served over HTTP on `PORT` (not echo, not the transports).
+    /// True for the endpoints served over HTTP on `PORT` that the HTTP checks request (not echo,
+    /// not the transports, not `ws-echo`: its upgrade is on `PORT` but its checks are its own).
     pub fn is_http(self) -> bool {
         matches!(
             self,
@@ -94,6 +101,12 @@ impl Feature {
     /// True for the transports the endpoints are also served over (`tls`, `h2`, `h2c`).
     pub fn is_transport(self) -> bool {
         matches!(self, Feature::Tls | Feature::H2 | Feature::H2c)
+    }
+
+    /// True for the WebSocket features (`ws-echo`): an HTTP/1.1 upgrade on `PORT`, so a server
+    /// implementing one listens on `PORT` even without an HTTP endpoint.
+    pub fn is_websocket(self) -> bool {
+        matches!(self, Feature::WsEcho)
     }
 
     /// Parses the manifest spelling.
