@@ -51,7 +51,7 @@ env(Name, Default) ->
 out(Arg) ->
     case Arg#arg.server_path of
         "/ws" -> websocket(Arg);
-        Path -> route(Path)
+        Path -> route(Path) ++ keep_alive_10(Arg)
     end.
 
 route("/hello") -> text(200, "text/plain", <<"Hello World!">>);
@@ -62,6 +62,16 @@ route("/json") ->
     text(200, "application/json",
          iolist_to_binary(json2:encode({struct, [{"message", "Hello, World!"}]})));
 route(_) -> text(404, "text/plain", <<"Not Found">>).
+
+%% Yaws closes every HTTP/1.0 connection on its own; a `{connection, ...}` header other than
+%% "close" clears its close flag, so an HTTP/1.0 request that asks for keep-alive keeps it.
+keep_alive_10(Arg) ->
+    Headers = Arg#arg.headers,
+    case {(Arg#arg.req)#http_request.version,
+          string:lowercase(value(Headers#headers.connection))} of
+        {{1, 0}, "keep-alive"} -> [{header, {connection, "keep-alive"}}];
+        _ -> []
+    end.
 
 text(Status, Type, Body) ->
     [{status, Status}, {content, Type, Body}].
