@@ -1,6 +1,7 @@
 // Command go-fasthttp is serverbench's go/fasthttp server: valyala/fasthttp with a switch on
 // the path, a /pingpong handler that goes through a worker goroutine over channels, and a
-// TCP echo server written with net. GOMAXPROCS follows WORKERS.
+// TCP echo server written with net, and a WebSocket echo on /ws with fasthttp/websocket (ws.go).
+// GOMAXPROCS follows WORKERS.
 //
 // When TLS_PORT is set, the same server also serves HTTPS (HTTP/1.1) there with crypto/tls.
 // fasthttp has no HTTP/2 (neither h2 nor h2c), so ALPN offers http/1.1 only.
@@ -83,6 +84,8 @@ func handler(payload []byte, pings chan<- pingRequest, database func(*fasthttp.R
 			ctx.SetContentType("application/octet-stream")
 			// The payload is never modified, so the response may point at it.
 			ctx.Response.SetBodyRaw(payload)
+		case "/ws":
+			wsEcho(ctx)
 		case "/pingpong":
 			reply := make(chan []byte, 1)
 			pings <- pingRequest{reply: reply}

@@ -1,6 +1,7 @@
 // Command go-net-http is serverbench's go/net-http server: net/http with a ServeMux, a
 // /pingpong handler that goes through a worker goroutine over channels (as the original
-// experiment did), and a TCP echo server written with net. GOMAXPROCS follows WORKERS.
+// experiment did), a TCP echo server written with net, and a WebSocket echo on /ws with
+// gorilla/websocket (ws.go). GOMAXPROCS follows WORKERS.
 package main
 
 import (
@@ -91,6 +92,7 @@ func newMux(payload []byte, pings chan<- pingRequest) *http.ServeMux {
 		w.Write(body)
 	})
 	mux.HandleFunc("/payload", func(w http.ResponseWriter, r *http.Request) { octets(w, payload) })
+	mux.HandleFunc("/ws", wsEcho)
 	mux.HandleFunc("/pingpong", func(w http.ResponseWriter, r *http.Request) {
 		reply := make(chan []byte, 1)
 		pings <- pingRequest{reply: reply}

@@ -4,9 +4,11 @@
 //! Transports, all actix-web's own: HTTP/1.1 and h2c with prior knowledge on `PORT`
 //! (`bind_auto_h2c`), and when `TLS_PORT` is set, HTTPS there with rustls, where ALPN picks h2
 //! or http/1.1 (`bind_rustls_0_23`). With `DATABASE_URL` set, the database workloads (see `db`).
+//! A WebSocket echo on `/ws` with actix-ws (see `ws`).
 
 mod db;
 mod tls;
+mod ws;
 
 use actix_web::http::header::ContentType;
 use actix_web::{web, App, HttpResponse, HttpServer};
@@ -149,6 +151,7 @@ async fn main() -> std::io::Result<()> {
             .route("/json", web::get().to(json))
             .route("/payload", web::get().to(payload_handler))
             .route("/pingpong", web::get().to(pingpong))
+            .route("/ws", web::get().to(ws::upgrade))
             .default_service(web::to(not_found))
     })
     .workers(workers)

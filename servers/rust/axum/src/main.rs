@@ -1,8 +1,9 @@
 //! serverbench `rust/axum`: the HTTP contract on axum 0.8 (hyper 1 underneath), on a
 //! multi-thread tokio runtime with `WORKERS` worker threads; the database workloads in `db`
-//! when `DATABASE_URL` is set.
+//! when `DATABASE_URL` is set; a WebSocket echo on `/ws` in `ws`.
 
 mod db;
+mod ws;
 
 use std::net::SocketAddr;
 
@@ -124,6 +125,7 @@ async fn run() -> std::io::Result<()> {
         .route("/json", get(json))
         .route("/payload", get(payload_handler))
         .route("/pingpong", get(pingpong))
+        .route("/ws", get(ws::upgrade))
         .fallback(not_found)
         .with_state(AppState { payload, pings });
     if let Some(pool) = db::pool_from_env() {

@@ -53,10 +53,11 @@ final class Https {
         };
     }
 
-    /** The HTTP/1.1 pipeline, the same on both ports. */
+    /** The HTTP/1.1 pipeline, the same on both ports, with the WebSocket echo on /ws. */
     static void http1(ChannelPipeline pipeline, PingPongWorker pingPong) {
-        pipeline.addLast(
-                new HttpServerCodec(), new HttpServerKeepAliveHandler(), new HttpHandler(pingPong));
+        pipeline.addLast(new HttpServerCodec(), new HttpServerKeepAliveHandler());
+        WebSocketEcho.addTo(pipeline);
+        pipeline.addLast(new HttpHandler(pingPong));
     }
 
     /** Builds the pipeline for the protocol ALPN negotiated (http/1.1 when the client named none). */

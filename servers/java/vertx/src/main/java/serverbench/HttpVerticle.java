@@ -13,7 +13,7 @@ import io.vertx.core.net.PemKeyCertOptions;
 /**
  * The contract's routes on Vert.x core's HTTP server (one instance per event loop): HTTP/1.1
  * and h2c on PORT, and when TLS_PORT is set, the same handler over TLS with ALPN (h2 or
- * http/1.1) on a second server.
+ * http/1.1) on a second server. /ws is a WebSocket echo (WebSocketEcho).
  */
 final class HttpVerticle extends AbstractVerticle {
     private static final CharSequence CONTENT_TYPE = HttpHeaders.CONTENT_TYPE;
@@ -64,10 +64,10 @@ final class HttpVerticle extends AbstractVerticle {
     }
 
     private static HttpServerOptions options() {
-        return new HttpServerOptions()
+        return WebSocketEcho.tune(new HttpServerOptions()
                 .setTcpNoDelay(true)
                 .setAcceptBacklog(1024)
-                .setCompressionSupported(false);
+                .setCompressionSupported(false));
     }
 
     private void handle(HttpServerRequest req) {
@@ -82,6 +82,7 @@ final class HttpVerticle extends AbstractVerticle {
             case "/pingpong" -> vertx.eventBus().<Payload>request(PingPongVerticle.ADDRESS, null)
                     .onSuccess(reply -> send(req, 200, OCTETS, reply.body().body()))
                     .onFailure(err -> send(req, 500, TEXT, Buffer.buffer(err.toString())));
+            case "/ws" -> WebSocketEcho.handle(req);
             case "/db", "/queries", "/fortunes", "/updates" -> {
                 if (db != null) {
                     db.handle(req);
