@@ -6,8 +6,12 @@
 
 mod apply;
 mod checks;
+mod record;
+mod setting;
 
-pub use apply::{apply, revert, Applied, ApplyError};
+pub use apply::{apply, revert, Applied, ApplyError, ApplyFailure};
+pub use record::{state_folder, RECORD_NAME};
+pub use setting::Setting;
 
 use crate::disturbance::MachineSample;
 use crate::Source;
@@ -74,10 +78,11 @@ impl CheckKind {
     }
 }
 
-/// A value `doctor --apply` may write (a sysctl or sysfs file) to fix a check.
+/// A value `doctor --apply` may write (a sysctl or sysfs file of [`Setting`]) to fix a check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Write {
-    pub path: String,
+    #[serde(rename = "path")]
+    pub setting: Setting,
     pub value: String,
 }
 
