@@ -64,12 +64,14 @@ def main():
                 ],
             }
         )
-    doc = {
+    head = {
         "otava": version("apache-otava"),
         "command": "scripts/otava-shapes.py: otava.analysis.compute_change_points(values) with defaults",
-        "shapes": out,
     }
-    print(json.dumps(doc, indent=1))
+    # One line per shape, so that a diff shows which shape changed.
+    print(json.dumps(head)[:-1] + ', "shapes": [')
+    print(",\n".join(json.dumps(s) for s in out))
+    print("]}")
 
 
 main()

@@ -290,14 +290,16 @@ mod tests {
 
     #[test]
     fn pure_noise_gives_few_false_alarms() {
-        // 50 series of 200 runs at 3% noise: 10,000 runs without a shift.
+        // 50 series of 200 runs at 3% noise: 10,000 runs without a shift. Otava 0.8.0 finds 19,
+        // 9 and 6 change points in three such batches (numpy seeds 1000-1002); the weak step
+        // at 10x p makes a few more than a single bisection did (at most 2 here).
         let mut alarms = 0;
         for seed in 0..50 {
             let x = series(200, &[], 0.03, 1000 + seed);
             alarms += detect(&x, &Options::default()).len();
         }
         eprintln!("{alarms} false alarms over 10,000 runs of noise");
-        assert!(alarms <= 2, "{alarms} false alarms over 10,000 runs");
+        assert!(alarms <= 6, "{alarms} false alarms over 10,000 runs");
     }
 
     #[test]
