@@ -55,11 +55,23 @@ fn doctor_prints_a_table_within_120_columns_with_a_fix_under_each_warning() {
 }
 
 #[test]
+fn a_root_that_is_not_one_is_an_error_not_another_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["doctor", "--revert", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not hold servers/"));
+}
+
+#[test]
 fn doctor_revert_with_nothing_applied_says_so() {
     let cache = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
         .args(["doctor", "--revert", "--root"])
-        .arg(env!("CARGO_MANIFEST_DIR"))
+        .arg(workspace())
         .env("SERVERBENCH_CACHE", cache.path())
         .output()
         .unwrap();
@@ -93,15 +105,22 @@ fn read(root: &Path, path: &str) -> String {
         .to_owned()
 }
 
-/// `doctor` on the fake tree `sys`, its undo record in the cache `cache`.
+/// The checkout: the project root, whose cache holds the undo record.
+fn workspace() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `doctor` on the fake tree `sys`, its undo record in the cache `cache` (and a state folder
+/// beside it, should the record ever be looked for there).
 fn doctor_on(sys: &Path, cache: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_serverbench"))
         .args(["doctor", "--probe", "100ms", "--root"])
-        .arg(env!("CARGO_MANIFEST_DIR"))
+        .arg(workspace())
         .arg("--sysroot")
         .arg(sys)
         .args(args)
         .env("SERVERBENCH_CACHE", cache)
+        .env("XDG_STATE_HOME", cache.join("state"))
         .output()
         .unwrap()
 }

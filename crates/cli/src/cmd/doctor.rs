@@ -2,7 +2,7 @@
 //! `serverbench_machine::doctor`.
 
 use anyhow::Context;
-use serverbench_catalog::paths::Paths;
+use serverbench_catalog::paths::{Paths, PathsError};
 use serverbench_harness::run;
 use serverbench_machine::doctor::{self, Check, Options, Status};
 use serverbench_machine::{Live, Recorded, Source};
@@ -118,12 +118,14 @@ pub fn diagnose(args: &Args) -> Vec<Check> {
     doctor::diagnose(src.as_ref(), &probe, &opts)
 }
 
-/// The undo record: in the project's cache, else in the user's state folder
-/// (`$XDG_STATE_HOME/serverbench`, else `~/.local/state/serverbench`), never a shared folder.
+/// The undo record: in the project's cache, else (no project found, as after `cargo install`)
+/// in the user's state folder (`$XDG_STATE_HOME/serverbench`, else `~/.local/state/serverbench`),
+/// never a shared folder. A root given that is not one is an error.
 fn undo_record(root: Option<&Path>) -> anyhow::Result<PathBuf> {
     let dir = match Paths::discover(root) {
         Ok(p) => p.cache,
-        Err(_) => doctor::state_folder(
+        Err(e @ PathsError::NotARoot { .. }) => return Err(e).context("doctor"),
+        Err(PathsError::NotFound { .. }) => doctor::state_folder(
             std::env::var("XDG_STATE_HOME").ok().as_deref(),
             std::env::var("HOME").ok().as_deref(),
         )
