@@ -84,8 +84,14 @@ fn doctor_revert_with_nothing_applied_says_so() {
 fn fake_machine(root: &Path) {
     let files = [
         ("sys/devices/system/cpu/online", "0-1\n"),
-        ("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n"),
-        ("sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", "powersave\n"),
+        (
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "powersave\n",
+        ),
+        (
+            "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor",
+            "powersave\n",
+        ),
         ("sys/devices/system/cpu/cpufreq/boost", "1\n"),
         ("proc/sys/net/ipv4/ip_local_port_range", "32768\t40000\n"),
         ("proc/sys/net/ipv4/tcp_tw_reuse", "0\n"),
@@ -197,7 +203,10 @@ fn doctor_revert_refuses_a_symlinked_undo_record_and_writes_nothing() {
     let out = doctor_on(&sys, &cache, &["--revert"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(stderr.contains("refused as an undo record: a symlink"), "{stderr}");
+    assert!(
+        stderr.contains("refused as an undo record: a symlink"),
+        "{stderr}"
+    );
     assert_eq!(read(&sys, GOV0), "performance");
     assert!(planted.exists());
 }
@@ -223,7 +232,9 @@ fn doctor_revert_refuses_a_path_outside_its_settings_naming_it_and_writes_nothin
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        stderr.contains(":2: refused as an undo record: /etc/sudoers is not a setting doctor changes"),
+        stderr.contains(
+            ":2: refused as an undo record: /etc/sudoers is not a setting doctor changes"
+        ),
         "{stderr}"
     );
     assert_eq!(read(&sys, GOV0), "performance");

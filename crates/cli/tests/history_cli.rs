@@ -75,14 +75,20 @@ fn a_regression_and_its_fix_show_both_change_points_in_show_check_and_the_trend_
     assert!(out.status.success(), "{}", text(&out.stderr));
 
     let show = text(&serverbench(&["history", "show", "mine hello", "--history", db]).stdout);
-    assert!(show.contains("◆ change at run 13 (c000012): -16."), "{show}");
+    assert!(
+        show.contains("◆ change at run 13 (c000012): -16."),
+        "{show}"
+    );
     assert!(show.contains("◆ change at run 23 (c000022): +1"), "{show}");
     let marked: Vec<&str> = show
         .lines()
         .filter(|l| l.starts_with("◆ ") && !l.starts_with("◆ change"))
         .collect();
     assert_eq!(marked.len(), 2, "{show}");
-    assert!(marked[0].contains("c000012") && marked[1].contains("c000022"), "{show}");
+    assert!(
+        marked[0].contains("c000012") && marked[1].contains("c000022"),
+        "{show}"
+    );
 
     let out = serverbench(&["history", "check", "--history", db]);
     let check = text(&out.stdout);
@@ -104,8 +110,14 @@ fn a_regression_and_its_fix_show_both_change_points_in_show_check_and_the_trend_
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("change -16.") && html.contains("at c000012"), "trend page");
-    assert!(html.contains("change +1") && html.contains("at c000022"), "trend page");
+    assert!(
+        html.contains("change -16.") && html.contains("at c000012"),
+        "trend page"
+    );
+    assert!(
+        html.contains("change +1") && html.contains("at c000022"),
+        "trend page"
+    );
 }
 
 #[test]

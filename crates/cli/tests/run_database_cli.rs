@@ -94,7 +94,9 @@ fn database_available() -> bool {
         return true;
     }
     if std::env::var("SERVERBENCH_SKIP_DATABASE").as_deref() == Ok("1") {
-        skip::say_skipped(&format!("needs {PG} and root (SERVERBENCH_SKIP_DATABASE=1)"));
+        skip::say_skipped(&format!(
+            "needs {PG} and root (SERVERBENCH_SKIP_DATABASE=1)"
+        ));
         return false;
     }
     panic!("needs PostgreSQL 15 ({PG}) and root; SERVERBENCH_SKIP_DATABASE=1 skips this test");

@@ -147,7 +147,11 @@ impl Distances {
         for tau in lo + 1..hi {
             for kappa in tau + 1..=hi {
                 let q = self.q_hat(lo, tau, kappa);
-                if best.map_or(true, |(_, b)| q > b) {
+                let better = match best {
+                    None => true,
+                    Some((_, b)) => q > b,
+                };
+                if better {
                     best = Some((tau, q));
                 }
             }

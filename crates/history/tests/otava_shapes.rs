@@ -45,15 +45,14 @@ fn the_detector_finds_what_otava_finds_and_nothing_else_on_every_shape() {
         for o in &shape.otava {
             match matched(o.index) {
                 None => wrong.push(format!("{}: missed Otava's {}", shape.name, o.index)),
-                Some(c) if (c.magnitude() * 100.0 - o.forward_change_percent).abs() > 1.0 => {
-                    wrong.push(format!(
+                Some(c) if (c.magnitude() * 100.0 - o.forward_change_percent).abs() > 1.0 => wrong
+                    .push(format!(
                         "{}: at {} {:+.2}% where Otava says {:+.2}%",
                         shape.name,
                         c.index,
                         c.magnitude() * 100.0,
                         o.forward_change_percent
-                    ))
-                }
+                    )),
                 Some(_) => {}
             }
         }
@@ -71,11 +70,7 @@ fn a_regression_and_its_fix_in_thirty_runs_gives_both_change_points() {
     let shape = |name: &str| {
         let fixture: Fixture =
             serde_json::from_str(include_str!("data/otava-shapes.json")).unwrap();
-        fixture
-            .shapes
-            .into_iter()
-            .find(|s| s.name == name)
-            .unwrap()
+        fixture.shapes.into_iter().find(|s| s.name == name).unwrap()
     };
     let s = shape("step and its fix");
     assert_eq!(s.series.len(), 30);

@@ -6,10 +6,7 @@ use std::io::Write;
 
 /// Prints the `SKIP:` line of the running test; `why` names the switch.
 pub fn say_skipped(why: &str) {
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("main")
-        .to_owned();
+    let test = std::thread::current().name().unwrap_or("main").to_owned();
     let line = format!("SKIP: {}::{test}: {why}\n", env!("CARGO_CRATE_NAME"));
     let _ = std::io::stderr().write_all(line.as_bytes());
 }

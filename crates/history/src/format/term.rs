@@ -48,7 +48,11 @@ pub fn render(report: &CheckReport) -> String {
             let _ = writeln!(
                 out,
                 "{:<11} {} {} changed {} at {} (run {}): mean {} -> {} (p = {:.1e})",
-                if s.regression { "regression:" } else { "change:" },
+                if s.regression {
+                    "regression:"
+                } else {
+                    "change:"
+                },
                 clip(&r.series.label(), CELL),
                 r.measure,
                 percent(s.magnitude),

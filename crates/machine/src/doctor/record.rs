@@ -39,7 +39,10 @@ pub(super) fn untrusted(meta: &std::fs::Metadata, me: u32) -> Option<String> {
         return Some(format!("owned by user {}, not by {me}", meta.uid()));
     }
     if meta.mode() & 0o022 != 0 {
-        return Some(format!("others may write it (mode {:o})", meta.mode() & 0o777));
+        return Some(format!(
+            "others may write it (mode {:o})",
+            meta.mode() & 0o777
+        ));
     }
     None
 }
@@ -90,7 +93,11 @@ pub fn read(path: &Path) -> Result<Vec<Applied>, ApplyError> {
     file.read_to_string(&mut text)
         .map_err(|e| state_err(path, e))?;
     let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, raw) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let bad = |why: String| ApplyError::Corrupt {
             path: path.to_path_buf(),
             line: i + 1,
@@ -134,9 +141,8 @@ impl Appender {
             .create(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW);
-        let file = open_checked(path, &opts)?.ok_or_else(|| {
-            state_err(path, std::io::Error::from(std::io::ErrorKind::NotFound))
-        })?;
+        let file = open_checked(path, &opts)?
+            .ok_or_else(|| state_err(path, std::io::Error::from(std::io::ErrorKind::NotFound)))?;
         Ok(Appender {
             path: path.to_path_buf(),
             file,
@@ -187,7 +193,9 @@ mod tests {
         std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .unwrap();
         let meta = std::fs::metadata(&path).unwrap();
-        assert!(untrusted(&meta, meta.uid()).unwrap().contains("others may write"));
+        assert!(untrusted(&meta, meta.uid())
+            .unwrap()
+            .contains("others may write"));
     }
 
     #[test]

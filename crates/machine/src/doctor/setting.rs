@@ -28,7 +28,10 @@ const FIXED: [(Setting, &str); 5] = [
         Setting::IntelNoTurbo,
         "/sys/devices/system/cpu/intel_pstate/no_turbo",
     ),
-    (Setting::CpufreqBoost, "/sys/devices/system/cpu/cpufreq/boost"),
+    (
+        Setting::CpufreqBoost,
+        "/sys/devices/system/cpu/cpufreq/boost",
+    ),
     (
         Setting::LocalPortRange,
         "/proc/sys/net/ipv4/ip_local_port_range",
@@ -80,10 +83,8 @@ impl Setting {
             Setting::TcpTwReuse => v == "0" || v == "1" || v == "2",
             Setting::Somaxconn => number(u64::from(u32::MAX)),
             Setting::LocalPortRange => {
-                let ports: Vec<Option<u16>> = v
-                    .split_ascii_whitespace()
-                    .map(|p| p.parse().ok())
-                    .collect();
+                let ports: Vec<Option<u16>> =
+                    v.split_ascii_whitespace().map(|p| p.parse().ok()).collect();
                 matches!(ports[..], [Some(lo), Some(hi)] if lo <= hi)
             }
         }
