@@ -24,7 +24,7 @@ test:
 	SERVERBENCH_SKIP_NETEM="$$(bash scripts/netem-probe.sh)" \
 	SERVERBENCH_SKIP_URING="$$(bash scripts/uring-probe.sh)" \
 		$(CARGO) test --workspace --locked --no-fail-fast 2>&1 | tee target/test.log
-	@awk '/^test result:/ { p += $$4; f += $$6; s += $$8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' target/test.log
+	@awk -f scripts/test-summary.awk target/test.log
 
 ## Formatting, lints and unused dependencies (cargo-machete, pinned in scripts/machete.sh), as CI checks them.
 lint:

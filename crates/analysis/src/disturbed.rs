@@ -104,9 +104,10 @@ pub fn summary_line(laps: &[&DisturbedLap]) -> Option<String> {
 
 fn magnitude(c: &Cause) -> f64 {
     match c {
-        Cause::Steal { pct } | Cause::OtherProcesses { pct } | Cause::MemoryPressure { pct } => {
-            *pct
-        }
+        Cause::Steal { pct }
+        | Cause::OtherProcesses { pct }
+        | Cause::MemoryPressure { pct }
+        | Cause::CpuPressure { pct } => *pct,
         Cause::Throttling { events } => *events as f64,
     }
 }

@@ -129,6 +129,68 @@ mod tests {
         }
     }
 
+    /// `| 4 | compare --fail-above, history check: ... |` without the backticks.
+    fn plain(s: &str) -> String {
+        s.replace('`', "")
+    }
+
+    #[test]
+    fn the_readme_table_is_the_enums_table() {
+        let readme = include_str!("../../../README.md");
+        let rows: Vec<String> = readme
+            .lines()
+            .skip_while(|l| !l.starts_with("| exit code | meaning |"))
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .map(plain)
+            .collect();
+        let want: Vec<String> = Exit::ALL
+            .iter()
+            .map(|e| format!("| {} | {} |", e.code(), plain(e.meaning())))
+            .collect();
+        assert_eq!(rows, want);
+    }
+
+    /// Every `N regression` and `N inconclusive` in `text`.
+    fn claims(text: &str) -> Vec<(String, String)> {
+        let words: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || ",;/()".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        words
+            .windows(2)
+            .filter(|w| w[0].bytes().all(|b| b.is_ascii_digit()))
+            .filter(|w| w[1] == "regression" || w[1] == "inconclusive")
+            .map(|w| (w[0].to_owned(), w[1].to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn help_readme_and_changelog_give_history_checks_codes_as_the_enum() {
+        use clap::CommandFactory;
+        let mut cli = crate::Cli::command();
+        let history = cli.find_subcommand_mut("history").expect("history");
+        let mut texts = vec![history.render_long_help().to_string()];
+        let check = history.find_subcommand_mut("check").expect("history check");
+        texts.push(check.render_long_help().to_string());
+        texts.push(include_str!("../../../README.md").to_owned());
+        let changelog = include_str!("../../../CHANGELOG.md");
+        let unreleased = changelog.split("\n## ").nth(1).unwrap_or_default();
+        texts.push(unreleased.to_owned());
+        let mut seen = 0;
+        for text in &texts {
+            for (code, word) in claims(text) {
+                let want = match word.as_str() {
+                    "regression" => Exit::Regression,
+                    _ => Exit::Inconclusive,
+                };
+                assert_eq!(code, want.code().to_string(), "{code} {word}");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 4, "{seen} claims found");
+    }
+
     #[test]
     fn verify_failures_and_failed_loads_differ_from_bad_input() {
         let bad = Exit::BadInput.code();

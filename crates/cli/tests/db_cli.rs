@@ -2,6 +2,8 @@
 //! postgres user's rights) and PostgreSQL 15, installed by `db up` when missing; set
 //! SERVERBENCH_SKIP_DB=1 to skip these tests on a machine that cannot have them.
 
+mod skip;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -9,7 +11,7 @@ use std::process::{Command, Output};
 fn skip() -> bool {
     let skip = std::env::var_os("SERVERBENCH_SKIP_DB").is_some_and(|v| v == "1");
     if skip {
-        eprintln!("skipped: SERVERBENCH_SKIP_DB=1 (no PostgreSQL 15 for the db tests)");
+        skip::say_skipped("SERVERBENCH_SKIP_DB=1 (no PostgreSQL 15 for the db tests)");
     }
     skip
 }

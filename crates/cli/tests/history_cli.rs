@@ -63,6 +63,64 @@ fn a_server_that_slows_down_after_some_runs_fails_the_check_at_that_run() {
 }
 
 #[test]
+fn a_regression_and_its_fix_show_both_change_points_in_show_check_and_the_trend_page() {
+    // A user's own server recorded 30 times: 12 runs as it was, 10 about 16% slower, 8 back.
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("history.db");
+    let db = db.to_str().unwrap();
+    let mut levels = vec![1.0; 12];
+    levels.extend([0.84; 10]);
+    levels.extend([1.0; 8]);
+    let out = import(db, &folders(tmp.path(), &levels, 5));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let show = text(&serverbench(&["history", "show", "mine hello", "--history", db]).stdout);
+    assert!(
+        show.contains("◆ change at run 13 (c000012): -16."),
+        "{show}"
+    );
+    assert!(show.contains("◆ change at run 23 (c000022): +1"), "{show}");
+    let marked: Vec<&str> = show
+        .lines()
+        .filter(|l| l.starts_with("◆ ") && !l.starts_with("◆ change"))
+        .collect();
+    assert_eq!(marked.len(), 2, "{show}");
+    assert!(
+        marked[0].contains("c000012") && marked[1].contains("c000022"),
+        "{show}"
+    );
+
+    let out = serverbench(&["history", "check", "--history", db]);
+    let check = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{check}{}", text(&out.stderr));
+    assert!(
+        check.contains("rps changed -16.") && check.contains("at c000012 (run 13)"),
+        "{check}"
+    );
+    assert!(
+        check.contains("rps changed +1") && check.contains("at c000022 (run 23)"),
+        "{check}"
+    );
+
+    let page = tmp.path().join("trend.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["history", "trend", "--history", db, "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("change -16.") && html.contains("at c000012"),
+        "trend page"
+    );
+    assert!(
+        html.contains("change +1") && html.contains("at c000022"),
+        "trend page"
+    );
+}
+
+#[test]
 fn pure_noise_passes_the_check() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("history.db");

@@ -5,6 +5,7 @@
 //! (or SERVERBENCH_SKIP_NETNS=1).
 
 mod netns;
+mod skip;
 
 use netns::{bed, command_lines_in, Bed};
 use std::path::Path;

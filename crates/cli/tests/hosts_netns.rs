@@ -3,6 +3,7 @@
 //! SERVERBENCH_SKIP_NETNS=1) and, for the delay case, netem (or SERVERBENCH_SKIP_NETEM=1).
 
 mod netns;
+mod skip;
 
 use netns::{bed, bytes_into, command_lines_in, run_folders, Bed, PORT, SERVER_ADDR};
 use serverbench_model::histo;

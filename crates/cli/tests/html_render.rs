@@ -6,6 +6,8 @@
 //! Needs Debian's `chromium` (or `SERVERBENCH_CHROMIUM=/path/to/chrome`); without it the test
 //! fails, unless `SERVERBENCH_SKIP_BROWSER=1` is set, in which case it says it skipped.
 
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -42,7 +44,7 @@ fn chromium() -> Option<PathBuf> {
         }
     }
     if std::env::var("SERVERBENCH_SKIP_BROWSER").as_deref() == Ok("1") {
-        eprintln!("html_render: skipped, no chromium found and SERVERBENCH_SKIP_BROWSER=1");
+        skip::say_skipped("no chromium found and SERVERBENCH_SKIP_BROWSER=1");
         return None;
     }
     panic!(

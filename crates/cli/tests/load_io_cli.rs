@@ -4,6 +4,8 @@
 
 mod common;
 
+mod skip;
+
 use common::hello_server;
 use std::process::{Command, Output};
 
@@ -33,7 +35,9 @@ fn each_backend_asked_for_is_the_one_the_json_records() {
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let skip = std::env::var("SERVERBENCH_SKIP_URING").as_deref() == Ok("1");
         if io == "uring" && v["io"] == "epoll" && skip {
-            eprintln!("io_uring refused here, --io uring ran on epoll (SERVERBENCH_SKIP_URING=1)");
+            skip::say_skipped(
+                "io_uring refused here, --io uring ran on epoll (SERVERBENCH_SKIP_URING=1)",
+            );
             continue;
         }
         assert_eq!(v["io"], recorded, "--io {io} (notes: {})", v["notes"]);

@@ -1,6 +1,8 @@
 //! `serverbench run` from the command line, against the harness's fixture catalog
 //! (`crates/harness/tests/fixtures/run-catalog`: Python stdlib servers).
 
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -112,9 +114,7 @@ fn wrk_runs_as_the_load_tool_when_asked() {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("wrk").is_file()));
     if !on_path {
         if std::env::var_os("SERVERBENCH_SKIP_WRK").is_some() {
-            eprintln!(
-                "wrk_runs_as_the_load_tool_when_asked: skipped, no wrk and SERVERBENCH_SKIP_WRK=1"
-            );
+            skip::say_skipped("no wrk and SERVERBENCH_SKIP_WRK=1");
             return;
         }
         panic!(

@@ -6,6 +6,8 @@
 //! Needs PostgreSQL 15 (Debian's postgresql-15) and root (initdb runs as the `postgres` user);
 //! without them it fails, unless SERVERBENCH_SKIP_DATABASE=1 says to skip it (printed).
 
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -92,7 +94,9 @@ fn database_available() -> bool {
         return true;
     }
     if std::env::var("SERVERBENCH_SKIP_DATABASE").as_deref() == Ok("1") {
-        eprintln!("skipped: needs {PG} and root (SERVERBENCH_SKIP_DATABASE=1)");
+        skip::say_skipped(&format!(
+            "needs {PG} and root (SERVERBENCH_SKIP_DATABASE=1)"
+        ));
         return false;
     }
     panic!("needs PostgreSQL 15 ({PG}) and root; SERVERBENCH_SKIP_DATABASE=1 skips this test");

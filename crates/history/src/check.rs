@@ -3,8 +3,8 @@
 //!
 //! 1. Against a baseline run (the previous run of the series, a given run, or the newest run of
 //!    a branch): the interval of the ratio NEW/BASELINE of the lap medians, by the bootstrap
-//!    `compare` uses ([`stats::bootstrap_ratio_ci`]). A regression only when the whole interval
-//!    is beyond the threshold; inconclusive when the interval straddles it.
+//!    `compare` uses ([`stats::bootstrap_ratio_ci`]). A regression, or an improvement, only when
+//!    the whole interval is beyond the threshold; inconclusive when the interval straddles it.
 //! 2. Over the whole series: change points ([`crate::changepoint`]); a shift for the worse at
 //!    least as large as the threshold within the newest `recent` runs is a regression, reported
 //!    with the run where it happened and the means before and after.
@@ -225,8 +225,10 @@ fn interval_status(m: Measure, (low, high): (f64, f64), t: f64) -> Status {
         Status::Regression
     } else if worst > t {
         Status::Inconclusive
-    } else if best < -t {
+    } else if worst < -t {
         Status::Improved
+    } else if best < -t {
+        Status::Inconclusive
     } else {
         Status::Ok
     }
@@ -324,6 +326,23 @@ mod tests {
         );
         assert_eq!(
             interval_status(Measure::P99, (0.85, 0.9), t),
+            Status::Improved
+        );
+    }
+
+    #[test]
+    fn an_improvement_needs_the_whole_interval_past_the_threshold() {
+        let t = 0.05;
+        assert_eq!(
+            interval_status(Measure::Rps, (1.02, 1.08), t),
+            Status::Inconclusive
+        );
+        assert_eq!(
+            interval_status(Measure::P99, (0.92, 0.98), t),
+            Status::Inconclusive
+        );
+        assert_eq!(
+            interval_status(Measure::Rps, (1.06, 1.08), t),
             Status::Improved
         );
     }

@@ -18,9 +18,13 @@ pub struct TTest {
     pub p: f64,
 }
 
+/// The mean and the sample variance (0 for a single value).
 fn mean_var(x: &[f64]) -> (f64, f64) {
     let n = x.len() as f64;
     let mean = x.iter().sum::<f64>() / n;
+    if x.len() < 2 {
+        return (mean, 0.0);
+    }
     let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
     (mean, var)
 }
@@ -53,10 +57,10 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<TTest> {
 
 /// Student's two-sample t-test with pooled variance (what Hunter and Otava apply, through
 /// SciPy's `ttest_ind_from_stats` with equal variances): steadier than Welch's on the short
-/// segments near a change point, where one side's variance can be tiny by chance. `None` with
-/// fewer than two values on a side.
+/// segments near a change point, where one side's variance can be tiny by chance. A side may
+/// hold a single value (a lone outlier) when the other has two or more; `None` otherwise.
 pub fn student(a: &[f64], b: &[f64]) -> Option<TTest> {
-    if a.len() < 2 || b.len() < 2 {
+    if a.is_empty() || b.is_empty() || a.len() + b.len() < 3 {
         return None;
     }
     let ((ma, va), (mb, vb)) = (mean_var(a), mean_var(b));

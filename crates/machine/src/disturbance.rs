@@ -10,8 +10,13 @@
 //!   sides: on loopback most of it is the benchmark's own packets, and kernels without
 //!   `CONFIG_IRQ_TIME_ACCOUNTING` charge it to whichever task was interrupted;
 //! - **memory pressure**: PSI's `some` total over the lap (the share of wall time in which a
-//!   task waited for memory; Documentation/accounting/psi.rst). CPU pressure is recorded but is
-//!   never a cause: a saturated benchmark is runnable-but-waiting by design;
+//!   task waited for memory; Documentation/accounting/psi.rst);
+//! - **CPU pressure**: PSI's cpu `some` total over the lap (the share of wall time in which a
+//!   task waited for a CPU). The benchmark makes some of it itself (a server with more threads
+//!   than its CPUs, a database's backends beside it: a quiet saturated lap can read 80%), so it
+//!   is a cause only when someone else was on the pinned CPUs too (at least
+//!   [`Thresholds::cpu_pressure_others_pct`], a share too small to be a cause of its own): a
+//!   task that keeps the server waiting for its CPU though its own CPU time is small;
 //! - **throttling**: thermal throttle events on the pinned CPUs, and the frequency where the
 //!   kernel exposes cpufreq (VMs usually do not);
 //! - involuntary context switches of the server and the client, and the load average, are

@@ -60,15 +60,49 @@ fn a_busy_loop_steal_memory_stalls_and_throttling_are_each_named() {
             Cause::Steal { .. } => "steal",
             Cause::OtherProcesses { .. } => "others",
             Cause::MemoryPressure { .. } => "memory",
+            Cause::CpuPressure { .. } => "cpu",
             Cause::Throttling { .. } => "throttling",
         })
         .collect();
-    assert_eq!(kinds, ["steal", "others", "memory", "throttling"]);
+    // 8.5 s of 10 s waiting for a CPU, with others on the CPUs: CPU pressure too.
+    assert_eq!(kinds, ["steal", "others", "memory", "cpu", "throttling"]);
     assert!(
         d.summary().starts_with("steal 13.0%, other processes 28%"),
         "{}",
         d.summary()
     );
+}
+
+#[test]
+fn cpu_pressure_is_a_cause_only_with_others_on_the_pinned_cpus() {
+    // The quiet lap reads 80% CPU pressure, the benchmark's own: not a cause with 0.5% others.
+    let quiet = between(
+        &recorded("quiet-start"),
+        &recorded("quiet-end"),
+        &lap(19.0),
+        &Thresholds::default(),
+    );
+    assert!(!quiet.is_disturbed(), "{quiet:?}");
+    // A busy loop sharing the server's CPU: 58% CPU pressure with 3% others, under the 5% that
+    // would make others a cause of their own.
+    let busy = Disturbance {
+        cpu_pressure_pct: Some(58.0),
+        other_processes_pct: 3.0,
+        ..Disturbance::default()
+    };
+    assert_eq!(
+        busy.causes_under(&Thresholds::default()),
+        [Cause::CpuPressure { pct: 58.0 }]
+    );
+    let mut busy = busy;
+    busy.causes = busy.causes_under(&Thresholds::default());
+    assert_eq!(busy.summary(), "CPU pressure 58%");
+    let mild = Disturbance {
+        cpu_pressure_pct: Some(20.0),
+        other_processes_pct: 3.0,
+        ..Disturbance::default()
+    };
+    assert!(mild.causes_under(&Thresholds::default()).is_empty());
 }
 
 #[test]

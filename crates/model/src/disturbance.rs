@@ -14,16 +14,33 @@ pub struct Thresholds {
     pub other_processes_pct: f64,
     /// Memory pressure (PSI some), in percent of the lap's wall time.
     pub memory_pressure_pct: f64,
+    /// CPU pressure (PSI some), in percent of the lap's wall time...
+    #[serde(default = "default_cpu_pressure")]
+    pub cpu_pressure_pct: f64,
+    /// ...when other processes used at least this share of the pinned CPUs.
+    #[serde(default = "default_cpu_pressure_others")]
+    pub cpu_pressure_others_pct: f64,
+}
+
+fn default_cpu_pressure() -> f64 {
+    Thresholds::default().cpu_pressure_pct
+}
+
+fn default_cpu_pressure_others() -> f64 {
+    Thresholds::default().cpu_pressure_others_pct
 }
 
 impl Default for Thresholds {
     /// 2% steal, 5% of the pinned CPUs to others, 5% of the lap stalled on memory: each well
-    /// above what a quiet 2-core VM shows here between laps (0–0.5% steal, 0–2% others).
+    /// above what a quiet 2-core VM shows here between laps (0–0.5% steal, 0–2% others); 25%
+    /// of the lap waiting for a CPU with others on the pinned CPUs above that quiet 2%.
     fn default() -> Self {
         Thresholds {
             steal_pct: 2.0,
             other_processes_pct: 5.0,
             memory_pressure_pct: 5.0,
+            cpu_pressure_pct: 25.0,
+            cpu_pressure_others_pct: 2.0,
         }
     }
 }
@@ -38,6 +55,8 @@ pub enum Cause {
     OtherProcesses { pct: f64 },
     /// Tasks stalled on memory for this share of the lap.
     MemoryPressure { pct: f64 },
+    /// Tasks waited for a CPU this share of the lap, with other processes on the pinned CPUs.
+    CpuPressure { pct: f64 },
     /// The pinned CPUs were throttled this many times.
     Throttling { events: u64 },
 }
@@ -48,6 +67,7 @@ impl fmt::Display for Cause {
             Cause::Steal { pct } => write!(f, "steal {pct:.1}%"),
             Cause::OtherProcesses { pct } => write!(f, "other processes {pct:.0}% of the CPUs"),
             Cause::MemoryPressure { pct } => write!(f, "memory pressure {pct:.1}%"),
+            Cause::CpuPressure { pct } => write!(f, "CPU pressure {pct:.0}%"),
             Cause::Throttling { events } => write!(f, "{events} throttling events"),
         }
     }
@@ -60,7 +80,7 @@ pub struct Disturbance {
     pub steal_pct: f64,
     /// Other processes on the pinned CPUs, percent of their capacity.
     pub other_processes_pct: f64,
-    /// PSI cpu `some` over the lap, percent of wall time (recorded, never a cause).
+    /// PSI cpu `some` over the lap, percent of wall time (a cause only with others present).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pressure_pct: Option<f64>,
     /// PSI memory `some` over the lap, percent of wall time.
@@ -103,6 +123,13 @@ impl Disturbance {
             .filter(|p| *p > t.memory_pressure_pct)
         {
             causes.push(Cause::MemoryPressure { pct });
+        }
+        let others_present = self.other_processes_pct >= t.cpu_pressure_others_pct;
+        if let Some(pct) = self
+            .cpu_pressure_pct
+            .filter(|p| *p > t.cpu_pressure_pct && others_present)
+        {
+            causes.push(Cause::CpuPressure { pct });
         }
         if self.throttle_events > 0 {
             causes.push(Cause::Throttling {

@@ -2,10 +2,10 @@
 //! `serverbench_machine::doctor`.
 
 use anyhow::Context;
-use serverbench_catalog::paths::Paths;
+use serverbench_catalog::paths::{Paths, PathsError};
 use serverbench_harness::run;
 use serverbench_machine::doctor::{self, Options};
-use serverbench_machine::Live;
+use serverbench_machine::{Live, Recorded, Source};
 use serverbench_model::doctor::{Check, Status};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,6 +35,9 @@ pub struct Args {
     /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// The folder that stands for `/` when reading and writing sysfs and procfs (tests).
+    #[arg(long, value_name = "DIR", default_value = "/", hide = true)]
+    pub sysroot: PathBuf,
 }
 
 /// `doctor`'s output formats.
@@ -46,14 +49,22 @@ pub enum Format {
 
 /// Runs `serverbench doctor`: exit 0 whatever it finds (the warnings are advice).
 pub fn run(args: Args) -> anyhow::Result<crate::exit::Exit> {
-    let state = state_file(args.root.as_deref());
+    let record = undo_record(args.root.as_deref())?;
     if args.revert {
-        let undone = doctor::revert(Path::new("/"), &state)?;
+        let undone = doctor::revert(&args.sysroot, &record)
+            .with_context(|| format!("doctor --revert from {}", record.display()))?;
         for a in &undone {
-            println!("restored {} to {}", a.path, a.old);
+            println!("restored {} to {}", a.setting, a.old);
         }
         if undone.is_empty() {
-            println!("nothing to revert ({} is absent)", state.display());
+            println!("nothing to revert ({} is absent)", record.display());
+            let legacy = record.with_file_name("doctor-applied.json");
+            if legacy.exists() {
+                println!(
+                    "{} is an older serverbench's record: it is not read (restore its values by hand)",
+                    legacy.display()
+                );
+            }
         }
         return Ok(crate::exit::Exit::Ok);
     }
@@ -63,13 +74,24 @@ pub fn run(args: Args) -> anyhow::Result<crate::exit::Exit> {
         Format::Term => print!("{}", table(&checks)),
     }
     if args.apply {
-        let done = doctor::apply(&checks, Path::new("/"), &state)
-            .context("doctor --apply (run as root)")?;
+        let (done, failure) = match doctor::apply(&checks, &args.sysroot, &record) {
+            Ok(done) => (done, None),
+            Err(f) => (f.done, Some(f.error)),
+        };
         for a in &done {
-            println!("set {} to {} (was {})", a.path, a.new, a.old);
+            println!("set {} to {} (was {})", a.setting, a.new, a.old);
         }
         if !done.is_empty() {
-            println!("serverbench doctor --revert restores them");
+            println!(
+                "undo record: {}; serverbench doctor --revert restores them",
+                record.display()
+            );
+        }
+        if let Some(e) = failure {
+            return Err(e).context(format!(
+                "doctor --apply stopped after changing {} settings (run as root)",
+                done.len()
+            ));
         }
     }
     Ok(crate::exit::Exit::Ok)
@@ -87,14 +109,30 @@ pub fn diagnose(args: &Args) -> Vec<Check> {
         client_cpus: pinning.client_cpus,
     };
     let probe = doctor::probe_live(args.probe.as_secs_f64());
-    doctor::diagnose(&Live, &probe, &opts)
+    let src: Box<dyn Source> = if args.sysroot == Path::new("/") {
+        Box::new(Live)
+    } else {
+        Box::new(Recorded {
+            root: args.sysroot.clone(),
+        })
+    };
+    doctor::diagnose(src.as_ref(), &probe, &opts)
 }
 
-fn state_file(root: Option<&Path>) -> PathBuf {
-    match Paths::discover(root) {
-        Ok(p) => p.cache.join("doctor-applied.json"),
-        Err(_) => std::env::temp_dir().join("serverbench-doctor-applied.json"),
-    }
+/// The undo record: in the project's cache, else (no project found, as after `cargo install`)
+/// in the user's state folder (`$XDG_STATE_HOME/serverbench`, else `~/.local/state/serverbench`),
+/// never a shared folder. A root given that is not one is an error.
+fn undo_record(root: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let dir = match Paths::discover(root) {
+        Ok(p) => p.cache,
+        Err(e @ PathsError::NotARoot { .. }) => return Err(e).context("doctor"),
+        Err(PathsError::NotFound { .. }) => doctor::state_folder(
+            std::env::var("XDG_STATE_HOME").ok().as_deref(),
+            std::env::var("HOME").ok().as_deref(),
+        )
+        .context("doctor: no project cache and neither XDG_STATE_HOME nor HOME is set")?,
+    };
+    Ok(dir.join(doctor::RECORD_NAME))
 }
 
 /// The checks as a table within 120 columns: a warning's fix goes on the line below it.

@@ -51,7 +51,7 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         html: PathBuf,
     },
-    /// Judge each series' newest run: exit 0 ok, 4 regression, 6 inconclusive, 1 error.
+    /// Judge each series' newest run: exit 0 ok, 4 regression, 9 inconclusive, 1 error.
     Check(CheckArgs),
 }
 
@@ -87,8 +87,8 @@ pub struct CheckArgs {
     /// Change points among the newest N runs count as regressions.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub recent: usize,
-    /// Change points: runs per search window.
-    #[arg(long, default_value_t = 30, value_name = "N")]
+    /// Change points: runs per search window (Otava's default).
+    #[arg(long, default_value_t = 50, value_name = "N")]
     pub window: usize,
     /// Change points: the t-test's largest p-value.
     #[arg(long, default_value_t = 0.001, value_name = "P")]

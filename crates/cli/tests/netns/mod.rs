@@ -35,7 +35,7 @@ pub struct Bed {
 /// The bed, or None (with the reason printed) when this machine cannot have one.
 pub fn bed() -> Option<Bed> {
     if std::env::var("SERVERBENCH_SKIP_NETNS").as_deref() == Ok("1") {
-        eprintln!("hosts_netns: skipped, SERVERBENCH_SKIP_NETNS=1");
+        crate::skip::say_skipped("SERVERBENCH_SKIP_NETNS=1");
         return None;
     }
     // SAFETY: geteuid has no preconditions.
@@ -80,7 +80,7 @@ impl Bed {
     /// when the kernel lacks the netem qdisc (CONFIG_NET_SCH_NETEM) and that switch is unset.
     pub fn netem(&self) -> bool {
         if std::env::var("SERVERBENCH_SKIP_NETEM").as_deref() == Ok("1") {
-            eprintln!("hosts_netns: netem case skipped, SERVERBENCH_SKIP_NETEM=1");
+            crate::skip::say_skipped("the netem case, SERVERBENCH_SKIP_NETEM=1");
             return false;
         }
         let out = Command::new(script())

@@ -16,7 +16,8 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
-/// The table, then one line per change point that is a regression.
+/// The table, then one line per change point of each series, oldest first: `regression:` for
+/// those that are, `change:` for the others.
 pub fn render(report: &CheckReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -43,10 +44,15 @@ pub fn render(report: &CheckReport) -> String {
         );
     }
     for r in &report.rows {
-        for s in r.shifts.iter().filter(|s| s.regression) {
+        for s in &r.shifts {
             let _ = writeln!(
                 out,
-                "regression: {} {} changed {} at {} (run {}): mean {} -> {} (p = {:.1e})",
+                "{:<11} {} {} changed {} at {} (run {}): mean {} -> {} (p = {:.1e})",
+                if s.regression {
+                    "regression:"
+                } else {
+                    "change:"
+                },
                 clip(&r.series.label(), CELL),
                 r.measure,
                 percent(s.magnitude),

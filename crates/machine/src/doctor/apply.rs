@@ -1,14 +1,20 @@
-//! `doctor --apply` and `doctor --revert`: write the fixes the checks printed (sysctl and sysfs
-//! files only), keeping each file's old value in a state file so that `--revert` restores it.
+//! `doctor --apply` and `doctor --revert`: write the fixes the checks printed (a fixed list of
+//! sysfs and procfs files, [`Setting`]), each file's old value appended to the undo record
+//! before the file is written, so that `--revert` restores everything `--apply` changed, even
+//! when `--apply` stopped halfway.
 
+use super::record::{self, Appender};
 use super::{Check, Status, Write};
-use serde::{Deserialize, Serialize};
+use serverbench_model::doctor::Setting;
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// One file changed by `--apply`, with the value it had.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One setting changed by `--apply`, with the value it had.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applied {
-    pub path: String,
+    pub setting: Setting,
     pub old: String,
     pub new: String,
 }
@@ -16,9 +22,9 @@ pub struct Applied {
 /// Why applying or reverting failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
-    #[error("{path}: {source} (doctor --apply needs root)")]
+    #[error("{setting}: {source} (doctor --apply needs root)")]
     Write {
-        path: String,
+        setting: Setting,
         source: std::io::Error,
     },
     #[error("{}: {source}", path.display())]
@@ -26,60 +32,109 @@ pub enum ApplyError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{}: not a doctor state file: {source}", path.display())]
+    #[error("{}: refused as an undo record: {why}", path.display())]
+    Untrusted { path: PathBuf, why: String },
+    #[error("{}:{line}: refused as an undo record: {why}", path.display())]
     Corrupt {
         path: PathBuf,
-        source: serde_json::Error,
+        line: usize,
+        why: String,
     },
 }
 
-/// Writes every fix of the `warn` checks (the files under `root`, `/` on the live machine);
-/// appends what it changed to `state` and returns it. Files already at their value are left.
-pub fn apply(checks: &[Check], root: &Path, state: &Path) -> Result<Vec<Applied>, ApplyError> {
-    let mut done = read_state(state)?;
-    let mut now = Vec::new();
+/// `--apply` stopped at `error` after changing `done` (all of them in the undo record).
+#[derive(Debug, thiserror::Error)]
+#[error("{error} (after changing {} settings; doctor --revert restores them)", done.len())]
+pub struct ApplyFailure {
+    pub done: Vec<Applied>,
+    pub error: ApplyError,
+}
+
+/// Writes every fix of the `warn` checks (the files under `root`, `/` on the live machine),
+/// recording each old value in the undo record at `state` before writing; returns what it
+/// changed. Files already at their value are left, and a setting already in the record keeps
+/// its first old value.
+pub fn apply(checks: &[Check], root: &Path, state: &Path) -> Result<Vec<Applied>, ApplyFailure> {
+    let mut done = Vec::new();
+    let fail = |done: Vec<Applied>, error| ApplyFailure { done, error };
+    let recorded = match record::read(state) {
+        Ok(r) => r,
+        Err(e) => return Err(fail(done, e)),
+    };
+    let mut appender: Option<Appender> = None;
     let writes = checks
         .iter()
         .filter(|c| c.status == Status::Warn)
         .flat_map(|c| &c.writes);
-    for Write { path, value } in writes {
-        let file = root.join(path.trim_start_matches('/'));
-        let old = std::fs::read_to_string(&file)
-            .map_err(|source| ApplyError::Write {
-                path: path.clone(),
-                source,
-            })?
-            .trim()
-            .to_owned();
+    for Write { setting, value } in writes {
+        let setting = *setting;
+        let file = root.join(setting.path().trim_start_matches('/'));
+        let old = match std::fs::read_to_string(&file) {
+            Ok(t) => t.trim().to_owned(),
+            Err(source) => return Err(fail(done, ApplyError::Write { setting, source })),
+        };
         if old == *value {
             continue;
         }
-        std::fs::write(&file, value).map_err(|source| ApplyError::Write {
-            path: path.clone(),
-            source,
-        })?;
         let a = Applied {
-            path: path.clone(),
+            setting,
             old,
             new: value.clone(),
         };
-        // The first old value is the one to restore.
-        if !done.iter().any(|d| d.path == a.path) {
-            done.push(a.clone());
+        if !recorded.iter().any(|r| r.setting == setting) {
+            let app = match appender.take() {
+                Some(app) => app,
+                None => match Appender::open(state) {
+                    Ok(app) => app,
+                    Err(e) => return Err(fail(done, e)),
+                },
+            };
+            let app = appender.insert(app);
+            if let Err(e) = app.append(&a) {
+                return Err(fail(done, e));
+            }
         }
-        now.push(a);
+        if let Err(source) = write_setting(&file, value) {
+            return Err(fail(done, ApplyError::Write { setting, source }));
+        }
+        done.push(a);
     }
-    write_state(state, &done)?;
-    Ok(now)
+    Ok(done)
 }
 
-/// Restores every file in `state` to its old value and removes the state file.
+/// Writes `value` to an existing file, refusing a symlink in its last component.
+fn write_setting(file: &Path, value: &str) -> std::io::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(file)?;
+    f.write_all(value.as_bytes())
+}
+
+/// Restores every setting of the undo record at `state` to its first recorded value (newest
+/// change first) and removes the record. The whole record is checked before anything is
+/// written: a symlink, another user's file, or a path or value outside doctor's list refuses
+/// it. Settings already at their old value are left as they are.
 pub fn revert(root: &Path, state: &Path) -> Result<Vec<Applied>, ApplyError> {
-    let done = read_state(state)?;
-    for a in &done {
-        let file = root.join(a.path.trim_start_matches('/'));
-        std::fs::write(&file, &a.old).map_err(|source| ApplyError::Write {
-            path: a.path.clone(),
+    let entries = record::read(state)?;
+    let mut first: Vec<Applied> = Vec::new();
+    for a in entries {
+        if !first.iter().any(|f| f.setting == a.setting) {
+            first.push(a);
+        }
+    }
+    for a in first.iter().rev() {
+        let file = root.join(a.setting.path().trim_start_matches('/'));
+        let now = std::fs::read_to_string(&file).map_err(|source| ApplyError::Write {
+            setting: a.setting,
+            source,
+        })?;
+        if now.trim() == a.old.trim() {
+            continue;
+        }
+        write_setting(&file, &a.old).map_err(|source| ApplyError::Write {
+            setting: a.setting,
             source,
         })?;
     }
@@ -88,32 +143,6 @@ pub fn revert(root: &Path, state: &Path) -> Result<Vec<Applied>, ApplyError> {
             path: state.to_path_buf(),
             source: e,
         }),
-        _ => Ok(done),
+        _ => Ok(first),
     }
-}
-
-fn read_state(state: &Path) -> Result<Vec<Applied>, ApplyError> {
-    match std::fs::read_to_string(state) {
-        Ok(text) => serde_json::from_str(&text).map_err(|source| ApplyError::Corrupt {
-            path: state.to_path_buf(),
-            source,
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(source) => Err(ApplyError::State {
-            path: state.to_path_buf(),
-            source,
-        }),
-    }
-}
-
-fn write_state(state: &Path, done: &[Applied]) -> Result<(), ApplyError> {
-    let err = |source| ApplyError::State {
-        path: state.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = state.parent() {
-        std::fs::create_dir_all(dir).map_err(err)?;
-    }
-    let text = serde_json::to_string_pretty(done).expect("plain strings serialize");
-    std::fs::write(state, text).map_err(err)
 }

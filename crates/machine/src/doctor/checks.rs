@@ -4,6 +4,7 @@
 use super::{Check, CheckKind, Options, Probe, Status, Write};
 use crate::disturbance::{self, LapWindow};
 use crate::procfs::{self, parse_cpu_list_file};
+use serverbench_model::doctor::Setting;
 use crate::{Live, Source};
 use serverbench_model::disturbance::{Disturbance, Thresholds};
 
@@ -59,11 +60,11 @@ pub(super) fn governor(src: &dyn Source) -> Check {
     let mut slow = Vec::new();
     let mut seen = false;
     for c in cpus_of(src) {
-        let path = format!("/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor");
-        if let Some(g) = src.read(&path) {
+        let setting = Setting::Governor { cpu: c };
+        if let Some(g) = src.read(&setting.path()) {
             seen = true;
             if g.trim() != "performance" {
-                slow.push((path, g.trim().to_owned()));
+                slow.push((setting, g.trim().to_owned()));
             }
         }
     }
@@ -80,8 +81,8 @@ pub(super) fn governor(src: &dyn Source) -> Check {
     );
     c.writes = slow
         .into_iter()
-        .map(|(path, _)| Write {
-            path,
+        .map(|(setting, _)| Write {
+            setting,
             value: "performance".into(),
         })
         .collect();
@@ -91,9 +92,8 @@ pub(super) fn governor(src: &dyn Source) -> Check {
 /// Turbo/boost makes the frequency depend on temperature and on the other cores' load.
 pub(super) fn turbo(src: &dyn Source) -> Check {
     let kind = CheckKind::Turbo;
-    let intel = "/sys/devices/system/cpu/intel_pstate/no_turbo";
-    let boost = "/sys/devices/system/cpu/cpufreq/boost";
-    if let Some(v) = src.read(intel) {
+    let (intel, boost) = (Setting::IntelNoTurbo, Setting::CpufreqBoost);
+    if let Some(v) = src.read(&intel.path()) {
         return match v.trim() {
             "1" => check(kind, Status::Ok, "off (intel_pstate)"),
             _ => with_write(
@@ -103,16 +103,16 @@ pub(super) fn turbo(src: &dyn Source) -> Check {
             ),
         };
     }
-    match src.read(boost).as_deref().map(str::trim) {
+    match src.read(&boost.path()).as_deref().map(str::trim) {
         Some("0") => check(kind, Status::Ok, "off"),
         Some(_) => with_write(warn(kind, "on", format!("echo 0 > {boost}")), boost, "0"),
         None => check(kind, Status::Unknown, "no boost control (usual in a VM)"),
     }
 }
 
-fn with_write(mut c: Check, path: &str, value: &str) -> Check {
+fn with_write(mut c: Check, setting: Setting, value: &str) -> Check {
     c.writes.push(Write {
-        path: path.into(),
+        setting,
         value: value.into(),
     });
     c
@@ -297,7 +297,7 @@ pub(super) fn network(src: &dyn Source) -> Vec<Check> {
                 format!("{lo}-{hi}: {} ports", hi - lo + 1),
                 format!("sysctl -w {ports}=\"1024 65535\""),
             ),
-            "/proc/sys/net/ipv4/ip_local_port_range",
+            Setting::LocalPortRange,
             "1024 65535",
         ),
         _ => check(CheckKind::EphemeralPorts, Status::Unknown, "not readable"),
@@ -312,7 +312,7 @@ pub(super) fn network(src: &dyn Source) -> Vec<Check> {
                 format!("{v}: --new-conn runs may run out of ports"),
                 format!("sysctl -w {tw}=1"),
             ),
-            "/proc/sys/net/ipv4/tcp_tw_reuse",
+            Setting::TcpTwReuse,
             "1",
         ),
         None => check(CheckKind::TcpTwReuse, Status::Unknown, "not readable"),
@@ -327,7 +327,7 @@ pub(super) fn network(src: &dyn Source) -> Vec<Check> {
                     format!("{n}: bursts of connections may be dropped"),
                     format!("sysctl -w {backlog}=4096"),
                 ),
-                "/proc/sys/net/core/somaxconn",
+                Setting::Somaxconn,
                 "4096",
             ),
             None => check(CheckKind::Somaxconn, Status::Unknown, "not readable"),

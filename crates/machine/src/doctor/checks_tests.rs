@@ -152,7 +152,7 @@ fn apply_writes_the_fixes_and_revert_restores_the_old_values() {
     let file = fake.join("proc/sys/net/core/somaxconn");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, "128\n").unwrap();
-    let state = dir.path().join("state.json");
+    let state = dir.path().join("state/doctor-undo.jsonl");
     let checks = network(&machine("doctor-metal"));
     let somaxconn: Vec<_> = checks
         .into_iter()
@@ -163,6 +163,9 @@ fn apply_writes_the_fixes_and_revert_restores_the_old_values() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "4096");
     // A second apply changes nothing and keeps the first old value.
     assert!(apply(&somaxconn, &fake, &state).unwrap().is_empty());
+    let record = std::fs::read_to_string(&state).unwrap();
+    assert_eq!(record.lines().count(), 1, "{record}");
+    assert!(record.contains("/proc/sys/net/core/somaxconn"), "{record}");
     let undone = revert(&fake, &state).unwrap();
     assert_eq!(undone[0].old, "128");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "128");

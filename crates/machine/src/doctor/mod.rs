@@ -6,8 +6,10 @@
 
 mod apply;
 mod checks;
+mod record;
 
-pub use apply::{apply, revert, Applied, ApplyError};
+pub use apply::{apply, revert, Applied, ApplyError, ApplyFailure};
+pub use record::{state_folder, RECORD_NAME};
 
 use crate::disturbance::MachineSample;
 use crate::Source;

@@ -64,10 +64,15 @@ impl CheckKind {
     }
 }
 
-/// A value `doctor --apply` may write (a sysctl or sysfs file) to fix a check.
+mod setting;
+
+pub use setting::Setting;
+
+/// A value `doctor --apply` may write (a sysctl or sysfs file of [`Setting`]) to fix a check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Write {
-    pub path: String,
+    #[serde(rename = "path")]
+    pub setting: Setting,
     pub value: String,
 }
 
