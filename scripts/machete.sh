@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=0.9.1
-if ! cargo machete --version 2>/dev/null | grep -q " $version\$"; then
+if ! cargo machete --version 2>/dev/null | grep -q "$version\$"; then
   cargo install cargo-machete --locked --version "$version"
 fi
 cargo machete

@@ -23,7 +23,6 @@ pub fn owners(port: u16) -> Vec<String> {
     }
     proc::pids()
         .into_iter()
-        .map(|pid| pid as u32)
         .filter(|&pid| !proc::socket_inodes(pid).is_disjoint(&wanted))
         .map(|pid| format!("{pid} ({})", proc::comm(pid)))
         .collect()
