@@ -57,7 +57,7 @@ pub struct LoadSpec {
 }
 
 /// A WebSocket load (`ws://` or `wss://` URLs): each message is one frame, echoed back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WsLoad {
     /// `--message TEXT`: the message sent (default `hello world`), unless `message_size`.
@@ -68,17 +68,6 @@ pub struct WsLoad {
     pub binary: bool,
     /// `--ws-ping`: ping frames, each answered by a pong, instead of echoed messages.
     pub ping: bool,
-}
-
-impl Default for WsLoad {
-    fn default() -> WsLoad {
-        WsLoad {
-            message: None,
-            message_size: None,
-            binary: false,
-            ping: false,
-        }
-    }
 }
 
 /// TCP echo: the target and the kind of load.

@@ -3,12 +3,12 @@
 
 use super::{Event, RunError};
 use crate::catalog::{availability, Availability, Catalog, CatalogError, Server};
-use serverbench_model::Feature;
 use crate::paths::Paths;
 use crate::results::record::LoadParams;
 use crate::suite::{Scenario, ServerSelection, Suite};
 use crate::tools::{Prepared, Target};
 use serde::Serialize;
+use serverbench_model::Feature;
 use serverbench_results::env::{Pinning, Skipped};
 use serverbench_results::LapKey;
 

@@ -4,11 +4,11 @@
 use super::context::Context;
 use super::start::Turn;
 use crate::catalog::Server;
-use serverbench_model::Feature;
 use crate::run::errors::{QuickCheckError, QuickCheckFailed};
 use crate::run::Event;
 use crate::tools::Target;
 use serverbench_contract::TlsTarget;
+use serverbench_model::Feature;
 use serverbench_results::env::Skipped;
 use std::collections::HashSet;
 

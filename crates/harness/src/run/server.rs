@@ -14,9 +14,9 @@ use super::server_measure::Lap;
 use super::start::Turn;
 use super::{db_floor, Event, RunError, RunOutcome};
 use crate::results::record::LapStatus;
-use serverbench_model::failure::{FailureKind, LapFailure};
 use crate::tools::Target;
 use serverbench_analysis::until_ci::{self, UntilCi};
+use serverbench_model::failure::{FailureKind, LapFailure};
 
 /// A run under way.
 pub(super) struct RunState<'c> {

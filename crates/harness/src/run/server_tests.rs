@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::catalog::Server;
-use serverbench_model::Feature;
 use crate::paths::Paths;
 use crate::results::{ResultsWriter, LOGS_DIR};
 use crate::run::plan::{load_params, Plan};
@@ -10,6 +9,7 @@ use crate::run::quick_check::{benches_websocket, transports};
 use crate::run::RunOptions;
 use crate::suite::{Profile, Scenario, ServerSelection, Suite};
 use crate::tools::Prepared;
+use serverbench_model::Feature;
 use serverbench_model::Tool;
 use serverbench_results::env::Pinning;
 use serverbench_results::LapKey;

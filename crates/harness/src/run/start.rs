@@ -6,9 +6,9 @@ use super::errors::StartError;
 use super::hosts::RemoteServer;
 use super::running::Running;
 use crate::catalog::Server;
-use serverbench_model::Feature;
 use crate::process::{self, ServerProcess, StartOptions};
 use crate::tools::Target;
+use serverbench_model::Feature;
 
 /// One start of a server: which server, in which lap, on how many CPUs (a core sweep), with
 /// which database pool.

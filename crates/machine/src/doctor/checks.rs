@@ -4,9 +4,9 @@
 use super::{Check, CheckKind, Options, Probe, Status, Write};
 use crate::disturbance::{self, LapWindow};
 use crate::procfs::{self, parse_cpu_list_file};
-use serverbench_model::doctor::Setting;
 use crate::{Live, Source};
 use serverbench_model::disturbance::{Disturbance, Thresholds};
+use serverbench_model::doctor::Setting;
 
 fn check(kind: CheckKind, status: Status, found: impl Into<String>) -> Check {
     Check {

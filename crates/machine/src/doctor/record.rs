@@ -3,8 +3,8 @@
 //! refused when it belongs to another user or others may write it.
 
 use super::apply::{Applied, ApplyError};
-use serverbench_model::doctor::Setting;
 use serde::{Deserialize, Serialize};
+use serverbench_model::doctor::Setting;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write as _};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
