@@ -10,10 +10,13 @@
 //! inside rustls. HTTP/2 uses the kept `h2` crate. It must not start or stop servers
 //! (serverbench-harness's `verify_server` does) nor know about results.
 
+pub mod baseline;
 pub mod checks;
+pub mod compression;
 pub mod database;
 pub mod diff;
 pub mod echo;
+pub mod encoding;
 #[cfg(test)]
 mod fixture;
 pub mod http;
@@ -23,7 +26,12 @@ mod http2_fixture;
 pub mod over_tls;
 pub mod pipeline;
 pub mod shapes;
+#[cfg(test)]
+mod shapes_fixture;
+pub mod static_files;
+pub mod static_tree;
 pub mod timeouts;
+pub mod upload;
 pub mod tls;
 #[cfg(test)]
 mod tls_fixture;
@@ -95,6 +103,9 @@ pub struct Targets {
     pub echo: Option<SocketAddr>,
     /// The TLS address (`HOST:TLS_PORT`) and its certificate, if it serves `tls` or `h2`.
     pub tls: Option<TlsTarget>,
+    /// The server's process group (its leader's pid), when verify started it: `upload`
+    /// samples its resident memory.
+    pub group: Option<u32>,
 }
 
 impl Targets {
@@ -104,7 +115,14 @@ impl Targets {
             http: port.map(|p| resolve(host, p)).transpose()?,
             echo: echo_port.map(|p| resolve(host, p)).transpose()?,
             tls: None,
+            group: None,
         })
+    }
+
+    /// The same targets with the server's process group.
+    pub fn with_group(mut self, pgid: u32) -> Targets {
+        self.group = Some(pgid);
+        self
     }
 
     /// The same targets with a TLS listener.
@@ -184,6 +202,7 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
             out.push(checks::check_http10(to, e));
             out.extend(real_world(addr, e, &good));
         }
+        out.extend(check_shapes(addr, targets.group, features));
     }
     if let (Some(addr), true) = (targets.echo, features.contains(&Feature::Echo)) {
         for len in [1, 64 * 1024, 1 << 20] {
@@ -192,6 +211,28 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
         out.push(echo::check_concurrent(addr, 100));
     }
     out.extend(check_transports(targets, features));
+    out
+}
+
+/// The HTTP shapes of issue 32 a server declares (`baseline`, `upload`, `compression`,
+/// `static`), each by its own rules; `group` is the server's process group, whose memory
+/// `upload` samples.
+pub fn check_shapes(addr: SocketAddr, group: Option<u32>, features: &[Feature]) -> Vec<Check> {
+    let to = Dial::tcp(addr);
+    let mut out = Vec::new();
+    for f in features {
+        match f {
+            Feature::Baseline => out.extend(baseline::check_all(to)),
+            Feature::Upload => {
+                let rss = move || group.map_or(0, upload::rss_of_group);
+                let memory: Option<upload::Memory<'_>> = group.map(|_| &rss as upload::Memory<'_>);
+                out.extend(upload::check_all(to, memory));
+            }
+            Feature::Compression => out.extend(compression::check_all(to)),
+            Feature::Static => out.extend(static_files::check_all(to)),
+            _ => {}
+        }
+    }
     out
 }
 

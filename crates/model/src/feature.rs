@@ -35,11 +35,19 @@ pub enum Feature {
     Fortunes,
     /// `GET /updates?queries=N`: N rows read one by one, given new random numbers, written back.
     Updates,
+    /// `GET` and `POST /baseline?a=&b=`: the sum of the query and the integer body.
+    Baseline,
+    /// `POST /upload`: the body streamed through a bounded buffer, its byte count answered.
+    Upload,
+    /// `GET /json` compressed in an encoding the client listed in `Accept-Encoding`.
+    Compression,
+    /// `GET /static/…`: the harness's tree in `STATIC_DIR`, with types, validators, encodings.
+    Static,
 }
 
 impl Feature {
     /// Every feature, in contract order.
-    pub const ALL: [Feature; 13] = [
+    pub const ALL: [Feature; 17] = [
         Feature::Hello,
         Feature::Routes,
         Feature::Json,
@@ -53,6 +61,10 @@ impl Feature {
         Feature::Queries,
         Feature::Fortunes,
         Feature::Updates,
+        Feature::Baseline,
+        Feature::Upload,
+        Feature::Compression,
+        Feature::Static,
     ];
 
     /// The manifest spelling.
@@ -71,6 +83,10 @@ impl Feature {
             Feature::Queries => "queries",
             Feature::Fortunes => "fortunes",
             Feature::Updates => "updates",
+            Feature::Baseline => "baseline",
+            Feature::Upload => "upload",
+            Feature::Compression => "compression",
+            Feature::Static => "static",
         }
     }
 
@@ -79,6 +95,15 @@ impl Feature {
         matches!(
             self,
             Feature::Hello | Feature::Routes | Feature::Json | Feature::Payload | Feature::Pingpong
+        ) || self.is_shape()
+    }
+
+    /// True for the HTTP shapes of issue 32 (`baseline`, `upload`, `compression`, `static`):
+    /// endpoints on `PORT` checked by their own rules, not by the endpoint table.
+    pub fn is_shape(self) -> bool {
+        matches!(
+            self,
+            Feature::Baseline | Feature::Upload | Feature::Compression | Feature::Static
         )
     }
 

@@ -111,7 +111,10 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
 fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
     let https = url.strip_prefix("https://");
     let mut features = if args.implements.is_empty() {
-        Feature::ALL.into_iter().filter(|f| f.is_http()).collect()
+        Feature::ALL
+            .into_iter()
+            .filter(|f| f.is_http() && !f.is_shape())
+            .collect()
     } else {
         args.implements
             .iter()
