@@ -2,7 +2,10 @@ module serverbench/servers/go/net-http
 
 go 1.25.0
 
-require github.com/jackc/pgx/v5 v5.12.0
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/klauspost/compress v1.20.4
+)
 
 require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect

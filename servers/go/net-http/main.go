@@ -81,7 +81,8 @@ func newMux(payload []byte, pings chan<- pingRequest) *http.ServeMux {
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, "<html><body>About page</body></html>")
 	})
-	mux.HandleFunc("/json", func(w http.ResponseWriter, r *http.Request) {
+	// gzip when asked (compression, shapes.go).
+	mux.Handle("/json", compressed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := json.Marshal(message{Message: "Hello, World!"})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -89,13 +90,14 @@ func newMux(payload []byte, pings chan<- pingRequest) *http.ServeMux {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)
-	})
+	})))
 	mux.HandleFunc("/payload", func(w http.ResponseWriter, r *http.Request) { octets(w, payload) })
 	mux.HandleFunc("/pingpong", func(w http.ResponseWriter, r *http.Request) {
 		reply := make(chan []byte, 1)
 		pings <- pingRequest{reply: reply}
 		octets(w, <-reply)
 	})
+	addShapeRoutes(mux)
 	return mux
 }
 

@@ -2,6 +2,7 @@
 
 # serverbench ruby/puma: a plain Rack application served by Puma in cluster mode.
 require 'json'
+require_relative 'shapes'
 
 PAYLOAD = Array.new(1 << 20) { |i| (97 + i % 26).chr }.join.freeze
 
@@ -52,6 +53,7 @@ class App
 
   def initialize
     @pingpong = PingPong.new(PAYLOAD)
+    @shapes = Shapes.new
     # The database routes only with DATABASE_URL (db.rb; without it, pg is not even loaded).
     url = ENV.fetch('DATABASE_URL', '')
     return if url.empty?
@@ -62,6 +64,10 @@ class App
 
   def call(env)
     path = env['PATH_INFO']
+    # baseline, upload, compression, static (shapes.rb).
+    shape = @shapes.call(env)
+    return shape if shape
+
     if (type, body = STATIC[path])
       respond(200, type, body)
     elsif path == '/json'

@@ -3,6 +3,7 @@
 require "http/server"
 require "json"
 require "./db"
+require "./shapes"
 
 PAYLOAD_SIZE = 1_048_576
 PAYLOAD      = Bytes.new(PAYLOAD_SIZE) { |i| ('a'.ord + i % 26).to_u8 }
@@ -28,7 +29,9 @@ end
 # The database routes only with DATABASE_URL (see db.cr).
 DB_POOL = Database.pool_from_env
 
-server = HTTP::Server.new do |ctx|
+# baseline, upload, compression, static (shapes.cr) first; the contract's routes behind it.
+shapes = ShapesHandler.new(ENV["STATIC_DIR"]?.presence)
+server = HTTP::Server.new([shapes] of HTTP::Handler) do |ctx|
   case ctx.request.path
   when "/hello" then reply(ctx, "text/plain", "Hello World!")
   when "/hey"   then reply(ctx, "text/plain", "Hey!")

@@ -6,6 +6,7 @@
 //! or http/1.1 (`bind_rustls_0_23`). With `DATABASE_URL` set, the database workloads (see `db`).
 
 mod db;
+mod shapes;
 mod tls;
 
 use actix_web::http::header::ContentType;
@@ -146,7 +147,8 @@ async fn main() -> std::io::Result<()> {
             .route("/hey", web::get().to(hey))
             .route("/hell", web::get().to(hell))
             .route("/about", web::get().to(about))
-            .route("/json", web::get().to(json))
+            // baseline, upload, /json with Compress, static (shapes.rs).
+            .configure(|cfg| shapes::routes(cfg, json))
             .route("/payload", web::get().to(payload_handler))
             .route("/pingpong", web::get().to(pingpong))
             .default_service(web::to(not_found))

@@ -3,6 +3,7 @@
 //! when `DATABASE_URL` is set.
 
 mod db;
+mod shapes;
 
 use std::net::SocketAddr;
 
@@ -121,7 +122,7 @@ async fn run() -> std::io::Result<()> {
         .route("/hey", get(hey))
         .route("/hell", get(hell))
         .route("/about", get(about))
-        .route("/json", get(json))
+        .route("/json", get(json).layer(shapes::compression()))
         .route("/payload", get(payload_handler))
         .route("/pingpong", get(pingpong))
         .fallback(not_found)
@@ -130,6 +131,8 @@ async fn run() -> std::io::Result<()> {
         db::check(&pool).await;
         app = app.merge(db::routes(pool));
     }
+    // baseline, upload, static (shapes.rs).
+    app = app.merge(shapes::routes());
 
     let addr = http_addr();
     let listener = TcpListener::bind(addr).await?.tap_io(|tcp| {

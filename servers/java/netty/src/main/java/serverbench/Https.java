@@ -5,6 +5,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
@@ -56,7 +57,9 @@ final class Https {
     /** The HTTP/1.1 pipeline, the same on both ports. */
     static void http1(ChannelPipeline pipeline, PingPongWorker pingPong) {
         pipeline.addLast(
-                new HttpServerCodec(), new HttpServerKeepAliveHandler(), new HttpHandler(pingPong));
+                new HttpServerCodec(), new HttpServerKeepAliveHandler(),
+                // upload: answers Expect: 100-continue (Shapes.java).
+                new HttpServerExpectContinueHandler(), new HttpHandler(pingPong));
     }
 
     /** Builds the pipeline for the protocol ALPN negotiated (http/1.1 when the client named none). */

@@ -22,6 +22,8 @@ final class HttpVerticle extends AbstractVerticle {
     private static final CharSequence JSON = HttpHeaders.createOptimized("application/json");
     private static final CharSequence OCTETS =
             HttpHeaders.createOptimized("application/octet-stream");
+    private static final CharSequence VARY_ENCODING =
+            HttpHeaders.createOptimized("Accept-Encoding");
     private static final Buffer HELLO = Buffer.buffer("Hello World!");
     private static final Buffer HEY = Buffer.buffer("Hey!");
     private static final Buffer HELL = Buffer.buffer("Hell!");
@@ -33,6 +35,7 @@ final class HttpVerticle extends AbstractVerticle {
     private final Tls tls;
     private final Database.Config dbConfig;
     private Database db;
+    private Shapes shapes;
 
     /** The HTTPS listener's settings, from TLS_PORT, TLS_CERT and TLS_KEY. */
     record Tls(int port, String certPath, String keyPath) {}
@@ -48,6 +51,7 @@ final class HttpVerticle extends AbstractVerticle {
     public void start(Promise<Void> started) {
         // The database routes only when DATABASE_URL is set: without it, no pool, no connection.
         db = dbConfig == null ? null : new Database(vertx, dbConfig);
+        shapes = new Shapes(vertx);
         // HTTP/1.1 and h2c (prior knowledge, or Upgrade: h2c): Vert.x's defaults on a plain port.
         Future<?> http = vertx.createHttpServer(options())
                 .requestHandler(this::handle)
@@ -67,7 +71,8 @@ final class HttpVerticle extends AbstractVerticle {
         return new HttpServerOptions()
                 .setTcpNoDelay(true)
                 .setAcceptBacklog(1024)
-                .setCompressionSupported(false);
+                // compression: gzip or deflate when the client asks (Shapes.java).
+                .setCompressionSupported(true);
     }
 
     private void handle(HttpServerRequest req) {
@@ -76,8 +81,11 @@ final class HttpVerticle extends AbstractVerticle {
             case "/hey" -> send(req, 200, TEXT, HEY);
             case "/hell" -> send(req, 200, TEXT, HELL);
             case "/about" -> send(req, 200, HTML, ABOUT);
-            case "/json" -> send(req, 200, JSON,
-                    new JsonObject().put("message", "Hello, World!").toBuffer());
+            case "/json" -> {
+                // The server compresses it when asked (compression): say it varies.
+                req.response().putHeader(HttpHeaders.VARY, VARY_ENCODING);
+                send(req, 200, JSON, new JsonObject().put("message", "Hello, World!").toBuffer());
+            }
             case "/payload" -> send(req, 200, OCTETS, Payload.SHARED.body());
             case "/pingpong" -> vertx.eventBus().<Payload>request(PingPongVerticle.ADDRESS, null)
                     .onSuccess(reply -> send(req, 200, OCTETS, reply.body().body()))
@@ -89,7 +97,12 @@ final class HttpVerticle extends AbstractVerticle {
                     send(req, 404, TEXT, NOT_FOUND);
                 }
             }
-            default -> send(req, 404, TEXT, NOT_FOUND);
+            default -> {
+                // baseline, upload, static (Shapes.java).
+                if (!shapes.handle(req)) {
+                    send(req, 404, TEXT, NOT_FOUND);
+                }
+            }
         }
     }
 
