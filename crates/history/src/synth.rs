@@ -103,7 +103,6 @@ pub fn lap(spec: &RunSpec, server: &str, lap: u32, rps: f64) -> LapRecord {
         server_stats: None,
         roles: Default::default(),
         database: None,
-        shapes: None,
         hosts: None,
         disturbance: None,
     }

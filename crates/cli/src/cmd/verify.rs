@@ -221,6 +221,7 @@ fn https_targets(url: &str, rest: &str, args: &Args) -> anyhow::Result<Targets> 
         http: None,
         echo: None,
         tls: Some(tls),
+        group: None,
     })
 }
 
