@@ -383,7 +383,7 @@ fn an_upload_held_in_memory_fails_the_memory_bound() {
     let checks = run(Flaws { holds_body: true, ..Flaws::default() });
     let bad: Vec<_> = checks.iter().filter(|c| !c.passed()).collect();
     assert_eq!(bad.len(), 1, "{bad:#?}");
-    assert!(bad[0].name.contains("20 MiB"), "{bad:#?}");
+    assert!(bad[0].name.contains("128 MiB"), "{bad:#?}");
     assert!(bad[0].diffs[0].what.contains("memory growth"), "{bad:#?}");
 }
 

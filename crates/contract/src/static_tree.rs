@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The version of the tree: a change of names, sizes or generator bumps it, so a cache written
 /// by an older serverbench is never served as this one.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The file beside `STATIC_DIR` a `..` traversal would reach (named like a manifest).
 pub const SENTINEL_NAME: &str = "server.toml";
 /// Its content: verify fails any answer that contains it.
@@ -33,7 +33,7 @@ const KIB: usize = 1024;
 
 /// The 20 files, smallest 1 KiB, largest 1 MiB.
 pub const FILES: [StaticFile; 20] = [
-    f("index.html", 8 * KIB),
+    f("home.html", 8 * KIB),
     f("about.html", 3 * KIB),
     f("docs/guide.html", 60 * KIB),
     f("css/site.css", 40 * KIB),
@@ -278,8 +278,8 @@ mod tests {
         }
         assert_eq!(std::fs::read(root.join(SENTINEL_NAME)).unwrap(), SENTINEL);
         let mtime = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
-        let before = mtime(&www.join("index.html"));
+        let before = mtime(&www.join("home.html"));
         ensure(&root).unwrap();
-        assert_eq!(mtime(&www.join("index.html")), before);
+        assert_eq!(mtime(&www.join("home.html")), before);
     }
 }

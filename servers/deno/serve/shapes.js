@@ -1,5 +1,5 @@
-// The HTTP shapes of issue 32 (spec/contract.md) on Deno.serve: the request body as a web
-// stream (the upload counted chunk by chunk, never held), /json compressed with node:zlib
+// The HTTP shapes of issue 32 (spec/contract.md) on Deno.serve: baseline's body read whole,
+// /json compressed with node:zlib
 // (br, gzip, deflate: Deno.serve's own compression skips bodies under 64 bytes, and /json is
 // 27) in the first coding the client lists.
 import zlib from 'node:zlib';
@@ -20,6 +20,7 @@ function json(req) {
   const body = new TextEncoder().encode(JSON.stringify({ message: 'Hello, World!' }));
   const accept = req.headers.get('accept-encoding') || '';
   const coding = accept.split(',').map((t) => t.split(';')[0].trim().toLowerCase()).find((t) => CODINGS[t]);
+  if (!coding) return new Response(body, { headers: { 'Content-Type': 'application/json', Vary: 'Accept-Encoding' } });
   const headers = { 'Content-Type': 'application/json', Vary: 'Accept-Encoding', 'Content-Encoding': coding };
   return new Response(CODINGS[coding](body), { headers });
 }
@@ -31,16 +32,12 @@ async function baseline(req) {
   return new Response(String(sum), { headers: TEXT });
 }
 
-async function upload(req) {
-  let n = 0;
-  if (req.body) for await (const chunk of req.body) n += chunk.length;
-  return new Response(String(n), { headers: TEXT });
-}
-
 // The answer to a shape, or undefined when the request is not one.
 export function handle(req, path) {
   if (path === '/baseline') return baseline(req);
-  if (path === '/upload' && req.method === 'POST') return upload(req);
   if (path === '/json' && req.headers.has('accept-encoding')) return json(req);
   return undefined;
 }
+
+// No upload: under verify, Deno 2.9.5 answered a first chunked POST on a connection, then reset
+// the connection on the second (its body streamed with for await over req.body).

@@ -12,6 +12,7 @@ import json
 import os
 from urllib.parse import parse_qs
 
+from starlette.exceptions import HTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.staticfiles import StaticFiles
 
@@ -57,6 +58,18 @@ _STATIC_DIR = os.environ.get("STATIC_DIR")
 _STATIC = GZipMiddleware(StaticFiles(directory=_STATIC_DIR), minimum_size=0) if _STATIC_DIR else None
 
 
+async def _static(scope, receive, send):
+    """StaticFiles under /static/; its 404 (an HTTPException, which a Starlette app's exception
+    middleware would answer) answered here."""
+    try:
+        await _STATIC(dict(scope, root_path=scope.get("root_path", "") + "/static"), receive, send)
+    except HTTPException as e:
+        body = (e.detail or "").encode()
+        await send({"type": "http.response.start", "status": e.status_code,
+                    "headers": [TEXT, (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
 def _accepts_encoding(scope):
     return any(name == b"accept-encoding" for name, _ in scope["headers"])
 
@@ -79,7 +92,7 @@ async def handle(scope, receive, send):
     elif path == "/json" and _accepts_encoding(scope):
         await _JSON_GZIP(scope, receive, send)
     elif _STATIC is not None and path.startswith("/static/"):
-        await _STATIC(dict(scope, root_path=scope.get("root_path", "") + "/static"), receive, send)
+        await _static(scope, receive, send)
     else:
         return False
     return True
