@@ -30,7 +30,8 @@ pub fn post_request(
     body: &[u8],
     framing: Framing,
 ) -> Vec<u8> {
-    let mut r = format!("POST {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: serverbench-verify\r\n");
+    let mut r =
+        format!("POST {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: serverbench-verify\r\n");
     r.push_str("Content-Type: application/octet-stream\r\n");
     for h in extra {
         r.push_str(h);
@@ -67,7 +68,11 @@ pub fn text_answer(r: &Response, expected: &str) -> Vec<Diff> {
     }
     let body = String::from_utf8_lossy(&r.body);
     if body.trim() != expected {
-        d.extend(Diff::bytes("body", expected.as_bytes(), r.body.trim_ascii()));
+        d.extend(Diff::bytes(
+            "body",
+            expected.as_bytes(),
+            r.body.trim_ascii(),
+        ));
     }
     d
 }
@@ -107,34 +112,67 @@ pub fn check_all(to: Dial<'_>) -> Vec<Check> {
         post_request(&format!("/baseline?{QUERY}"), &host, &[], body, framing)
     };
     let get = |q: &str| {
-        format!("GET /baseline?{q} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: serverbench-verify\r\n\r\n")
-            .into_bytes()
+        format!(
+            "GET /baseline?{q} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: serverbench-verify\r\n\r\n"
+        )
+        .into_bytes()
     };
     vec![
-        check(format!("GET /baseline?{QUERY} -> {SUM}, then ?a=7&b=1000 -> 1007"), || {
-            let mut c = open(to)?;
-            sum_matches(&ask(&mut c, &get(QUERY), None, "first")?, SUM, "first")?;
-            sum_matches(&ask(&mut c, &get("a=7&b=1000"), None, "second")?, 1007, "second")
-        }),
-        check(format!("POST /baseline?{QUERY} with body 20 (Content-Length) -> 75"), || {
-            let mut c = open(to)?;
-            sum_matches(&ask(&mut c, &post(b"20", Framing::Length), None, "POST")?, 75, "POST")
-        }),
-        check(format!("POST /baseline?{QUERY} with body 20 (chunked) -> 75"), || {
-            let mut c = open(to)?;
-            let req = post(b"20", Framing::Chunked(1));
-            sum_matches(&ask(&mut c, &req, None, "POST")?, 75, "POST")
-        }),
-        check(format!("POST /baseline?{QUERY} sent 3 bytes at a time -> 75"), || {
-            let mut c = open(to)?;
-            let req = post(b"20", Framing::Length);
-            sum_matches(&ask(&mut c, &req, Some(3), "POST")?, 75, "POST")
-        }),
-        check(format!("two POSTs /baseline?{QUERY} on one connection, bodies 1 and 2 -> 56, 57"), || {
-            let mut c = open(to)?;
-            sum_matches(&ask(&mut c, &post(b"1", Framing::Length), None, "first")?, 56, "first")?;
-            sum_matches(&ask(&mut c, &post(b"2", Framing::Length), None, "second")?, 57, "second")
-        }),
+        check(
+            format!("GET /baseline?{QUERY} -> {SUM}, then ?a=7&b=1000 -> 1007"),
+            || {
+                let mut c = open(to)?;
+                sum_matches(&ask(&mut c, &get(QUERY), None, "first")?, SUM, "first")?;
+                sum_matches(
+                    &ask(&mut c, &get("a=7&b=1000"), None, "second")?,
+                    1007,
+                    "second",
+                )
+            },
+        ),
+        check(
+            format!("POST /baseline?{QUERY} with body 20 (Content-Length) -> 75"),
+            || {
+                let mut c = open(to)?;
+                sum_matches(
+                    &ask(&mut c, &post(b"20", Framing::Length), None, "POST")?,
+                    75,
+                    "POST",
+                )
+            },
+        ),
+        check(
+            format!("POST /baseline?{QUERY} with body 20 (chunked) -> 75"),
+            || {
+                let mut c = open(to)?;
+                let req = post(b"20", Framing::Chunked(1));
+                sum_matches(&ask(&mut c, &req, None, "POST")?, 75, "POST")
+            },
+        ),
+        check(
+            format!("POST /baseline?{QUERY} sent 3 bytes at a time -> 75"),
+            || {
+                let mut c = open(to)?;
+                let req = post(b"20", Framing::Length);
+                sum_matches(&ask(&mut c, &req, Some(3), "POST")?, 75, "POST")
+            },
+        ),
+        check(
+            format!("two POSTs /baseline?{QUERY} on one connection, bodies 1 and 2 -> 56, 57"),
+            || {
+                let mut c = open(to)?;
+                sum_matches(
+                    &ask(&mut c, &post(b"1", Framing::Length), None, "first")?,
+                    56,
+                    "first",
+                )?;
+                sum_matches(
+                    &ask(&mut c, &post(b"2", Framing::Length), None, "second")?,
+                    57,
+                    "second",
+                )
+            },
+        ),
     ]
 }
 
@@ -146,13 +184,17 @@ mod tests {
     fn a_chunked_post_frames_each_chunk_and_ends_with_the_last() {
         let r = post_request("/p", "h", &[], b"abc", Framing::Chunked(2));
         let s = String::from_utf8(r).unwrap();
-        assert!(s.contains("Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n1\r\nc\r\n0\r\n\r\n"), "{s}");
+        assert!(
+            s.contains("Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n1\r\nc\r\n0\r\n\r\n"),
+            "{s}"
+        );
         assert!(!s.contains("Content-Length"));
     }
 
     #[test]
     fn a_length_post_says_its_length() {
-        let s = String::from_utf8(post_request("/p", "h", &["X: y"], b"20", Framing::Length)).unwrap();
+        let s =
+            String::from_utf8(post_request("/p", "h", &["X: y"], b"20", Framing::Length)).unwrap();
         assert!(s.ends_with("X: y\r\nContent-Length: 2\r\n\r\n20"), "{s}");
     }
 }

@@ -82,7 +82,11 @@ fn check_one(to: Dial<'_>, accept: Option<&str>, identity_ok: bool) -> Check {
     };
     d.extend(json_ok(&body));
     if accept.is_some() && enc == Encoded::Identity && !identity_ok {
-        d.push(Diff::new("content-encoding", accept.unwrap_or(""), enc.label()));
+        d.push(Diff::new(
+            "content-encoding",
+            accept.unwrap_or(""),
+            enc.label(),
+        ));
     }
     if enc != Encoded::Identity && !varies_on_encoding(r.header("vary")) {
         let got = r.header("vary").unwrap_or("no Vary");
@@ -95,6 +99,10 @@ fn check_one(to: Dial<'_>, accept: Option<&str>, identity_ok: bool) -> Check {
 /// Every check of `compression`.
 pub fn check_all(to: Dial<'_>) -> Vec<Check> {
     let mut out = vec![check_one(to, None, true)];
-    out.extend(ASKED.iter().map(|&(a, identity_ok)| check_one(to, Some(a), identity_ok)));
+    out.extend(
+        ASKED
+            .iter()
+            .map(|&(a, identity_ok)| check_one(to, Some(a), identity_ok)),
+    );
     out
 }

@@ -54,8 +54,9 @@ impl Coding {
                 }
             }
             Coding::Br => brotli::Decompressor::new(body, 4096).read_to_end(&mut out),
-            Coding::Zstd => zstd::stream::read::Decoder::new(body)
-                .and_then(|mut d| d.read_to_end(&mut out)),
+            Coding::Zstd => {
+                zstd::stream::read::Decoder::new(body).and_then(|mut d| d.read_to_end(&mut out))
+            }
         };
         r.map(|_| out)
             .map_err(|e| format!("not valid {}: {e}", self.as_str()))
@@ -159,7 +160,10 @@ mod tests {
     fn content_encoding_and_vary_are_read_as_sent() {
         assert_eq!(Encoded::of(None), Encoded::Identity);
         assert_eq!(Encoded::of(Some("GZIP")), Encoded::One(Coding::Gzip));
-        assert_eq!(Encoded::of(Some("gzip, br")), Encoded::Other("gzip, br".into()));
+        assert_eq!(
+            Encoded::of(Some("gzip, br")),
+            Encoded::Other("gzip, br".into())
+        );
         assert!(varies_on_encoding(Some("Origin, accept-encoding")));
         assert!(!varies_on_encoding(Some("Origin")));
     }

@@ -31,10 +31,10 @@ mod shapes_fixture;
 pub mod static_files;
 pub mod static_tree;
 pub mod timeouts;
-pub mod upload;
 pub mod tls;
 #[cfg(test)]
 mod tls_fixture;
+pub mod upload;
 
 pub use diff::Diff;
 pub use http::Dial;

@@ -55,7 +55,11 @@ struct State {
 fn serve(flaws: Flaws, dir: PathBuf) -> (SocketAddr, Arc<State>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
-    let state = Arc::new(State { flaws, dir, held: AtomicU64::new(0) });
+    let state = Arc::new(State {
+        flaws,
+        dir,
+        held: AtomicU64::new(0),
+    });
     let s = Arc::clone(&state);
     std::thread::spawn(move || {
         for stream in l.incoming().flatten() {
@@ -74,7 +78,10 @@ struct Req {
 
 impl Req {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -109,7 +116,11 @@ impl Io {
             .filter_map(|l| l.split_once(':'))
             .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
             .collect();
-        Some(Req { method, target, headers })
+        Some(Req {
+            method,
+            target,
+            headers,
+        })
     }
 
     /// Reads the body, handing each piece to `sink`; returns its length.
@@ -117,7 +128,9 @@ impl Io {
         if req.header("transfer-encoding").is_some() {
             return self.chunked(sink);
         }
-        let mut left: usize = req.header("content-length").map_or(Some(0), |v| v.parse().ok())?;
+        let mut left: usize = req
+            .header("content-length")
+            .map_or(Some(0), |v| v.parse().ok())?;
         let total = left;
         while left > 0 {
             if self.buf.is_empty() {
@@ -162,7 +175,10 @@ impl Io {
 }
 
 fn answer(status: u16, ctype: &str, extra: &[String], body: &[u8]) -> Vec<u8> {
-    let mut h = format!("HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n", body.len());
+    let mut h = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     for e in extra {
         h.push_str(e);
         h.push_str("\r\n");
@@ -174,7 +190,11 @@ fn answer(status: u16, ctype: &str, extra: &[String], body: &[u8]) -> Vec<u8> {
 
 fn connection(s: TcpStream, st: &State) {
     let f = st.flaws;
-    let mut io = Io { s, buf: Vec::new(), reads: 0 };
+    let mut io = Io {
+        s,
+        buf: Vec::new(),
+        reads: 0,
+    };
     let mut cached: Option<Vec<u8>> = None;
     let mut held_here = 0;
     while let Some(req) = io.head() {
@@ -211,7 +231,12 @@ fn connection(s: TcpStream, st: &State) {
     st.held.fetch_sub(held_here, Ordering::SeqCst);
 }
 
-fn baseline_answer(io: &mut Io, req: &Req, f: Flaws, cached: &mut Option<Vec<u8>>) -> Option<Vec<u8>> {
+fn baseline_answer(
+    io: &mut Io,
+    req: &Req,
+    f: Flaws,
+    cached: &mut Option<Vec<u8>>,
+) -> Option<Vec<u8>> {
     let q = req.target.split_once('?').map_or("", |(_, q)| q);
     let mut sum: i64 = q
         .split('&')
@@ -230,7 +255,10 @@ fn baseline_answer(io: &mut Io, req: &Req, f: Flaws, cached: &mut Option<Vec<u8>
             body = cached.get_or_insert(body).clone();
         }
         if !f.ignores_body {
-            sum += String::from_utf8_lossy(&body).trim().parse::<i64>().unwrap_or(0);
+            sum += String::from_utf8_lossy(&body)
+                .trim()
+                .parse::<i64>()
+                .unwrap_or(0);
         }
     }
     Some(answer(200, "text/plain", &[], sum.to_string().as_bytes()))
@@ -319,7 +347,11 @@ fn static_answer(req: &Req, path: &str, st: &State) -> Vec<u8> {
 
 /// The names of the failed checks.
 fn failed(checks: &[Check]) -> Vec<String> {
-    checks.iter().filter(|c| !c.passed()).map(|c| c.name.clone()).collect()
+    checks
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| c.name.clone())
+        .collect()
 }
 
 fn tree() -> (tempfile::TempDir, PathBuf) {
@@ -358,29 +390,53 @@ fn a_correct_server_passes_every_check_of_the_four_features() {
 
 #[test]
 fn a_baseline_post_that_ignores_its_body_fails_every_post_check() {
-    let names = failed(&run(Flaws { ignores_body: true, ..Flaws::default() }));
+    let names = failed(&run(Flaws {
+        ignores_body: true,
+        ..Flaws::default()
+    }));
     assert_eq!(names.len(), 4, "{names:?}");
     assert!(names.iter().all(|n| n.contains("POST")), "{names:?}");
 }
 
 #[test]
 fn a_baseline_without_chunked_bodies_fails_the_chunked_check() {
-    fails_only(Flaws { no_chunked: true, ..Flaws::default() }, "(chunked) -> 75");
+    fails_only(
+        Flaws {
+            no_chunked: true,
+            ..Flaws::default()
+        },
+        "(chunked) -> 75",
+    );
 }
 
 #[test]
 fn a_server_that_needs_the_whole_request_in_one_read_fails_the_split_check() {
-    fails_only(Flaws { needs_whole_request: true, ..Flaws::default() }, "3 bytes at a time");
+    fails_only(
+        Flaws {
+            needs_whole_request: true,
+            ..Flaws::default()
+        },
+        "3 bytes at a time",
+    );
 }
 
 #[test]
 fn a_body_cached_per_connection_fails_the_two_posts_check() {
-    fails_only(Flaws { caches_body: true, ..Flaws::default() }, "two POSTs");
+    fails_only(
+        Flaws {
+            caches_body: true,
+            ..Flaws::default()
+        },
+        "two POSTs",
+    );
 }
 
 #[test]
 fn an_upload_held_in_memory_fails_the_memory_bound() {
-    let checks = run(Flaws { holds_body: true, ..Flaws::default() });
+    let checks = run(Flaws {
+        holds_body: true,
+        ..Flaws::default()
+    });
     let bad: Vec<_> = checks.iter().filter(|c| !c.passed()).collect();
     assert_eq!(bad.len(), 1, "{bad:#?}");
     assert!(bad[0].name.contains("128 MiB"), "{bad:#?}");
@@ -389,50 +445,101 @@ fn an_upload_held_in_memory_fails_the_memory_bound() {
 
 #[test]
 fn an_upload_that_ignores_expect_continue_fails_that_check() {
-    fails_only(Flaws { no_continue: true, ..Flaws::default() }, "100-continue");
+    fails_only(
+        Flaws {
+            no_continue: true,
+            ..Flaws::default()
+        },
+        "100-continue",
+    );
 }
 
 #[test]
 fn json_encoded_unasked_fails_the_check_without_accept_encoding() {
-    fails_only(Flaws { encodes_unasked: true, ..Flaws::default() }, "without Accept-Encoding");
+    fails_only(
+        Flaws {
+            encodes_unasked: true,
+            ..Flaws::default()
+        },
+        "without Accept-Encoding",
+    );
 }
 
 #[test]
 fn an_encoding_the_client_did_not_list_fails_every_check_that_did_not_list_it() {
-    let names = failed(&run(Flaws { always_br: true, ..Flaws::default() }));
+    let names = failed(&run(Flaws {
+        always_br: true,
+        ..Flaws::default()
+    }));
     assert_eq!(names.len(), 3, "{names:?}");
-    assert!(names.iter().all(|n| n.contains("GET /json with")), "{names:?}");
+    assert!(
+        names.iter().all(|n| n.contains("GET /json with")),
+        "{names:?}"
+    );
 }
 
 #[test]
 fn an_encoded_answer_without_vary_fails() {
-    let names = failed(&run(Flaws { no_vary: true, ..Flaws::default() }));
+    let names = failed(&run(Flaws {
+        no_vary: true,
+        ..Flaws::default()
+    }));
     assert_eq!(names.len(), 5, "{names:?}");
 }
 
 #[test]
 fn static_files_without_their_content_type_fail_the_files_check() {
-    fails_only(Flaws { untyped: true, ..Flaws::default() }, "the 20 files");
+    fails_only(
+        Flaws {
+            untyped: true,
+            ..Flaws::default()
+        },
+        "the 20 files",
+    );
 }
 
 #[test]
 fn static_files_without_a_validator_fail_the_revalidation_check() {
-    fails_only(Flaws { no_validator: true, ..Flaws::default() }, "revalidated");
+    fails_only(
+        Flaws {
+            no_validator: true,
+            ..Flaws::default()
+        },
+        "revalidated",
+    );
 }
 
 #[test]
 fn static_files_never_compressed_fail_the_compression_check() {
-    fails_only(Flaws { no_static_compression: true, ..Flaws::default() }, "compressed");
+    fails_only(
+        Flaws {
+            no_static_compression: true,
+            ..Flaws::default()
+        },
+        "compressed",
+    );
 }
 
 #[test]
 fn a_traversal_out_of_the_folder_fails_the_dot_dot_checks() {
-    let names = failed(&run(Flaws { traversal: true, ..Flaws::default() }));
+    let names = failed(&run(Flaws {
+        traversal: true,
+        ..Flaws::default()
+    }));
     assert_eq!(names.len(), 3, "{names:?}");
-    assert!(names.iter().all(|n| n.contains("outside STATIC_DIR")), "{names:?}");
+    assert!(
+        names.iter().all(|n| n.contains("outside STATIC_DIR")),
+        "{names:?}"
+    );
 }
 
 #[test]
 fn a_missing_static_file_answered_500_fails_the_404_check() {
-    fails_only(Flaws { missing_is_500: true, ..Flaws::default() }, "missing.css -> 404");
+    fails_only(
+        Flaws {
+            missing_is_500: true,
+            ..Flaws::default()
+        },
+        "missing.css -> 404",
+    );
 }

@@ -35,14 +35,26 @@ fn plain_diffs(f: &StaticFile, r: &Response) -> Vec<Diff> {
     let types = f.kind().media_types();
     let got = r.media_type().unwrap_or_default();
     if !types.contains(&got.as_str()) {
-        d.push(Diff::new(at("content-type"), types.join(" or "), r.header("content-type").unwrap_or("none")));
+        d.push(Diff::new(
+            at("content-type"),
+            types.join(" or "),
+            r.header("content-type").unwrap_or("none"),
+        ));
     }
     if r.header("content-length").is_none() {
-        d.push(Diff::new(at("content-length"), f.size.to_string(), "none (chunked or close-delimited)"));
+        d.push(Diff::new(
+            at("content-length"),
+            f.size.to_string(),
+            "none (chunked or close-delimited)",
+        ));
     }
     let enc = Encoded::of(r.header("content-encoding"));
     if enc != Encoded::Identity {
-        d.push(Diff::new(at("content-encoding"), "none (none asked)", enc.label()));
+        d.push(Diff::new(
+            at("content-encoding"),
+            "none (none asked)",
+            enc.label(),
+        ));
     }
     d.extend(Diff::bytes(&at("body"), &f.bytes(), &r.body));
     d
@@ -56,7 +68,10 @@ fn each_file(to: Dial<'_>) -> Check {
             Err(e) => d.push(Diff::error(format!("{}: response", f.path), "200", &e)),
         }
     }
-    Check::new("GET /static/: the 20 files, exact bytes, Content-Type, Content-Length", d)
+    Check::new(
+        "GET /static/: the 20 files, exact bytes, Content-Type, Content-Length",
+        d,
+    )
 }
 
 /// The validator to send back: `If-None-Match` for an `ETag`, else `If-Modified-Since`.
@@ -64,7 +79,8 @@ fn revalidation(r: &Response) -> Option<String> {
     if let Some(tag) = r.header("etag") {
         return Some(format!("If-None-Match: {tag}"));
     }
-    r.header("last-modified").map(|lm| format!("If-Modified-Since: {lm}"))
+    r.header("last-modified")
+        .map(|lm| format!("If-Modified-Since: {lm}"))
 }
 
 fn revalidate(to: Dial<'_>) -> Check {
@@ -80,19 +96,30 @@ fn revalidate(to: Dial<'_>) -> Check {
             }
         };
         let Some(header) = revalidation(&first) else {
-            d.push(Diff::new(at("validator"), "ETag or Last-Modified", "neither"));
+            d.push(Diff::new(
+                at("validator"),
+                "ETag or Last-Modified",
+                "neither",
+            ));
             continue;
         };
         used.push(header.split(':').next().unwrap_or("").to_string());
         match raw_get(to, &url(f), &[&header]) {
             Ok(r) if r.status == 304 && r.body.is_empty() => {}
-            Ok(r) => d.push(Diff::new(at(&format!("status with {header}")), "304, no body", format!("{} ({} bytes)", r.status, r.body.len()))),
+            Ok(r) => d.push(Diff::new(
+                at(&format!("status with {header}")),
+                "304, no body",
+                format!("{} ({} bytes)", r.status, r.body.len()),
+            )),
             Err(e) => d.push(Diff::error(at("revalidation"), "304", &e)),
         }
     }
     used.dedup();
-    Check::new("GET /static/ revalidated (If-None-Match or If-Modified-Since) -> 304", d)
-        .with_note(format!("revalidated with {}", used.join(", ")))
+    Check::new(
+        "GET /static/ revalidated (If-None-Match or If-Modified-Since) -> 304",
+        d,
+    )
+    .with_note(format!("revalidated with {}", used.join(", ")))
 }
 
 fn compressed(to: Dial<'_>) -> Check {
@@ -112,7 +139,9 @@ fn compressed(to: Dial<'_>) -> Check {
             }
         };
         match decoded(&r, Some(ACCEPT)) {
-            Ok((Encoded::Identity, _)) => d.push(Diff::new(at("content-encoding"), "br or gzip", "none")),
+            Ok((Encoded::Identity, _)) => {
+                d.push(Diff::new(at("content-encoding"), "br or gzip", "none"))
+            }
             Ok((enc, body)) => {
                 codings.push(enc.label());
                 d.extend(Diff::bytes(&at("decoded body"), &f.bytes(), &body));
@@ -125,8 +154,11 @@ fn compressed(to: Dial<'_>) -> Check {
     }
     codings.sort();
     codings.dedup();
-    Check::new(format!("GET /static/ text files with Accept-Encoding: {ACCEPT} -> compressed"), d)
-        .with_note(format!("answered {}", codings.join(", ")))
+    Check::new(
+        format!("GET /static/ text files with Accept-Encoding: {ACCEPT} -> compressed"),
+        d,
+    )
+    .with_note(format!("answered {}", codings.join(", ")))
 }
 
 fn missing(to: Dial<'_>) -> Check {
@@ -143,8 +175,16 @@ fn missing(to: Dial<'_>) -> Check {
 fn traversal(to: Dial<'_>, path: &str) -> Check {
     let name = format!("GET {path} (outside STATIC_DIR) -> 403 or 404");
     let d = match raw_get(to, path, &[]) {
-        Ok(r) if r.body.windows(SENTINEL.len().min(40)).any(|w| w == &SENTINEL[..40]) => {
-            vec![Diff::new("body", "not the file outside the folder", format!("{SENTINEL_NAME} served ({})", r.status))]
+        Ok(r)
+            if r.body
+                .windows(SENTINEL.len().min(40))
+                .any(|w| w == &SENTINEL[..40]) =>
+        {
+            vec![Diff::new(
+                "body",
+                "not the file outside the folder",
+                format!("{SENTINEL_NAME} served ({})", r.status),
+            )]
         }
         Ok(r) if matches!(r.status, 400 | 403 | 404 | 301 | 302 | 307 | 308) => Vec::new(),
         Ok(r) => vec![Diff::new("status", "400, 403 or 404", r.status.to_string())],

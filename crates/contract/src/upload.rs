@@ -49,9 +49,13 @@ fn open(to: Dial<'_>) -> Result<Conn, Vec<Diff>> {
 }
 
 fn count_answer(c: &mut Conn, len: usize, at: &str) -> Result<(), Vec<Diff>> {
-    let r = c
-        .read_response()
-        .map_err(|e| vec![Diff::error(format!("{at}: response"), "200 and the byte count", &e)])?;
+    let r = c.read_response().map_err(|e| {
+        vec![Diff::error(
+            format!("{at}: response"),
+            "200 and the byte count",
+            &e,
+        )]
+    })?;
     let d = text_answer(&r, &len.to_string());
     if d.is_empty() {
         Ok(())
@@ -61,8 +65,13 @@ fn count_answer(c: &mut Conn, len: usize, at: &str) -> Result<(), Vec<Diff>> {
 }
 
 fn send(c: &mut Conn, bytes: &[u8], at: &str) -> Result<(), Vec<Diff>> {
-    c.send(bytes)
-        .map_err(|e| vec![Diff::error(format!("{at}: write"), "the whole request accepted", &e)])
+    c.send(bytes).map_err(|e| {
+        vec![Diff::error(
+            format!("{at}: write"),
+            "the whole request accepted",
+            &e,
+        )]
+    })
 }
 
 /// Every check of `upload`; `memory` reads the server's resident memory (the harness: its
@@ -72,24 +81,35 @@ pub fn check_all(to: Dial<'_>, memory: Option<Memory<'_>>) -> Vec<Check> {
     let host = to.host();
     let mib = body(1 << 20);
     vec![
-        check("POST /upload 1 MiB (Content-Length) -> 1048576".into(), || {
-            let mut c = open(to)?;
-            send(&mut c, &post_request("/upload", &host, &[], &mib, Framing::Length), "POST")?;
-            count_answer(&mut c, mib.len(), "POST").map(|()| None)
-        }),
-        check("POST /upload 300 KiB (chunked, 16 KiB chunks), twice on one connection".into(), || {
-            let mut c = open(to)?;
-            let part = &mib[..300 * 1024];
-            let req = post_request("/upload", &host, &[], part, Framing::Chunked(16 * 1024));
-            send(&mut c, &req, "first")?;
-            count_answer(&mut c, part.len(), "first")?;
-            let req = post_request("/upload", &host, &[], &part[..1000], Framing::Chunked(300));
-            send(&mut c, &req, "second")?;
-            count_answer(&mut c, 1000, "second").map(|()| None)
-        }),
-        check("POST /upload with Expect: 100-continue -> 100, then the count".into(), || {
-            expect_continue(to, &mib[..64 * 1024]).map(|()| None)
-        }),
+        check(
+            "POST /upload 1 MiB (Content-Length) -> 1048576".into(),
+            || {
+                let mut c = open(to)?;
+                send(
+                    &mut c,
+                    &post_request("/upload", &host, &[], &mib, Framing::Length),
+                    "POST",
+                )?;
+                count_answer(&mut c, mib.len(), "POST").map(|()| None)
+            },
+        ),
+        check(
+            "POST /upload 300 KiB (chunked, 16 KiB chunks), twice on one connection".into(),
+            || {
+                let mut c = open(to)?;
+                let part = &mib[..300 * 1024];
+                let req = post_request("/upload", &host, &[], part, Framing::Chunked(16 * 1024));
+                send(&mut c, &req, "first")?;
+                count_answer(&mut c, part.len(), "first")?;
+                let req = post_request("/upload", &host, &[], &part[..1000], Framing::Chunked(300));
+                send(&mut c, &req, "second")?;
+                count_answer(&mut c, 1000, "second").map(|()| None)
+            },
+        ),
+        check(
+            "POST /upload with Expect: 100-continue -> 100, then the count".into(),
+            || expect_continue(to, &mib[..64 * 1024]).map(|()| None),
+        ),
         check(
             format!(
                 "POST /upload {} MiB: the count, memory growth under {} MiB",
@@ -103,11 +123,21 @@ pub fn check_all(to: Dial<'_>, memory: Option<Memory<'_>>) -> Vec<Check> {
 
 fn expect_continue(to: Dial<'_>, part: &[u8]) -> Result<(), Vec<Diff>> {
     let mut c = open(to)?;
-    let req = post_request("/upload", &to.host(), &["Expect: 100-continue"], part, Framing::Length);
+    let req = post_request(
+        "/upload",
+        &to.host(),
+        &["Expect: 100-continue"],
+        part,
+        Framing::Length,
+    );
     let head_len = req.len() - part.len();
     send(&mut c, &req[..head_len], "head")?;
     let first = c.read_response().map_err(|e| {
-        vec![Diff::error("interim response", "100 Continue before the body is sent", &e)]
+        vec![Diff::error(
+            "interim response",
+            "100 Continue before the body is sent",
+            &e,
+        )]
     })?;
     if first.status != 100 {
         let d = Diff::new("interim response", "100 Continue", first.status.to_string());
@@ -146,7 +176,9 @@ fn large(to: Dial<'_>, memory: Option<Memory<'_>>) -> Result<Option<String>, Vec
     });
     answered?;
     let (Some(before), Some(peak)) = (before, peak) else {
-        return Ok(Some("memory not sampled: no server process (verify --url)".into()));
+        return Ok(Some(
+            "memory not sampled: no server process (verify --url)".into(),
+        ));
     };
     let mib = |b: u64| b as f64 / 1048576.0;
     let grew = peak.saturating_sub(before);
@@ -158,7 +190,11 @@ fn large(to: Dial<'_>, memory: Option<Memory<'_>>) -> Result<Option<String>, Vec
         );
         return Err(vec![d]);
     }
-    Ok(Some(format!("resident {:.1} MiB, peak +{:.1} MiB", mib(before), mib(grew))))
+    Ok(Some(format!(
+        "resident {:.1} MiB, peak +{:.1} MiB",
+        mib(before),
+        mib(grew)
+    )))
 }
 
 /// The resident memory of every process in the group `pgid`, in bytes (0 when none is found).
