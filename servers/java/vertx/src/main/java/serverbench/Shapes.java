@@ -12,12 +12,14 @@ import io.vertx.ext.web.handler.StaticHandler;
 /**
  * The HTTP shapes of issue 32 (spec/contract.md) the way Vert.x apps do them: baseline reads
  * the small body with {@code req.body()}, upload counts the body's buffers in a handler as they
- * arrive (never held; {@code writeContinue()} answers {@code Expect: 100-continue}); compression
- * is the server's own ({@code setCompressionSupported}, gzip and deflate); /static/ is
- * vertx-web's {@code StaticHandler} on a Router of its own for STATIC_DIR.
+ * arrive (never held; {@code writeContinue()} answers {@code Expect: 100-continue}); /json is
+ * compressed with java.util.zip (gzip, deflate). The server's own compression
+ * ({@code setCompressionSupported}) made the first request on a fresh server wait over 5 s under
+ * load (Netty's compressor probing its codecs), so it stays off, and with it /static/.
  */
 final class Shapes {
     private static final CharSequence TEXT = HttpHeaders.createOptimized("text/plain");
+    private static final CharSequence JSON = HttpHeaders.createOptimized("application/json");
 
     private final Router files;
 
@@ -32,6 +34,35 @@ final class Shapes {
                 .setCachingEnabled(true)
                 .setSendVaryHeader(true)
                 .setFilesReadOnly(true));
+    }
+
+    /** /json in the first of gzip or deflate the client lists, or plain. */
+    static void json(HttpServerRequest req, Buffer body) {
+        String accept = req.getHeader(HttpHeaders.ACCEPT_ENCODING);
+        String coding = null;
+        for (String token : accept == null ? new String[0] : accept.split(",")) {
+            String t = token.split(";")[0].trim().toLowerCase();
+            if (t.equals("gzip") || t.equals("deflate")) {
+                coding = t;
+                break;
+            }
+        }
+        if (accept != null) {
+            req.response().putHeader(HttpHeaders.VARY, "Accept-Encoding");
+        }
+        if (coding != null) {
+            java.io.ByteArrayOutputStream packed = new java.io.ByteArrayOutputStream();
+            try (java.io.OutputStream z = coding.equals("gzip")
+                    ? new java.util.zip.GZIPOutputStream(packed)
+                    : new java.util.zip.DeflaterOutputStream(packed)) {
+                z.write(body.getBytes());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            req.response().putHeader(HttpHeaders.CONTENT_ENCODING, coding);
+            body = Buffer.buffer(packed.toByteArray());
+        }
+        HttpVerticle.send(req, 200, JSON, body);
     }
 
     /** Answers the shapes; false when the request is not one of them. */
