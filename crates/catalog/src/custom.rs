@@ -36,6 +36,7 @@ fn manifest(name: &str, framework: &str, run: &str, implements: &[Feature]) -> M
         min_warmup_s: 0,
         deviations: Default::default(),
         database: None,
+        shapes: None,
         requires: Requires::default(),
         commands: Commands {
             setup: String::new(),

@@ -21,7 +21,7 @@ mod stamps;
 use serverbench_model::toml_pos;
 
 pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};
-pub use manifest::{Commands, DatabaseClient, Deviation, Manifest, Requires};
+pub use manifest::{Commands, DatabaseClient, Deviation, Manifest, Requires, ShapeLibraries};
 
 use std::path::{Path, PathBuf};
 

@@ -43,6 +43,10 @@ pub struct Manifest {
     /// `updates`: shown beside their rows in reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<DatabaseClient>,
+    /// The libraries behind the HTTP shapes of issue 32 (`compression`, `static`): shown beside
+    /// their rows in reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shapes: Option<ShapeLibraries>,
     /// Tools and dependencies needed.
     pub requires: Requires,
     /// Shell commands.
@@ -107,6 +111,18 @@ pub struct DatabaseClient {
     /// The HTML template engine `/fortunes` renders through, e.g. `html/template`.
     #[serde(default)]
     pub templates: String,
+}
+
+/// `[shapes]`: what serves the shapes of issue 32 (free text, shown in reports).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapeLibraries {
+    /// What compresses `/json` (`compression`), e.g. `compression 1.8.1, threshold 0`.
+    #[serde(default)]
+    pub compression: String,
+    /// What serves `/static/` (`static`), e.g. `express.static (serve-static 2.2.0)`.
+    #[serde(default, rename = "static")]
+    pub static_files: String,
 }
 
 /// `[requires]`.

@@ -11,10 +11,13 @@
 //! inside rustls. HTTP/2 uses the kept `h2` crate. It must not start or stop servers
 //! (serverbench-harness's `verify_server` does) nor know about results.
 
+pub mod baseline;
 pub mod checks;
+pub mod compression;
 pub mod database;
 pub mod diff;
 pub mod echo;
+pub mod encoding;
 #[cfg(test)]
 mod fixture;
 pub mod http;
@@ -24,10 +27,15 @@ mod http2_fixture;
 pub mod over_tls;
 pub mod pipeline;
 pub mod shapes;
+#[cfg(test)]
+mod shapes_fixture;
+pub mod static_files;
+pub mod static_tree;
 pub mod timeouts;
 pub mod tls;
 #[cfg(test)]
 mod tls_fixture;
+pub mod upload;
 pub mod ws;
 
 pub use diff::Diff;
@@ -97,6 +105,9 @@ pub struct Targets {
     pub echo: Option<SocketAddr>,
     /// The TLS address (`HOST:TLS_PORT`) and its certificate, if it serves `tls` or `h2`.
     pub tls: Option<TlsTarget>,
+    /// The server's process group (its leader's pid), when verify started it: `upload`
+    /// samples its resident memory.
+    pub group: Option<u32>,
 }
 
 impl Targets {
@@ -106,7 +117,14 @@ impl Targets {
             http: port.map(|p| resolve(host, p)).transpose()?,
             echo: echo_port.map(|p| resolve(host, p)).transpose()?,
             tls: None,
+            group: None,
         })
+    }
+
+    /// The same targets with the server's process group.
+    pub fn with_group(mut self, pgid: u32) -> Targets {
+        self.group = Some(pgid);
+        self
     }
 
     /// The same targets with a TLS listener.
@@ -187,6 +205,7 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
             out.push(checks::check_http10(to, e));
             out.extend(real_world(addr, e, &good));
         }
+        out.extend(check_shapes(addr, targets.group, features));
     }
     if let (Some(addr), true) = (targets.echo, features.contains(&Feature::Echo)) {
         for len in [1, 64 * 1024, 1 << 20] {
@@ -224,6 +243,28 @@ fn check_websocket<C: IntoIterator<Item = Check>>(
             vec![Check::new("ws-echo on PORT", vec![d])]
         }
     }
+}
+
+/// The HTTP shapes of issue 32 a server declares (`baseline`, `upload`, `compression`,
+/// `static`), each by its own rules; `group` is the server's process group, whose memory
+/// `upload` samples.
+pub fn check_shapes(addr: SocketAddr, group: Option<u32>, features: &[Feature]) -> Vec<Check> {
+    let to = Dial::tcp(addr);
+    let mut out = Vec::new();
+    for f in features {
+        match f {
+            Feature::Baseline => out.extend(baseline::check_all(to)),
+            Feature::Upload => {
+                let rss = move || group.map_or(0, upload::rss_of_group);
+                let memory: Option<upload::Memory<'_>> = group.map(|_| &rss as upload::Memory<'_>);
+                out.extend(upload::check_all(to, memory));
+            }
+            Feature::Compression => out.extend(compression::check_all(to)),
+            Feature::Static => out.extend(static_files::check_all(to)),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The checks of the declared transports.

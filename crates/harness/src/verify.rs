@@ -138,7 +138,9 @@ fn start(
     })?;
     let http_port = server.serves_http().then_some(port);
     let address = |e: std::io::Error| failed(Diff::error("address", "an address", &e));
-    let mut targets = Targets::new(&opts.host, http_port, echo_port).map_err(address)?;
+    let mut targets = Targets::new(&opts.host, http_port, echo_port)
+        .map_err(address)?
+        .with_group(proc.pgid());
     if let Some(t) = &start.tls {
         let addr = process::resolve(&opts.host, t.port).map_err(address)?;
         targets = targets.with_tls(TlsTarget::with_cert(addr, &opts.host, &t.files.cert));

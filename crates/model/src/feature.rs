@@ -39,11 +39,19 @@ pub enum Feature {
     /// binary message echoed unchanged, pings answered, close 1000 answered with 1000.
     #[serde(rename = "ws-echo")]
     WsEcho,
+    /// `GET` and `POST /baseline?a=&b=`: the sum of the query and the integer body.
+    Baseline,
+    /// `POST /upload`: the body streamed through a bounded buffer, its byte count answered.
+    Upload,
+    /// `GET /json` compressed in an encoding the client listed in `Accept-Encoding`.
+    Compression,
+    /// `GET /static/…`: the harness's tree in `STATIC_DIR`, with types, validators, encodings.
+    Static,
 }
 
 impl Feature {
     /// Every feature, in contract order.
-    pub const ALL: [Feature; 14] = [
+    pub const ALL: [Feature; 18] = [
         Feature::Hello,
         Feature::Routes,
         Feature::Json,
@@ -58,6 +66,10 @@ impl Feature {
         Feature::Fortunes,
         Feature::Updates,
         Feature::WsEcho,
+        Feature::Baseline,
+        Feature::Upload,
+        Feature::Compression,
+        Feature::Static,
     ];
 
     /// The manifest spelling.
@@ -77,6 +89,10 @@ impl Feature {
             Feature::Fortunes => "fortunes",
             Feature::Updates => "updates",
             Feature::WsEcho => "ws-echo",
+            Feature::Baseline => "baseline",
+            Feature::Upload => "upload",
+            Feature::Compression => "compression",
+            Feature::Static => "static",
         }
     }
 
@@ -86,6 +102,15 @@ impl Feature {
         matches!(
             self,
             Feature::Hello | Feature::Routes | Feature::Json | Feature::Payload | Feature::Pingpong
+        ) || self.is_shape()
+    }
+
+    /// True for the HTTP shapes of issue 32 (`baseline`, `upload`, `compression`, `static`):
+    /// endpoints on `PORT` checked by their own rules, not by the endpoint table.
+    pub fn is_shape(self) -> bool {
+        matches!(
+            self,
+            Feature::Baseline | Feature::Upload | Feature::Compression | Feature::Static
         )
     }
 

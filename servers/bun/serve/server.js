@@ -2,6 +2,7 @@
 // second Bun.serve with `tls` serves the same routes over HTTPS on TLS_PORT when it is set.
 import { Chan } from 'ts-chan';
 import * as db from './db.js';
+import * as shapes from './shapes.js';
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
@@ -60,7 +61,6 @@ const app = {
     '/hell': { GET: () => new Response('Hell!', { headers: TEXT }) },
     '/hello': { GET: () => new Response('Hello World!', { headers: TEXT }) },
     '/about': { GET: () => new Response('<html><body>About page</body></html>', { headers: HTML }) },
-    '/json': { GET: () => new Response(JSON.stringify({ message: 'Hello, World!' }), { headers: JSON_TYPE }) },
     '/payload': { GET: () => new Response(PAYLOAD, { headers: OCTETS }) },
     '/pingpong': { GET: async () => new Response(await pingpong(), { headers: OCTETS }) },
     // ws-echo: upgrade when the request asks for it; a plain GET /ws is answered 426.
@@ -70,6 +70,8 @@ const app = {
         : new Response('Upgrade Required', { status: 426, headers: { ...TEXT, Upgrade: 'websocket' } })),
     },
     ...(pool ? DATABASE_ROUTES : {}),
+    // baseline, upload, /json compressed when asked (shapes.js).
+    ...shapes.routes,
   },
   fetch() {
     return new Response('Not Found', { status: 404, headers: TEXT });

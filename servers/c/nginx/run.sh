@@ -64,6 +64,32 @@ if [ -n "$tls_port" ]; then
         "$tls_listen" "$cert" "$key" >"$tmp/tls.conf"
 fi
 
+# static: STATIC_DIR under /static/ with nginx's own file serving (ETag, Last-Modified, 304,
+# sendfile) and the gzip filter for text (nginx-light has no brotli); an empty file when unset.
+: >"$tmp/static.conf"
+if [ -n "${STATIC_DIR:-}" ]; then
+    [ -d "$STATIC_DIR" ] || { echo "c/nginx: STATIC_DIR ('$STATIC_DIR') is not a folder" >&2; exit 2; }
+    static=$(cd "$STATIC_DIR" && pwd)
+    cat >"$tmp/static.conf" <<EOF
+location /static/ {
+    alias $static/;
+    types {
+        text/html html;
+        text/css css;
+        text/javascript js;
+        application/json json;
+        image/svg+xml svg;
+        image/png png;
+        font/woff2 woff2;
+    }
+    default_type application/octet-stream;
+    gzip on;
+    gzip_types text/css text/javascript application/json image/svg+xml;
+    gzip_vary on;
+}
+EOF
+fi
+
 sed -e "s|@TMP@|$tmp|g" -e "s|@LISTEN@|$listen|g" -e "s|@WORKERS@|$workers|g" \
     -e "s|@NOFILE@|$nofile|g" -e "s|@CONNS@|$conns|g" \
     "$here/nginx.conf.in" >"$tmp/nginx.conf"

@@ -3,6 +3,7 @@
 // ts-chan is resolved from node_modules through package.json.
 import { Chan } from 'ts-chan';
 import * as db from './db.js';
+import * as shapes from './shapes.js';
 
 const HOST = Deno.env.get('HOST') || '127.0.0.1';
 const PORT = Number(Deno.env.get('PORT') || 8080);
@@ -90,6 +91,9 @@ function pathOf(url) {
 }
 
 function handler(req) {
+  // baseline, upload, /json compressed when asked (shapes.js).
+  const shape = shapes.handle(req, pathOf(req.url));
+  if (shape) return shape;
   const route = req.method === 'GET' ? ROUTES[pathOf(req.url)] : undefined;
   return route ? route(req) : notFound();
 }

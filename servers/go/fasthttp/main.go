@@ -58,6 +58,7 @@ func pingWorker(requests <-chan pingRequest, payload []byte) {
 }
 
 func handler(payload []byte, pings chan<- pingRequest, database func(*fasthttp.RequestCtx) bool) fasthttp.RequestHandler {
+	shapes := shapeHandler()
 	return func(ctx *fasthttp.RequestCtx) {
 		switch string(ctx.Path()) {
 		case "/hello":
@@ -78,6 +79,9 @@ func handler(payload []byte, pings chan<- pingRequest, database func(*fasthttp.R
 				ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
 				return
 			}
+			if compressedJSON(ctx, body) { // compression (shapes.go)
+				return
+			}
 			ctx.SetContentType("application/json")
 			ctx.SetBody(body)
 		case "/payload":
@@ -92,6 +96,9 @@ func handler(payload []byte, pings chan<- pingRequest, database func(*fasthttp.R
 			ctx.SetContentType("application/octet-stream")
 			ctx.Response.SetBodyRaw(<-reply)
 		default:
+			if shapes(ctx) { // baseline, upload, static (shapes.go)
+				return
+			}
 			if database != nil && database(ctx) {
 				return
 			}
@@ -183,6 +190,8 @@ func main() {
 		// The default 4 KiB read buffer also caps the request head: an 8 KiB Cookie got
 		// 431. 16 KiB is what Node and most proxies accept.
 		ReadBufferSize: 16 << 10,
+		// Bodies over MaxRequestBodySize (4 MiB) reach the handler as a stream (upload).
+		StreamRequestBody: true,
 	}
 	tlsAddr := serveTLS(server, host)
 	go func() {

@@ -82,7 +82,8 @@ func newMux(payload []byte, pings chan<- pingRequest) *http.ServeMux {
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, "<html><body>About page</body></html>")
 	})
-	mux.HandleFunc("/json", func(w http.ResponseWriter, r *http.Request) {
+	// gzip when asked (compression, shapes.go).
+	mux.Handle("/json", compressed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := json.Marshal(message{Message: "Hello, World!"})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -90,7 +91,7 @@ func newMux(payload []byte, pings chan<- pingRequest) *http.ServeMux {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)
-	})
+	})))
 	mux.HandleFunc("/payload", func(w http.ResponseWriter, r *http.Request) { octets(w, payload) })
 	mux.HandleFunc("/ws", wsEcho)
 	mux.HandleFunc("/pingpong", func(w http.ResponseWriter, r *http.Request) {
@@ -98,6 +99,7 @@ func newMux(payload []byte, pings chan<- pingRequest) *http.ServeMux {
 		pings <- pingRequest{reply: reply}
 		octets(w, <-reply)
 	})
+	addShapeRoutes(mux)
 	return mux
 }
 

@@ -43,6 +43,7 @@ function worker() {
   const net = require('node:net');
   const { Chan } = require('ts-chan');
   const db = require('./db');
+  const shapes = require('./shapes');
   // The database routes exist only when DATABASE_URL is set; each worker gets its share of
   // DATABASE_POOL (at least one connection), so the workers open DATABASE_POOL in total.
   const pool = process.env.DATABASE_URL
@@ -78,6 +79,8 @@ function worker() {
   function handle(req, res) {
     const q = req.url.indexOf('?');
     const path = q === -1 ? req.url : req.url.slice(0, q);
+    // baseline, upload and /json with Accept-Encoding (shapes.js).
+    if (shapes.handle(req, res, path, q)) return;
     if (req.method !== 'GET') return send(res, 404, 'text/plain', NOT_FOUND);
     switch (path) {
       case '/hello': return send(res, 200, 'text/plain', HELLO);

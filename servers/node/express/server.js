@@ -7,6 +7,7 @@ const path = require('node:path');
 const express = require('express');
 const { Chan } = require('ts-chan');
 const db = require('./db');
+const shapes = require('./shapes');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
@@ -31,6 +32,8 @@ const app = express();
 // No ETag hashing of every body (1 MiB payloads) and no X-Powered-By: common production settings.
 app.set('etag', false);
 app.disable('x-powered-by');
+// baseline, upload, compression, static (shapes.js): first, so its /json is the compressing one.
+shapes.mount(app);
 
 app.get('/hey', (req, res) => res.type('text/plain').send('Hey!'));
 app.get('/hell', (req, res) => res.type('text/plain').send('Hell!'));

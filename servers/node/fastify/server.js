@@ -5,6 +5,7 @@ const fs = require('node:fs');
 const fastify = require('fastify');
 const { Chan } = require('ts-chan');
 const { openPool, databaseRoutes } = require('./db');
+const shapes = require('./shapes');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
@@ -41,7 +42,8 @@ function build(options) {
   app.get('/hell', (req, reply) => { reply.type('text/plain').send('Hell!'); });
   app.get('/hello', (req, reply) => { reply.type('text/plain').send('Hello World!'); });
   app.get('/about', (req, reply) => { reply.type('text/html').send('<html><body>About page</body></html>'); });
-  app.get('/json', { schema: jsonSchema }, (req, reply) => { reply.send({ message: 'Hello, World!' }); });
+  // /json is in shapes.js, with @fastify/compress; baseline, upload and static beside it.
+  shapes.register(app, jsonSchema);
   app.get('/payload', (req, reply) => { reply.type('application/octet-stream').send(PAYLOAD); });
   app.get('/pingpong', async (req, reply) => {
     reply.type('application/octet-stream');

@@ -7,6 +7,7 @@ const https = require('node:https');
 const net = require('node:net');
 const { Chan } = require('ts-chan');
 const db = require('./db');
+const shapes = require('./shapes');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
@@ -44,6 +45,8 @@ function send(res, status, type, body) {
 function handle(req, res) {
   const q = req.url.indexOf('?');
   const path = q === -1 ? req.url : req.url.slice(0, q);
+  // baseline, upload and /json with Accept-Encoding (shapes.js).
+  if (shapes.handle(req, res, path, q)) return;
   if (req.method !== 'GET') return send(res, 404, 'text/plain', NOT_FOUND);
   switch (path) {
     case '/hello': return send(res, 200, 'text/plain', HELLO);

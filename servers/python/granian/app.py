@@ -10,6 +10,7 @@ import json
 import os
 
 import database
+import shapes
 
 PAYLOAD = bytes(ord("a") + i % 26 for i in range(1 << 20))
 
@@ -89,6 +90,9 @@ class App:
 
     async def __rsgi__(self, scope, proto):
         path = scope.path
+        # baseline, upload, compression (shapes.py).
+        if await shapes.handle(scope, proto):
+            return
         if path == "/json":
             proto.response_bytes(200, JSON, json.dumps({"message": "Hello, World!"}).encode())
         elif path == "/pingpong":

@@ -5,6 +5,7 @@ import queue
 import threading
 
 import database
+import shapes
 
 PAYLOAD = bytes(ord("a") + i % 26 for i in range(1 << 20))
 
@@ -52,6 +53,12 @@ def _pingpong() -> bytes:
 
 def app(environ, start_response):
     path = environ.get("PATH_INFO", "")
+    # baseline, upload, compression (shapes.py).
+    shape = shapes.handle(environ)
+    if shape is not None:
+        headers, body = shape
+        start_response("200 OK", headers + [("Content-Length", str(len(body)))])
+        return [body]
     if path == "/json":
         body = json.dumps({"message": "Hello, World!"}).encode()
         status, ctype = "200 OK", "application/json"

@@ -9,6 +9,7 @@ import json
 import os
 
 import database
+import shapes
 
 PAYLOAD = bytes(ord("a") + i % 26 for i in range(1 << 20))
 
@@ -120,6 +121,9 @@ async def app(scope, receive, send):
         await websocket_echo(scope, receive, send)
         return
     path = scope["path"]
+    # baseline, upload, compression, static (shapes.py).
+    if await shapes.handle(scope, receive, send):
+        return
     if path == "/json":
         status, ctype, body = 200, JSON, json.dumps({"message": "Hello, World!"}).encode()
     elif path == "/pingpong":

@@ -2,6 +2,7 @@
 
 # serverbench ruby/puma: a plain Rack application served by Puma in cluster mode.
 require 'json'
+require_relative 'shapes'
 
 # ws-echo: faye-websocket (Debian's ruby-faye-websocket, on ruby-websocket-driver and
 # EventMachine). Without it, /ws answers 501 and says why; the other routes are unchanged.
@@ -81,6 +82,7 @@ class App
 
   def initialize
     @pingpong = PingPong.new(PAYLOAD)
+    @shapes = Shapes.new
     # The database routes only with DATABASE_URL (db.rb; without it, pg is not even loaded).
     url = ENV.fetch('DATABASE_URL', '')
     return if url.empty?
@@ -91,6 +93,10 @@ class App
 
   def call(env)
     path = env['PATH_INFO']
+    # baseline, upload, compression, static (shapes.rb).
+    shape = @shapes.call(env)
+    return shape if shape
+
     if (type, body = STATIC[path])
       respond(200, type, body)
     elsif path == '/json'

@@ -113,7 +113,10 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
 fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
     let https = url.strip_prefix("https://");
     let mut features = if args.implements.is_empty() {
-        Feature::ALL.into_iter().filter(|f| f.is_http()).collect()
+        Feature::ALL
+            .into_iter()
+            .filter(|f| f.is_http() && !f.is_shape())
+            .collect()
     } else {
         args.implements
             .iter()
@@ -220,6 +223,7 @@ fn https_targets(url: &str, rest: &str, args: &Args) -> anyhow::Result<Targets> 
         http: None,
         echo: None,
         tls: Some(tls),
+        group: None,
     })
 }
 

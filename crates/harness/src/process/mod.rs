@@ -96,6 +96,16 @@ pub enum ProcessError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The tree of the `static` feature could not be written.
+    #[error("{server}: cannot write the static tree {}: {source}", path.display())]
+    StaticTree {
+        /// Server id.
+        server: String,
+        /// The tree's folder.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// `sh` could not be spawned.
     #[error("{server}: cannot start `{command}`: {source}")]
     Spawn {
@@ -200,6 +210,9 @@ pub fn start(
         extra.push(("TLS_CERT".into(), t.files.cert.display().to_string()));
         extra.push(("TLS_KEY".into(), t.files.key.display().to_string()));
     }
+    if server.implements(serverbench_model::Feature::Static) {
+        extra.push(("STATIC_DIR".into(), static_dir(server, paths)?));
+    }
     let env = ServerEnv {
         host: opts.host.clone(),
         port: opts.port,
@@ -228,6 +241,19 @@ pub fn start(
     let addrs = ready_addrs(server, opts)?;
     proc.wait_ready(&addrs, opts.ready_timeout)?;
     Ok(proc)
+}
+
+/// `STATIC_DIR`: the tree of the `static` feature, written once into the cache
+/// (`<cache>/static/v<N>/www`, [`serverbench_contract::static_tree`]).
+fn static_dir(server: &Server, paths: &Paths) -> Result<String, ProcessError> {
+    let root = serverbench_contract::static_tree::root_under(&paths.cache);
+    serverbench_contract::static_tree::ensure(&root)
+        .map(|www| www.display().to_string())
+        .map_err(|source| ProcessError::StaticTree {
+            server: server.id.clone(),
+            path: root,
+            source,
+        })
 }
 
 /// A port already listened on by some process is an error before the server starts.

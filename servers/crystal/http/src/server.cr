@@ -3,6 +3,7 @@
 require "http/server"
 require "json"
 require "./db"
+require "./shapes"
 
 PAYLOAD_SIZE = 1_048_576
 PAYLOAD      = Bytes.new(PAYLOAD_SIZE) { |i| ('a'.ord + i % 26).to_u8 }
@@ -44,7 +45,9 @@ WS_ECHO = HTTP::WebSocketHandler.new do |ws, _ctx|
   end
 end
 
-server = HTTP::Server.new do |ctx|
+# baseline, upload, compression, static (shapes.cr) first; the contract's routes behind it.
+shapes = ShapesHandler.new(ENV["STATIC_DIR"]?.presence)
+server = HTTP::Server.new([shapes] of HTTP::Handler) do |ctx|
   case ctx.request.path
   when "/ws"
     # A GET /ws without Upgrade is refused with 426; an upgrade goes to the WebSocket handler.

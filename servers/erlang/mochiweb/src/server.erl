@@ -52,9 +52,15 @@ payload() ->
 %% ---- HTTP (MochiWeb calls loop/1 once per request, in the connection's process) ------------
 
 loop(Req) ->
-    {Status, Type, Body} = route(mochiweb_request:get(path, Req)),
-    Headers = [{"Content-Type", Type} | keep_alive_10(Req)],
-    mochiweb_request:respond({Status, Headers, Body}, Req).
+    %% baseline, upload, compression (shapes.erl) first.
+    case shapes:handle(Req) of
+        {ShapeStatus, ShapeHeaders, ShapeBody} ->
+            mochiweb_request:respond({ShapeStatus, ShapeHeaders ++ keep_alive_10(Req), ShapeBody}, Req);
+        nomatch ->
+            {Status, Type, Body} = route(mochiweb_request:get(path, Req)),
+            Headers = [{"Content-Type", Type} | keep_alive_10(Req)],
+            mochiweb_request:respond({Status, Headers, Body}, Req)
+    end.
 
 route("/hello") -> {200, "text/plain", <<"Hello World!">>};
 route("/hey") -> {200, "text/plain", <<"Hey!">>};

@@ -7,6 +7,7 @@
 //! A WebSocket echo on `/ws` with actix-ws (see `ws`).
 
 mod db;
+mod shapes;
 mod tls;
 mod ws;
 
@@ -148,7 +149,8 @@ async fn main() -> std::io::Result<()> {
             .route("/hey", web::get().to(hey))
             .route("/hell", web::get().to(hell))
             .route("/about", web::get().to(about))
-            .route("/json", web::get().to(json))
+            // baseline, upload, /json with Compress, static (shapes.rs).
+            .configure(|cfg| shapes::routes(cfg, json))
             .route("/payload", web::get().to(payload_handler))
             .route("/pingpong", web::get().to(pingpong))
             .route("/ws", web::get().to(ws::upgrade))

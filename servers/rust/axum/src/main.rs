@@ -4,6 +4,7 @@
 
 mod db;
 mod ws;
+mod shapes;
 
 use std::net::SocketAddr;
 
@@ -122,7 +123,7 @@ async fn run() -> std::io::Result<()> {
         .route("/hey", get(hey))
         .route("/hell", get(hell))
         .route("/about", get(about))
-        .route("/json", get(json))
+        .route("/json", get(json).layer(shapes::compression()))
         .route("/payload", get(payload_handler))
         .route("/pingpong", get(pingpong))
         .route("/ws", get(ws::upgrade))
@@ -132,6 +133,8 @@ async fn run() -> std::io::Result<()> {
         db::check(&pool).await;
         app = app.merge(db::routes(pool));
     }
+    // baseline, upload, static (shapes.rs).
+    app = app.merge(shapes::routes());
 
     let addr = http_addr();
     let listener = TcpListener::bind(addr).await?.tap_io(|tcp| {

@@ -7,6 +7,7 @@
 //! HTTP/2 or HTTP/1.1 (see `tls`). With `DATABASE_URL` set, the database workloads (see `db`).
 
 mod db;
+mod shapes;
 mod tls;
 
 use std::convert::Infallible;
@@ -82,6 +83,11 @@ fn reply(status: StatusCode, media: &'static str, body: Bytes) -> Response<Full<
 
 impl App {
     async fn handle(self, req: Request<hyper::body::Incoming>) -> Response<Full<Bytes>> {
+        // baseline, upload, /json compressed when asked (shapes.rs).
+        let req = match shapes::handle(req).await {
+            Ok(res) => return res,
+            Err(req) => req,
+        };
         match req.uri().path() {
             "/hello" => reply(StatusCode::OK, TEXT, Bytes::from_static(b"Hello World!")),
             "/hey" => reply(StatusCode::OK, TEXT, Bytes::from_static(b"Hey!")),

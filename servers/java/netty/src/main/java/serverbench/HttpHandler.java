@@ -8,6 +8,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
@@ -40,8 +41,11 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     record Message(String message) {}
 
     private final PingPongWorker pingPong;
-    private final ArrayDeque<HttpRequest> backlog = new ArrayDeque<>();
+    /** Requests held back while an answer is elsewhere, with their body parts, in order. */
+    private final ArrayDeque<Object> backlog = new ArrayDeque<>();
     private boolean waiting;
+    /** The body taker of the request being read (baseline, upload: Shapes.java), or null. */
+    private Shapes.Sink sink;
 
     HttpHandler(PingPongWorker pingPong) {
         this.pingPong = pingPong;
@@ -49,14 +53,23 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof HttpRequest request)) {
-            ReferenceCountUtil.release(msg); // request bodies are ignored
-            return;
-        }
         if (waiting) {
-            backlog.add(request);
+            backlog.add(msg); // reading is paused: at most what one read brought
         } else {
+            dispatch(ctx, msg);
+        }
+    }
+
+    /** A request is served; a body part goes to the request's sink, or is dropped. */
+    private void dispatch(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof HttpRequest request) {
             serve(ctx, request);
+        } else if (sink != null && msg instanceof HttpContent part) {
+            if (sink.feed(ctx, part)) {
+                sink = null;
+            }
+        } else {
+            ReferenceCountUtil.release(msg); // other request bodies are ignored
         }
     }
 
@@ -72,13 +85,18 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
 
     private void serve(ChannelHandlerContext ctx, HttpRequest req) {
         String path = new QueryStringDecoder(req.uri()).path();
+        // baseline, upload: answered when their body has arrived (Shapes.java).
+        sink = Shapes.sinkFor(req, path);
+        if (sink != null) {
+            return;
+        }
                 HttpResponseStatus ok = HttpResponseStatus.OK;
         switch (path) {
             case "/hello" -> ctx.write(response(req, ok, TEXT, HELLO.duplicate()));
             case "/hey" -> ctx.write(response(req, ok, TEXT, HEY.duplicate()));
             case "/hell" -> ctx.write(response(req, ok, TEXT, HELL.duplicate()));
             case "/about" -> ctx.write(response(req, ok, HTML, ABOUT.duplicate()));
-            case "/json" -> ctx.write(response(req, ok, HttpHeaderValues.APPLICATION_JSON, json()));
+            case "/json" -> ctx.write(jsonResponse(req));
             case "/payload" -> ctx.write(response(req, ok, OCTETS, Payload.buffer()));
             case "/pingpong" -> askWorker(ctx, req);
             case "/db", "/queries", "/fortunes", "/updates" -> askDatabase(ctx, req, path);
@@ -121,7 +139,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
     private void resume(ChannelHandlerContext ctx) {
         waiting = false;
         while (!waiting && !backlog.isEmpty()) {
-            serve(ctx, backlog.poll());
+            dispatch(ctx, backlog.poll());
         }
         if (!waiting) {
             ctx.flush();
@@ -133,7 +151,7 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
      * A response in the request's protocol version. Keep-alive follows the request, so that
      * HttpServerKeepAliveHandler closes HTTP/1.0 connections unless they asked to stay open.
      */
-    private static FullHttpResponse response(
+    static FullHttpResponse response(
             HttpRequest req, HttpResponseStatus status, CharSequence type, ByteBuf body) {
         FullHttpResponse res =
                 new DefaultFullHttpResponse(req.protocolVersion(), status, body, false);
@@ -144,9 +162,18 @@ final class HttpHandler extends ChannelInboundHandlerAdapter {
         return res;
     }
 
-    private static ByteBuf json() {
+    /** /json, compressed when the client asks (compression, Shapes.java). */
+    private static FullHttpResponse jsonResponse(HttpRequest req) {
+        byte[] body = jsonBytes();
+        FullHttpResponse encoded = Shapes.json(req, body);
+        return encoded != null ? encoded : response(
+                req, HttpResponseStatus.OK, HttpHeaderValues.APPLICATION_JSON,
+                Unpooled.wrappedBuffer(body));
+    }
+
+    private static byte[] jsonBytes() {
         try {
-            return Unpooled.wrappedBuffer(JSON.writeValueAsBytes(new Message("Hello, World!")));
+            return JSON.writeValueAsBytes(new Message("Hello, World!"));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot serialize the JSON message", e);
         }

@@ -5,6 +5,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
@@ -55,7 +56,10 @@ final class Https {
 
     /** The HTTP/1.1 pipeline, the same on both ports, with the WebSocket echo on /ws. */
     static void http1(ChannelPipeline pipeline, PingPongWorker pingPong) {
-        pipeline.addLast(new HttpServerCodec(), new HttpServerKeepAliveHandler());
+        pipeline.addLast(
+                new HttpServerCodec(), new HttpServerKeepAliveHandler(),
+                // upload: answers Expect: 100-continue (Shapes.java).
+                new HttpServerExpectContinueHandler());
         WebSocketEcho.addTo(pipeline);
         pipeline.addLast(new HttpHandler(pingPong));
     }
