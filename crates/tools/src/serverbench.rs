@@ -45,25 +45,21 @@ pub fn spec(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Result<Lo
                 size: p.size.unwrap_or(64) as usize,
             });
         }
-        Mode::Http => {
+        Mode::Http | Mode::Ws => {
             s.http.pipeline = p.pipeline;
             s.rate = p.rate;
             s.reconnect_every = p.reconnect_every;
             protocol(p, target, &mut s.http);
             let base = target.base_url_for(p, Tool::Serverbench)?;
-            s.urls = p.paths.iter().map(|path| format!("{base}{path}")).collect();
-        }
-        Mode::Ws => {
-            s.http.pipeline = p.pipeline;
-            s.rate = p.rate;
-            s.reconnect_every = p.reconnect_every;
-            protocol(p, target, &mut s.http);
-            let base = target.base_url_for(p, Tool::Serverbench)?;
-            let ws = base.replacen("http", "ws", 1);
-            s.urls = vec![format!("{ws}/ws")];
-            s.ws.message = p.message.clone();
-            s.ws.message_size = p.size.map(|n| n as usize);
-            s.ws.binary = p.binary;
+            if p.mode == Mode::Ws {
+                // The upgrade goes to `/ws` on the HTTP port (`wss://` over TLS).
+                s.urls = vec![format!("{}/ws", base.replacen("http", "ws", 1))];
+                s.ws.message = p.message.clone();
+                s.ws.message_size = p.size.map(|n| n as usize);
+                s.ws.binary = p.binary;
+            } else {
+                s.urls = p.paths.iter().map(|path| format!("{base}{path}")).collect();
+            }
         }
     }
     Ok(s)
@@ -114,6 +110,24 @@ mod tests {
             tls_port: None,
             ca_file: None,
         }
+    }
+
+    #[test]
+    fn a_ws_lap_upgrades_on_the_http_port_at_slash_ws_with_its_message() {
+        let p = LoadParams {
+            mode: Mode::Ws,
+            connections: 16,
+            duration_s: Some(5.0),
+            pipeline: 16,
+            size: Some(4096),
+            binary: true,
+            reconnect_every: Some(10),
+            ..LoadParams::default()
+        };
+        let s = spec(&p, &target(), &[1]).unwrap();
+        assert_eq!(s.urls, ["ws://127.0.0.1:8080/ws"]);
+        assert_eq!((s.http.pipeline, s.reconnect_every), (16, Some(10)));
+        assert_eq!((s.ws.message_size, s.ws.binary), (Some(4096), true));
     }
 
     #[test]
