@@ -204,7 +204,10 @@ impl Progress {
             "{} · {} · {} · lap {}",
             r.server, r.scenario, r.profile, r.lap
         );
-        match (&r.status, r.load.as_ref().and_then(lap_figure)) {
+        match (
+            &r.status,
+            r.load.as_ref().and_then(|m| lap_figure(r.params.mode, m)),
+        ) {
             (LapStatus::Ok, Some(figure)) => {
                 let hidden = self.bar.as_ref().is_none_or(|b| b.is_hidden());
                 if hidden {
