@@ -19,6 +19,8 @@
 #                them instead of waiting for each echo, so its figure is frames received per
 #                second (bytes received / frame size), a different load; shown for reference.
 # Client CPU is user+system from rusage of the child process, the same way for every tool.
+# Status (session 9): unfinished: on its first try both peers read 0 msg/s and the server gave
+# serverbench 0 in the next round; see CHANGELOG / the issue before trusting its figures.
 # Usage: bench/ws-vs-peers.sh   (env: SERVERS="node/uws rust/actix-web" CONNS=16 DURATION=5
 #        ROUNDS=3 UWS_SRC=… USOCKETS_SRC=… TCPKALI=… SERVERBENCH=path/to/serverbench)
 set -euo pipefail
