@@ -43,6 +43,11 @@ impl WsConn {
         self.phase == WsPhase::Open
     }
 
+    /// Our close went out: the server's close (or its EOF) ends the connection as asked.
+    pub fn is_closing(&self) -> bool {
+        matches!(self.phase, WsPhase::Closing { .. })
+    }
+
     /// When the upgrade or our close went out, while its answer is awaited (the timeout
     /// watches it).
     pub fn waiting_since(&self) -> Option<u64> {

@@ -45,6 +45,11 @@ impl Worker<'_> {
         self.flush(i, now);
     }
 
+    /// Whether connection `i` sent its close and awaits the server's.
+    fn ws_closing(&self, i: usize) -> bool {
+        self.conns[i].ws.as_deref().is_some_and(WsConn::is_closing)
+    }
+
     /// Whether connection `i` is upgraded and not closing.
     pub(super) fn ws_open(&self, i: usize) -> bool {
         self.conns[i].ws.as_deref().is_some_and(WsConn::is_open)
@@ -151,11 +156,7 @@ impl Worker<'_> {
             }
             Step::Closed(code) => {
                 self.stats.ws_closed(now, code);
-                let asked = matches!(
-                    self.conns[i].ws.as_deref().map(|w| &w.phase),
-                    Some(WsPhase::Closing { .. })
-                );
-                if asked {
+                if self.ws_closing(i) {
                     self.reopen(i, now);
                     false
                 } else {
@@ -185,11 +186,7 @@ impl Worker<'_> {
     /// The server closed connection `i`'s socket: after our close that is the end we asked
     /// for; otherwise it is an unexpected close.
     pub(super) fn ws_eof(&mut self, i: usize, now: u64) {
-        let closing = matches!(
-            self.conns[i].ws.as_deref().map(|w| &w.phase),
-            Some(WsPhase::Closing { .. })
-        );
-        if closing {
+        if self.ws_closing(i) {
             self.reopen(i, now);
         } else {
             self.fail(i, now, ErrorKind::Ws(WsCause::UnexpectedClose), 0);
