@@ -11,7 +11,9 @@
 #   load_test    uWebSockets' benchmarks/load_test.c, built from a fetched snapshot of
 #                uNetworking/uWebSockets and uSockets (UWS_SRC and USOCKETS_SRC: their source
 #                folders; nothing fetched is kept in this repository). It sends one masked frame
-#                per connection and counts echoes, printing Msg/sec every 4 s; its upgrade
+#                per connection and counts echoes, printing Msg/sec every 4 s (so it runs for
+#                the first multiple of 4 s at or above DURATION, plus 1 s, and its output is
+#                line-buffered: a SIGINT'd stdio buffer is lost); its upgrade
 #                request targets `/`, so the script builds a copy that asks for `/ws`. It
 #                checks no accept key and no echo bytes.
 #   tcpkali      `tcpkali --ws -c CONNS -m MESSAGE` (TCPKALI: the binary, built from a fetched
@@ -19,8 +21,8 @@
 #                them instead of waiting for each echo, so its figure is frames received per
 #                second (bytes received / frame size), a different load; shown for reference.
 # Client CPU is user+system from rusage of the child process, the same way for every tool.
-# Status (session 9): unfinished: on its first try both peers read 0 msg/s and the server gave
-# serverbench 0 in the next round; see CHANGELOG / the issue before trusting its figures.
+# tcpkali leaves the server echoing its backlog for seconds after it exits, so every client
+# starts only once the server's process tree has gone quiet (settle: <5% CPU over 0.5 s).
 # Usage: bench/ws-vs-peers.sh   (env: SERVERS="node/uws rust/actix-web" CONNS=16 DURATION=5
 #        ROUNDS=3 UWS_SRC=… USOCKETS_SRC=… TCPKALI=… SERVERBENCH=path/to/serverbench)
 set -euo pipefail
@@ -88,13 +90,17 @@ PY
 
 run_load_test() { # port -> "msgs/s cpu_us_per_msg": the mean of its 4 s Msg/sec lines
   local cpu
-  cpu=$(cpu_of "$TMP/out" timeout -s INT "$((DURATION + 1))" "$LOAD_TEST" "$CONNS" 127.0.0.1 "$1" 0 0 "${#MESSAGE}")
-  python3 - "$TMP/out" "$cpu" "$DURATION" <<'PY'
+  local windows=$(((DURATION + 3) / 4))
+  cpu=$(cpu_of "$TMP/out" timeout -s INT "$((windows * 4 + 1))" stdbuf -oL "$LOAD_TEST" "$CONNS" 127.0.0.1 "$1" 0 0 "${#MESSAGE}")
+  python3 - "$TMP/out" "$cpu" "$windows" <<'PY'
 import sys
 rates = [float(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("Msg/sec")]
-rate = sum(rates) / len(rates) if rates else 0.0
-cpu, secs = float(sys.argv[2]), float(sys.argv[3]) + 1
-print(f"{rate:.0f} {cpu * 1e6 / max(rate * secs, 1):.2f}")
+assert rates, "load_test printed no Msg/sec line"
+# The first window holds its ramp-up (it connects one socket after the other): left out of the
+# rate when there are others; the CPU is divided by every message it counted.
+steady = rates[1:] or rates
+cpu = float(sys.argv[2])
+print(f"{sum(steady) / len(steady):.0f} {cpu * 1e6 / max(sum(rates) * 4, 1):.2f}")
 PY
 }
 
@@ -104,11 +110,35 @@ run_tcpkali() { # port -> "frames/s cpu_us_per_frame"
   python3 - "$TMP/out" "$cpu" "$DURATION" "${#MESSAGE}" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
-m = re.search(r"Total data received:\s+(\d+) bytes", text)
-got = int(m.group(1)) if m else 0
+m = re.search(r"Total data received:.*\((\d+) bytes\)", text)
+assert m, "tcpkali printed no 'Total data received' line"
+got = int(m.group(1))
 frames = got / (int(sys.argv[4]) + 2)
 cpu, secs = float(sys.argv[2]), float(sys.argv[3])
 print(f"{frames / secs:.0f} {cpu * 1e6 / max(frames, 1):.2f}")
+PY
+}
+
+settle() { # waits (at most 30 s) until the server's session uses <5% of a CPU over 0.5 s
+  python3 - "$1" <<'PY'
+import os, sys, time
+sid = int(sys.argv[1])
+def ticks():
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(f[3]) == sid:
+            total += int(f[11]) + int(f[12])
+    return total
+hz = os.sysconf("SC_CLK_TCK")
+deadline = time.time() + 30
+while time.time() < deadline:
+    a = ticks(); time.sleep(0.5); b = ticks()
+    if (b - a) / hz < 0.025:
+        break
 PY
 }
 
@@ -122,13 +152,16 @@ for server in $SERVERS; do
     sleep 0.2
   done
   for round in $(seq "$ROUNDS"); do
+    settle "$SERVER_PID"
     read -r rate cpu < <(run_serverbench "ws://127.0.0.1:$PORT/ws")
     printf '%-16s %-12s %5s %12s %14s\n' "$server" serverbench "$round" "$rate" "$cpu"
     if [ -n "$LOAD_TEST" ]; then
+      settle "$SERVER_PID"
       read -r rate cpu < <(run_load_test "$PORT")
       printf '%-16s %-12s %5s %12s %14s\n' "$server" load_test "$round" "$rate" "$cpu"
     fi
     if [ -n "$TCPKALI" ]; then
+      settle "$SERVER_PID"
       read -r rate cpu < <(run_tcpkali "$PORT")
       printf '%-16s %-12s %5s %12s %14s\n' "$server" tcpkali "$round" "$rate" "$cpu"
     fi
