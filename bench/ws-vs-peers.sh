@@ -8,14 +8,15 @@
 # thread and CONNS connections, one message in flight per connection, `hello world`-sized text
 # messages, for DURATION, ROUNDS times in the order serverbench, load_test, tcpkali.
 #   serverbench  `load -t 1 -c CONNS ws://…/ws`: messages echoed (each matched byte for byte).
-#   load_test    uWebSockets' benchmarks/load_test.c, built from a fetched snapshot of
-#                uNetworking/uWebSockets and uSockets (UWS_SRC and USOCKETS_SRC: their source
-#                folders; nothing fetched is kept in this repository). It sends one masked frame
-#                per connection and counts echoes, printing Msg/sec every 4 s (so it runs for
-#                the first multiple of 4 s at or above DURATION, plus 1 s, and its output is
-#                line-buffered: a SIGINT'd stdio buffer is lost); its upgrade
-#                request targets `/`, so the script builds a copy that asks for `/ws`. It
-#                checks no accept key and no echo bytes.
+#   load_test    uWebSockets' benchmarks/load_test.c (LOAD_TEST: the binary). It sends one
+#                masked frame per connection and counts echoes, printing Msg/sec every 4 s (so
+#                it runs for the first multiple of 4 s at or above DURATION, plus 1 s, and its
+#                output is line-buffered: a SIGINT'd stdio buffer is lost). Its upgrade request
+#                targets `/`: build a copy that asks for `/ws`, outside this repository, from
+#                fetched snapshots of uNetworking/uWebSockets and uSockets (replace `GET / ` by
+#                `GET /ws ` in load_test.c; cc -O3 -DLIBUS_NO_SSL -I uSockets/src with
+#                uSockets/src/*.c, src/eventing/*.c, src/crypto/*.c and -lz). It checks no
+#                accept key and no echo bytes.
 #   tcpkali      `tcpkali --ws -c CONNS -m MESSAGE` (TCPKALI: the binary, built from a fetched
 #                snapshot of satori-com/tcpkali): it streams frames as fast as the socket takes
 #                them instead of waiting for each echo, so its figure is frames received per
@@ -23,8 +24,9 @@
 # Client CPU is user+system from rusage of the child process, the same way for every tool.
 # tcpkali leaves the server echoing its backlog for seconds after it exits, so every client
 # starts only once the server's process tree has gone quiet (settle: <5% CPU over 0.5 s).
+# Nothing fetched is built or kept by this script: the peers are binaries you give it.
 # Usage: bench/ws-vs-peers.sh   (env: SERVERS="node/uws rust/actix-web" CONNS=16 DURATION=5
-#        ROUNDS=3 UWS_SRC=… USOCKETS_SRC=… TCPKALI=… SERVERBENCH=path/to/serverbench)
+#        ROUNDS=3 LOAD_TEST=… TCPKALI=… SERVERBENCH=path/to/serverbench)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,17 +50,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# uWebSockets' load_test, built against uSockets without TLS (the script's own copy asks /ws).
-LOAD_TEST=
-if [ -n "${UWS_SRC:-}" ] && [ -n "${USOCKETS_SRC:-}" ]; then
-  mkdir -p "$TMP/lt"
-  sed 's#GET / HTTP/1.1#GET /ws HTTP/1.1#' "$UWS_SRC/benchmarks/load_test.c" >"$TMP/lt/load_test.c"
-  (cd "$TMP/lt" && cc -O3 -DLIBUS_NO_SSL -I"$USOCKETS_SRC/src" "$USOCKETS_SRC"/src/*.c \
-    "$USOCKETS_SRC"/src/eventing/*.c "$USOCKETS_SRC"/src/crypto/*.c load_test.c -lz -o load_test) >&2
-  LOAD_TEST=$TMP/lt/load_test
-else
-  echo "ws-vs-peers: UWS_SRC/USOCKETS_SRC not given: no load_test column" >&2
-fi
+LOAD_TEST=${LOAD_TEST:-}
+[ -n "$LOAD_TEST" ] || echo "ws-vs-peers: LOAD_TEST not given: no load_test column" >&2
 TCPKALI=${TCPKALI:-}
 [ -n "$TCPKALI" ] || echo "ws-vs-peers: TCPKALI not given: no tcpkali column" >&2
 
