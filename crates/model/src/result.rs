@@ -45,6 +45,13 @@ pub struct Errors {
     /// in [`WsResult`]). Absent from results written before WebSocket existed.
     #[serde(default)]
     pub ws: u64,
+    /// `--verify`: answers in a coding the request's `Accept-Encoding` did not list, or not
+    /// decodable (by cause in [`BodyResult::encoding_errors`]). Absent before bodies were counted.
+    #[serde(default)]
+    pub encoding: u64,
+    /// Responses whose body ended before its length (Content-Length or chunked) said.
+    #[serde(default)]
+    pub truncated: u64,
 }
 
 impl Errors {
@@ -61,6 +68,8 @@ impl Errors {
         self.h2 += o.h2;
         self.refused_stream += o.refused_stream;
         self.ws += o.ws;
+        self.encoding += o.encoding;
+        self.truncated += o.truncated;
     }
 
     /// The kinds that occurred, by name (as in the JSON result), in a fixed order.
@@ -77,6 +86,8 @@ impl Errors {
             ("h2", self.h2),
             ("refused_stream", self.refused_stream),
             ("ws", self.ws),
+            ("encoding", self.encoding),
+            ("truncated", self.truncated),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
@@ -95,6 +106,8 @@ impl Errors {
             + self.h2
             + self.refused_stream
             + self.ws
+            + self.encoding
+            + self.truncated
     }
 }
 
@@ -240,6 +253,31 @@ pub struct LoadResult {
     /// `ws://`/`wss://`: the upgrades, what was sent, the closes and the protocol errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ws: Option<WsResult>,
+    /// HTTP/1.1 with request bodies, `--verify` or `Accept-Encoding`: bodies sent and received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bodies: Option<BodyResult>,
+}
+
+/// Request and response bodies of an HTTP/1.1 run (measured period): what was sent, and for
+/// each response its bytes on the wire beside its decoded size (the same without a coding;
+/// decoded only with `--verify`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BodyResult {
+    /// Requests that carried a body, their bytes (chunk framing excluded) and the mean.
+    pub requests_with_body: u64,
+    pub request_body_bytes: u64,
+    pub request_body_bytes_mean: f64,
+    /// Responses counted, their body bytes as received, and decoded.
+    pub responses: u64,
+    pub wire_body_bytes: u64,
+    pub wire_body_bytes_mean: f64,
+    pub decoded_body_bytes: u64,
+    pub decoded_body_bytes_mean: f64,
+    /// Responses by `Content-Encoding` (`identity` without one).
+    pub encodings: BTreeMap<String, u64>,
+    /// `--verify`: encoding errors by cause (`unlisted gzip`: a coding the request did not list;
+    /// `undecodable br`; `unknown x-foo`).
+    pub encoding_errors: BTreeMap<String, u64>,
 }
 
 /// The WebSocket side of a run (mode `ws`): `requests` counts echoed messages (or pongs).

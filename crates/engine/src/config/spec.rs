@@ -25,8 +25,14 @@ impl TryFrom<&LoadSpec> for Config {
     /// CPUs this process may run on and validates the whole.
     fn try_from(a: &LoadSpec) -> Result<Config, ConfigError> {
         let target = match &a.tcp {
-            Some(tcp) => tcp_target(tcp)?,
-            None if is_ws(&a.urls) => ws_target_of(a)?,
+            Some(tcp) => {
+                http_only_flags(a, "--tcp")?;
+                tcp_target(tcp)?
+            }
+            None if is_ws(&a.urls) => {
+                http_only_flags(a, "ws:// and wss:// URLs")?;
+                ws_target_of(a)?
+            }
             None => http_target_of(a)?,
         };
         let (cpus, threads) = cpus_and_threads(a)?;
@@ -95,9 +101,52 @@ fn tcp_target(tcp: &TcpLoad) -> Result<Target, ConfigError> {
     })
 }
 
+/// The largest `--body-size`: each thread holds that many random bytes.
+const MAX_BODY: u64 = 1 << 30;
+
+/// `--body-size` and `--chunked` describe HTTP request bodies: refused with other targets.
+fn http_only_flags(a: &LoadSpec, target: &str) -> Result<(), ConfigError> {
+    let h = &a.http;
+    let given = [
+        (h.body_size.is_some(), "--body-size"),
+        (h.chunked.is_some(), "--chunked"),
+    ];
+    match given.iter().find(|(on, _)| *on) {
+        Some((_, flag)) => Err(ConfigError::flag(
+            flag,
+            format!("applies to HTTP request bodies, not to {target}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `--body-size`: in range, and not with a body of its own.
+fn body_size(h: &HttpLoad) -> Result<Option<(usize, usize)>, ConfigError> {
+    let Some(r) = h.body_size else {
+        return Ok(None);
+    };
+    if h.body.is_some() || h.body_file.is_some() {
+        return Err(ConfigError::flag(
+            "--body-size",
+            "cannot be combined with --body or --body-file",
+        ));
+    }
+    if r.max > MAX_BODY {
+        return Err(ConfigError::value(
+            "--body-size",
+            format!("{r}: at most 1GiB (each thread holds the largest body's random bytes)"),
+        ));
+    }
+    Ok(Some((r.min as usize, r.max as usize)))
+}
+
 /// The URLs with the HTTP flags: method, headers, body, HTTP/2, TLS.
 fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
     let h = &a.http;
+    let body_size = body_size(h)?;
+    if h.chunked == Some(0) {
+        return Err(ConfigError::flag("--chunk-size", "must be at least 1"));
+    }
     let body = match (&h.body, &h.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
         (None, Some(f)) => Some(
@@ -110,6 +159,8 @@ fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
         method: h.method.to_ascii_uppercase(),
         headers: h.headers.clone(),
         body,
+        body_size,
+        chunked: h.chunked.map(|c| c as usize),
         expect_status: h.expect_status.clone(),
         verify: h.verify,
         close: h.new_conn,
