@@ -326,7 +326,11 @@ pub fn split_placeholders(path: &str) -> Result<Vec<LinePart>, TemplateError> {
         let (lo, hi) = spec
             .split_once('-')
             .and_then(|(a, b)| Some((a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?)))
-            .ok_or_else(|| bad(&format!("`{{rand:{spec}}}`: give {{rand:A-B}}, e.g. {{rand:1-100}}")))?;
+            .ok_or_else(|| {
+                bad(&format!(
+                    "`{{rand:{spec}}}`: give {{rand:A-B}}, e.g. {{rand:1-100}}"
+                ))
+            })?;
         if lo > hi {
             return Err(bad(&format!("`{{rand:{spec}}}`: the range is backwards")));
         }

@@ -27,7 +27,10 @@ fn template(path: &str, body: Body, chunk: Option<usize>) -> RequestTemplate {
 fn a_request_without_placeholders_or_drawn_body_is_constant_bytes() {
     let t = RequestTemplate::new("GET", "/x", "h:1", &["X-A: 1".into()], Body::None, None).unwrap();
     assert!(t.is_constant());
-    assert_eq!(t.constant(), b"GET /x HTTP/1.1\r\nHost: h:1\r\nX-A: 1\r\n\r\n");
+    assert_eq!(
+        t.constant(),
+        b"GET /x HTTP/1.1\r\nHost: h:1\r\nX-A: 1\r\n\r\n"
+    );
     let small = template("/x", Body::Fixed(b"hi".to_vec()), None);
     assert!(small.is_constant());
     assert_eq!(small.constant_body_len(), 2);
@@ -59,19 +62,37 @@ fn a_bad_placeholder_names_the_path() {
     assert!(e.to_string().contains("/a?x={rand:9-1}") && e.to_string().contains("backwards"));
     let e = RequestTemplate::new("GET", "/a?x={rand:x}", "h", &[], Body::None, None).unwrap_err();
     assert!(e.to_string().contains("{rand:A-B}"), "{e}");
-    assert_eq!(split_placeholders("/{x}").unwrap(), [LinePart::Text("/{x}".into())]);
+    assert_eq!(
+        split_placeholders("/{x}").unwrap(),
+        [LinePart::Text("/{x}".into())]
+    );
 }
 
 #[test]
 fn drawn_bodies_have_sizes_in_range_and_a_matching_content_length() {
-    let t = template("/upload", Body::Random { min: 100, max: 40_000 }, None);
+    let t = template(
+        "/upload",
+        Body::Random {
+            min: 100,
+            max: 40_000,
+        },
+        None,
+    );
     let mut d = draw(t.random_len());
     let mut sizes = std::collections::BTreeSet::new();
     for _ in 0..50 {
         let req = wire(&t, &mut d);
         let head_end = req.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
         let head = String::from_utf8_lossy(&req[..head_end]).to_string();
-        let len: usize = head.split("Content-Length: ").nth(1).unwrap().split("\r\n").next().unwrap().parse().unwrap();
+        let len: usize = head
+            .split("Content-Length: ")
+            .nth(1)
+            .unwrap()
+            .split("\r\n")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!((100..=40_000).contains(&len), "{len}");
         assert_eq!(req.len() - head_end, len);
         sizes.insert(len);
@@ -81,7 +102,14 @@ fn drawn_bodies_have_sizes_in_range_and_a_matching_content_length() {
 
 #[test]
 fn large_bodies_are_spliced_not_copied_unless_asked() {
-    let t = template("/u", Body::Random { min: 100_000, max: 100_000 }, None);
+    let t = template(
+        "/u",
+        Body::Random {
+            min: 100_000,
+            max: 100_000,
+        },
+        None,
+    );
     let mut d = draw(t.random_len());
     let (mut out, mut splices) = (Vec::new(), Splices::default());
     assert_eq!(t.write(&mut out, &mut splices, &mut d), 100_000);

@@ -15,10 +15,10 @@ pub use ws::{WsCause, WsStats};
 use crate::result::{Errors, TimelinePoint};
 use crate::tls::{Negotiated, TlsCause};
 use hdrhistogram::Histogram;
-use serverbench_wire::http::Encoding;
 pub(crate) use serverbench_model::histo::{
     latency_of, merge_sparse, new_histogram, p99_of_buckets, BUCKETS, SUB,
 };
+use serverbench_wire::http::Encoding;
 
 /// The error kinds of `Errors`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

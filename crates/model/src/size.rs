@@ -26,7 +26,10 @@ pub fn parse_size(text: &str) -> Result<u64, BadSize> {
     let t = text.trim();
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     if digits == 0 {
-        return Err(bad(text, "give a number of bytes, e.g. 1024, 500KB or 1MiB"));
+        return Err(bad(
+            text,
+            "give a number of bytes, e.g. 1024, 500KB or 1MiB",
+        ));
     }
     let n: u64 = t[..digits]
         .parse()
@@ -147,7 +150,10 @@ mod tests {
     #[test]
     fn a_backwards_range_is_refused_naming_the_text() {
         let e = "20MB..500KB".parse::<SizeRange>().unwrap_err();
-        assert_eq!(e.to_string(), "`20MB..500KB`: the range is backwards (give SMALLER..LARGER)");
+        assert_eq!(
+            e.to_string(),
+            "`20MB..500KB`: the range is backwards (give SMALLER..LARGER)"
+        );
     }
 
     #[test]

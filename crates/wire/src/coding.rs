@@ -101,7 +101,9 @@ impl Accepts {
             .iter()
             .filter_map(|h| h.split_once(':'))
             .filter(|(n, _)| n.trim().eq_ignore_ascii_case("accept-encoding"))
-            .fold(Accepts(0), |a, (_, v)| Accepts(a.0 | Accepts::of_value(v).0))
+            .fold(Accepts(0), |a, (_, v)| {
+                Accepts(a.0 | Accepts::of_value(v).0)
+            })
     }
 
     /// Whether `c` is listed.

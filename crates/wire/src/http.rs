@@ -141,7 +141,10 @@ impl ResponseParser {
     /// True in the middle of a body whose length is known (Content-Length, chunked): an EOF
     /// now truncates it.
     pub fn in_body(&self) -> bool {
-        !matches!(self.state, State::Head | State::UntilClose | State::Fixed(0))
+        !matches!(
+            self.state,
+            State::Head | State::UntilClose | State::Fixed(0)
+        )
     }
 
     /// True when no response is partially parsed.

@@ -130,7 +130,10 @@ fn with_checksums_an_encoded_body_is_decoded_and_its_wire_size_kept() {
     let r = parse_all(&mut ResponseParser::new(false, true), &wire);
     assert_eq!(r[0].encoding, Encoding::One(Coding::Gzip));
     assert_eq!((r[0].body_len, r[0].wire_len), (600, z.len() as u64));
-    let plain = format!("HTTP/1.1 200 OK\r\nContent-Length: 600\r\n\r\n{}", "hello ".repeat(100));
+    let plain = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: 600\r\n\r\n{}",
+        "hello ".repeat(100)
+    );
     let p = parse_all(&mut ResponseParser::new(false, true), plain.as_bytes());
     assert_eq!(p[0].body_hash, r[0].body_hash);
     assert!(!r[0].undecodable);

@@ -1,8 +1,8 @@
 //! What to load and how: protocol x schedule x stop, plus validation whose errors name the flag.
 
-use crate::tls::{TlsOptions, TlsSpec};
 use crate::h2;
 use crate::request::{Body, RequestTemplate, TemplateError};
+use crate::tls::{TlsOptions, TlsSpec};
 use serverbench_model::TlsResume;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -286,8 +286,15 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
     let addr = resolve(&first.host, first.port)?;
     if let Some(h2) = opts.http2 {
         if opts.body_size.is_some() || opts.chunked.is_some() {
-            let flag = if opts.chunked.is_some() { "--chunked" } else { "--body-size" };
-            return Err(ConfigError::flag(flag, "applies to HTTP/1.1 only (not to --http2)"));
+            let flag = if opts.chunked.is_some() {
+                "--chunked"
+            } else {
+                "--body-size"
+            };
+            return Err(ConfigError::flag(
+                flag,
+                "applies to HTTP/1.1 only (not to --http2)",
+            ));
         }
         let protocol = http2_spec(&method, &parsed, opts, h2)?;
         return Ok(HttpTarget {
@@ -320,7 +327,14 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
         .iter()
         .map(|u| {
             let host = u.host_header();
-            RequestTemplate::new(&method, &u.path, &host, &headers, body.clone(), opts.chunked)
+            RequestTemplate::new(
+                &method,
+                &u.path,
+                &host,
+                &headers,
+                body.clone(),
+                opts.chunked,
+            )
         })
         .collect::<Result<_, _>>()?;
     let spec = HttpSpec {

@@ -123,7 +123,10 @@ mod tests {
         b.failed(EncodingCause::Unlisted(Coding::Br));
         a.merge(&b);
         let r = a.result();
-        assert_eq!((r.wire_body_bytes_mean, r.decoded_body_bytes_mean), (200.0, 350.0));
+        assert_eq!(
+            (r.wire_body_bytes_mean, r.decoded_body_bytes_mean),
+            (200.0, 350.0)
+        );
         assert_eq!(r.encodings["gzip"], 1);
         assert_eq!(r.encodings["identity"], 1);
         assert_eq!(r.encoding_errors["unlisted br"], 1);

@@ -85,12 +85,7 @@ impl Worker<'_> {
                         break;
                     };
                     self.conns[i].got -= size;
-                    self.complete(
-                        i,
-                        req,
-                        Response::status_only(0),
-                        now,
-                    );
+                    self.complete(i, req, Response::status_only(0), now);
                 }
                 true
             }
