@@ -339,6 +339,49 @@ mod tests {
     }
 
     #[test]
+    fn body_size_becomes_random_bodies_and_refuses_other_targets_naming_the_flag() {
+        let mut spec = http("http://127.0.0.1:1/upload");
+        spec.http.body_size = Some("1KB..2KB".parse().unwrap());
+        spec.http.chunked = Some(512);
+        let c = Config::try_from(&spec).unwrap();
+        let Protocol::Http(h) = &c.protocol else {
+            panic!("not HTTP")
+        };
+        assert_eq!(h.requests[0].random_len(), 2000);
+        assert!(!h.requests[0].is_constant() && h.counts_bodies());
+        let mut ws = http("ws://127.0.0.1:1/ws");
+        ws.http.body_size = spec.http.body_size;
+        assert!(
+            error_of(&ws).starts_with("--body-size: "),
+            "{}",
+            error_of(&ws)
+        );
+        let mut tcp = tcp("127.0.0.1:1", Mode::TcpPingpong);
+        tcp.http.chunked = Some(512);
+        assert!(
+            error_of(&tcp).starts_with("--chunked: "),
+            "{}",
+            error_of(&tcp)
+        );
+        spec.http.http2 = true;
+        assert!(
+            error_of(&spec).contains("HTTP/1.1 only"),
+            "{}",
+            error_of(&spec)
+        );
+    }
+
+    #[test]
+    fn chunked_without_a_body_and_body_size_with_a_body_name_the_flag() {
+        let mut spec = http("http://127.0.0.1:1/");
+        spec.http.chunked = Some(512);
+        assert!(error_of(&spec).starts_with("--chunked: needs a body"));
+        spec.http.body = Some("x".into());
+        spec.http.body_size = Some("1KB".parse().unwrap());
+        assert!(error_of(&spec).starts_with("--body-size: cannot be combined"));
+    }
+
+    #[test]
     fn tls_flags_choose_the_trust_version_and_resumption() {
         let mut h = HttpLoad::default();
         assert_eq!(tls_options(&h).trust, Trust::WebPkiRoots);
