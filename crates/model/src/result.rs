@@ -280,6 +280,33 @@ pub struct BodyResult {
     pub encoding_errors: BTreeMap<String, u64>,
 }
 
+impl BodyResult {
+    /// Several hosts' (or threads') bodies as one: counts add up, means are recomputed.
+    pub fn sum(parts: &[&BodyResult]) -> BodyResult {
+        let mut m = BodyResult::default();
+        for p in parts {
+            m.requests_with_body += p.requests_with_body;
+            m.request_body_bytes += p.request_body_bytes;
+            m.responses += p.responses;
+            m.wire_body_bytes += p.wire_body_bytes;
+            m.decoded_body_bytes += p.decoded_body_bytes;
+            for (maps, from) in [
+                (&mut m.encodings, &p.encodings),
+                (&mut m.encoding_errors, &p.encoding_errors),
+            ] {
+                for (k, n) in from {
+                    *maps.entry(k.clone()).or_insert(0) += n;
+                }
+            }
+        }
+        let mean = |bytes: u64, n: u64| if n == 0 { 0.0 } else { bytes as f64 / n as f64 };
+        m.request_body_bytes_mean = mean(m.request_body_bytes, m.requests_with_body);
+        m.wire_body_bytes_mean = mean(m.wire_body_bytes, m.responses);
+        m.decoded_body_bytes_mean = mean(m.decoded_body_bytes, m.responses);
+        m
+    }
+}
+
 /// The WebSocket side of a run (mode `ws`): `requests` counts echoed messages (or pongs).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WsResult {
@@ -394,4 +421,33 @@ pub struct Histograms {
     /// `ws://`: `ws.upgrade_latency_us`, encoded the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade_latency_us: Option<String>,
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::*;
+
+    #[test]
+    fn bodies_of_several_hosts_add_up_and_their_means_are_recomputed() {
+        let a = BodyResult {
+            responses: 1,
+            wire_body_bytes: 100,
+            decoded_body_bytes: 400,
+            encodings: [("gzip".to_string(), 1)].into(),
+            ..Default::default()
+        };
+        let b = BodyResult {
+            responses: 3,
+            wire_body_bytes: 300,
+            decoded_body_bytes: 400,
+            encodings: [("gzip".to_string(), 3)].into(),
+            ..Default::default()
+        };
+        let m = BodyResult::sum(&[&a, &b]);
+        assert_eq!(
+            (m.wire_body_bytes_mean, m.decoded_body_bytes_mean),
+            (100.0, 200.0)
+        );
+        assert_eq!(m.encodings["gzip"], 4);
+    }
 }
