@@ -60,7 +60,7 @@ pub fn format_size(n: u64) -> String {
         (1000, "KB"),
     ];
     for (size, unit) in units {
-        if n >= size && n.is_multiple_of(size) {
+        if n >= size && n % size == 0 {
             return format!("{}{unit}", n / size);
         }
     }
