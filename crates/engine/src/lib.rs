@@ -324,7 +324,7 @@ fn build_result(
             _ => None,
         },
         bodies: match &config.protocol {
-            Protocol::Http(h) if h.counts_bodies() => Some(s.bodies.result()),
+            Protocol::Http(h) if h.count_bodies => Some(s.bodies.result()),
             _ => None,
         },
     }

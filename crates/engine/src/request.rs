@@ -71,6 +71,8 @@ pub struct RequestTemplate {
     with_body: bool,
     /// A constant request's body size (in `head`).
     inline_len: usize,
+    /// No placeholder and the body in `head`: every request is `head`.
+    constant: bool,
 }
 
 /// A worker thread's means to write requests: its generator and its random body bytes.
@@ -191,6 +193,7 @@ impl RequestTemplate {
             Body::Random { min, max } => Source::Random { min, max },
         };
         Ok(RequestTemplate {
+            constant: line.is_none() && matches!(body, Source::Inline),
             line,
             head,
             body,
@@ -204,7 +207,7 @@ impl RequestTemplate {
     /// Whether every request is the same bytes ([`RequestTemplate::constant`]).
     #[inline]
     pub fn is_constant(&self) -> bool {
-        self.line.is_none() && matches!(self.body, Source::Inline)
+        self.constant
     }
 
     /// The whole request, when [`RequestTemplate::is_constant`].

@@ -77,6 +77,17 @@ pub enum Protocol {
     WebSocket(WsSpec),
 }
 
+impl Protocol {
+    /// HTTP/1.1 whose result reports bodies ([`HttpSpec::count_bodies`]).
+    #[inline]
+    pub fn counting_bodies(&self) -> Option<&HttpSpec> {
+        match self {
+            Protocol::Http(h) if h.count_bodies => Some(h),
+            _ => None,
+        }
+    }
+}
+
 /// The prepared HTTP requests.
 #[derive(Debug, Clone)]
 pub struct HttpSpec {
@@ -88,17 +99,8 @@ pub struct HttpSpec {
     pub expect_status: Vec<u16>,
     /// `--verify`: compare each body's length and checksum with the first one per URL.
     pub verify: bool,
-}
-
-impl HttpSpec {
-    /// Whether the result reports bodies: requests carry one, `--verify`, or `Accept-Encoding`.
-    pub fn counts_bodies(&self) -> bool {
-        self.verify
-            || self
-                .requests
-                .iter()
-                .any(|t| t.sends_body() || t.accepts != Default::default())
-    }
+    /// The result reports bodies: requests carry one, `--verify`, or an `Accept-Encoding`.
+    pub count_bodies: bool,
 }
 
 /// The prepared HTTP/2 requests.
@@ -323,7 +325,7 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
         }
         (None, None) => Body::None,
     };
-    let requests = parsed
+    let requests: Vec<RequestTemplate> = parsed
         .iter()
         .map(|u| {
             let host = u.host_header();
@@ -337,7 +339,12 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
             )
         })
         .collect::<Result<_, _>>()?;
+    let count_bodies = opts.verify
+        || requests
+            .iter()
+            .any(|t| t.sends_body() || t.accepts != Default::default());
     let spec = HttpSpec {
+        count_bodies,
         requests,
         head: method.eq_ignore_ascii_case("HEAD"),
         expect_status: opts.expect_status.clone(),

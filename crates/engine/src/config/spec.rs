@@ -348,7 +348,7 @@ mod tests {
             panic!("not HTTP")
         };
         assert_eq!(h.requests[0].random_len(), 2000);
-        assert!(!h.requests[0].is_constant() && h.counts_bodies());
+        assert!(!h.requests[0].is_constant() && h.count_bodies);
         let mut ws = http("ws://127.0.0.1:1/ws");
         ws.http.body_size = spec.http.body_size;
         assert!(

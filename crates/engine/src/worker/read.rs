@@ -146,7 +146,7 @@ impl Worker<'_> {
             if bad_status {
                 self.stats.error(now, ErrorKind::Status);
             }
-            if let Protocol::Http(h) = &self.cfg.protocol {
+            if let Some(h) = self.cfg.protocol.counting_bodies() {
                 let accepts = h.requests[req.url as usize].accepts;
                 if self.count_body(resp, accepts, verify, now) {
                     return self.after_complete(i, resp, now);
