@@ -31,9 +31,23 @@
 # no sys/sysctl.h, so its include is dropped), tcpkali runs first in each round as
 # `tcpkali -w1 -m 'hello world' -cN -T DURATION` (one thread, as serverbench's -t1), pinned to
 # CPU 1 like the others, and is the column the backends are compared with (goal: >= 1.5x Mbps).
+#
+# MODES="upload limited-conn" (issue 32, HttpArena's upload and limited-conn profiles):
+#   upload        POST /upload with a 1 MiB body (-c8) to the catalog's go/net-http (it streams
+#                 the body and answers the byte count; WORKERS=1, pinned to CPU 0; the binary
+#                 from $SERVERBENCH_CACHE/bin, else built with go into the temp dir): wrk with a
+#                 Lua body script (wrk.body: one 1 MiB string, copied into each request),
+#                 serverbench --body-size 1MiB (random bytes made once, written from the shared
+#                 buffer), and oha -D FILE where OHA names an executable (cargo install oha
+#                 --locked, outside this repository; without it the mode says so and skips it);
+#   limited-conn  GET /hello on nginx with a new connection every 10 requests: wrk with a Lua
+#                 script that sends `Connection: close` on every 10th request of its thread
+#                 (nginx closes, wrk reconnects: 10 requests per connection on average),
+#                 serverbench --reconnect-every 10 (the client closes after 10 responses). oha
+#                 has no such mode (only --disable-keepalive: one request per connection).
 # Usage: bench/engine-vs-wrk.sh [--https]
 #        (env: DURATION=5s ROUNDS=3 MODES="plain pipelined" IOS="epoll uring"
-#         SERVERBENCH=path/to/serverbench TCPKALI=path/to/tcpkali)
+#         SERVERBENCH=path/to/serverbench TCPKALI=path/to/tcpkali OHA=path/to/oha)
 set -euo pipefail
 
 HTTPS=0
@@ -47,6 +61,9 @@ if [ $HTTPS = 1 ]; then MODES=${MODES:-tls tls-new tls-resumed}; else MODES=${MO
 CONNS=50
 IOS=${IOS:-epoll uring}
 TCPKALI=${TCPKALI:-}
+OHA=${OHA:-}
+CACHE=${SERVERBENCH_CACHE:-$HOME/.cache/serverbench}
+UPLOAD_CONNS=8
 
 missing=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
@@ -97,6 +114,7 @@ NGINX_PID=
 cleanup() {
   if [ -n "$NGINX_PID" ]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
   if [ -n "${ECHO_PID:-}" ]; then kill "$ECHO_PID" 2>/dev/null || true; wait "$ECHO_PID" 2>/dev/null || true; fi
+  if [ -n "${UPLOAD_PID:-}" ]; then kill "$UPLOAD_PID" 2>/dev/null || true; wait "$UPLOAD_PID" 2>/dev/null || true; fi
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -170,9 +188,33 @@ if [[ " $MODES " == *" stream"* ]]; then
     sleep 0.1
   done
 fi
+UPLOAD_PORT=$(free_port)
+UPLOAD_PID=
+if [[ " $MODES " == *" upload "* ]]; then
+  upload_bin=$CACHE/bin/go-net-http
+  if [ ! -x "$upload_bin" ]; then
+    upload_bin=$TMP/go-net-http
+    (cd "$ROOT/servers/go/net-http" && go build -trimpath -buildvcs=false -o "$upload_bin" .) >&2
+  fi
+  PORT=$UPLOAD_PORT ECHO_PORT=$(free_port) WORKERS=1 taskset -c 0 "$upload_bin" >/dev/null 2>&1 &
+  UPLOAD_PID=$!
+  for _ in $(seq 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$UPLOAD_PORT") 2>/dev/null && break
+    sleep 0.1
+  done
+  head -c 1048576 /dev/urandom >"$TMP/body"
+  if [ -n "$OHA" ] && [ ! -x "$OHA" ]; then
+    echo "engine-vs-wrk: OHA=$OHA is not an executable" >&2
+    exit 1
+  fi
+  if [ -z "$OHA" ]; then
+    echo "engine-vs-wrk: upload without oha (set OHA=path/to/oha, from cargo install oha --locked)" >&2
+  fi
+fi
 URL="http://127.0.0.1:$PORT/hello"
 url_of() { # mode -> URL
   case $1 in
+    upload) echo "http://127.0.0.1:$UPLOAD_PORT/upload" ;;
     tls) echo "https://127.0.0.1:$TLS_PORT/hello" ;;
     tls-new) echo "https://127.0.0.1:$FULL_PORT/hello" ;;
     tls-resumed) echo "https://127.0.0.1:$RESUME_PORT/hello" ;;
@@ -195,6 +237,30 @@ end
 request = function() return req end
 LUA
 
+cat >"$TMP/upload.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/octet-stream"
+local f = io.open(os.getenv("BODY_FILE"), "rb")
+wrk.body = f:read("*a")
+f:close()
+LUA
+
+# Every 10th request of the thread asks the server to close: 10 requests per connection on
+# average (wrk reconnects when the server closes).
+cat >"$TMP/limited.lua" <<'LUA'
+local n = 0
+local keep, close
+init = function(args)
+  keep = wrk.format(nil, "/hello")
+  close = wrk.format(nil, "/hello", {["Connection"] = "close"})
+end
+request = function()
+  n = n + 1
+  if n % 10 == 0 then return close end
+  return keep
+end
+LUA
+
 # Runs a command pinned to CPU 1; prints its stdout to $TMP/out and its CPU seconds.
 cpu_of() {
   python3 - "$@" <<'PY'
@@ -214,14 +280,35 @@ resumed_of() { # mode
   awk '{n++; if ($3 == "r") r++} END {printf "%.3f", n ? r / n : 0}' "$log"
 }
 
+conns_of() { # mode -> connections
+  if [ "$1" = upload ]; then echo $UPLOAD_CONNS; else echo $CONNS; fi
+}
+
 run_wrk() { # mode -> "reqs rps cpu resumed"
   local extra=()
-  [ "$1" = pipelined ] && extra=(-s "$TMP/pipeline.lua")
+  case $1 in
+    pipelined) extra=(-s "$TMP/pipeline.lua") ;;
+    upload) extra=(-s "$TMP/upload.lua") ;;
+    limited-conn) extra=(-s "$TMP/limited.lua") ;;
+  esac
   local cpu reqs rps
-  cpu=$(cpu_of "$TMP/out" wrk -t1 -c$CONNS -d"$DURATION" "${extra[@]}" "$(url_of "$1")")
+  cpu=$(BODY_FILE=$TMP/body cpu_of "$TMP/out" wrk -t1 -c"$(conns_of "$1")" -d"$DURATION" \
+    "${extra[@]}" "$(url_of "$1")")
   reqs=$(awk '/requests in/ {print $1}' "$TMP/out")
   rps=$(awk '/Requests\/sec/ {print $2}' "$TMP/out")
   echo "$reqs $rps $cpu -"
+}
+
+run_oha() { # mode -> "reqs rps cpu -" (upload only)
+  local cpu
+  cpu=$(cpu_of "$TMP/out" "$OHA" --no-tui -j -c"$(conns_of "$1")" -z"$DURATION" -m POST \
+    -T application/octet-stream -D "$TMP/body" "$(url_of "$1")")
+  python3 - "$TMP/out" "$cpu" <<'PY'
+import json, sys
+v = json.loads(open(sys.argv[1]).read())
+ok = sum(n for k, n in v["statusCodeDistribution"].items() if k.startswith("2"))
+print(ok, v["summary"]["requestsPerSec"], sys.argv[2], "-")
+PY
 }
 
 run_h2load() { # mode requests; h2load reconnects after each `Connection: close`
@@ -242,6 +329,8 @@ run_sb() { # mode io
   local extra=(--io "$2") log=
   case $1 in
     pipelined) extra=(-p 16) ;;
+    upload) extra+=(-X POST -H 'Content-Type: application/octet-stream' --body-size 1MiB) ;;
+    limited-conn) extra+=(--reconnect-every 10) ;;
     tls) extra=(-k) ;;
     tls-new) extra=(-k --new-conn) ;;
     tls-resumed) extra=(-k --new-conn --tls-resume tickets) ;;
@@ -250,7 +339,8 @@ run_sb() { # mode io
   log=$(log_of "$1")
   if [ -n "$log" ]; then : >"$log"; fi
   local cpu
-  cpu=$(cpu_of "$TMP/out" "$SB" load -t1 -c$CONNS -d"$DURATION" "${extra[@]}" --json "$(url_of "$1")")
+  cpu=$(cpu_of "$TMP/out" "$SB" load -t1 -c"$(conns_of "$1")" -d"$DURATION" "${extra[@]}" --json \
+    "$(url_of "$1")")
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["requests"], r["rps"], sys.argv[2], sys.argv[3])' \
     "$TMP/out" "$cpu" "$(resumed_of "$1")"
 }
@@ -285,6 +375,7 @@ tools_of() { # mode -> the tools in the order they run
   case $1 in
     tls-new | tls-resumed) echo "$SB_TOOLS" h2load ;;
     stream*) if [ -n "$TCPKALI" ]; then echo tcpkali "$SB_TOOLS"; else echo "$SB_TOOLS"; fi ;;
+    upload) if [ -n "$OHA" ]; then echo wrk "$SB_TOOLS" oha; else echo wrk "$SB_TOOLS"; fi ;;
     *) echo wrk "$SB_TOOLS" ;;
   esac
 }
@@ -296,6 +387,7 @@ for round in $(seq "$ROUNDS"); do
       case $tool in
         wrk) line=$(run_wrk $mode) ;;
         tcpkali) line=$(run_tcpkali $mode) ;;
+        oha) line=$(run_oha $mode) ;;
         h2load) line=$(run_h2load $mode "$sb_requests") ;;
         serverbench-*) line=$(run_sb $mode "${tool#serverbench-}"); sb_requests=${line%% *} ;;
       esac
@@ -308,17 +400,22 @@ done
 python3 - "$TMP/results" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-order = ("plain", "pipelined", "tls", "tls-new", "tls-resumed", "stream1", "stream100")
+order = ("plain", "pipelined", "upload", "limited-conn", "tls", "tls-new", "tls-resumed",
+         "stream1", "stream100")
 modes = [m for m in order if any(r[1] == m for r in rows)]
 sbs = sorted({r[0] for r in rows if r[0].startswith("serverbench-")})
+# Other tools shown beside the reference one (oha in upload), not compared against.
+extra = sorted({r[0] for r in rows if r[0] == "oha"})
 other = {m: ("h2load" if m in ("tls-new", "tls-resumed") else "wrk") for m in modes}
 kali = any(r[0] == "tcpkali" for r in rows)
 for m in modes:
     if m.startswith("stream"):
         other[m] = "tcpkali" if kali else "serverbench-epoll"
 med = {}
+tools_of = lambda mode: [t for t in dict.fromkeys([other[mode]] + extra + sbs)
+                         if any(r[0] == t and r[1] == mode for r in rows)]
 for mode in modes:
-    for tool in dict.fromkeys([other[mode]] + sbs):
+    for tool in tools_of(mode):
         rs = [r for r in rows if r[0] == tool and r[1] == mode]
         rps = statistics.median(float(r[3]) for r in rs)
         # per request; stream modes: per MB moved (down + up)
@@ -328,15 +425,16 @@ for mode in modes:
 print("| mode | tool | req/s or Mbps (median) | client CPU µs/request or µs/MB (median) | resumed (nginx log) |")
 print("|---|---|---:|---:|---:|")
 for mode in modes:
-    for tool in dict.fromkeys([other[mode]] + sbs):
+    for tool in tools_of(mode):
         rps, us, resumed = med[tool, mode]
         shown = "" if resumed is None else f"{resumed:.0%}"
         print(f"| {mode} | {tool} | {rps:,.0f} | {us:.2f} | {shown} |")
 print()
 # Targets (issue 26): plain 0.75x CPU at >= 1x req/s; TLS keep-alive 0.7x; pipelined no worse
 # than the epoll backend; new connections >= handshakes/s at lower CPU per handshake.
+# Upload and limited-conn (issue 32): >= 1x req/s at <= 0.8x wrk's CPU per request.
 target = {"plain": 0.75, "pipelined": 1.0, "tls": 0.7, "tls-new": 1.0, "tls-resumed": 1.0,
-          "stream1": 1.0, "stream100": 1.0}
+          "stream1": 1.0, "stream100": 1.0, "upload": 0.8, "limited-conn": 0.8}
 # Against tcpkali (issue 30) the stream's goal is Mbps: >= 1.5x at every connection count.
 floor = {m: (1.5 if m.startswith("stream") and kali else 1.0) for m in modes}
 for mode in modes:
@@ -359,4 +457,11 @@ for mode in modes:
                 else f"<= {t:.2f}x CPU at >= 1.00x")
         print(f"{mode}: {tool}/{other[mode]} rate {sr / orr:.2f}x, CPU per unit {su / ou:.2f}x "
               f"(target {goal}: {ok}); paired by round: {rate_p:.2f}x rate, {cpu_p:.2f}x CPU")
+    for x in extra:
+        if (x, mode) not in med:
+            continue
+        xr, xu, _ = med[x, mode]
+        for tool in sbs:
+            sr, su, _ = med[tool, mode]
+            print(f"{mode}: {tool}/{x} rate {sr / xr:.2f}x, CPU per unit {su / xu:.2f}x")
 PY

@@ -1,67 +1,8 @@
 //! Content codings verify decodes before it compares a body (`compression`, `static`): gzip,
 //! deflate (zlib-wrapped as RFC 9110 says, or raw as some servers send), br and zstd, each with
-//! its kept crate.
+//! its kept crate ([`Coding`] lives in serverbench-wire: the load generator decodes too).
 
-use std::io::Read;
-
-/// A content coding of `Content-Encoding` / `Accept-Encoding`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Coding {
-    /// `gzip`
-    Gzip,
-    /// `deflate`
-    Deflate,
-    /// `br`
-    Br,
-    /// `zstd`
-    Zstd,
-}
-
-impl Coding {
-    /// Every coding verify decodes.
-    pub const ALL: [Coding; 4] = [Coding::Gzip, Coding::Deflate, Coding::Br, Coding::Zstd];
-
-    /// The token.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Coding::Gzip => "gzip",
-            Coding::Deflate => "deflate",
-            Coding::Br => "br",
-            Coding::Zstd => "zstd",
-        }
-    }
-
-    /// The coding of a token (case-insensitive; `x-gzip` is gzip).
-    pub fn parse(token: &str) -> Option<Coding> {
-        let t = token.trim().to_ascii_lowercase();
-        Coding::ALL
-            .into_iter()
-            .find(|c| c.as_str() == t || (t == "x-gzip" && *c == Coding::Gzip))
-    }
-
-    /// Decodes `body`; the error says why (named by the coding).
-    pub fn decode(self, body: &[u8]) -> Result<Vec<u8>, String> {
-        let mut out = Vec::new();
-        let r = match self {
-            Coding::Gzip => flate2::read::MultiGzDecoder::new(body).read_to_end(&mut out),
-            Coding::Deflate => {
-                let zlib = flate2::read::ZlibDecoder::new(body).read_to_end(&mut out);
-                if zlib.is_err() {
-                    out.clear();
-                    flate2::read::DeflateDecoder::new(body).read_to_end(&mut out)
-                } else {
-                    zlib
-                }
-            }
-            Coding::Br => brotli::Decompressor::new(body, 4096).read_to_end(&mut out),
-            Coding::Zstd => {
-                zstd::stream::read::Decoder::new(body).and_then(|mut d| d.read_to_end(&mut out))
-            }
-        };
-        r.map(|_| out)
-            .map_err(|e| format!("not valid {}: {e}", self.as_str()))
-    }
-}
+pub use serverbench_wire::coding::Coding;
 
 /// What a response's `Content-Encoding` says: nothing (identity), one coding verify decodes,
 /// or something else (several codings, an unknown token).

@@ -15,6 +15,7 @@ mod histo;
 pub mod idle;
 pub mod limits;
 pub mod live;
+pub mod request;
 pub mod stats;
 pub mod sys;
 pub mod uring;
@@ -320,6 +321,10 @@ fn build_result(
         notes: Vec::new(),
         ws: match &config.protocol {
             Protocol::WebSocket(w) => Some(ws_result(config, w, s, secs)),
+            _ => None,
+        },
+        bodies: match &config.protocol {
+            Protocol::Http(h) if h.count_bodies => Some(s.bodies.result()),
             _ => None,
         },
     }

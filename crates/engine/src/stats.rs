@@ -1,10 +1,12 @@
 //! Per-thread statistics (no sharing on the hot path), merged into a `LoadResult` at the end.
 
+mod bodies;
 mod connections;
 mod http2;
 mod warmup;
 mod ws;
 
+pub use bodies::{BodyStats, EncodingCause};
 pub use connections::ConnStats;
 pub use http2::H2Stats;
 pub use warmup::WarmUp;
@@ -16,6 +18,7 @@ use hdrhistogram::Histogram;
 pub(crate) use serverbench_model::histo::{
     latency_of, merge_sparse, new_histogram, p99_of_buckets, BUCKETS, SUB,
 };
+use serverbench_wire::http::Encoding;
 
 /// The error kinds of `Errors`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,10 @@ pub enum ErrorKind {
     RefusedStream,
     /// WebSocket: a failed upgrade, a protocol error, a wrong echo or an unexpected close.
     Ws(WsCause),
+    /// `--verify`: an answer in a coding not asked for, or not decodable.
+    Encoding(EncodingCause),
+    /// A body that ended before its length said (the connection closed).
+    Truncated,
 }
 
 fn bucket_of(us: u64) -> usize {
@@ -109,6 +116,8 @@ pub struct Stats {
     pub h2: H2Stats,
     /// WebSocket upgrades, messages sent, closes and failures by cause.
     pub ws: WsStats,
+    /// HTTP/1.1: request and response bodies, encodings and encoding errors.
+    pub bodies: BodyStats,
     /// Before the measured window (for the live view only).
     pub warm: WarmUp,
     /// Naps taken when idle (`--idle`), over the whole run.
@@ -140,6 +149,7 @@ impl Stats {
             conn: ConnStats::new(),
             h2: H2Stats::default(),
             ws: WsStats::default(),
+            bodies: BodyStats::default(),
             warm: WarmUp::default(),
             current: Box::new([0; BUCKETS]),
             current_dirty: false,
@@ -238,6 +248,7 @@ impl Stats {
             ErrorKind::Tls(cause) => self.conn.tls_error(cause),
             ErrorKind::H2(code) => self.h2.error(code),
             ErrorKind::Ws(cause) => self.ws.failed(cause),
+            ErrorKind::Encoding(cause) => self.bodies.failed(cause),
             _ => {}
         }
         self.second(now).errors += 1;
@@ -313,6 +324,23 @@ impl Stats {
         }
     }
 
+    /// HTTP/1.1: a request with a body of `n` bytes was written out (0: without a body).
+    #[inline]
+    pub fn request_body(&mut self, now: u64, n: usize) {
+        if self.measuring(now) && n > 0 {
+            self.bodies.requests += 1;
+            self.bodies.request_bytes += n as u64;
+        }
+    }
+
+    /// HTTP/1.1: a response's body took `wire` bytes and decoded to `decoded`.
+    #[inline]
+    pub fn response_body(&mut self, now: u64, wire: u64, decoded: u64, encoding: Encoding) {
+        if self.measuring(now) {
+            self.bodies.response(wire, decoded, encoding);
+        }
+    }
+
     #[inline]
     pub fn sent(&mut self, now: u64, late: bool) {
         if self.measuring(now) {
@@ -333,6 +361,7 @@ impl Stats {
         self.conn.merge(&o.conn);
         self.h2.merge(&o.h2);
         self.ws.merge(&o.ws);
+        self.bodies.merge(&o.bodies);
         self.naps.merge(&o.naps);
         for (x, y) in self.status.iter_mut().zip(&o.status) {
             *x += y;
@@ -378,6 +407,8 @@ pub(crate) fn count_error(e: &mut Errors, kind: ErrorKind) {
         ErrorKind::H2(_) => e.h2 += 1,
         ErrorKind::RefusedStream => e.refused_stream += 1,
         ErrorKind::Ws(_) => e.ws += 1,
+        ErrorKind::Encoding(_) => e.encoding += 1,
+        ErrorKind::Truncated => e.truncated += 1,
     }
 }
 

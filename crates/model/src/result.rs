@@ -45,6 +45,13 @@ pub struct Errors {
     /// in [`WsResult`]). Absent from results written before WebSocket existed.
     #[serde(default)]
     pub ws: u64,
+    /// `--verify`: answers in a coding the request's `Accept-Encoding` did not list, or not
+    /// decodable (by cause in [`BodyResult::encoding_errors`]). Absent before bodies were counted.
+    #[serde(default)]
+    pub encoding: u64,
+    /// Responses whose body ended before its length (Content-Length or chunked) said.
+    #[serde(default)]
+    pub truncated: u64,
 }
 
 impl Errors {
@@ -61,6 +68,8 @@ impl Errors {
         self.h2 += o.h2;
         self.refused_stream += o.refused_stream;
         self.ws += o.ws;
+        self.encoding += o.encoding;
+        self.truncated += o.truncated;
     }
 
     /// The kinds that occurred, by name (as in the JSON result), in a fixed order.
@@ -77,6 +86,8 @@ impl Errors {
             ("h2", self.h2),
             ("refused_stream", self.refused_stream),
             ("ws", self.ws),
+            ("encoding", self.encoding),
+            ("truncated", self.truncated),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
@@ -95,6 +106,8 @@ impl Errors {
             + self.h2
             + self.refused_stream
             + self.ws
+            + self.encoding
+            + self.truncated
     }
 }
 
@@ -240,6 +253,58 @@ pub struct LoadResult {
     /// `ws://`/`wss://`: the upgrades, what was sent, the closes and the protocol errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ws: Option<WsResult>,
+    /// HTTP/1.1 with request bodies, `--verify` or `Accept-Encoding`: bodies sent and received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bodies: Option<BodyResult>,
+}
+
+/// Request and response bodies of an HTTP/1.1 run (measured period): what was sent, and for
+/// each response its bytes on the wire beside its decoded size (the same without a coding;
+/// decoded only with `--verify`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BodyResult {
+    /// Requests that carried a body, their bytes (chunk framing excluded) and the mean.
+    pub requests_with_body: u64,
+    pub request_body_bytes: u64,
+    pub request_body_bytes_mean: f64,
+    /// Responses counted, their body bytes as received, and decoded.
+    pub responses: u64,
+    pub wire_body_bytes: u64,
+    pub wire_body_bytes_mean: f64,
+    pub decoded_body_bytes: u64,
+    pub decoded_body_bytes_mean: f64,
+    /// Responses by `Content-Encoding` (`identity` without one).
+    pub encodings: BTreeMap<String, u64>,
+    /// `--verify`: encoding errors by cause (`unlisted gzip`: a coding the request did not list;
+    /// `undecodable br`; `unknown x-foo`).
+    pub encoding_errors: BTreeMap<String, u64>,
+}
+
+impl BodyResult {
+    /// Several hosts' (or threads') bodies as one: counts add up, means are recomputed.
+    pub fn sum(parts: &[&BodyResult]) -> BodyResult {
+        let mut m = BodyResult::default();
+        for p in parts {
+            m.requests_with_body += p.requests_with_body;
+            m.request_body_bytes += p.request_body_bytes;
+            m.responses += p.responses;
+            m.wire_body_bytes += p.wire_body_bytes;
+            m.decoded_body_bytes += p.decoded_body_bytes;
+            for (maps, from) in [
+                (&mut m.encodings, &p.encodings),
+                (&mut m.encoding_errors, &p.encoding_errors),
+            ] {
+                for (k, n) in from {
+                    *maps.entry(k.clone()).or_insert(0) += n;
+                }
+            }
+        }
+        let mean = |bytes: u64, n: u64| if n == 0 { 0.0 } else { bytes as f64 / n as f64 };
+        m.request_body_bytes_mean = mean(m.request_body_bytes, m.requests_with_body);
+        m.wire_body_bytes_mean = mean(m.wire_body_bytes, m.responses);
+        m.decoded_body_bytes_mean = mean(m.decoded_body_bytes, m.responses);
+        m
+    }
 }
 
 /// The WebSocket side of a run (mode `ws`): `requests` counts echoed messages (or pongs).
@@ -356,4 +421,33 @@ pub struct Histograms {
     /// `ws://`: `ws.upgrade_latency_us`, encoded the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade_latency_us: Option<String>,
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::*;
+
+    #[test]
+    fn bodies_of_several_hosts_add_up_and_their_means_are_recomputed() {
+        let a = BodyResult {
+            responses: 1,
+            wire_body_bytes: 100,
+            decoded_body_bytes: 400,
+            encodings: [("gzip".to_string(), 1)].into(),
+            ..Default::default()
+        };
+        let b = BodyResult {
+            responses: 3,
+            wire_body_bytes: 300,
+            decoded_body_bytes: 400,
+            encodings: [("gzip".to_string(), 3)].into(),
+            ..Default::default()
+        };
+        let m = BodyResult::sum(&[&a, &b]);
+        assert_eq!(
+            (m.wire_body_bytes_mean, m.decoded_body_bytes_mean),
+            (100.0, 200.0)
+        );
+        assert_eq!(m.encodings["gzip"], 4);
+    }
 }

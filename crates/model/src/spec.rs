@@ -93,6 +93,11 @@ pub struct HttpLoad {
     /// The request body, or a file to read it from (on the machine that runs the load).
     pub body: Option<String>,
     pub body_file: Option<PathBuf>,
+    /// `--body-size`: a body of random bytes (made once per thread), its size drawn per request.
+    pub body_size: Option<crate::SizeRange>,
+    /// `--chunked`: the body sent `Transfer-Encoding: chunked`, in chunks of this many bytes
+    /// (`--chunk-size`; `None`: with Content-Length).
+    pub chunked: Option<u64>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     pub pipeline: u32,
     /// Status codes that are not errors (empty: any 2xx).
@@ -193,6 +198,8 @@ impl Default for HttpLoad {
             headers: Vec::new(),
             body: None,
             body_file: None,
+            body_size: None,
+            chunked: None,
             pipeline: 1,
             expect_status: Vec::new(),
             verify: false,

@@ -1,54 +1,22 @@
-//! HTTP/1.1: requests serialized once, and the smallest streaming response parser that is still
-//! correct (status line, Content-Length, chunked, close-delimited, Connection: close).
+//! HTTP/1.1: the smallest streaming response parser that is still correct (status line,
+//! Content-Length, chunked, close-delimited, Connection: close, Content-Encoding). Requests are
+//! written by the engine's templates.
 //!
 //! Hand-written on purpose: this is the hot path, run on every response of every connection, and
 //! a general parser (httparse, hyper's h1) would allocate or decode headers the engine never
 //! reads. It finds and parses a head in one pass (about 100 ns per nginx response, see
 //! CHANGELOG), copies bytes only when a head is split across reads, and hashes bodies (FNV-1a,
 //! the same function as the `fnv` crate) inline in the same byte loop only when `--verify` asks.
+//! With `--verify`, an encoded body (`Content-Encoding`) is kept and decoded at its end, and the
+//! decoded bytes are hashed and measured; the bytes on the wire are counted beside them.
 
+use crate::coding::Coding;
 use memchr::memmem;
 use std::sync::LazyLock;
 
 /// The end of a response head, searched with a prebuilt finder.
 static HEAD_END: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"\r\n\r\n"));
-
-/// Serializes one request; done once per URL before the run. `host` is the `Host` header's
-/// value (`host:port`), sent unless `headers` has one.
-pub fn serialize_request(
-    method: &str,
-    path: &str,
-    host: &str,
-    headers: &[String],
-    body: Option<&[u8]>,
-) -> Vec<u8> {
-    let mut out = format!("{method} {path} HTTP/1.1\r\n").into_bytes();
-    let has = |name: &str| {
-        headers.iter().any(|h| {
-            h.split(':')
-                .next()
-                .is_some_and(|n| n.trim().eq_ignore_ascii_case(name))
-        })
-    };
-    if !has("host") {
-        out.extend_from_slice(format!("Host: {host}\r\n").as_bytes());
-    }
-    for h in headers {
-        out.extend_from_slice(h.trim().as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    if let Some(body) = body {
-        if !has("content-length") {
-            out.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
-        }
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(body);
-    } else {
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
 
 /// A malformed response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +31,57 @@ pub struct Response {
     pub body_len: u64,
     /// FNV-1a of the body (only when checksums are on; 0 otherwise).
     pub body_hash: u64,
+    /// The body's bytes on the wire (chunk framing excluded); `body_len` is its decoded size
+    /// when checksums are on and it was encoded, else the same.
+    pub wire_len: u64,
+    /// Its `Content-Encoding`.
+    pub encoding: Encoding,
+    /// Checksums on and the body not valid in its coding.
+    pub undecodable: bool,
+}
+
+/// A response's `Content-Encoding`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Encoding {
+    /// None (or `identity`).
+    #[default]
+    Identity,
+    One(Coding),
+    /// Several codings, or one the client does not know.
+    Other,
+}
+
+impl Encoding {
+    fn of(value: &[u8]) -> Encoding {
+        let v = String::from_utf8_lossy(value);
+        let v = v.trim();
+        if v.is_empty() || v.eq_ignore_ascii_case("identity") {
+            return Encoding::Identity;
+        }
+        Coding::parse(v).map_or(Encoding::Other, Encoding::One)
+    }
+}
+
+impl Response {
+    fn new(status: u16, close: bool, encoding: Encoding) -> Response {
+        Response {
+            status,
+            close,
+            body_len: 0,
+            body_hash: FNV_OFFSET,
+            wire_len: 0,
+            encoding,
+            undecodable: false,
+        }
+    }
+
+    /// A response with only a status (and no body), as TCP echoes are recorded.
+    pub fn status_only(status: u16) -> Response {
+        Response {
+            body_hash: 0,
+            ..Response::new(status, false, Encoding::Identity)
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +115,8 @@ pub struct ResponseParser {
     cur: Response,
     head_request: bool,
     checksum: bool,
+    /// Checksums on and the body encoded: its bytes, decoded at the end.
+    encoded: Option<Vec<u8>>,
 }
 
 impl ResponseParser {
@@ -103,14 +124,10 @@ impl ResponseParser {
         ResponseParser {
             state: State::Head,
             head: Vec::new(),
-            cur: Response {
-                status: 0,
-                close: false,
-                body_len: 0,
-                body_hash: FNV_OFFSET,
-            },
+            cur: Response::new(0, false, Encoding::Identity),
             head_request,
             checksum,
+            encoded: None,
         }
     }
 
@@ -118,6 +135,16 @@ impl ResponseParser {
     pub fn reset(&mut self) {
         self.state = State::Head;
         self.head.clear();
+        self.encoded = None;
+    }
+
+    /// True in the middle of a body whose length is known (Content-Length, chunked): an EOF
+    /// now truncates it.
+    pub fn in_body(&self) -> bool {
+        !matches!(
+            self.state,
+            State::Head | State::UntilClose | State::Fixed(0)
+        )
     }
 
     /// True when no response is partially parsed.
@@ -154,7 +181,7 @@ impl ResponseParser {
         if self.state == State::UntilClose {
             self.state = State::Head;
             self.cur.close = true;
-            return Some(self.cur);
+            return Some(self.done());
         }
         None
     }
@@ -162,9 +189,28 @@ impl ResponseParser {
     fn finished(&mut self) -> Option<Response> {
         if matches!(self.state, State::Fixed(0)) {
             self.state = State::Head;
-            return Some(self.cur);
+            return Some(self.done());
         }
         None
+    }
+
+    /// The current response, its encoded body decoded and hashed.
+    fn done(&mut self) -> Response {
+        let Some(raw) = self.encoded.take() else {
+            self.cur.wire_len = self.cur.body_len;
+            return self.cur;
+        };
+        self.cur.wire_len = raw.len() as u64;
+        if let Encoding::One(c) = self.cur.encoding {
+            match c.decode(&raw) {
+                Ok(plain) => {
+                    self.cur.body_len = plain.len() as u64;
+                    self.cur.body_hash = fnv(FNV_OFFSET, &plain);
+                }
+                Err(_) => self.cur.undecodable = true,
+            }
+        }
+        self.cur
     }
 
     /// Advances the state machine over some of `buf`; returns the bytes consumed (> 0).
@@ -257,7 +303,9 @@ impl ResponseParser {
     #[inline]
     fn body(&mut self, bytes: &[u8]) {
         self.cur.body_len += bytes.len() as u64;
-        if self.checksum {
+        if let Some(raw) = &mut self.encoded {
+            raw.extend_from_slice(bytes);
+        } else if self.checksum {
             self.cur.body_hash = fnv(self.cur.body_hash, bytes);
         }
     }
@@ -294,12 +342,9 @@ impl ResponseParser {
 
     /// Picks the body framing for a parsed head.
     fn start_body(&mut self, h: Head) {
-        self.cur = Response {
-            status: h.status,
-            close: h.close,
-            body_len: 0,
-            body_hash: FNV_OFFSET,
-        };
+        self.cur = Response::new(h.status, h.close, h.encoding);
+        let encoded = self.checksum && matches!(h.encoding, Encoding::One(_));
+        self.encoded = encoded.then(Vec::new);
         self.state = if (100..200).contains(&h.status) {
             State::Head // interim response: the real one follows
         } else if self.head_request || h.status == 204 || h.status == 304 {
@@ -323,6 +368,7 @@ struct Head {
     close: bool,
     chunked: bool,
     content_length: Option<u64>,
+    encoding: Encoding,
 }
 
 /// Parses the head at the start of `buf` up to its blank line (the first CRLF CRLF); returns it
@@ -350,6 +396,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, ParseError> {
         close: http10,
         chunked: false,
         content_length: None,
+        encoding: Encoding::Identity,
     };
     for (start, line) in lines {
         if line == b"\r" && buf[start - 2] == b'\r' {
@@ -368,6 +415,9 @@ fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, ParseError> {
         match name.len() {
             14 if name.eq_ignore_ascii_case(b"content-length") => {
                 h.content_length = Some(parse_u64(trim(&line[colon + 1..]))?);
+            }
+            16 if name.eq_ignore_ascii_case(b"content-encoding") => {
+                h.encoding = Encoding::of(&line[colon + 1..]);
             }
             17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
                 h.chunked = contains_ci(trim(&line[colon + 1..]), b"chunked");
@@ -419,130 +469,5 @@ fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse_all(p: &mut ResponseParser, mut buf: &[u8]) -> Vec<Response> {
-        let mut out = Vec::new();
-        while let Some((r, n)) = p.feed(buf).unwrap() {
-            out.push(r);
-            buf = &buf[n..];
-        }
-        out
-    }
-
-    #[test]
-    fn content_length_response_completes_with_its_body() {
-        let mut p = ResponseParser::new(false, true);
-        let r = parse_all(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
-        assert_eq!(r.len(), 1);
-        assert_eq!((r[0].status, r[0].body_len, r[0].close), (200, 5, false));
-    }
-
-    #[test]
-    fn a_pipelined_pair_split_at_any_byte_parses_like_the_whole() {
-        let wire: &[u8] = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/plain\r\n\
-            Content-Length: 5\r\nConnection: keep-alive\r\n\r\nhello\
-            HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\nconnection: close\r\n\r\nno";
-        let whole = parse_all(&mut ResponseParser::new(false, true), wire);
-        assert_eq!(whole.len(), 2);
-        assert_eq!(
-            (whole[0].status, whole[0].body_len, whole[0].close),
-            (200, 5, false)
-        );
-        assert_eq!(
-            (whole[1].status, whole[1].body_len, whole[1].close),
-            (404, 2, true)
-        );
-        for at in 1..wire.len() {
-            let mut p = ResponseParser::new(false, true);
-            let mut got = parse_all(&mut p, &wire[..at]);
-            got.extend(parse_all(&mut p, &wire[at..]));
-            assert_eq!(got, whole, "split at byte {at}");
-        }
-    }
-
-    #[test]
-    fn a_head_ends_only_at_crlf_crlf() {
-        // A bare LF before the CRLF is not the end of the head: the next line still counts.
-        let wire = b"HTTP/1.1 200 OK\nX: y\n\r\nContent-Length: 2\r\n\r\nok";
-        let r = parse_all(&mut ResponseParser::new(false, true), wire);
-        assert_eq!(r.len(), 1);
-        assert_eq!(r[0].body_len, 2);
-    }
-
-    #[test]
-    fn chunked_response_split_byte_by_byte_completes_once() {
-        let wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
-        let mut p = ResponseParser::new(false, true);
-        let mut got = Vec::new();
-        for b in wire.iter() {
-            got.extend(parse_all(&mut p, std::slice::from_ref(b)));
-        }
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].body_len, 11);
-        let mut whole = ResponseParser::new(false, true);
-        assert_eq!(
-            parse_all(
-                &mut whole,
-                b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world"
-            )[0]
-            .body_hash,
-            got[0].body_hash
-        );
-    }
-
-    #[test]
-    fn pipelined_responses_come_out_in_order() {
-        let wire = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\naHTTP/1.1 404 NF\r\nContent-Length: 0\r\n\r\nHTTP/1.1 204 NC\r\n\r\n";
-        let mut p = ResponseParser::new(false, false);
-        let codes: Vec<u16> = parse_all(&mut p, wire).iter().map(|r| r.status).collect();
-        assert_eq!(codes, vec![200, 404, 204]);
-    }
-
-    #[test]
-    fn close_delimited_body_completes_at_eof() {
-        let mut p = ResponseParser::new(false, false);
-        assert!(parse_all(&mut p, b"HTTP/1.1 200 OK\r\n\r\nabc").is_empty());
-        let r = p.eof().unwrap();
-        assert_eq!((r.body_len, r.close), (3, true));
-    }
-
-    #[test]
-    fn connection_close_header_is_reported() {
-        let mut p = ResponseParser::new(false, false);
-        let r = parse_all(
-            &mut p,
-            b"HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n",
-        );
-        assert!(r[0].close);
-    }
-
-    #[test]
-    fn garbage_is_a_parse_error() {
-        let mut p = ResponseParser::new(false, false);
-        assert_eq!(p.feed(b"SSH-2.0-OpenSSH\r\n\r\n"), Err(ParseError));
-    }
-
-    #[test]
-    fn head_response_has_no_body_despite_content_length() {
-        let mut p = ResponseParser::new(true, false);
-        let r = parse_all(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n");
-        assert_eq!(r[0].body_len, 0);
-    }
-
-    #[test]
-    fn request_has_host_header_and_body_length() {
-        let req = serialize_request(
-            "POST",
-            "/x",
-            "127.0.0.1:8080",
-            &["X-A: 1".into()],
-            Some(b"hi"),
-        );
-        assert_eq!(
-            req,
-            b"POST /x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nhi"
-        );
-    }
-}
+#[path = "http_tests.rs"]
+mod tests;

@@ -89,11 +89,22 @@ pub struct Args {
     #[arg(short = 'X', long, default_value = "GET")]
     method: String,
     /// Request body.
-    #[arg(long, conflicts_with = "body_file")]
+    #[arg(long, conflicts_with_all = ["body_file", "body_size"])]
     body: Option<String>,
     /// Request body read from a file.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "body_size")]
     body_file: Option<std::path::PathBuf>,
+    /// Request bodies of random bytes (made once per thread), the size drawn per request:
+    /// `500KB..20MB`, or one size like `1MiB` (KB/MB: powers of 1000, KiB/MiB: of 1024).
+    #[arg(long, value_name = "SIZE|MIN..MAX")]
+    body_size: Option<serverbench_model::SizeRange>,
+    /// Send the body with `Transfer-Encoding: chunked` (needs --body, --body-file or
+    /// --body-size).
+    #[arg(long)]
+    chunked: bool,
+    /// With --chunked: bytes per chunk (default 16KiB).
+    #[arg(long, value_name = "SIZE", requires = "chunked", value_parser = chunk_size)]
+    chunk_size: Option<u64>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(short, long, default_value_t = 1)]
     pipeline: u32,
@@ -202,6 +213,15 @@ enum TcpMode {
     Pingpong,
 }
 
+/// `--chunk-size`: a size, at least one byte.
+fn chunk_size(text: &str) -> Result<u64, String> {
+    match serverbench_model::parse_size(text) {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// `--tls-resume`: the model's values, listed in the help.
 fn resume_parser() -> impl TypedValueParser<Value = TlsResume> {
     PossibleValuesParser::new(TlsResume::ALL.map(TlsResume::as_str))
@@ -247,6 +267,11 @@ impl Args {
                 headers: self.headers.clone(),
                 body: self.body.clone(),
                 body_file: self.body_file.clone(),
+                body_size: self.body_size,
+                chunked: self.chunked.then(|| {
+                    self.chunk_size
+                        .unwrap_or(serverbench_engine::request::DEFAULT_CHUNK as u64)
+                }),
                 pipeline: self.pipeline,
                 expect_status: self.expect_status.clone(),
                 verify: self.verify,

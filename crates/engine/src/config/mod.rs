@@ -1,7 +1,8 @@
 //! What to load and how: protocol x schedule x stop, plus validation whose errors name the flag.
 
+use crate::h2;
+use crate::request::{Body, RequestTemplate, TemplateError};
 use crate::tls::{TlsOptions, TlsSpec};
-use crate::{h2, http};
 use serverbench_model::TlsResume;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -30,6 +31,8 @@ pub enum ConfigError {
     /// A flag and what is wrong with its value, the value first: ``--tcp `x`: give HOST:PORT``.
     #[error("{flag} {why}")]
     Value { flag: &'static str, why: String },
+    #[error(transparent)]
+    Request(#[from] TemplateError),
 }
 
 impl From<crate::tls::FlagError> for ConfigError {
@@ -74,17 +77,30 @@ pub enum Protocol {
     WebSocket(WsSpec),
 }
 
+impl Protocol {
+    /// HTTP/1.1 whose result reports bodies ([`HttpSpec::count_bodies`]).
+    #[inline]
+    pub fn counting_bodies(&self) -> Option<&HttpSpec> {
+        match self {
+            Protocol::Http(h) if h.count_bodies => Some(h),
+            _ => None,
+        }
+    }
+}
+
 /// The prepared HTTP requests.
 #[derive(Debug, Clone)]
 pub struct HttpSpec {
-    /// The full request bytes for each URL, serialized once.
-    pub requests: Vec<Vec<u8>>,
+    /// What to send for each URL, prepared once (a constant request is its bytes).
+    pub requests: Vec<RequestTemplate>,
     /// HEAD responses carry no body.
     pub head: bool,
     /// `--expect-status`: codes that are not errors (empty: any 2xx).
     pub expect_status: Vec<u16>,
     /// `--verify`: compare each body's length and checksum with the first one per URL.
     pub verify: bool,
+    /// The result reports bodies: requests carry one, `--verify`, or an `Accept-Encoding`.
+    pub count_bodies: bool,
 }
 
 /// The prepared HTTP/2 requests.
@@ -199,6 +215,10 @@ pub struct HttpOptions {
     pub method: String,
     pub headers: Vec<String>,
     pub body: Option<Vec<u8>>,
+    /// `--body-size`: random bodies of `min..=max` bytes (instead of `body`).
+    pub body_size: Option<(usize, usize)>,
+    /// `--chunked`: the body sent in chunks of this many bytes.
+    pub chunked: Option<usize>,
     pub expect_status: Vec<u16>,
     pub verify: bool,
     /// `--new-conn`: ask the server to close after each response (`Connection: close`, unless
@@ -267,6 +287,17 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
     };
     let addr = resolve(&first.host, first.port)?;
     if let Some(h2) = opts.http2 {
+        if opts.body_size.is_some() || opts.chunked.is_some() {
+            let flag = if opts.chunked.is_some() {
+                "--chunked"
+            } else {
+                "--body-size"
+            };
+            return Err(ConfigError::flag(
+                flag,
+                "applies to HTTP/1.1 only (not to --http2)",
+            ));
+        }
         let protocol = http2_spec(&method, &parsed, opts, h2)?;
         return Ok(HttpTarget {
             addr,
@@ -283,14 +314,37 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
     if opts.close && !has_connection {
         headers.push("Connection: close".into());
     }
-    let requests = parsed
+    let body = match (&opts.body, opts.body_size) {
+        (_, Some((min, max))) => Body::Random { min, max },
+        (Some(b), None) => Body::Fixed(b.clone()),
+        (None, None) if opts.chunked.is_some() => {
+            return Err(ConfigError::flag(
+                "--chunked",
+                "needs a body (--body, --body-file or --body-size)",
+            ))
+        }
+        (None, None) => Body::None,
+    };
+    let requests: Vec<RequestTemplate> = parsed
         .iter()
         .map(|u| {
             let host = u.host_header();
-            http::serialize_request(&method, &u.path, &host, &headers, opts.body.as_deref())
+            RequestTemplate::new(
+                &method,
+                &u.path,
+                &host,
+                &headers,
+                body.clone(),
+                opts.chunked,
+            )
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
+    let count_bodies = opts.verify
+        || requests
+            .iter()
+            .any(|t| t.sends_body() || t.accepts != Default::default());
     let spec = HttpSpec {
+        count_bodies,
         requests,
         head: method.eq_ignore_ascii_case("HEAD"),
         expect_status: opts.expect_status.clone(),
@@ -537,7 +591,7 @@ mod tests {
             .unwrap()
             .protocol
         {
-            Protocol::Http(h) => String::from_utf8(h.requests[0].clone()).unwrap(),
+            Protocol::Http(h) => String::from_utf8(h.requests[0].constant().to_vec()).unwrap(),
             _ => unreachable!(),
         };
         assert!(req(&opts).contains("Connection: close\r\n"));

@@ -25,8 +25,14 @@ impl TryFrom<&LoadSpec> for Config {
     /// CPUs this process may run on and validates the whole.
     fn try_from(a: &LoadSpec) -> Result<Config, ConfigError> {
         let target = match &a.tcp {
-            Some(tcp) => tcp_target(tcp)?,
-            None if is_ws(&a.urls) => ws_target_of(a)?,
+            Some(tcp) => {
+                http_only_flags(a, "--tcp")?;
+                tcp_target(tcp)?
+            }
+            None if is_ws(&a.urls) => {
+                http_only_flags(a, "ws:// and wss:// URLs")?;
+                ws_target_of(a)?
+            }
             None => http_target_of(a)?,
         };
         let (cpus, threads) = cpus_and_threads(a)?;
@@ -95,9 +101,52 @@ fn tcp_target(tcp: &TcpLoad) -> Result<Target, ConfigError> {
     })
 }
 
+/// The largest `--body-size`: each thread holds that many random bytes.
+const MAX_BODY: u64 = 1 << 30;
+
+/// `--body-size` and `--chunked` describe HTTP request bodies: refused with other targets.
+fn http_only_flags(a: &LoadSpec, target: &str) -> Result<(), ConfigError> {
+    let h = &a.http;
+    let given = [
+        (h.body_size.is_some(), "--body-size"),
+        (h.chunked.is_some(), "--chunked"),
+    ];
+    match given.iter().find(|(on, _)| *on) {
+        Some((_, flag)) => Err(ConfigError::flag(
+            flag,
+            format!("applies to HTTP request bodies, not to {target}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `--body-size`: in range, and not with a body of its own.
+fn body_size(h: &HttpLoad) -> Result<Option<(usize, usize)>, ConfigError> {
+    let Some(r) = h.body_size else {
+        return Ok(None);
+    };
+    if h.body.is_some() || h.body_file.is_some() {
+        return Err(ConfigError::flag(
+            "--body-size",
+            "cannot be combined with --body or --body-file",
+        ));
+    }
+    if r.max > MAX_BODY {
+        return Err(ConfigError::value(
+            "--body-size",
+            format!("{r}: at most 1GiB (each thread holds the largest body's random bytes)"),
+        ));
+    }
+    Ok(Some((r.min as usize, r.max as usize)))
+}
+
 /// The URLs with the HTTP flags: method, headers, body, HTTP/2, TLS.
 fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
     let h = &a.http;
+    let body_size = body_size(h)?;
+    if h.chunked == Some(0) {
+        return Err(ConfigError::flag("--chunk-size", "must be at least 1"));
+    }
     let body = match (&h.body, &h.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
         (None, Some(f)) => Some(
@@ -110,6 +159,8 @@ fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
         method: h.method.to_ascii_uppercase(),
         headers: h.headers.clone(),
         body,
+        body_size,
+        chunked: h.chunked.map(|c| c as usize),
         expect_status: h.expect_status.clone(),
         verify: h.verify,
         close: h.new_conn,
@@ -285,6 +336,49 @@ mod tests {
         spec.cpus = vec![usize::MAX];
         let e = error_of(&spec);
         assert!(e.starts_with("--cpus: CPU ") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn body_size_becomes_random_bodies_and_refuses_other_targets_naming_the_flag() {
+        let mut spec = http("http://127.0.0.1:1/upload");
+        spec.http.body_size = Some("1KB..2KB".parse().unwrap());
+        spec.http.chunked = Some(512);
+        let c = Config::try_from(&spec).unwrap();
+        let Protocol::Http(h) = &c.protocol else {
+            panic!("not HTTP")
+        };
+        assert_eq!(h.requests[0].random_len(), 2000);
+        assert!(!h.requests[0].is_constant() && h.count_bodies);
+        let mut ws = http("ws://127.0.0.1:1/ws");
+        ws.http.body_size = spec.http.body_size;
+        assert!(
+            error_of(&ws).starts_with("--body-size: "),
+            "{}",
+            error_of(&ws)
+        );
+        let mut tcp = tcp("127.0.0.1:1", Mode::TcpPingpong);
+        tcp.http.chunked = Some(512);
+        assert!(
+            error_of(&tcp).starts_with("--chunked: "),
+            "{}",
+            error_of(&tcp)
+        );
+        spec.http.http2 = true;
+        assert!(
+            error_of(&spec).contains("HTTP/1.1 only"),
+            "{}",
+            error_of(&spec)
+        );
+    }
+
+    #[test]
+    fn chunked_without_a_body_and_body_size_with_a_body_name_the_flag() {
+        let mut spec = http("http://127.0.0.1:1/");
+        spec.http.chunked = Some(512);
+        assert!(error_of(&spec).starts_with("--chunked: needs a body"));
+        spec.http.body = Some("x".into());
+        spec.http.body_size = Some("1KB".parse().unwrap());
+        assert!(error_of(&spec).starts_with("--body-size: cannot be combined"));
     }
 
     #[test]

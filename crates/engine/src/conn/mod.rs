@@ -1,9 +1,11 @@
 //! One client connection: socket, TLS session, framing state (HTTP/1.1 parser or HTTP/2
 //! streams) and the requests in flight on it.
 
+mod splice;
 mod tls;
 mod ws;
 
+pub use splice::Splices;
 pub use tls::{Handshake, TlsRead, Wire};
 pub use ws::{WsConn, WsPhase};
 
@@ -13,7 +15,7 @@ use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use rustls::ClientConnection;
 use std::collections::VecDeque;
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 use std::net::SocketAddr;
 
 pub(crate) use serverbench_wire::Inflight;
@@ -57,6 +59,8 @@ pub struct Conn {
     pub served: u64,
     pub out: Vec<u8>,
     pub out_pos: usize,
+    /// Large request bodies written from shared bytes between `out`'s (plain TCP only).
+    pub splices: Splices,
     /// TCP ping-pong: bytes of the current echo received so far.
     pub got: usize,
     /// TCP stream: bytes read and written on this connection.
@@ -89,6 +93,7 @@ impl Conn {
             served: 0,
             out: Vec::new(),
             out_pos: 0,
+            splices: Splices::default(),
             got: 0,
             rd: 0,
             wr: 0,
@@ -151,6 +156,7 @@ impl Conn {
         self.served = 0;
         self.out.clear();
         self.out_pos = 0;
+        self.splices.clear();
         self.got = 0;
         self.rd = 0;
         self.wr = 0;
@@ -183,6 +189,9 @@ impl Conn {
         if self.tls.is_some() {
             return self.flush_tls();
         }
+        if !self.splices.is_empty() {
+            return self.flush_spliced();
+        }
         let Some(sock) = self.sock.as_mut() else {
             return (0, Flushed::Failed);
         };
@@ -202,6 +211,36 @@ impl Conn {
         }
         self.out.clear();
         self.out_pos = 0;
+        (total, Flushed::All)
+    }
+
+    /// [`Conn::flush`] with body slices spliced in: `writev`s of up to [`splice::IOV`] pieces.
+    fn flush_spliced(&mut self) -> (usize, Flushed) {
+        let Some(sock) = self.sock.as_mut() else {
+            return (0, Flushed::Failed);
+        };
+        let mut total = 0;
+        loop {
+            let mut iov = [IoSlice::new(&[]); splice::IOV];
+            let n = self.splices.pieces(&self.out, self.out_pos, &mut iov);
+            if n == 0 {
+                break;
+            }
+            match sock.write_vectored(&iov[..n]) {
+                Ok(w) => {
+                    self.splices.advance(self.out.len(), &mut self.out_pos, w);
+                    total += w;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return (total, Flushed::Blocked)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return (total, Flushed::Failed),
+            }
+        }
+        self.out.clear();
+        self.out_pos = 0;
+        self.splices.clear();
         (total, Flushed::All)
     }
 

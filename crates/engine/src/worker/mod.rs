@@ -10,6 +10,7 @@ use crate::conn::{Conn, Flushed, Inflight, State};
 use crate::h2;
 use crate::http::{Response, ResponseParser};
 use crate::idle::Napper;
+use crate::request::Draw;
 use crate::stats::{ErrorKind, Stats};
 use crate::sys;
 use crate::uring::Ring;
@@ -103,6 +104,8 @@ struct Worker<'a> {
     napper: Napper,
     /// WebSocket: seeds each connection's key and mask generator.
     ws_seeds: serverbench_wire::ws::Rng,
+    /// HTTP/1.1: the generator of `{rand:A-B}` and body sizes, and the random body bytes.
+    draw: Draw,
 }
 
 /// Runs one worker thread from setup to the end of the run.
@@ -178,6 +181,11 @@ impl<'a> Worker<'a> {
             Protocol::TcpPingPong { size } => vec![b'x'; *size],
             Protocol::Http(_) | Protocol::Http2(_) | Protocol::WebSocket(_) => Vec::new(),
         };
+        let random_len = match &cfg.protocol {
+            Protocol::Http(h) => h.requests.iter().map(|t| t.random_len()).max(),
+            _ => None,
+        };
+        let random_len = random_len.unwrap_or(0);
         let urls = match &cfg.protocol {
             Protocol::Http(h) => h.requests.len(),
             Protocol::Http2(h) => h.requests.len(),
@@ -225,6 +233,7 @@ impl<'a> Worker<'a> {
             answered: 0,
             napper: Napper::new(cfg.idle, closed_loop),
             ws_seeds: serverbench_wire::ws::Rng::from_os(slot as u64),
+            draw: Draw::new(!(slot as u64), random_len, cfg.tls.is_some()),
         })
     }
 
@@ -416,7 +425,16 @@ impl<'a> Worker<'a> {
             Protocol::Http(h) => {
                 let u = self.next_url;
                 self.next_url = if u + 1 == h.requests.len() { 0 } else { u + 1 };
-                c.out.extend_from_slice(&h.requests[u]);
+                let t = &h.requests[u];
+                if t.is_constant() {
+                    c.out.extend_from_slice(t.constant());
+                    if t.constant_body_len() > 0 {
+                        self.stats.request_body(now, t.constant_body_len());
+                    }
+                } else {
+                    let n = t.write(&mut c.out, &mut c.splices, &mut self.draw);
+                    self.stats.request_body(now, n);
+                }
                 u
             }
             Protocol::Http2(h) => {

@@ -3,6 +3,9 @@
 //! and send the next ones.
 
 use super::*;
+use crate::stats::EncodingCause;
+use serverbench_wire::coding::Accepts;
+use serverbench_wire::http::Encoding;
 
 impl Worker<'_> {
     /// Reads until the socket is drained; returns false if the connection was reset.
@@ -82,17 +85,7 @@ impl Worker<'_> {
                         break;
                     };
                     self.conns[i].got -= size;
-                    self.complete(
-                        i,
-                        req,
-                        Response {
-                            status: 0,
-                            close: false,
-                            body_len: 0,
-                            body_hash: 0,
-                        },
-                        now,
-                    );
+                    self.complete(i, req, Response::status_only(0), now);
                 }
                 true
             }
@@ -153,6 +146,12 @@ impl Worker<'_> {
             if bad_status {
                 self.stats.error(now, ErrorKind::Status);
             }
+            if let Some(h) = self.cfg.protocol.counting_bodies() {
+                let accepts = h.requests[req.url as usize].accepts;
+                if self.count_body(resp, accepts, verify, now) {
+                    return self.after_complete(i, resp, now);
+                }
+            }
             if verify {
                 let seen = &mut self.first_body[req.url as usize];
                 match seen {
@@ -164,10 +163,35 @@ impl Worker<'_> {
                 }
             }
         }
+        self.after_complete(i, resp, now);
+    }
+
+    /// The next request, unless the connection closes after `resp`.
+    fn after_complete(&mut self, i: usize, resp: Response, now: u64) {
         let closing = resp.close || self.per_request || self.conn_due(i);
         if !closing {
             self.refill(i, now);
         }
+    }
+
+    /// HTTP/1.1: counts the response's body (wire and decoded bytes, its coding); with
+    /// `--verify`, a coding the request did not list or a body not valid in its coding is an
+    /// error. Returns true if it was one (the body is then not compared).
+    fn count_body(&mut self, resp: Response, accepts: Accepts, verify: bool, now: u64) -> bool {
+        self.stats
+            .response_body(now, resp.wire_len, resp.body_len, resp.encoding);
+        if !verify {
+            return false;
+        }
+        let cause = match resp.encoding {
+            Encoding::Identity => return false,
+            Encoding::Other => EncodingCause::Unknown,
+            Encoding::One(c) if !accepts.has(c) => EncodingCause::Unlisted(c),
+            Encoding::One(c) if resp.undecodable => EncodingCause::Undecodable(c),
+            Encoding::One(_) => return false,
+        };
+        self.stats.error(now, ErrorKind::Encoding(cause));
+        true
     }
 
     /// A request slot on connection `i` freed up: the schedule may use it.
@@ -206,6 +230,8 @@ impl Worker<'_> {
             self.reopen(i, now);
         } else if self.conns[i].in_flight() == 0 && self.conns[i].parser.idle() {
             self.reopen(i, now); // the server closed an idle keep-alive connection
+        } else if self.conns[i].parser.in_body() {
+            self.fail(i, now, ErrorKind::Truncated, 0);
         } else {
             self.fail(i, now, ErrorKind::Read, 0);
         }

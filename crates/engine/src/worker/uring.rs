@@ -7,7 +7,7 @@
 
 use super::{Worker, URING_STREAM_CHUNK};
 use crate::config::Protocol;
-use crate::conn::State;
+use crate::conn::{Splices, State};
 use crate::stats::ErrorKind;
 use crate::tls::TlsCause;
 use crate::uring::{Cqe, Op, Ring, Target};
@@ -33,9 +33,11 @@ const SAMPLE_EVERY: u32 = 8;
 #[derive(Default)]
 struct Slot {
     gen: u32,
-    /// The bytes of the send in the kernel (HTTP, ping-pong, TLS records), from `pos` on.
+    /// The bytes of the send in the kernel (HTTP, ping-pong, TLS records), from `pos` on,
+    /// with large bodies spliced in: one send per piece.
     send: Vec<u8>,
     pos: usize,
+    splices: Splices,
     busy: bool,
     recv: bool,
     connect: bool,
@@ -206,6 +208,7 @@ impl Worker<'_> {
             let s = &mut u.slots[i];
             (s.busy, s.pos) = (false, 0);
             s.send.clear();
+            s.splices.clear();
             // The new socket's sends waited for this buffer.
             if self.conns[i].state == State::Ready && !self.stopping {
                 self.flush(i, crate::sys::now_ns());
@@ -384,11 +387,12 @@ impl Worker<'_> {
             }
         } else if !c.out.is_empty() {
             std::mem::swap(&mut c.out, &mut slot.send);
+            std::mem::swap(&mut c.splices, &mut slot.splices);
             c.out_pos = 0;
         }
-        if !slot.send.is_empty() {
+        if let Some(piece) = slot.splices.piece(&slot.send, slot.pos) {
             slot.busy = true;
-            u.ring.send(to, slot.send.as_ptr(), slot.send.len(), ud);
+            u.ring.send(to, piece.as_ptr(), piece.len(), ud);
         }
         true
     }
@@ -402,6 +406,7 @@ impl Worker<'_> {
         if res < 0 {
             slot.pos = 0;
             slot.send.clear();
+            slot.splices.clear();
             if !late {
                 self.fail(i, now, ErrorKind::Write, 0);
             }
@@ -422,19 +427,18 @@ impl Worker<'_> {
         }
         let u = self.uring();
         let slot = &mut u.slots[i];
-        slot.pos += n;
-        if slot.pos < slot.send.len() {
+        slot.splices.advance(slot.send.len(), &mut slot.pos, n);
+        if let Some(rest) = slot.splices.piece(&slot.send, slot.pos) {
             if fd.is_some() {
                 let ud = Op::Send.pack(i, slot.gen);
-                let rest = slot.send[slot.pos..].as_ptr();
-                let len = slot.send.len() - slot.pos;
                 slot.busy = true;
-                u.ring.send(slot.target(i), rest, len, ud);
+                u.ring.send(slot.target(i), rest.as_ptr(), rest.len(), ud);
             }
             return;
         }
         slot.send.clear();
         slot.pos = 0;
+        slot.splices.clear();
         let c = &self.conns[i];
         let owed = !c.out.is_empty() || c.tls.as_deref().is_some_and(|t| t.wants_write());
         if owed && !late {

@@ -142,12 +142,7 @@ impl Worker<'_> {
                 let Some(req) = self.conns[i].inflight.pop_front() else {
                     return self.ws_fail(i, WsCause::UnexpectedMessage, now);
                 };
-                let echo = Response {
-                    status: 0,
-                    close: false,
-                    body_len: 0,
-                    body_hash: 0,
-                };
+                let echo = Response::status_only(0);
                 self.complete(i, req, echo, now);
                 if self.conn_due(i) && self.conns[i].inflight.is_empty() {
                     self.ws_close(i, now);

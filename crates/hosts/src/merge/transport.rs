@@ -3,9 +3,11 @@
 //! or one host's own handshakes, negotiated something else; handshakes, connects, GOAWAYs and
 //! errors by cause add up; rates are over the merged duration; the connection mode and the
 //! server's HTTP/2 settings are the same from every host; WebSocket upgrades, messages sent,
-//! close codes and failures by cause add up.
+//! close codes and failures by cause add up, and so do request and response bodies.
 
-use serverbench_model::result::{Http2Result, Latency, LoadResult, TlsResult, WsResult};
+use serverbench_model::result::{
+    BodyResult, Http2Result, Latency, LoadResult, TlsResult, WsResult,
+};
 use std::collections::BTreeMap;
 
 /// Merges the connections, TLS and HTTP/2 parts of `rs` into `m`, whose counters, duration and
@@ -23,6 +25,8 @@ pub(super) fn merge_into(m: &mut LoadResult, rs: &[&LoadResult], connect_latency
     m.http2 = (!h2.is_empty()).then(|| merge_http2(&h2));
     let ws: Vec<&WsResult> = rs.iter().filter_map(|r| r.ws.as_ref()).collect();
     m.ws = (!ws.is_empty()).then(|| merge_ws(&ws, secs));
+    let bodies: Vec<&BodyResult> = rs.iter().filter_map(|r| r.bodies.as_ref()).collect();
+    m.bodies = (!bodies.is_empty()).then(|| BodyResult::sum(&bodies));
 }
 
 /// The hosts' WebSocket blocks as one; `upgrade_latency_us` is left for the caller.

@@ -394,6 +394,9 @@ impl H2Conn {
             close: false,
             body_len: s.body_len,
             body_hash: s.body_hash,
+            wire_len: s.body_len,
+            encoding: Default::default(),
+            undecodable: false,
         };
         Some(Event::Response(s.req, resp, s.wire))
     }

@@ -1,7 +1,7 @@
 //! The short, wrk-like human summary of one load run.
 
 use serverbench_model::result::{
-    Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, TlsResult, WsResult,
+    BodyResult, Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, TlsResult, WsResult,
 };
 use std::fmt::Write;
 
@@ -58,6 +58,9 @@ pub fn render(r: &LoadResult) -> String {
     if let Some(ws) = &r.ws {
         ws_lines(&mut s, ws);
     }
+    if let Some(b) = &r.bodies {
+        body_lines(&mut s, b);
+    }
     if let (Some(target), Some(achieved)) = (r.rate_target, r.rate_achieved) {
         let _ = writeln!(
             s,
@@ -98,6 +101,39 @@ pub fn render(r: &LoadResult) -> String {
         let _ = writeln!(s, "  Note         {note}");
     }
     s
+}
+
+/// Request bodies sent, response bodies on the wire and decoded, encodings and their errors.
+fn body_lines(s: &mut String, b: &BodyResult) {
+    if b.requests_with_body > 0 {
+        let _ = writeln!(
+            s,
+            "  Sent bodies  {}, mean {}, total {}",
+            b.requests_with_body,
+            bytes(b.request_body_bytes_mean as u64),
+            bytes(b.request_body_bytes)
+        );
+    }
+    let codings: Vec<String> = b
+        .encodings
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  Bodies       mean {} on the wire, {} decoded ({})",
+        bytes(b.wire_body_bytes_mean as u64),
+        bytes(b.decoded_body_bytes_mean as u64),
+        codings.join(", ")
+    );
+    if !b.encoding_errors.is_empty() {
+        let errs: Vec<String> = b
+            .encoding_errors
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        let _ = writeln!(s, "  Encoding     {}", errs.join(", "));
+    }
 }
 
 /// The naps taken when idle: their longest bounds what they added to a latency.
@@ -221,6 +257,8 @@ fn errors(r: &LoadResult) -> String {
         ("h2", e.h2),
         ("refused_stream", e.refused_stream),
         ("ws", e.ws),
+        ("encoding", e.encoding),
+        ("truncated", e.truncated),
     ];
     let causes = r.tls.as_ref().filter(|t| !t.errors.is_empty()).map(|t| {
         let c: Vec<String> = t.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
