@@ -14,16 +14,19 @@ mod layout;
 mod pgbench;
 mod process;
 mod query;
+mod referee;
 mod stats;
+mod statlog;
 mod url;
 
 pub use cluster::{env_for, Cluster, ClusterStatus, Prepared, RunningDb};
-pub use config::{Config, DEFAULT_PORT};
+pub use config::{Config, DEFAULT_PORT, LOG_PREFIX};
 pub use fortunes::read_fortunes;
 pub use layout::Layout;
 pub use pgbench::{measure_floor, FloorResult, FloorSpec, WORLD_BY_ID};
 pub use process::PostmasterPid;
 pub use query::{connect, read_worlds, reset_statements, World};
+pub use statlog::{count_statements, LoggedStatement, StatementLog};
 pub use stats::{classify, Snapshot, StatementDelta, StatementKind, StatementRow, StatementStats};
 pub use url::{DbUrl, UrlError};
 
@@ -41,6 +44,10 @@ pub const DB_NAME: &str = "hello_world";
 
 /// The cluster's role (its owner, and the role servers log in as).
 pub const DB_USER: &str = "serverbench";
+
+/// The referee's role: serverbench's own reads, snapshots and changes of the tables run as this
+/// role, so `pg_stat_statements` tells them from a server's by `userid` (never by their text).
+pub const REFEREE_USER: &str = "serverbench_referee";
 
 /// The Debian packages: the server and `pg_stat_statements`.
 pub const PACKAGES: [&str; 2] = ["postgresql-15", "postgresql-contrib"];
