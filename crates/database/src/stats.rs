@@ -91,10 +91,36 @@ pub fn classify(query: &str) -> StatementKind {
     StatementKind::Other
 }
 
-/// Lower case, double quotes dropped, runs of white space as one space, trimmed.
+/// Lower case, comments and double quotes dropped, runs of white space as one space, trimmed
+/// (a comment in front of a statement does not hide what it does).
 fn normalise(q: &str) -> String {
-    let lower = q.to_lowercase().replace('"', "");
+    let lower = strip_comments(&q.to_lowercase()).replace('"', "");
     lower.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `q` with its `/* … */` and `-- …` comments as spaces (quotes are not looked into: the
+/// normalised text has `$n` for its constants).
+fn strip_comments(q: &str) -> String {
+    let mut out = String::with_capacity(q.len());
+    let mut rest = q;
+    loop {
+        let block = rest.find("/*");
+        let line = rest.find("--");
+        let (at, end) = match (block, line) {
+            (Some(b), Some(l)) if l < b => (l, "\n"),
+            (Some(b), _) => (b, "*/"),
+            (None, Some(l)) => (l, "\n"),
+            (None, None) => break,
+        };
+        out.push_str(&rest[..at]);
+        out.push(' ');
+        rest = match rest[at + 2..].find(end) {
+            Some(e) => &rest[at + 2 + e + end.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
 }
 
 fn is_table(token: &str, table: &str) -> bool {
@@ -300,6 +326,9 @@ mod tests {
             ("SELECT oid, typname FROM pg_type", Other),
             ("UPDATE fortune SET message = $1", Other),
             ("/* serverbench */ SELECT id, randomnumber FROM world WHERE id = $1", WorldById),
+            ("/* serverbench */ SELECT id, randomnumber FROM world WHERE id = ANY($1)", WorldMany),
+            ("-- a note\nSELECT id, message FROM fortune", Fortune),
+            ("/* a */ UPDATE /* b */ world SET randomnumber = $1 WHERE id = $2", WorldUpdate),
         ] {
             assert_eq!(classify(q), k, "{q}");
         }

@@ -11,7 +11,7 @@ use super::hosts::db::{RemoteDb, RemoteDbSpec};
 use super::hosts::HostsRun;
 use super::placement::Pid;
 use serverbench_database::{
-    self as db, Cluster, Config, DbError, RunningDb, Snapshot, StatementKind,
+    self as db, Cluster, Config, DbError, RunningDb, Snapshot,
 };
 use serverbench_model::failure::FailureKind;
 use serverbench_model::failure::LapFailure;
@@ -189,7 +189,8 @@ impl RunDatabase {
         if let Some((_, running)) = &mut self.on_host {
             return running.as_mut()?.snapshot();
         }
-        let url = self.running.as_ref()?.url();
+        // As the referee's role: its own statements are not in the snapshot.
+        let url = self.running.as_ref()?.referee_url();
         let mut client = db::connect(&url).ok()?;
         Snapshot::take_settled(&mut client, SETTLE_QUIET, SETTLE_LIMIT).ok()
     }
@@ -203,12 +204,10 @@ impl RunDatabase {
         seconds: f64,
     ) -> Option<DatabaseLap> {
         let delta = before?.delta(&self.snapshot()?);
-        let theirs = delta.rows.iter().filter(|r| r.kind() != StatementKind::Own);
-        let rows = theirs.map(|r| r.rows).sum();
         Some(DatabaseLap::measured(
             self.host_name(),
             self.config.cpus.clone(),
-            (delta.statements(), rows),
+            (delta.statements(), delta.rows()),
             requests,
             seconds,
         ))
