@@ -23,7 +23,9 @@ pub use cluster::{env_for, Cluster, ClusterStatus, Prepared, RunningDb};
 pub use config::{Config, DEFAULT_PORT, LOG_PREFIX};
 pub use fortunes::read_fortunes;
 pub use layout::Layout;
-pub use pgbench::{measure_floor, FloorResult, FloorSpec, WORLD_BY_ID};
+pub use pgbench::{
+    measure_floor, FloorMode, FloorResult, FloorSpec, PIPELINE_DEPTH, WORLD_BY_ID,
+};
 pub use process::PostmasterPid;
 pub use query::{connect, read_worlds, reset_statements, World};
 pub use statlog::{count_statements, LoggedStatement, StatementLog};
@@ -38,6 +40,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The schema and data, as the contract gives them.
 pub const SCHEMA_SQL: &str = include_str!("../../../spec/database.sql");
+
+/// The rows of `fortune` in the schema (every read of the whole table returns them).
+pub const FORTUNE_ROWS: u64 = 12;
 
 /// The database the servers use.
 pub const DB_NAME: &str = "hello_world";
@@ -178,6 +183,13 @@ mod tests {
             text.contains("sudo apt-get install postgresql-15 postgresql-contrib"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_schema_has_the_twelve_fortunes_the_audit_expects_per_read() {
+        let values = SCHEMA_SQL.split("INSERT INTO fortune").nth(1).unwrap();
+        let rows = values.split("\n\n").next().unwrap();
+        assert_eq!(rows.matches("\n  (").count() as u64, FORTUNE_ROWS);
     }
 
     #[test]

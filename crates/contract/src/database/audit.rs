@@ -86,6 +86,34 @@ pub fn plans(f: Feature, fortune_table: u64) -> Vec<Plan> {
     }
 }
 
+/// The fortunes of the contract's table (spec/database.sql).
+pub const FORTUNE_TABLE: u64 = serverbench_database::FORTUNE_ROWS;
+
+/// The plan of a run's lap: `requests` answered on `path` (`/db`, `/queries?queries=N`,
+/// `/fortunes`, `/updates?queries=N`, N as the contract clamps it) must have caused what the
+/// audit asks of that many requests; `None` for any other path.
+pub fn for_lap(path: &str, requests: u64) -> Option<Plan> {
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
+    let n = super::clamp_queries(query.split('&').find_map(|kv| kv.strip_prefix("queries=")));
+    let rows = requests * n as u64;
+    let p = |world_reads, rows_updated, fortune_reads| Plan {
+        path: path.to_owned(),
+        requests,
+        world_reads,
+        rows_updated,
+        fortune_reads,
+        fortune_table: FORTUNE_TABLE,
+        own_transactions: rows_updated == 0,
+    };
+    match route {
+        "/db" => Some(p(requests, 0, 0)),
+        "/queries" => Some(p(rows, 0, 0)),
+        "/fortunes" => Some(p(0, 0, requests)),
+        "/updates" => Some(p(rows, rows, 0)),
+        _ => None,
+    }
+}
+
 /// The plan of `f` at `path` (for the unit tests).
 pub fn plan(f: Feature, path: &str) -> Option<Plan> {
     plans(f, 12).into_iter().find(|p| p.path == path)
@@ -431,6 +459,18 @@ mod tests {
         );
         assert_eq!(paths(Feature::Updates).len(), 4);
         assert_eq!(plan(Feature::Updates, "/updates?queries=5").unwrap().rows_updated, 100);
+    }
+
+    #[test]
+    fn a_lap_is_judged_at_the_n_it_ran() {
+        let p = for_lap("/queries?queries=5", 1000).unwrap();
+        assert_eq!((p.world_reads, p.rows_updated), (5000, 0));
+        assert!(judge(&p, &ran(5000, 0, 0, 0, 0)).is_empty());
+        assert_eq!(judge(&p, &ran(1000, 0, 0, 0, 0)).len(), 1);
+        let u = for_lap("/updates?queries=99999999999", 10).unwrap();
+        assert_eq!((u.world_reads, u.rows_updated), (5000, 5000));
+        assert_eq!(for_lap("/fortunes", 7).unwrap().fortune_reads, 7);
+        assert!(for_lap("/hello", 7).is_none());
     }
 
     #[test]
