@@ -25,6 +25,13 @@ pub struct DatabaseLap {
     /// Absent in older records (whose statements per request read a few percent high).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight_at_end: Option<u64>,
+    /// The lap judged by the contract's statement rules at the N it ran (the query audit of
+    /// `verify`, on the lap's requests): each difference, e.g. `single-row SELECTs on world (top
+    /// level): expected 20,000 (±1,000), got PostgreSQL ran 1,000 (a cache?)`. Empty: within
+    /// the margins (or a record made before laps were judged). A lap with any is left out of
+    /// the ranks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub off_contract: Vec<String>,
 }
 
 impl DatabaseLap {
@@ -46,6 +53,7 @@ impl DatabaseLap {
                 .map(|n| statements as f64 / n as f64),
             rows_per_s: (wall_s > 0.0).then(|| rows as f64 / wall_s),
             in_flight_at_end: None,
+            off_contract: Vec::new(),
         }
     }
 }

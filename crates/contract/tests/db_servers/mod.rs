@@ -71,6 +71,7 @@ impl Drop for Served {
 }
 
 /// Starts a server with `flaw` on a free port for the life of the test process; its address.
+#[allow(dead_code)] // the tests of the other crates use it
 pub fn serve(url: &DbUrl, flaw: Flaw) -> SocketAddr {
     let served = start(url, flaw);
     let addr = served.addr;

@@ -24,6 +24,17 @@ const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(200);
 /// ...or after this long.
 const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// The differences between the statements of `delta` and what `answered` requests of `path`
+/// imply (the query audit of verify; nothing for a path that is not a database workload).
+pub(super) fn judge(path: &str, answered: u64, delta: &db::StatementDelta) -> Vec<String> {
+    use serverbench_contract::database::{audit, pg};
+    let Some(plan) = audit::for_lap(path, answered).filter(|_| answered > 0) else {
+        return Vec::new();
+    };
+    let ran = pg::statements(delta);
+    audit::judge(&plan, &ran).iter().map(|d| d.render()).collect()
+}
+
 /// How `run` places its database (the cluster lives in the cache folder).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbOptions {
@@ -196,21 +207,25 @@ impl RunDatabase {
     }
 
     /// What ran between `before` and now, per request of a load of `requests` measured over
-    /// `seconds`.
+    /// `seconds`, judged by the contract's statement rules when the lap asked one `path` of
+    /// the database workloads (`answered`: the requests that got a 2xx, in flight included).
     pub(super) fn lap(
         &mut self,
         before: Option<Snapshot>,
         requests: Option<u64>,
         seconds: f64,
+        judged: Option<(&str, u64)>,
     ) -> Option<DatabaseLap> {
         let delta = before?.delta(&self.snapshot()?);
-        Some(DatabaseLap::measured(
+        let mut lap = DatabaseLap::measured(
             self.host_name(),
             self.config.cpus.clone(),
             (delta.statements(), delta.rows()),
             requests,
             seconds,
-        ))
+        );
+        lap.off_contract = judged.map(|(path, answered)| judge(path, answered, &delta)).unwrap_or_default();
+        Some(lap)
     }
 
     /// Where it listens and its CPUs, started when it is not running (for its floor).
