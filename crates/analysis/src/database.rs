@@ -41,6 +41,9 @@ pub struct DatabaseRow {
     pub floor_sessions: Option<u32>,
     pub floor_rounds: usize,
     pub floor_range: Option<(f64, f64)>,
+    /// `/db` rows: the same floor in pipeline mode (20 selects sent before their answers are
+    /// read), the median over the rounds that measured it.
+    pub floor_pipelined_selects_per_s: Option<f64>,
     /// `/db` rows: req/s as a share of that floor ("share of the database's rate"): the median
     /// of each lap's req/s over the floor of its own round, else the medians' ratio.
     pub of_floor: Option<f64>,
@@ -91,6 +94,7 @@ fn empty_row(r: &LapRecord) -> DatabaseRow {
         statements_per_request: None,
         db_cpu_share: None,
         floor_selects_per_s: None,
+        floor_pipelined_selects_per_s: None,
         floor_sessions: None,
         floor_rounds: 0,
         floor_range: None,
@@ -161,6 +165,13 @@ pub fn with_floor(rows: &mut [DatabaseRow], records: &[LapRecord], floors: &[Dat
         row.floor_sessions = Some(sessions);
         row.floor_rounds = rates.len();
         row.floor_range = Some((low, high));
+        let pipelined: Vec<f64> = floors
+            .iter()
+            .filter(|f| f.clients == sessions)
+            .filter_map(|f| f.pipelined_selects_per_s)
+            .filter(|r| *r > 0.0)
+            .collect();
+        row.floor_pipelined_selects_per_s = median(&pipelined);
         let paired = paired_shares(&laps, floors, sessions);
         row.of_floor = median(&paired).or_else(|| row.rps.map(|rps| rps / floor));
     }

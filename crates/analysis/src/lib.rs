@@ -12,6 +12,7 @@ pub mod diagnostics;
 pub mod disturbed;
 #[cfg(test)]
 mod fixture;
+pub mod off_contract;
 pub mod host_warnings;
 pub mod hosts;
 pub mod protocol;
@@ -66,5 +67,6 @@ pub fn analyze_with(
     summary.until_ci = until_ci::report(records, env);
     summary.warnings = diagnostics::diagnose(&summary, measured, env);
     summary.warnings.extend(disturbed::warnings(&summary));
+    summary.warnings.extend(off_contract::warnings(&summary));
     summary
 }

@@ -44,6 +44,8 @@ pub enum WarningKind {
     H2Refused,
     /// Laps something other than the benchmark disturbed (steal, other processes...).
     Disturbed,
+    /// Database laps outside the contract's statement rules: the row is left out of the ranks.
+    OffContract,
 }
 
 impl WarningKind {

@@ -1,14 +1,18 @@
 //! verify's database checks against small servers of our own on a real PostgreSQL (a private
-//! cluster started for this test on a port of its own): a correct server passes; a caching one,
-//! an `IN (…)` one, one that does not escape fortunes, one that skips its updates and one that
-//! makes rows up each fail with their own message.
+//! cluster started for this test on a port of its own, logging its statements as verify's
+//! does): a correct server passes; each deliberately wrong one fails naming its cause: a cache,
+//! an `IN (…)` batch, fortunes not escaped, updates skipped, rows made up, and the cheats a
+//! referee that only counted statements let through: a write-through cache with decoy selects,
+//! a fortunes page rendered once with a decoy read, verify's old comment, more connections
+//! than the pool, several statements in one string, reads in one transaction, one row of 20
+//! updated.
 //!
 //! PostgreSQL 15 must be installed (Debian's postgresql-15); without it the test fails and says
-//! why, unless SERVERBENCH_SKIP_DB=1 is set (then it prints that it skipped).
+//! why, unless SERVERBENCH_SKIP_DB=1 is set (then it says it was skipped by that switch).
 
 mod db_servers;
 
-use db_servers::{database, serve, Flaw};
+use db_servers::{database, start, Flaw, POOL};
 use serverbench_contract::database::{check_all, pg::PgReferee};
 use serverbench_contract::Check;
 use serverbench_database::RunningDb;
@@ -35,10 +39,14 @@ fn failures(checks: &[Check]) -> Vec<String> {
 }
 
 fn verify(db: &RunningDb, flaw: Flaw) -> Vec<String> {
-    let addr = serve(&db.url(), flaw);
-    let mut referee = PgReferee::connect(&db.url()).expect("verify connects to the database");
+    let server = start(&db.url(), flaw);
+    let addr = server.addr;
+    let mut referee = PgReferee::connect(&db.referee_url())
+        .expect("verify connects to the database")
+        .with_log(db.log_file())
+        .with_pool(POOL as u32);
     let checks = check_all(addr, &FEATURES, &mut referee);
-    assert_eq!(checks.len(), 17, "{flaw:?}: the checks that ran");
+    assert_eq!(checks.len(), 27, "{flaw:?}: the checks that ran");
     failures(&checks)
 }
 
@@ -61,11 +69,12 @@ fn a_correct_server_passes_and_each_deliberately_wrong_one_fails_with_its_own_me
         correct.join("\n")
     );
 
-    let cases: [(Flaw, &str, &str); 6] = [
+    let cases: [(Flaw, &str, &str); 13] = [
         (
             Flaw::Cache,
             "query audit: 50 × GET /db",
-            "single-row SELECTs on world: expected 50 (±2), got PostgreSQL ran 0 (a cache?)",
+            "single-row SELECTs on world (top level): expected 50 (±2), got PostgreSQL ran 0 \
+             (a cache?)",
         ),
         (
             Flaw::InList,
@@ -84,6 +93,41 @@ fn a_correct_server_passes_and_each_deliberately_wrong_one_fails_with_its_own_me
             "(updates skipped?)",
         ),
         (Flaw::MadeUp, "GET /db, 20 times", "(made up?)"),
+        (
+            Flaw::DecoyCache,
+            "GET /db, /queries?queries=20 after verify changed every world row",
+            "(stale: answered from a cache?)",
+        ),
+        (
+            Flaw::FortunesOnce,
+            "GET /fortunes after verify added a fortune and changed one",
+            "rows (14 expected, 13 found)",
+        ),
+        (
+            Flaw::Comment,
+            "query audit: 20 × GET /queries?queries=20",
+            "multi-row SELECTs on world: expected 0 (one SELECT per row), got PostgreSQL ran 20",
+        ),
+        (
+            Flaw::ConnectionPerRequest,
+            "query audit: 50 × GET /db",
+            "connections to the database (pg_stat_activity): expected at most DATABASE_POOL = 4",
+        ),
+        (
+            Flaw::SeveralInOne,
+            "query audit: 20 × GET /queries?queries=20",
+            "query strings (the statement log): expected one statement each, got 20 held several",
+        ),
+        (
+            Flaw::OneTransaction,
+            "query audit: 20 × GET /queries?queries=20",
+            "transactions of the reads of world (the statement log): expected one per read",
+        ),
+        (
+            Flaw::OneOfTwenty,
+            "GET /updates?queries=20: 20 rows written",
+            "19 of 20 rows kept the number they had (rows not updated?)",
+        ),
     ];
     let mut seen = std::collections::HashMap::new();
     for (flaw, check, says) in cases {

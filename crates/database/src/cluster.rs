@@ -7,7 +7,7 @@ use crate::init::{
 };
 use crate::layout::{current_stamp, Layout};
 use crate::process::{self, PostmasterPid};
-use crate::{Config, DbError, DbUrl, Result, DB_NAME, DB_USER, SCHEMA_SQL};
+use crate::{Config, DbError, DbUrl, Result, DB_NAME, DB_USER, REFEREE_USER, SCHEMA_SQL};
 use std::fs;
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
@@ -38,6 +38,7 @@ pub struct Cluster {
     config: Config,
     layout: Layout,
     password: String,
+    referee_password: String,
     prepared: Prepared,
 }
 
@@ -87,9 +88,10 @@ impl Cluster {
             layout.create()?;
             init(&layout)?;
         }
-        let cluster = Cluster {
+        let mut cluster = Cluster {
             config: config.clone(),
             password: read_password(&layout)?,
+            referee_password: String::new(),
             layout,
             prepared,
         };
@@ -97,6 +99,8 @@ impl Cluster {
         if cluster.prepared != Prepared::Reused {
             cluster.load_schema()?;
         }
+        let referee = crate::referee::ensure(&cluster.layout, &cluster.url(), || cluster.start())?;
+        cluster.referee_password = referee;
         Ok(cluster)
     }
 
@@ -107,9 +111,12 @@ impl Cluster {
         if fs::read_to_string(layout.stamp_file()).ok().as_deref() != Some(&current_stamp()) {
             return Err(DbError::NotPrepared(layout.dir));
         }
+        let referee = std::fs::read_to_string(layout.referee_password_file())
+            .map_err(DbError::io(layout.referee_password_file()))?;
         Ok(Cluster {
             config: config.clone(),
             password: read_password(&layout)?,
+            referee_password: referee.trim().to_owned(),
             layout,
             prepared: Prepared::Reused,
         })
@@ -136,6 +143,16 @@ impl Cluster {
             host: self.config.host.to_string(),
             port: self.config.port,
             dbname: DB_NAME.into(),
+        }
+    }
+
+    /// The referee's URL: the same database as the role [`REFEREE_USER`] (serverbench's own
+    /// reads, snapshots and changes, told from a server's by role).
+    pub fn referee_url(&self) -> DbUrl {
+        DbUrl {
+            user: REFEREE_USER.into(),
+            password: self.referee_password.clone(),
+            ..self.url()
         }
     }
 
@@ -178,7 +195,9 @@ impl Cluster {
         Ok(RunningDb {
             pid,
             url,
+            referee_url: self.referee_url(),
             socket_dir: self.layout.socket_dir(),
+            log_file: self.layout.log_file(),
             child: Some(child),
         })
     }
@@ -284,7 +303,9 @@ pub struct RunningDb {
     /// The postmaster's PID (the root of the database's process tree, for sampling).
     pub pid: u32,
     url: DbUrl,
+    referee_url: DbUrl,
     socket_dir: PathBuf,
+    log_file: PathBuf,
     child: Option<Child>,
 }
 
@@ -292,6 +313,16 @@ impl RunningDb {
     /// Where servers reach it.
     pub fn url(&self) -> DbUrl {
         self.url.clone()
+    }
+
+    /// The referee's URL (see [`Cluster::referee_url`]).
+    pub fn referee_url(&self) -> DbUrl {
+        self.referee_url.clone()
+    }
+
+    /// The server log (with [`Config::log_statements`], every statement).
+    pub fn log_file(&self) -> &Path {
+        &self.log_file
     }
 
     /// The private socket folder (for psql and local admin connections).

@@ -1,7 +1,7 @@
 //! What a cluster is asked to be (port, address, CPUs, sizes) and the files it is configured
 //! with: `serverbench.conf` (included by `postgresql.conf`) and `pg_hba.conf`.
 
-use crate::{DB_NAME, DB_USER};
+use crate::{DB_NAME, DB_USER, REFEREE_USER};
 use std::fmt::Write;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -34,6 +34,10 @@ pub struct Config {
     /// The postmaster stays in its starter's process group (`db run` over ssh: the session's
     /// end signals the whole group, the postmaster included); else it gets a group of its own.
     pub in_starters_group: bool,
+    /// Every statement logged with its virtual transaction and role (`log_statement = all`):
+    /// verify reads the log to find several statements in one query string and reads that share
+    /// one transaction (one Sync for several queries). Off for runs (the log would cost time).
+    pub log_statements: bool,
 }
 
 impl Config {
@@ -49,6 +53,7 @@ impl Config {
             shared_buffers_mb: 256,
             install: true,
             in_starters_group: false,
+            log_statements: false,
         }
     }
 
@@ -59,6 +64,9 @@ impl Config {
         self
     }
 }
+
+/// The log line prefix with `log_statements`: time, PID, virtual transaction, role.
+pub const LOG_PREFIX: &str = "%m [%p] vxid=%v role=%u ";
 
 /// `serverbench.conf`: in the spirit of TechEmpower's published configuration (durability traded
 /// for speed: `synchronous_commit=off`, no full-page writes), `pg_stat_statements` preloaded and
@@ -98,6 +106,9 @@ pub fn render_conf(c: &Config, socket_dir: &Path, pid_file: &Path) -> String {
          log_min_messages = warning\n\
          log_line_prefix = '%m [%p] '\n",
     );
+    if c.log_statements {
+        s.push_str(&format!("log_statement = 'all'\nlog_line_prefix = '{LOG_PREFIX}'\n"));
+    }
     s
 }
 
@@ -107,7 +118,8 @@ pub fn render_conf(c: &Config, socket_dir: &Path, pid_file: &Path) -> String {
 pub fn render_hba(c: &Config) -> String {
     let mut s = String::from("# Written by serverbench: its role only, SCRAM passwords.\n");
     let dbs = format!("{DB_NAME},postgres");
-    let _ = writeln!(s, "local {dbs} {DB_USER} scram-sha-256");
+    let roles = format!("{DB_USER},{REFEREE_USER}");
+    let _ = writeln!(s, "local {dbs} {roles} scram-sha-256");
     let from: Vec<String> = if !c.allow.is_empty() {
         // The host itself too: its own readiness probe and schema load come from there.
         let own = std::iter::once(c.host.to_string());
@@ -123,7 +135,7 @@ pub fn render_hba(c: &Config) -> String {
         vec!["all".to_owned()]
     };
     for from in from {
-        let _ = writeln!(s, "host {dbs} {DB_USER} {from} scram-sha-256");
+        let _ = writeln!(s, "host {dbs} {roles} {from} scram-sha-256");
     }
     s
 }
@@ -176,11 +188,11 @@ mod tests {
     fn access_is_by_password_for_the_role_only_and_never_trusted() {
         let hba = render_hba(&Config::new("/c"));
         assert!(!hba.contains("trust"));
-        assert!(hba.contains("local hello_world,postgres serverbench scram-sha-256"));
-        assert!(hba.contains("host hello_world,postgres serverbench 127.0.0.1/32 scram-sha-256"));
+        assert!(hba.contains("local hello_world,postgres serverbench,serverbench_referee scram-sha-256"));
+        assert!(hba.contains("host hello_world,postgres serverbench,serverbench_referee 127.0.0.1/32 scram-sha-256"));
         let mut remote = Config::new("/c");
         remote.host = "198.18.0.4".parse().unwrap();
-        assert!(render_hba(&remote).contains("serverbench all scram-sha-256"));
+        assert!(render_hba(&remote).contains("serverbench,serverbench_referee all scram-sha-256"));
         assert!(render_conf(&remote, Path::new("/s"), Path::new("/p"))
             .contains("listen_addresses = '198.18.0.4'"));
     }
@@ -195,9 +207,9 @@ mod tests {
         assert_eq!(
             host_lines,
             [
-                "host hello_world,postgres serverbench 198.18.0.40/32 scram-sha-256",
-                "host hello_world,postgres serverbench 198.18.0.10/32 scram-sha-256",
-                "host hello_world,postgres serverbench 10.0.0.0/8 scram-sha-256",
+                "host hello_world,postgres serverbench,serverbench_referee 198.18.0.40/32 scram-sha-256",
+                "host hello_world,postgres serverbench,serverbench_referee 198.18.0.10/32 scram-sha-256",
+                "host hello_world,postgres serverbench,serverbench_referee 10.0.0.0/8 scram-sha-256",
             ]
         );
         assert!(!hba.contains("trust") && !hba.contains(" all "), "{hba}");

@@ -1,5 +1,5 @@
-//! The `fortune` table as verify reads it to judge `/fortunes` (added by wip-verify: verify's
-//! referee needs the rows; marked `/* serverbench */` like the other reads of ours).
+//! The `fortune` table as verify reads it to judge `/fortunes` (as the referee's role, like the
+//! other reads of ours).
 
 use crate::{DbError, Result};
 use postgres::Client;
@@ -8,7 +8,7 @@ use postgres::Client;
 pub fn read_fortunes(client: &mut Client) -> Result<Vec<(i32, String)>> {
     let rows = client
         .query(
-            "/* serverbench */ SELECT id, message FROM fortune ORDER BY id",
+            "SELECT id, message FROM fortune ORDER BY id",
             &[],
         )
         .map_err(|source| DbError::Query {

@@ -70,6 +70,10 @@ impl Layout {
     pub fn password_file(&self) -> PathBuf {
         self.dir.join("password")
     }
+    /// The referee role's password (mode 0600).
+    pub fn referee_password_file(&self) -> PathBuf {
+        self.dir.join("referee-password")
+    }
     /// The stamp: schema version, hash of the SQL, PostgreSQL major version.
     pub fn stamp_file(&self) -> PathBuf {
         self.dir.join("stamp")
@@ -104,7 +108,12 @@ impl Layout {
                 _ => {}
             }
         }
-        for f in [self.password_file(), self.stamp_file(), self.pid_file()] {
+        for f in [
+            self.password_file(),
+            self.referee_password_file(),
+            self.stamp_file(),
+            self.pid_file(),
+        ] {
             let _ = std::fs::remove_file(f);
         }
         Ok(())

@@ -14,16 +14,21 @@ mod layout;
 mod pgbench;
 mod process;
 mod query;
+mod referee;
 mod stats;
+mod statlog;
 mod url;
 
 pub use cluster::{env_for, Cluster, ClusterStatus, Prepared, RunningDb};
-pub use config::{Config, DEFAULT_PORT};
+pub use config::{Config, DEFAULT_PORT, LOG_PREFIX};
 pub use fortunes::read_fortunes;
 pub use layout::Layout;
-pub use pgbench::{measure_floor, FloorResult, FloorSpec, WORLD_BY_ID};
+pub use pgbench::{
+    measure_floor, FloorMode, FloorResult, FloorSpec, PIPELINE_DEPTH, WORLD_BY_ID,
+};
 pub use process::PostmasterPid;
 pub use query::{connect, read_worlds, reset_statements, World};
+pub use statlog::{count_statements, LoggedStatement, StatementLog};
 pub use stats::{classify, Snapshot, StatementDelta, StatementKind, StatementRow, StatementStats};
 pub use url::{DbUrl, UrlError};
 
@@ -36,11 +41,18 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The schema and data, as the contract gives them.
 pub const SCHEMA_SQL: &str = include_str!("../../../spec/database.sql");
 
+/// The rows of `fortune` in the schema (every read of the whole table returns them).
+pub const FORTUNE_ROWS: u64 = 12;
+
 /// The database the servers use.
 pub const DB_NAME: &str = "hello_world";
 
 /// The cluster's role (its owner, and the role servers log in as).
 pub const DB_USER: &str = "serverbench";
+
+/// The referee's role: serverbench's own reads, snapshots and changes of the tables run as this
+/// role, so `pg_stat_statements` tells them from a server's by `userid` (never by their text).
+pub const REFEREE_USER: &str = "serverbench_referee";
 
 /// The Debian packages: the server and `pg_stat_statements`.
 pub const PACKAGES: [&str; 2] = ["postgresql-15", "postgresql-contrib"];
@@ -171,6 +183,13 @@ mod tests {
             text.contains("sudo apt-get install postgresql-15 postgresql-contrib"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_schema_has_the_twelve_fortunes_the_audit_expects_per_read() {
+        let values = SCHEMA_SQL.split("INSERT INTO fortune").nth(1).unwrap();
+        let rows = values.split("\n\n").next().unwrap();
+        assert_eq!(rows.matches("\n  (").count() as u64, FORTUNE_ROWS);
     }
 
     #[test]

@@ -2,7 +2,11 @@
 //! front, measured with `pgbench` (Debian's postgresql-15 ships it). The workload is what a
 //! contract server's `/db` asks: `SELECT id, randomnumber FROM world WHERE id = :id` with a
 //! random id in 1..10,000, prepared statements, over TCP, `clients` sessions for `duration`,
-//! pgbench pinned to the given CPUs. No server's `/db` can answer more than this.
+//! pgbench pinned to the given CPUs; one select per round trip ([`FloorMode::Plain`]), or
+//! [`PIPELINE_DEPTH`] selects sent in pipeline mode (`\startpipeline`/`\endpipeline`,
+//! PostgreSQL 14+) before their answers are read ([`FloorMode::Pipeline`]). Both are reference
+//! rates, not ceilings: a server whose driver pipelines (each query with its own Sync) can pass
+//! the plain one.
 
 use crate::init::{pinned, program};
 use crate::{DbError, DbUrl, Result};
@@ -15,6 +19,57 @@ use std::time::{Duration, Instant};
 pub const WORLD_BY_ID: &str =
     "\\set id random(1, 10000)\nSELECT id, randomnumber FROM world WHERE id = :id;\n";
 
+/// Selects per pipeline in [`FloorMode::Pipeline`].
+pub const PIPELINE_DEPTH: u32 = 20;
+
+/// How pgbench sends its selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FloorMode {
+    /// One select, its answer read, then the next ([`WORLD_BY_ID`]).
+    #[default]
+    Plain,
+    /// [`PIPELINE_DEPTH`] selects sent in pipeline mode, then their answers read.
+    Pipeline,
+}
+
+impl FloorMode {
+    /// Selects per pgbench transaction.
+    pub fn selects_per_transaction(self) -> u32 {
+        match self {
+            FloorMode::Plain => 1,
+            FloorMode::Pipeline => PIPELINE_DEPTH,
+        }
+    }
+
+    /// Its script.
+    pub fn script(self) -> String {
+        match self {
+            FloorMode::Plain => WORLD_BY_ID.to_owned(),
+            FloorMode::Pipeline => {
+                let mut s = String::new();
+                for i in 1..=PIPELINE_DEPTH {
+                    s.push_str(&format!("\\set id{i} random(1, 10000)\n"));
+                }
+                s.push_str("\\startpipeline\n");
+                for i in 1..=PIPELINE_DEPTH {
+                    s.push_str(&format!(
+                        "SELECT id, randomnumber FROM world WHERE id = :id{i};\n"
+                    ));
+                }
+                s.push_str("\\endpipeline\n");
+                s
+            }
+        }
+    }
+
+    fn file_name(self) -> &'static str {
+        match self {
+            FloorMode::Plain => "world-by-id.sql",
+            FloorMode::Pipeline => "world-by-id-pipelined.sql",
+        }
+    }
+}
+
 /// A floor measurement to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FloorSpec {
@@ -25,6 +80,8 @@ pub struct FloorSpec {
     pub cpus: Vec<usize>,
     /// How long it runs (`-T`, whole seconds, at least 1).
     pub duration: Duration,
+    /// One select per round trip, or pipelined.
+    pub mode: FloorMode,
 }
 
 impl FloorSpec {
@@ -51,9 +108,10 @@ pub struct FloorResult {
     pub clients: u32,
     /// Threads.
     pub threads: u32,
-    /// Transactions (one select each) it completed.
+    /// Selects it completed (transactions × selects per transaction).
     pub transactions: u64,
-    /// Its `tps` (without the initial connection time): selects per second.
+    /// Selects per second: its `tps` (without the initial connection time) × selects per
+    /// transaction.
     pub selects_per_s: f64,
     /// The measured seconds (`-T`).
     pub duration_s: f64,
@@ -64,8 +122,8 @@ pub struct FloorResult {
 pub fn measure_floor(url: &DbUrl, spec: &FloorSpec, scratch: &Path) -> Result<FloorResult> {
     let pgbench = program("pgbench")?;
     std::fs::create_dir_all(scratch).map_err(DbError::io(scratch))?;
-    let script = scratch.join("world-by-id.sql");
-    std::fs::write(&script, WORLD_BY_ID).map_err(DbError::io(&script))?;
+    let script = scratch.join(spec.mode.file_name());
+    std::fs::write(&script, spec.mode.script()).map_err(DbError::io(&script))?;
     let mut cmd = command(&pgbench, url, spec, &script);
     let step = || format!("pgbench ({} clients) on port {}", spec.clients, url.port);
     let child = cmd
@@ -145,8 +203,8 @@ fn last_line(text: &str) -> &str {
 /// Reads pgbench's report: `number of transactions actually processed: N` and
 /// `tps = X (without initial connection time)`.
 pub fn parse(stdout: &str, spec: &FloorSpec) -> Option<FloorResult> {
-    let mut transactions = None;
-    let mut tps = None;
+    let mut transactions: Option<u64> = None;
+    let mut tps: Option<f64> = None;
     for line in stdout.lines() {
         if let Some(rest) = line.strip_prefix("number of transactions actually processed:") {
             transactions = rest.split_whitespace().next()?.parse().ok();
@@ -155,11 +213,12 @@ pub fn parse(stdout: &str, spec: &FloorSpec) -> Option<FloorResult> {
             tps = rest.split_whitespace().next()?.parse().ok();
         }
     }
+    let per = spec.mode.selects_per_transaction();
     Some(FloorResult {
         clients: spec.clients,
         threads: spec.threads(),
-        transactions: transactions?,
-        selects_per_s: tps?,
+        transactions: transactions? * u64::from(per),
+        selects_per_s: tps? * f64::from(per),
         duration_s: spec.seconds() as f64,
     })
 }
@@ -187,6 +246,7 @@ tps = 18374.512345 (without initial connection time)
             clients,
             cpus: cpus.to_vec(),
             duration: Duration::from_secs(3),
+            mode: FloorMode::Plain,
         }
     }
 
@@ -206,6 +266,20 @@ tps = 18374.512345 (without initial connection time)
         assert_eq!(spec(9, &[0, 1]).threads(), 1);
         assert_eq!(spec(2, &[0, 1, 2, 3]).threads(), 2);
         assert_eq!(spec(16, &[]).threads(), 1);
+    }
+
+    #[test]
+    fn a_pipelined_transaction_counts_its_twenty_selects() {
+        let pipelined = FloorSpec {
+            mode: FloorMode::Pipeline,
+            ..spec(16, &[1])
+        };
+        let r = parse(OUTPUT, &pipelined).unwrap();
+        assert_eq!(r.transactions, 55_123 * 20);
+        assert!((r.selects_per_s - 18_374.512345 * 20.0).abs() < 1e-6);
+        let script = FloorMode::Pipeline.script();
+        assert!(script.contains("\\startpipeline\n") && script.ends_with("\\endpipeline\n"));
+        assert_eq!(script.matches("FROM world WHERE id = :id").count(), 20);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Small reads of the database for the harness and verify: a connection, a set of world rows,
-//! and resetting `pg_stat_statements`. Their SQL carries the `/* serverbench */` mark, so the
-//! statement classifier files them as [`StatementKind::Own`](crate::StatementKind::Own).
+//! and resetting `pg_stat_statements`. Run them as the referee's role
+//! ([`REFEREE_USER`](crate::REFEREE_USER)): snapshots leave that role's statements out.
 
 use crate::{DbError, DbUrl, Result};
 use postgres::{Client, NoTls};
@@ -35,7 +35,7 @@ fn query_err(client_url: &str) -> impl FnOnce(postgres::Error) -> DbError + '_ {
 pub fn read_worlds(client: &mut Client, ids: &[i32]) -> Result<Vec<World>> {
     let rows = client
         .query(
-            "/* serverbench */ SELECT w.id, w.randomnumber FROM world AS w \
+            "SELECT w.id, w.randomnumber FROM world AS w \
              JOIN unnest($1::int4[]) AS u(id) ON u.id = w.id ORDER BY w.id",
             &[&ids],
         )
@@ -52,6 +52,6 @@ pub fn read_worlds(client: &mut Client, ids: &[i32]) -> Result<Vec<World>> {
 /// Empties `pg_stat_statements` (the role is the cluster's superuser, so it may).
 pub fn reset_statements(client: &mut Client) -> Result<()> {
     client
-        .batch_execute("/* serverbench */ SELECT pg_stat_statements_reset()")
+        .batch_execute("SELECT pg_stat_statements_reset()")
         .map_err(query_err("pg_stat_statements_reset()"))
 }

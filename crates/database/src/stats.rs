@@ -1,6 +1,8 @@
 //! `pg_stat_statements` read as typed rows: a [`Snapshot`] before and after some requests, the
 //! delta per statement, and each statement classified by what it does to the contract's tables
 //! (one world row by id, several world rows, an update of world, a read of fortune, other).
+//! serverbench's own statements are left out by role: a snapshot is taken as the referee's role
+//! ([`REFEREE_USER`](crate::REFEREE_USER)) and leaves out that role's rows, whatever their text.
 
 use crate::{DbError, Result};
 use postgres::Client;
@@ -19,20 +21,17 @@ pub enum StatementKind {
     WorldUpdate,
     /// A read of fortune.
     Fortune,
-    /// serverbench's own statements (marked `/* serverbench */`).
-    Own,
     /// Anything else (`BEGIN`, `SET`, catalog reads of drivers…).
     Other,
 }
 
 impl StatementKind {
     /// Every kind, in order.
-    pub const ALL: [StatementKind; 6] = [
+    pub const ALL: [StatementKind; 5] = [
         StatementKind::WorldById,
         StatementKind::WorldMany,
         StatementKind::WorldUpdate,
         StatementKind::Fortune,
-        StatementKind::Own,
         StatementKind::Other,
     ];
 
@@ -43,7 +42,6 @@ impl StatementKind {
             StatementKind::WorldMany => "world, several rows",
             StatementKind::WorldUpdate => "world update",
             StatementKind::Fortune => "fortune",
-            StatementKind::Own => "serverbench",
             StatementKind::Other => "other",
         }
     }
@@ -57,9 +55,6 @@ impl fmt::Display for StatementKind {
 
 /// The kind of a statement from its (normalised) text as `pg_stat_statements` shows it.
 pub fn classify(query: &str) -> StatementKind {
-    if query.contains("/* serverbench */") {
-        return StatementKind::Own;
-    }
     let q = normalise(query);
     let tokens: Vec<&str> = q.split(' ').collect();
     let first = tokens.first().copied().unwrap_or("");
@@ -96,10 +91,36 @@ pub fn classify(query: &str) -> StatementKind {
     StatementKind::Other
 }
 
-/// Lower case, double quotes dropped, runs of white space as one space, trimmed.
+/// Lower case, comments and double quotes dropped, runs of white space as one space, trimmed
+/// (a comment in front of a statement does not hide what it does).
 fn normalise(q: &str) -> String {
-    let lower = q.to_lowercase().replace('"', "");
+    let lower = strip_comments(&q.to_lowercase()).replace('"', "");
     lower.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `q` with its `/* … */` and `-- …` comments as spaces (quotes are not looked into: the
+/// normalised text has `$n` for its constants).
+fn strip_comments(q: &str) -> String {
+    let mut out = String::with_capacity(q.len());
+    let mut rest = q;
+    loop {
+        let block = rest.find("/*");
+        let line = rest.find("--");
+        let (at, end) = match (block, line) {
+            (Some(b), Some(l)) if l < b => (l, "\n"),
+            (Some(b), _) => (b, "*/"),
+            (None, Some(l)) => (l, "\n"),
+            (None, None) => break,
+        };
+        out.push_str(&rest[..at]);
+        out.push(' ');
+        rest = match rest[at + 2..].find(end) {
+            Some(e) => &rest[at + 2 + e + end.len()..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
 }
 
 fn is_table(token: &str, table: &str) -> bool {
@@ -131,13 +152,18 @@ impl StatementRow {
     }
 }
 
-/// Calls and rows of one kind.
+/// Calls and rows of one kind: sent by a client (top level, a round trip each), or run inside
+/// a function or `DO` block (nested).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StatementStats {
-    /// Statements run.
+    /// Statements run at top level.
     pub calls: u64,
-    /// Rows returned or written.
+    /// Rows they returned or wrote.
     pub rows: u64,
+    /// Statements run inside a function or `DO` block.
+    pub nested_calls: u64,
+    /// Rows those returned or wrote.
+    pub nested_rows: u64,
 }
 
 /// The statements of the current database at one moment (as JSON between a database host and
@@ -149,13 +175,16 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Reads `pg_stat_statements` for the connection's database.
+    /// Reads `pg_stat_statements` for the connection's database: every role's statements but
+    /// the connection's own (connect as [`REFEREE_USER`](crate::REFEREE_USER), never as the
+    /// servers' role, or their statements are left out too).
     pub fn take(client: &mut Client) -> Result<Snapshot> {
         let rows = client
             .query(
-                "/* serverbench */ SELECT s.userid::oid::int8, s.queryid, s.toplevel, s.query, \
+                "SELECT s.userid::oid::int8, s.queryid, s.toplevel, s.query, \
                  s.calls, s.rows FROM pg_stat_statements AS s JOIN pg_database AS d \
-                 ON d.oid = s.dbid WHERE d.datname = current_database() AND s.queryid IS NOT NULL",
+                 ON d.oid = s.dbid WHERE d.datname = current_database() AND s.queryid IS NOT NULL \
+                 AND s.userid <> (SELECT oid FROM pg_roles WHERE rolname = current_user)",
                 &[],
             )
             .map_err(|source| DbError::Query {
@@ -178,7 +207,7 @@ impl Snapshot {
     }
 
     /// Reads `pg_stat_statements` once the statements stop growing: two reads `quiet` apart
-    /// with the same count of statements (serverbench's own left out), or the last read after
+    /// with the same count of statements, or the last read after
     /// `limit`. After a load, the requests still queued in the server reach the database and
     /// are counted in this snapshot, not in the next lap's.
     pub fn take_settled(client: &mut Client, quiet: Duration, limit: Duration) -> Result<Snapshot> {
@@ -194,10 +223,9 @@ impl Snapshot {
         }
     }
 
-    /// Calls of every statement but serverbench's own.
+    /// Calls of every statement (serverbench's own are not in a snapshot).
     pub fn statements(&self) -> u64 {
-        let theirs = self.rows.iter().filter(|r| r.kind() != StatementKind::Own);
-        theirs.map(|r| r.calls).sum()
+        self.rows.iter().map(|r| r.calls).sum()
     }
 
     /// What ran between `self` and `after`: every statement whose calls grew (a statement
@@ -245,8 +273,13 @@ impl StatementDelta {
             .collect();
         for r in &self.rows {
             let s = m.entry(r.kind()).or_default();
-            s.calls += r.calls;
-            s.rows += r.rows;
+            if r.toplevel {
+                s.calls += r.calls;
+                s.rows += r.rows;
+            } else {
+                s.nested_calls += r.calls;
+                s.nested_rows += r.rows;
+            }
         }
         m
     }
@@ -256,13 +289,15 @@ impl StatementDelta {
         self.by_kind().get(&kind).copied().unwrap_or_default()
     }
 
-    /// Statements run by anyone but serverbench itself (for statements per request).
+    /// Statements sent by clients (top level: round trips; the statements a function or `DO`
+    /// block runs are not), for statements per request.
     pub fn statements(&self) -> u64 {
-        self.rows
-            .iter()
-            .filter(|r| r.kind() != StatementKind::Own)
-            .map(|r| r.calls)
-            .sum()
+        self.rows.iter().filter(|r| r.toplevel).map(|r| r.calls).sum()
+    }
+
+    /// Rows those statements returned or wrote.
+    pub fn rows(&self) -> u64 {
+        self.rows.iter().filter(|r| r.toplevel).map(|r| r.rows).sum()
     }
 }
 
@@ -290,7 +325,10 @@ mod tests {
             ("SELECT $1", Other),
             ("SELECT oid, typname FROM pg_type", Other),
             ("UPDATE fortune SET message = $1", Other),
-            ("/* serverbench */ SELECT pg_stat_statements_reset()", Own),
+            ("/* serverbench */ SELECT id, randomnumber FROM world WHERE id = $1", WorldById),
+            ("/* serverbench */ SELECT id, randomnumber FROM world WHERE id = ANY($1)", WorldMany),
+            ("-- a note\nSELECT id, message FROM fortune", Fortune),
+            ("/* a */ UPDATE /* b */ world SET randomnumber = $1 WHERE id = $2", WorldUpdate),
         ] {
             assert_eq!(classify(q), k, "{q}");
         }
@@ -319,25 +357,22 @@ mod tests {
                 row(1, by_id, 300, 300),
                 row(2, upd, 20, 200),
                 row(3, "BEGIN", 7, 0),
-                row(4, "/* serverbench */ SELECT 1", 1, 1),
+                StatementRow {
+                    toplevel: false,
+                    ..row(4, by_id, 400, 400)
+                },
             ],
         };
         let d = before.delta(&after);
         assert_eq!(d.rows.len(), 3, "BEGIN did not run in between");
-        assert_eq!(
-            d.get(WorldById),
-            StatementStats {
-                calls: 200,
-                rows: 200
-            }
-        );
-        assert_eq!(
-            d.get(WorldUpdate),
-            StatementStats {
-                calls: 20,
-                rows: 200
-            }
-        );
+        let stats = |calls, rows, nested_calls, nested_rows| StatementStats {
+            calls,
+            rows,
+            nested_calls,
+            nested_rows,
+        };
+        assert_eq!(d.get(WorldById), stats(200, 200, 400, 400), "nested apart");
+        assert_eq!(d.get(WorldUpdate), stats(20, 200, 0, 0));
         assert_eq!(d.get(Fortune), StatementStats::default());
         assert_eq!(d.statements(), 220);
     }

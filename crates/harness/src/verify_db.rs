@@ -33,6 +33,8 @@ pub fn start(paths: &Paths) -> Result<RunningDb, Check> {
         Check::new("database", vec![d])
     };
     let mut config = Config::new(&paths.cache).size_for_pool(VERIFY_POOL);
+    // verify reads the log: several statements in one string, reads sharing a transaction.
+    config.log_statements = true;
     config.port = crate::process::free_port("127.0.0.1").map_err(|e| failed(&e))?;
     let cluster = Cluster::prepare(&config).map_err(|e| failed(&e))?;
     cluster.start().map_err(|e| match e {
@@ -50,18 +52,23 @@ pub fn start(paths: &Paths) -> Result<RunningDb, Check> {
     })
 }
 
-/// The database checks of `features` against the server at `addr`, with `db` as referee.
+/// The database checks of `features` against the server at `addr`, with `db` as referee: on
+/// the referee's own role, reading the statement log, holding the server to
+/// [`VERIFY_POOL`] connections.
 pub fn check(addr: Option<SocketAddr>, features: &[Feature], db: &RunningDb) -> Vec<Check> {
     let Some(addr) = addr else {
         return Vec::new();
     };
-    match PgReferee::connect(&db.url()) {
-        Ok(mut referee) => database::check_all(addr, features, &mut referee),
+    match PgReferee::connect(&db.referee_url()) {
+        Ok(referee) => {
+            let mut referee = referee.with_log(db.log_file()).with_pool(VERIFY_POOL);
+            database::check_all(addr, features, &mut referee)
+        }
         Err(e) => vec![Check::new(
             "database",
             vec![Diff::new(
                 "connection",
-                format!("verify connected to {}", db.url()),
+                format!("verify connected to {}", db.referee_url()),
                 e.to_string(),
             )],
         )],

@@ -24,10 +24,24 @@ fn verify_starts_a_private_database_hands_its_url_and_pool_and_runs_the_database
     assert_eq!(get("DATABASE_POOL").as_deref(), Some("8"));
     assert_eq!(get("DATABASE_URL"), Some(db.url().expose()));
 
+    assert_ne!(db.referee_url().user, db.url().user, "verify has a role of its own");
+
     let addr = db_servers::serve(&db.url(), db_servers::Flaw::None);
     let checks = verify_db::check(Some(addr), &[Feature::Db, Feature::Fortunes], &db);
     let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(checks.len(), 4, "{names:?}");
+    assert_eq!(checks.len(), 6, "{names:?}");
     assert!(checks.iter().all(|c| c.passed()), "{checks:#?}");
+    // The statement log is read: a server that sends several statements in one string fails.
+    let several = db_servers::serve(&db.url(), db_servers::Flaw::SeveralInOne);
+    let checks = verify_db::check(Some(several), &[Feature::Queries], &db);
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| c.name.as_str())
+        .collect();
+    assert!(
+        failed.contains(&"query audit: 20 × GET /queries?queries=20"),
+        "{failed:?}"
+    );
     db.stop().expect("the private cluster stopped");
 }

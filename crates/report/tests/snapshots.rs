@@ -408,12 +408,12 @@ fn csv_carries_the_tls_and_http2_tables_each_under_its_own_header() {
     assert_eq!(blocks.len(), 3, "summary, TLS and HTTP/2: {csv}");
     let header = |b: &str| b.lines().next().unwrap().to_owned();
     assert!(
-        header(blocks[0]).ends_with(",latency_source,transport"),
+        header(blocks[0]).ends_with(",latency_source,transport,off_contract"),
         "appended, so the columns before keep their places"
     );
     let mode_and_transport = |line: &str| {
         let f: Vec<&str> = line.split(',').collect();
-        (f[3].to_owned(), f[f.len() - 1].to_owned())
+        (f[3].to_owned(), f[f.len() - 2].to_owned())
     };
     let handshake = blocks[0]
         .lines()

@@ -58,6 +58,7 @@ fn an_env_json_from_before_the_database_floor_reads_with_no_floor_and_a_new_one_
         round: 1,
         selects_per_s: 18_600.0,
         transactions: 55_800,
+        pipelined_selects_per_s: Some(96_300.0),
         duration_s: 3.0,
         db_cpus: vec![0],
         client_cpus: vec![1],

@@ -148,6 +148,10 @@ pub struct ServerSummary {
     pub ctx_switches_per_request: Option<f64>,
     pub client_saturated: bool,
     pub speed_factor: Option<SpeedFactor>,
+    /// Left out of the ranks (`rank` is `None`): its database laps broke the contract's
+    /// statement rules, and how (crate::off_contract).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub off_contract: Option<String>,
     pub rank: Option<u32>,
 }
 
@@ -205,10 +209,14 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
         .iter()
         .map(|l| summarize_server(l, &first.scenario, &first.profile))
         .collect();
+    // A row outside the statement rules is not ranked (NaN is unranked).
     let ranks = stats::rank(
         &servers
             .iter()
-            .map(|s| (s.rps.map_or(f64::NAN, |r| r.median), s.rps_ci))
+            .map(|s| match s.off_contract {
+                Some(_) => (f64::NAN, None),
+                None => (s.rps.map_or(f64::NAN, |r| r.median), s.rps_ci),
+            })
             .collect::<Vec<_>>(),
     );
     for (s, r) in servers.iter_mut().zip(ranks) {
@@ -380,6 +388,7 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
         .filter(|_| per_request),
         client_saturated: ok.iter().any(|(_, m)| m.client_saturated == Some(true)),
         speed_factor: None,
+        off_contract: crate::off_contract::of_laps(laps),
         rank: None,
     }
 }

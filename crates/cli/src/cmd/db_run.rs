@@ -57,7 +57,8 @@ pub fn run(config: &Config) -> anyhow::Result<Exit> {
 
 /// One answer to [`DB_SNAPSHOT`].
 fn snapshot(db: &RunningDb) -> String {
-    let taken = serverbench_database::connect(&db.url())
+    // As the referee's role: its own statements are not in the snapshot.
+    let taken = serverbench_database::connect(&db.referee_url())
         .and_then(|mut client| Snapshot::take(&mut client))
         .map_err(|e| e.to_string())
         .and_then(|s| serde_json::to_string(&s).map_err(|e| e.to_string()));

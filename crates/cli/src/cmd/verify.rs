@@ -50,12 +50,17 @@ pub struct Args {
     #[arg(short = 'k', long, requires = "url")]
     pub insecure: bool,
     /// With --url and `db`, `queries`, `fortunes` or `updates` in --implements: the PostgreSQL
-    /// the server uses (postgres://USER:PASSWORD@HOST:PORT/DBNAME). verify reads its tables and
-    /// audits the statements the server runs, so it must be the database's only client, the
-    /// database needs the pg_stat_statements extension, and the role must see the server's
-    /// statements in it (the server's own role, or one granted pg_read_all_stats).
+    /// the server uses (postgres://USER:PASSWORD@HOST:PORT/DBNAME), with a role of verify's own,
+    /// never the server's (its statements are told apart by role). verify reads the tables,
+    /// changes them behind the server's back and puts them back, and audits the statements the
+    /// server runs: the role must be granted pg_read_all_stats and write world and fortune, the
+    /// database needs pg_stat_statements, and verify must be its only other client.
     #[arg(long, value_name = "URL", requires = "url")]
     pub database_url: Option<String>,
+    /// With --database-url: the DATABASE_POOL the server was given; its connections are held
+    /// to it (unchecked without it).
+    #[arg(long, value_name = "N", requires = "database_url")]
+    pub database_pool: Option<u32>,
     /// `-f json` (or `--json`): the reports as JSON.
     #[command(flatten)]
     pub format: crate::flags::Format,
@@ -141,7 +146,11 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
             https_targets(url, rest, args)?
         }
     };
-    let mut referee = database_referee(&features, args.database_url.as_deref())?;
+    let mut referee = database_referee(&features, args.database_url.as_deref())?
+        .map(|r| match args.database_pool {
+            Some(pool) => r.with_pool(pool),
+            None => r,
+        });
     let mut checks = check_all(&targets, &features);
     if let (Some(referee), Some(addr)) = (referee.as_mut(), targets.http) {
         checks.extend(database::check_all(addr, &features, referee));

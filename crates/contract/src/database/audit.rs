@@ -1,9 +1,14 @@
-//! The query audit: a known number of requests per feature between two marks of
-//! `pg_stat_statements`, then the statements PostgreSQL ran compared with what the contract
-//! implies: one single-row `SELECT` on `world` per row read, at least one row written per row
-//! updated, one `SELECT` on `fortune` per page, and no multi-row read of `world` at all. A server
-//! that caches rows, batches reads (`IN (…)`, `ANY(…)`) or skips its updates fails here with the
-//! expected and measured counts.
+//! The query audit: a known number of requests between two marks of `pg_stat_statements`, at
+//! each N the shipped suites use ([`NS`]), then the statements PostgreSQL ran for the server
+//! compared with what the contract implies: one top-level single-row `SELECT` on `world` per row
+//! read, each returning its row; at least one row written per row updated; one top-level
+//! `SELECT` on `fortune` per page, returning the table; no multi-row read of `world` at all. Where
+//! verify runs the database it also reads the statement log: no query string may hold several
+//! statements, and no two reads of `world` may share a transaction (one Sync per query). While
+//! the requests run, the server's connections in `pg_stat_activity` are sampled: never more than
+//! `DATABASE_POOL`. A server that caches rows, batches reads (`IN (…)`, `ANY(…)`, a `DO` block),
+//! sends decoys that return nothing, or skips its updates fails here with the expected and
+//! measured counts.
 //!
 //! The margin is ±5% of the expected count (at least 1), for a statement recorded a moment
 //! after its answer; multi-row reads of `world` have none. The requests go on
@@ -21,8 +26,14 @@ use std::time::Duration;
 pub const CONNECTIONS: usize = 4;
 /// The margin on each count, in percent of the expected count.
 pub const MARGIN_PERCENT: u64 = 5;
+/// The N of `queries` and `updates` the shipped suites use (a test reads `suites/*.toml`).
+pub const NS: [u64; 4] = [1, 5, 10, 20];
+/// Requests of each `queries`/`updates`/`fortunes` window.
+const REQUESTS: u64 = 20;
 /// How long PostgreSQL is given to record the last statements before the second mark.
 const SETTLE: Duration = Duration::from_millis(200);
+/// How often the server's connections are counted while the requests run.
+const SAMPLE_EVERY: Duration = Duration::from_millis(5);
 
 /// The requests of one window of the audit and the statements they must cause.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,25 +48,75 @@ pub struct Plan {
     pub rows_updated: u64,
     /// `SELECT`s on `fortune` they must cause.
     pub fortune_reads: u64,
+    /// Rows each `SELECT` on `fortune` must return (the table's).
+    pub fortune_table: u64,
+    /// The reads must each be a transaction of their own (not so for updates: a batched
+    /// update may share a transaction with its reads).
+    pub own_transactions: bool,
 }
 
-/// The audit's plan for a database feature: 50 × `/db`, 20 × `/queries?queries=20`,
-/// 20 × `/fortunes`, 20 × `/updates?queries=20`.
-pub fn plan(f: Feature) -> Option<Plan> {
-    let p = |path: &str, requests, world_reads, rows_updated, fortune_reads| Plan {
-        path: path.into(),
+/// The audit's plans for a database feature: 50 × `/db`; 20 × `/queries?queries=N` and
+/// 20 × `/updates?queries=N` for each N of [`NS`]; 20 × `/fortunes` (the table has
+/// `fortune_table` rows).
+pub fn plans(f: Feature, fortune_table: u64) -> Vec<Plan> {
+    let p = |path: String, requests, world_reads, rows_updated, fortune_reads| Plan {
+        path,
         requests,
         world_reads,
         rows_updated,
         fortune_reads,
+        fortune_table,
+        own_transactions: rows_updated == 0,
     };
     match f {
-        Feature::Db => Some(p("/db", 50, 50, 0, 0)),
-        Feature::Queries => Some(p("/queries?queries=20", 20, 400, 0, 0)),
-        Feature::Fortunes => Some(p("/fortunes", 20, 0, 0, 20)),
-        Feature::Updates => Some(p("/updates?queries=20", 20, 400, 400, 0)),
+        Feature::Db => vec![p("/db".into(), 50, 50, 0, 0)],
+        Feature::Queries => NS
+            .iter()
+            .map(|n| p(format!("/queries?queries={n}"), REQUESTS, REQUESTS * n, 0, 0))
+            .collect(),
+        Feature::Fortunes => vec![p("/fortunes".into(), REQUESTS, 0, 0, REQUESTS)],
+        Feature::Updates => NS
+            .iter()
+            .map(|n| {
+                let rows = REQUESTS * n;
+                p(format!("/updates?queries={n}"), REQUESTS, rows, rows, 0)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The fortunes of the contract's table (spec/database.sql).
+pub const FORTUNE_TABLE: u64 = serverbench_database::FORTUNE_ROWS;
+
+/// The plan of a run's lap: `requests` answered on `path` (`/db`, `/queries?queries=N`,
+/// `/fortunes`, `/updates?queries=N`, N as the contract clamps it) must have caused what the
+/// audit asks of that many requests; `None` for any other path.
+pub fn for_lap(path: &str, requests: u64) -> Option<Plan> {
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
+    let n = super::clamp_queries(query.split('&').find_map(|kv| kv.strip_prefix("queries=")));
+    let rows = requests * n as u64;
+    let p = |world_reads, rows_updated, fortune_reads| Plan {
+        path: path.to_owned(),
+        requests,
+        world_reads,
+        rows_updated,
+        fortune_reads,
+        fortune_table: FORTUNE_TABLE,
+        own_transactions: rows_updated == 0,
+    };
+    match route {
+        "/db" => Some(p(requests, 0, 0)),
+        "/queries" => Some(p(rows, 0, 0)),
+        "/fortunes" => Some(p(0, 0, requests)),
+        "/updates" => Some(p(rows, rows, 0)),
         _ => None,
     }
+}
+
+/// The plan of `f` at `path` (for the unit tests).
+pub fn plan(f: Feature, path: &str) -> Option<Plan> {
+    plans(f, 12).into_iter().find(|p| p.path == path)
 }
 
 /// The margin on an expected count: ±5%, at least 1.
@@ -63,11 +124,8 @@ pub fn margin(expected: u64) -> u64 {
     (expected * MARGIN_PERCENT / 100).max(1)
 }
 
-/// Runs the audit window of `f` against the server at `addr`.
-pub fn check(addr: SocketAddr, f: Feature, referee: &mut dyn Referee) -> Check {
-    let Some(plan) = plan(f) else {
-        return Check::pass(format!("query audit of {f}"));
-    };
+/// Runs the audit window of `plan` against the server at `addr`.
+pub fn check(addr: SocketAddr, plan: &Plan, referee: &mut dyn Referee) -> Check {
     let name = format!("query audit: {} × GET {}", plan.requests, plan.path);
     if let Err(e) = referee.mark() {
         let d = Diff::new(
@@ -77,19 +135,36 @@ pub fn check(addr: SocketAddr, f: Feature, referee: &mut dyn Referee) -> Check {
         );
         return Check::new(name, vec![d]);
     }
-    if let Err(d) = send(addr, &plan) {
-        return Check::new(name, vec![d]);
-    }
+    let most = match send(addr, plan, referee) {
+        Ok(most) => most,
+        Err(d) => return Check::new(name, vec![d]),
+    };
     std::thread::sleep(SETTLE);
     match referee.since_mark() {
-        Ok(ran) => Check::new(name, judge(&plan, &ran)).with_note(describe(&plan, &ran)),
+        Ok(ran) => {
+            let mut diffs = judge(plan, &ran);
+            diffs.extend(pool_diff(most, referee.pool()));
+            Check::new(name, diffs).with_note(describe(plan, &ran, most))
+        }
         Err(e) => Check::new(name, vec![Diff::new("pg_stat_statements", "a snapshot", e)]),
     }
 }
 
+/// More connections than the pool, as a difference.
+pub fn pool_diff(most: Option<u32>, pool: Option<u32>) -> Option<Diff> {
+    let (most, pool) = (most?, pool?);
+    (most > pool).then(|| {
+        Diff::new(
+            "connections to the database (pg_stat_activity)",
+            format!("at most DATABASE_POOL = {pool}"),
+            format!("{most} at once (a connection per request, or a pool too large?)"),
+        )
+    })
+}
+
 /// What PostgreSQL ran, for the record: the counts the plan is judged on (short enough for a
-/// line of `verify`), and the other statements when there were any.
-pub fn describe(plan: &Plan, s: &Statements) -> String {
+/// line of `verify`), the other statements when there were any, and the most connections seen.
+pub fn describe(plan: &Plan, s: &Statements, connections: Option<u32>) -> String {
     let mut parts = Vec::new();
     if plan.world_reads > 0 {
         parts.push(format!("{} single-row SELECTs", s.world_single_reads));
@@ -110,6 +185,9 @@ pub fn describe(plan: &Plan, s: &Statements) -> String {
     if s.other > 0 {
         text.push_str(&format!("; {} other", s.other));
     }
+    if let Some(n) = connections {
+        text.push_str(&format!("; at most {n} connections"));
+    }
     text
 }
 
@@ -123,13 +201,23 @@ pub fn judge(plan: &Plan, ran: &Statements) -> Vec<Diff> {
             "more than one SELECT per row?"
         } else if ran.world_multi_reads > 0 {
             "reads batched?"
+        } else if ran.nested_reads > 0 {
+            "reads run inside a function or DO block: not round trips"
         } else {
             "a cache?"
         };
         diffs.push(Diff::new(
-            "single-row SELECTs on world",
+            "single-row SELECTs on world (top level)",
             expected(plan.world_reads),
             format!("PostgreSQL ran {} ({hint})", ran.world_single_reads),
+        ));
+    }
+    let short = ran.world_single_reads.saturating_sub(margin(ran.world_single_reads));
+    if plan.world_reads > 0 && ran.world_single_rows < short {
+        diffs.push(Diff::new(
+            "rows returned by the single-row SELECTs on world",
+            format!("one per SELECT: {} (±{})", ran.world_single_reads, margin(ran.world_single_reads)),
+            format!("{} (decoy SELECTs that return nothing?)", ran.world_single_rows),
         ));
     }
     if ran.world_multi_reads > 0 {
@@ -156,28 +244,74 @@ pub fn judge(plan: &Plan, ran: &Statements) -> Vec<Diff> {
             ),
         ));
     }
-    if plan.fortune_reads > 0 && !within(plan.fortune_reads, ran.fortune_reads) {
+    if plan.fortune_reads > 0 {
+        diffs.extend(judge_fortunes(plan, ran));
+    }
+    if let Some(log) = &ran.log {
+        diffs.extend(judge_log(plan, log));
+    }
+    diffs
+}
+
+fn judge_fortunes(plan: &Plan, ran: &Statements) -> Vec<Diff> {
+    let mut diffs = Vec::new();
+    let expected = |n: u64| format!("{n} (±{})", margin(n));
+    if plan.fortune_reads.abs_diff(ran.fortune_reads) > margin(plan.fortune_reads) {
         let hint = if ran.fortune_reads < plan.fortune_reads {
             "a cache?"
         } else {
             "more than one per page?"
         };
         diffs.push(Diff::new(
-            "SELECTs on fortune",
+            "SELECTs on fortune (top level)",
             expected(plan.fortune_reads),
             format!("PostgreSQL ran {} ({hint})", ran.fortune_reads),
+        ));
+    }
+    let rows = ran.fortune_reads * plan.fortune_table;
+    if ran.fortune_rows < rows.saturating_sub(margin(rows)) {
+        diffs.push(Diff::new(
+            "rows returned by the SELECTs on fortune",
+            format!("the table's {} per SELECT: {} (±{})", plan.fortune_table, rows, margin(rows)),
+            format!("{} (a decoy read of part of the table?)", ran.fortune_rows),
         ));
     }
     diffs
 }
 
-/// The plan's requests, shared by [`CONNECTIONS`] keep-alive connections at once; the first
-/// failed request is the difference.
-fn send(addr: SocketAddr, plan: &Plan) -> Result<(), Diff> {
+fn judge_log(plan: &Plan, log: &super::LogFindings) -> Vec<Diff> {
+    let mut diffs = Vec::new();
+    if log.several_in_one > 0 {
+        let example = log.example.as_deref().unwrap_or("");
+        diffs.push(Diff::new(
+            "query strings (the statement log)",
+            "one statement each",
+            format!("{} held several, e.g. {example}", log.several_in_one),
+        ));
+    }
+    if plan.own_transactions && log.shared_transaction > 0 {
+        diffs.push(Diff::new(
+            "transactions of the reads of world (the statement log)",
+            "one per read (one Sync per query)",
+            format!(
+                "{} reads shared a transaction with another (pipelined under one Sync, or an \
+                 explicit transaction?)",
+                log.shared_transaction
+            ),
+        ));
+    }
+    diffs
+}
+
+/// The plan's requests, shared by [`CONNECTIONS`] keep-alive connections at once, the server's
+/// database connections counted meanwhile; the most seen (`None` when they cannot be counted),
+/// or the first failed request as the difference.
+fn send(addr: SocketAddr, plan: &Plan, referee: &mut dyn Referee) -> Result<Option<u32>, Diff> {
     let per = |c: u64| {
         plan.requests / CONNECTIONS as u64 + u64::from(c < plan.requests % CONNECTIONS as u64)
     };
     let req = get_request(&plan.path, &addr.to_string(), false);
+    let mut most: Option<u32> = None;
     let results: Vec<Result<(), String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..CONNECTIONS as u64)
             .map(|c| {
@@ -185,6 +319,12 @@ fn send(addr: SocketAddr, plan: &Plan) -> Result<(), Diff> {
                 s.spawn(move || one_connection(addr, req, per(c)))
             })
             .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            if let Ok(n) = referee.server_connections() {
+                most = Some(most.unwrap_or(0).max(n));
+            }
+            std::thread::sleep(SAMPLE_EVERY);
+        }
         handles
             .into_iter()
             .map(|h| {
@@ -193,8 +333,11 @@ fn send(addr: SocketAddr, plan: &Plan) -> Result<(), Diff> {
             })
             .collect()
     });
+    if let Ok(n) = referee.server_connections() {
+        most = Some(most.unwrap_or(0).max(n));
+    }
     match results.into_iter().find_map(Result::err) {
-        None => Ok(()),
+        None => Ok(most),
         Some(e) => Err(Diff::new(
             "responses",
             format!("{} × 200 to GET {}", plan.requests, plan.path),
@@ -227,12 +370,26 @@ mod tests {
     fn ran(single: u64, multi: u64, updates: u64, rows: u64, fortunes: u64) -> Statements {
         Statements {
             world_single_reads: single,
+            world_single_rows: single,
             world_multi_reads: multi,
             world_updates: updates,
             world_rows_updated: rows,
             fortune_reads: fortunes,
-            other: 0,
+            fortune_rows: fortunes * 12,
+            ..Statements::default()
         }
+    }
+
+    fn queries_20() -> Plan {
+        plan(Feature::Queries, "/queries?queries=20").unwrap()
+    }
+
+    fn updates_20() -> Plan {
+        plan(Feature::Updates, "/updates?queries=20").unwrap()
+    }
+
+    fn fortunes() -> Plan {
+        plan(Feature::Fortunes, "/fortunes").unwrap()
     }
 
     #[test]
@@ -245,7 +402,7 @@ mod tests {
 
     #[test]
     fn one_select_per_row_passes_within_the_margin() {
-        let p = plan(Feature::Queries).unwrap();
+        let p = queries_20();
         assert!(judge(&p, &ran(400, 0, 0, 0, 0)).is_empty());
         assert!(judge(&p, &ran(381, 0, 0, 0, 0)).is_empty());
         assert_eq!(judge(&p, &ran(379, 0, 0, 0, 0)).len(), 1);
@@ -253,23 +410,24 @@ mod tests {
 
     #[test]
     fn a_cache_fails_with_the_expected_and_measured_counts() {
-        let d = judge(&plan(Feature::Queries).unwrap(), &ran(20, 0, 0, 0, 0));
+        let d = judge(&queries_20(), &ran(20, 0, 0, 0, 0));
         assert_eq!(
             d[0].render(),
-            "single-row SELECTs on world: expected 400 (±20), got PostgreSQL ran 20 (a cache?)"
+            "single-row SELECTs on world (top level): expected 400 (±20), got PostgreSQL ran 20 \
+             (a cache?)"
         );
     }
 
     #[test]
     fn batched_reads_fail_twice_with_the_batches_named() {
-        let d = judge(&plan(Feature::Queries).unwrap(), &ran(0, 20, 0, 0, 0));
+        let d = judge(&queries_20(), &ran(0, 20, 0, 0, 0));
         assert!(d[0].got.ends_with("(reads batched?)"), "{d:?}");
         assert_eq!(d[1].what, "multi-row SELECTs on world");
     }
 
     #[test]
     fn a_batched_update_passes_and_skipped_updates_fail() {
-        let p = plan(Feature::Updates).unwrap();
+        let p = updates_20();
         assert!(judge(&p, &ran(400, 0, 20, 400, 0)).is_empty());
         assert!(judge(&p, &ran(400, 0, 400, 400, 0)).is_empty());
         let d = judge(&p, &ran(400, 0, 0, 0, 0));
@@ -278,20 +436,91 @@ mod tests {
 
     #[test]
     fn the_note_names_the_counts_the_plan_is_judged_on() {
-        let u = describe(&plan(Feature::Updates).unwrap(), &ran(400, 0, 20, 400, 0));
+        let u = describe(&updates_20(), &ran(400, 0, 20, 400, 0), None);
         assert_eq!(
             u,
             "PostgreSQL ran 400 single-row SELECTs, 20 UPDATEs (400 rows) on world"
         );
         let mut s = ran(0, 0, 0, 0, 20);
         s.other = 3;
-        let f = describe(&plan(Feature::Fortunes).unwrap(), &s);
-        assert_eq!(f, "PostgreSQL ran 20 SELECTs on fortune; 3 other");
+        let f = describe(&fortunes(), &s, Some(4));
+        assert_eq!(
+            f,
+            "PostgreSQL ran 20 SELECTs on fortune; 3 other; at most 4 connections"
+        );
+    }
+
+    #[test]
+    fn every_n_of_the_shipped_suites_is_audited_for_queries_and_updates() {
+        let paths = |f| -> Vec<String> { plans(f, 12).into_iter().map(|p| p.path).collect() };
+        assert_eq!(
+            paths(Feature::Queries),
+            [1, 5, 10, 20].map(|n| format!("/queries?queries={n}"))
+        );
+        assert_eq!(paths(Feature::Updates).len(), 4);
+        assert_eq!(plan(Feature::Updates, "/updates?queries=5").unwrap().rows_updated, 100);
+    }
+
+    #[test]
+    fn a_lap_is_judged_at_the_n_it_ran() {
+        let p = for_lap("/queries?queries=5", 1000).unwrap();
+        assert_eq!((p.world_reads, p.rows_updated), (5000, 0));
+        assert!(judge(&p, &ran(5000, 0, 0, 0, 0)).is_empty());
+        assert_eq!(judge(&p, &ran(1000, 0, 0, 0, 0)).len(), 1);
+        let u = for_lap("/updates?queries=99999999999", 10).unwrap();
+        assert_eq!((u.world_reads, u.rows_updated), (5000, 5000));
+        assert_eq!(for_lap("/fortunes", 7).unwrap().fortune_reads, 7);
+        assert!(for_lap("/hello", 7).is_none());
+    }
+
+    #[test]
+    fn decoy_selects_that_return_nothing_fail_on_the_rows() {
+        let mut s = ran(400, 0, 0, 0, 0);
+        s.world_single_rows = 0;
+        let d = judge(&queries_20(), &s);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].got.contains("decoy"), "{d:?}");
+        let mut f = ran(0, 0, 0, 0, 20);
+        f.fortune_rows = 20;
+        assert_eq!(judge(&fortunes(), &f)[0].what, "rows returned by the SELECTs on fortune");
+    }
+
+    #[test]
+    fn reads_inside_a_do_block_are_not_round_trips() {
+        let mut s = ran(0, 0, 0, 0, 0);
+        s.nested_reads = 400;
+        let d = judge(&queries_20(), &s);
+        assert!(d[0].got.contains("inside a function or DO block"), "{d:?}");
+    }
+
+    #[test]
+    fn several_statements_in_a_string_and_shared_transactions_fail_from_the_log() {
+        let mut s = ran(400, 0, 0, 0, 0);
+        s.log = Some(super::super::LogFindings {
+            several_in_one: 20,
+            example: Some("SELECT 1; SELECT 2".into()),
+            shared_transaction: 400,
+        });
+        let d = judge(&queries_20(), &s);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d[0].got.starts_with("20 held several"), "{d:?}");
+        // Updates may share a transaction between a batched UPDATE and its reads.
+        s.world_updates = 20;
+        s.world_rows_updated = 400;
+        assert_eq!(judge(&updates_20(), &s).len(), 1);
+    }
+
+    #[test]
+    fn more_connections_than_the_pool_is_a_difference() {
+        assert!(pool_diff(Some(8), Some(8)).is_none());
+        assert!(pool_diff(Some(9), None).is_none());
+        let d = pool_diff(Some(9), Some(8)).unwrap();
+        assert_eq!(d.expected, "at most DATABASE_POOL = 8");
     }
 
     #[test]
     fn a_cached_fortune_page_fails() {
-        let d = judge(&plan(Feature::Fortunes).unwrap(), &ran(0, 0, 0, 0, 1));
-        assert_eq!(d[0].what, "SELECTs on fortune");
+        let d = judge(&fortunes(), &ran(0, 0, 0, 0, 1));
+        assert_eq!(d[0].what, "SELECTs on fortune (top level)");
     }
 }

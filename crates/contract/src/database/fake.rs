@@ -12,8 +12,11 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Default)]
 pub struct Memory {
     world: World,
+    fortunes: Vec<(i32, String)>,
     ran: Statements,
     marked: Statements,
+    before: Option<(World, Vec<(i32, String)>)>,
+    changes: i32,
 }
 
 /// The referee's view of a [`Memory`].
@@ -26,39 +29,79 @@ pub const FORTUNES: [(i32, &str); 3] = [
     (12, "フレームワークのベンチマーク"),
 ];
 
+impl Memory {
+    fn save(&mut self) {
+        if self.before.is_none() {
+            self.before = Some((self.world.clone(), self.fortunes.clone()));
+        }
+    }
+}
+
 impl Referee for MemoryReferee {
     fn world(&mut self) -> Result<World, String> {
         Ok(self.0.lock().unwrap().world.clone())
     }
     fn fortunes(&mut self) -> Result<Vec<(i32, String)>, String> {
-        Ok(FORTUNES
-            .iter()
-            .map(|(i, m)| (*i, (*m).to_owned()))
-            .collect())
+        Ok(self.0.lock().unwrap().fortunes.clone())
+    }
+    fn change_world(&mut self) -> Result<World, String> {
+        let mut m = self.0.lock().unwrap();
+        m.save();
+        m.changes += 1;
+        let k = m.changes;
+        for (id, n) in m.world.iter_mut() {
+            *n = (id * 31 + k * 977) % 10_000 + 1;
+        }
+        Ok(m.world.clone())
+    }
+    fn change_fortunes(&mut self) -> Result<Vec<(i32, String)>, String> {
+        let mut m = self.0.lock().unwrap();
+        m.save();
+        m.fortunes.push((13, "Added by verify".into()));
+        m.fortunes[0].1 = "Changed by verify".into();
+        Ok(m.fortunes.clone())
+    }
+    fn restore(&mut self) -> Result<(), String> {
+        let mut m = self.0.lock().unwrap();
+        if let Some((w, f)) = m.before.take() {
+            m.world = w;
+            m.fortunes = f;
+        }
+        Ok(())
     }
     fn mark(&mut self) -> Result<(), String> {
         let mut m = self.0.lock().unwrap();
-        m.marked = m.ran;
+        m.marked = m.ran.clone();
         Ok(())
     }
     fn since_mark(&mut self) -> Result<Statements, String> {
         let m = self.0.lock().unwrap();
+        let d = |f: fn(&Statements) -> u64| f(&m.ran) - f(&m.marked);
         Ok(Statements {
-            world_single_reads: m.ran.world_single_reads - m.marked.world_single_reads,
-            world_multi_reads: m.ran.world_multi_reads - m.marked.world_multi_reads,
-            world_updates: m.ran.world_updates - m.marked.world_updates,
-            world_rows_updated: m.ran.world_rows_updated - m.marked.world_rows_updated,
-            fortune_reads: m.ran.fortune_reads - m.marked.fortune_reads,
-            other: 0,
+            world_single_reads: d(|s| s.world_single_reads),
+            world_single_rows: d(|s| s.world_single_reads),
+            world_updates: d(|s| s.world_updates),
+            world_rows_updated: d(|s| s.world_rows_updated),
+            fortune_reads: d(|s| s.fortune_reads),
+            fortune_rows: d(|s| s.fortune_reads) * FORTUNES.len() as u64,
+            ..Statements::default()
         })
+    }
+    fn server_connections(&mut self) -> Result<u32, String> {
+        Ok(1)
+    }
+    fn pool(&self) -> Option<u32> {
+        Some(1)
     }
 }
 
 /// A server on a fresh memory database; `caching` answers reads without counting them.
 pub fn serve(caching: bool) -> (SocketAddr, MemoryReferee) {
     let world = (1..=10_000).map(|i| (i, (i * 7919) % 10_000 + 1)).collect();
+    let fortunes = FORTUNES.iter().map(|(i, m)| (*i, (*m).into())).collect();
     let mem = Arc::new(Mutex::new(Memory {
         world,
+        fortunes,
         ..Memory::default()
     }));
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -133,16 +176,16 @@ fn answer(
             rows
         }
         _ => {
-            m.ran.fortune_reads += 1;
-            return ("text/html; charset=utf-8", page());
+            m.ran.fortune_reads += u64::from(!caching);
+            return ("text/html; charset=utf-8", page(&m.fortunes));
         }
     };
     let items: Vec<String> = rows.into_iter().map(row).collect();
     ("application/json", format!("[{}]", items.join(",")))
 }
 
-fn page() -> String {
-    let mut rows: Vec<(i32, String)> = FORTUNES.iter().map(|(i, m)| (*i, (*m).into())).collect();
+fn page(table: &[(i32, String)]) -> String {
+    let mut rows = table.to_vec();
     rows.push((0, super::fortunes::ADDED.into()));
     rows.sort_by(|a, b| a.1.cmp(&b.1));
     let cells: String = rows

@@ -1,14 +1,19 @@
 //! The database workloads of spec/contract.md (`db`, `queries`, `fortunes`, `updates`), checked
 //! like a referee: verify reads the tables itself ([`Referee`]) and compares every row a server
-//! returns with them ([`rows`], [`fortunes`]), then counts the statements PostgreSQL ran for a
-//! known number of requests ([`audit`]): one `SELECT` per row read, the updates written, no
-//! multi-row reads of `world`, one fortune `SELECT` per page.
+//! returns with them ([`rows`], [`fortunes`]); it changes the tables behind the server's back
+//! between requests and requires the answers to show the change ([`changed`]); then it counts
+//! the statements PostgreSQL ran for a known number of requests at each N the shipped suites use
+//! ([`audit`]): one top-level `SELECT` per row read, returning its row, the updates written, no
+//! multi-row reads of `world`, one fortune `SELECT` per page returning the table, no several
+//! statements in one query string, the reads in transactions of their own, and no more
+//! connections than `DATABASE_POOL`. The tables are put back as they were at the end.
 //!
-//! Verify must be the database's only client while it runs these checks: the values are compared
-//! with the table as read before the requests, and the audit counts every statement of the
-//! database.
+//! Verify must be the database's only client besides the server while it runs these checks.
+//! Its own statements run as a role of their own (never the server's): that is how the audit
+//! tells them apart, never by their text.
 
 pub mod audit;
+pub mod changed;
 #[cfg(test)]
 mod fake;
 pub mod fortunes;
@@ -31,40 +36,74 @@ pub const MAX_QUERIES: usize = 500;
 /// The `world` table: id to `randomNumber`.
 pub type World = BTreeMap<i32, i32>;
 
-/// Statements PostgreSQL ran, by kind, between two snapshots of `pg_stat_statements` (or since
-/// its reset): what the audit compares with the requests sent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Statements PostgreSQL ran for the server (verify's own role left out), by kind, between two
+/// snapshots of `pg_stat_statements`: what the audit compares with the requests sent. Reads
+/// count top-level statements only (a round trip each); a `SELECT` run inside a function or
+/// `DO` block is counted apart.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Statements {
-    /// Executions of a `SELECT` of one `world` row by id.
+    /// Top-level executions of a `SELECT` of one `world` row by id.
     pub world_single_reads: u64,
+    /// Rows they returned.
+    pub world_single_rows: u64,
     /// Executions of a `SELECT` of `world` that can return several rows (`IN (…)`, `ANY(…)`,
-    /// a range, the whole table).
+    /// a range, the whole table), at any level.
     pub world_multi_reads: u64,
-    /// Executions of an `UPDATE` of `world`.
+    /// Executions of an `UPDATE` of `world`, at any level.
     pub world_updates: u64,
     /// Rows those `UPDATE`s changed.
     pub world_rows_updated: u64,
-    /// Executions of a `SELECT` of `fortune`.
+    /// Top-level executions of a `SELECT` of `fortune`.
     pub fortune_reads: u64,
-    /// Any other statement (a pool's `SELECT 1`, `BEGIN`, verify's own snapshot).
+    /// Rows they returned.
+    pub fortune_rows: u64,
+    /// Reads of `world` or `fortune` run inside a function or `DO` block (not round trips).
+    pub nested_reads: u64,
+    /// Any other top-level statement (a pool's `SELECT 1`, `BEGIN`).
     pub other: u64,
+    /// What the statement log showed, when verify reads one (it runs the database).
+    pub log: Option<LogFindings>,
 }
 
-/// What verify needs of the database: the tables as they are, and the statement counters. The
-/// real one is PostgreSQL through serverbench-database; the tests also use in-memory ones.
+/// What the database's statement log showed of the server's statements in a window.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogFindings {
+    /// Query strings that held several statements.
+    pub several_in_one: u64,
+    /// The first of them, cut short.
+    pub example: Option<String>,
+    /// Single-row reads of `world` that ran in the same transaction as another one (queries
+    /// pipelined under one Sync, or an explicit transaction around them).
+    pub shared_transaction: u64,
+}
+
+/// What verify needs of the database: the tables as they are, changes behind the server's back,
+/// the statement counters and the server's connections. The real one is PostgreSQL through
+/// serverbench-database; the unit tests use one in memory.
 pub trait Referee {
     /// The whole `world` table, read now.
     fn world(&mut self) -> Result<World, String>;
     /// Every row of `fortune` (id, message), read now.
     fn fortunes(&mut self) -> Result<Vec<(i32, String)>, String>;
-    /// Starts a window of the audit (a snapshot of `pg_stat_statements`, or its reset).
+    /// Gives every row of `world` a new random number; the table now.
+    fn change_world(&mut self) -> Result<World, String>;
+    /// Adds a fortune and changes the message of another; the table now.
+    fn change_fortunes(&mut self) -> Result<Vec<(i32, String)>, String>;
+    /// Puts `world` and `fortune` back as the first read found them.
+    fn restore(&mut self) -> Result<(), String>;
+    /// Starts a window of the audit (a snapshot of `pg_stat_statements`, the log's end).
     fn mark(&mut self) -> Result<(), String>;
     /// The statements run since the last [`Referee::mark`].
     fn since_mark(&mut self) -> Result<Statements, String>;
+    /// The server's connections to the database now (client backends of roles but verify's).
+    fn server_connections(&mut self) -> Result<u32, String>;
+    /// The `DATABASE_POOL` the server was given, when verify knows it.
+    fn pool(&self) -> Option<u32>;
 }
 
-/// Every check of the declared database features against the server at `addr`, values first,
-/// then the query audit. Nothing when no database feature is declared.
+/// Every check of the declared database features against the server at `addr`: values first,
+/// then answers after verify changed the tables, then the query audits; the tables are put back
+/// at the end. Nothing when no database feature is declared.
 pub fn check_all(addr: SocketAddr, features: &[Feature], referee: &mut dyn Referee) -> Vec<Check> {
     let declared: Vec<Feature> = features
         .iter()
@@ -79,6 +118,10 @@ pub fn check_all(addr: SocketAddr, features: &[Feature], referee: &mut dyn Refer
         Ok(w) => w,
         Err(e) => return vec![referee_failed("world", &e)],
     };
+    let table = match referee.fortunes() {
+        Ok(t) => t,
+        Err(e) => return vec![referee_failed("fortune", &e)],
+    };
     if declared.contains(&Feature::Db) {
         out.push(rows::check_db(addr, &world));
     }
@@ -86,21 +129,25 @@ pub fn check_all(addr: SocketAddr, features: &[Feature], referee: &mut dyn Refer
         out.extend(rows::check_queries(addr, &world));
     }
     if declared.contains(&Feature::Fortunes) {
-        out.push(match referee.fortunes() {
-            Ok(table) => fortunes::check(addr, &table),
-            Err(e) => referee_failed("fortune", &e),
-        });
+        out.push(fortunes::check(addr, &table));
     }
     if declared.contains(&Feature::Updates) {
         out.extend(rows::check_updates(addr, referee));
     }
+    out.extend(changed::check(addr, &declared, referee));
+    if let Err(e) = referee.restore() {
+        let d = Diff::new("database", "world and fortune as verify found them", e);
+        out.push(Check::new("put the world and fortune tables back", vec![d]));
+    }
     for f in declared {
-        out.push(audit::check(addr, f, referee));
+        for plan in audit::plans(f, table.len() as u64) {
+            out.push(audit::check(addr, &plan, referee));
+        }
     }
     out
 }
 
-/// The check of a table verify could not read.
+/// The check of a table verify could not read or write.
 fn referee_failed(table: &str, e: &str) -> Check {
     Check::new(
         format!("read the {table} table"),
@@ -108,11 +155,22 @@ fn referee_failed(table: &str, e: &str) -> Check {
     )
 }
 
-/// The N a `queries` value means: missing, empty or not a number: 1; clamped to 1–500.
+/// The N a `queries` value means: missing, empty or not a number: 1; below 1: 1; above 500,
+/// however many digits: 500.
 pub fn clamp_queries(value: Option<&str>) -> usize {
-    match value.map(str::trim).and_then(|v| v.parse::<i64>().ok()) {
-        Some(n) => n.clamp(1, MAX_QUERIES as i64) as usize,
-        None => 1,
+    let Some(v) = value.map(str::trim) else {
+        return 1;
+    };
+    let digits = v.strip_prefix('+').unwrap_or(v);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match digits.parse::<u64>() {
+            Ok(n) => n.clamp(1, MAX_QUERIES as u64) as usize,
+            Err(_) => MAX_QUERIES,
+        };
+    }
+    match v.parse::<i64>() {
+        Ok(n) => n.clamp(1, MAX_QUERIES as i64) as usize,
+        Err(_) => 1,
     }
 }
 
@@ -131,6 +189,9 @@ mod tests {
             (Some("20"), 20),
             (Some("500"), 500),
             (Some("501"), 500),
+            (Some("99999999999"), 500),
+            (Some("99999999999999999999999"), 500),
+            (Some("-99999999999999999999999"), 1),
         ] {
             assert_eq!(clamp_queries(v), n, "{v:?}");
         }
@@ -147,7 +208,7 @@ mod tests {
     fn a_correct_server_on_a_memory_database_passes_every_database_check() {
         let (addr, mut referee) = fake::serve(false);
         let checks = check_all(addr, &ALL, &mut referee);
-        assert_eq!(checks.len(), 17);
+        assert_eq!(checks.len(), 27);
         let failed: Vec<&Check> = checks.iter().filter(|c| !c.passed()).collect();
         assert!(failed.is_empty(), "{failed:#?}");
     }
@@ -161,7 +222,10 @@ mod tests {
             .filter(|c| !c.passed())
             .map(|c| c.name.as_str())
             .collect();
-        assert_eq!(failed, ["query audit: 50 × GET /db"]);
+        assert_eq!(
+            failed,
+            ["query audit: 50 × GET /db", "query audit: 20 × GET /fortunes"]
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::hosts::db::{RemoteDb, RemoteDbSpec};
 use super::hosts::HostsRun;
 use super::placement::Pid;
 use serverbench_database::{
-    self as db, Cluster, Config, DbError, RunningDb, Snapshot, StatementKind,
+    self as db, Cluster, Config, DbError, RunningDb, Snapshot,
 };
 use serverbench_model::failure::FailureKind;
 use serverbench_model::failure::LapFailure;
@@ -23,6 +23,17 @@ use std::sync::Arc;
 const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(200);
 /// ...or after this long.
 const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The differences between the statements of `delta` and what `answered` requests of `path`
+/// imply (the query audit of verify; nothing for a path that is not a database workload).
+pub(super) fn judge(path: &str, answered: u64, delta: &db::StatementDelta) -> Vec<String> {
+    use serverbench_contract::database::{audit, pg};
+    let Some(plan) = audit::for_lap(path, answered).filter(|_| answered > 0) else {
+        return Vec::new();
+    };
+    let ran = pg::statements(delta);
+    audit::judge(&plan, &ran).iter().map(|d| d.render()).collect()
+}
 
 /// How `run` places its database (the cluster lives in the cache folder).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,29 +200,32 @@ impl RunDatabase {
         if let Some((_, running)) = &mut self.on_host {
             return running.as_mut()?.snapshot();
         }
-        let url = self.running.as_ref()?.url();
+        // As the referee's role: its own statements are not in the snapshot.
+        let url = self.running.as_ref()?.referee_url();
         let mut client = db::connect(&url).ok()?;
         Snapshot::take_settled(&mut client, SETTLE_QUIET, SETTLE_LIMIT).ok()
     }
 
     /// What ran between `before` and now, per request of a load of `requests` measured over
-    /// `seconds`.
+    /// `seconds`, judged by the contract's statement rules when the lap asked one `path` of
+    /// the database workloads (`answered`: the requests that got a 2xx, in flight included).
     pub(super) fn lap(
         &mut self,
         before: Option<Snapshot>,
         requests: Option<u64>,
         seconds: f64,
+        judged: Option<(&str, u64)>,
     ) -> Option<DatabaseLap> {
         let delta = before?.delta(&self.snapshot()?);
-        let theirs = delta.rows.iter().filter(|r| r.kind() != StatementKind::Own);
-        let rows = theirs.map(|r| r.rows).sum();
-        Some(DatabaseLap::measured(
+        let mut lap = DatabaseLap::measured(
             self.host_name(),
             self.config.cpus.clone(),
-            (delta.statements(), rows),
+            (delta.statements(), delta.rows()),
             requests,
             seconds,
-        ))
+        );
+        lap.off_contract = judged.map(|(path, answered)| judge(path, answered, &delta)).unwrap_or_default();
+        Some(lap)
     }
 
     /// Where it listens and its CPUs, started when it is not running (for its floor).

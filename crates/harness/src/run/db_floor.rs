@@ -13,7 +13,7 @@ use super::database::RunDatabase;
 use super::plan::{self, Plan};
 use super::Event;
 use crate::results::{self, database::DatabaseFloor, env::Env};
-use serverbench_database::{measure_floor, FloorSpec};
+use serverbench_database::{measure_floor, FloorMode, FloorSpec};
 use serverbench_model::Feature;
 use std::path::Path;
 use std::time::Duration;
@@ -105,14 +105,22 @@ fn one(
         clients,
         cpus: client_cpus.clone(),
         duration,
+        mode: FloorMode::Plain,
     };
     let r = measure_floor(&url, &spec, &dir.join("scripts")).map_err(|e| e.to_string())?;
+    // The same sessions in pipeline mode: a reference a pipelining driver is read against.
+    let pipelined = FloorSpec {
+        mode: FloorMode::Pipeline,
+        ..spec
+    };
+    let p = measure_floor(&url, &pipelined, &dir.join("scripts")).ok();
     Ok(DatabaseFloor {
         clients: r.clients,
         threads: r.threads,
         round: 0,
         selects_per_s: r.selects_per_s,
         transactions: r.transactions,
+        pipelined_selects_per_s: p.map(|p| p.selects_per_s),
         duration_s: r.duration_s,
         db_cpus,
         client_cpus,

@@ -90,7 +90,13 @@ impl LapDatabase {
         let requests = record.load.as_ref().and_then(|m| m.requests);
         let requests = requests.map(|n| n + in_flight.unwrap_or(0));
         let seconds = record.load.as_ref().and_then(|m| m.duration_s);
-        record.database = db.lap(before, requests, seconds.unwrap_or(record.wall_s));
+        let non_2xx = record.load.as_ref().and_then(|m| m.non_2xx).unwrap_or(0);
+        let path = match record.params.paths.as_slice() {
+            [one] => Some(one.as_str()),
+            _ => None,
+        };
+        let judged = path.zip(requests.map(|n| n.saturating_sub(non_2xx)));
+        record.database = db.lap(before, requests, seconds.unwrap_or(record.wall_s), judged);
         if let Some(d) = &mut record.database {
             d.in_flight_at_end = in_flight;
         }

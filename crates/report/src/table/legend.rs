@@ -30,6 +30,17 @@ pub fn legend(summary: &Summary) -> Vec<String> {
                 .to_owned(),
         );
     }
+    if summary
+        .tables
+        .iter()
+        .any(|t| t.servers.iter().any(|s| s.off_contract.is_some()))
+    {
+        out.push(
+            "✗: the row's database laps broke the contract's statement rules at the N they ran \
+             (the query audit of verify on the lap's requests): not ranked; the warnings say how."
+                .to_owned(),
+        );
+    }
     out.extend(latency_note(summary));
     out.extend(super::protocol_legend(summary));
     out.extend(super::database_legend(summary));

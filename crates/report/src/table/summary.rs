@@ -98,10 +98,12 @@ enum Col {
     LatencySource,
     /// `http`, `https new-conn resume=off`, `h2 m16`: as the table titles say.
     Transport,
+    /// Why a row is left out of the ranks: its database laps broke the statement rules.
+    OffContract,
 }
 
 /// The CSV columns, in order. Scripts rely on them: only ever append.
-const CSV: [Col; 45] = {
+const CSV: [Col; 46] = {
     use Col::*;
     [
         Suite,
@@ -149,6 +151,7 @@ const CSV: [Col; 45] = {
         LatencyMax,
         LatencySource,
         Transport,
+        OffContract,
     ]
 };
 
@@ -215,6 +218,7 @@ impl Col {
             Col::Profile => Cell::plain(&c.table.profile),
             Col::Mode => Cell::plain(c.table.mode.to_string()),
             Col::Transport => Cell::plain(super::transport(c.table)),
+            Col::OffContract => Cell::plain(s.off_contract.clone().unwrap_or_default()),
             Col::Connections => Cell::plain(c.table.connections.to_string()),
             Col::Tool => Cell::plain(s.tool.to_string()),
             Col::Laps => Cell::plain(s.laps.to_string()),
@@ -385,6 +389,7 @@ fn key(col: Col) -> &'static str {
         LatencyMax => "latency_max_us",
         LatencySource => "latency_source",
         Transport => "transport",
+        OffContract => "off_contract",
     }
 }
 
@@ -441,7 +446,8 @@ pub fn summary_grid(summary: &Summary, table: &Table, env: Option<&Env>, view: V
 }
 
 /// The server's name, marked `~` when it declares deviations (as verify marks them; the
-/// warnings say which) and `?` when its req/s is noisy (its rank is uncertain).
+/// warnings say which), `?` when its req/s is noisy (its rank is uncertain), `!` when a lap was
+/// disturbed and `✗` when its database laps broke the statement rules (it is not ranked).
 fn server_cell(c: &Ctx) -> Cell {
     let s = c.s;
     let deviations = c.env.and_then(|e| e.deviations(&s.server));
@@ -461,6 +467,11 @@ fn server_cell(c: &Ctx) -> Cell {
     if let Some(line) = disturbed::summary_line(&disturbed) {
         marks.push('!');
         hints.push(line);
+    }
+    // `✗`: its database laps broke the statement rules; it is not ranked (a warning says how).
+    if let Some(why) = &s.off_contract {
+        marks.push('✗');
+        hints.push(format!("left out of the ranks: {why}"));
     }
     if marks.is_empty() {
         return Cell::plain(&s.server);
