@@ -462,6 +462,23 @@ mod tests {
     }
 
     #[test]
+    fn verify_audits_every_n_the_shipped_suites_ask_for() {
+        let suites = concat!(env!("CARGO_MANIFEST_DIR"), "/../../suites");
+        let mut seen = Vec::new();
+        for e in std::fs::read_dir(suites).unwrap() {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            for part in text.split("queries=").skip(1) {
+                let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+                if let Ok(n) = digits.parse::<u64>() {
+                    assert!(NS.contains(&n), "a suite asks N = {n}, which verify does not audit");
+                    seen.push(n);
+                }
+            }
+        }
+        assert!(seen.contains(&20), "the suites were read: {seen:?}");
+    }
+
+    #[test]
     fn a_lap_is_judged_at_the_n_it_ran() {
         let p = for_lap("/queries?queries=5", 1000).unwrap();
         assert_eq!((p.world_reads, p.rows_updated), (5000, 0));

@@ -251,3 +251,32 @@ impl RunDatabase {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverbench_database::{StatementDelta, StatementRow};
+
+    fn delta(calls: u64) -> StatementDelta {
+        StatementDelta {
+            rows: vec![StatementRow {
+                userid: 10,
+                queryid: 1,
+                toplevel: true,
+                query: "SELECT id, randomnumber FROM world WHERE id = $1".into(),
+                calls,
+                rows: calls,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_lap_is_judged_at_the_n_it_ran_and_a_cache_is_named() {
+        assert!(judge("/queries?queries=20", 100, &delta(2000)).is_empty());
+        let off = judge("/queries?queries=20", 100, &delta(100));
+        assert_eq!(off.len(), 1, "{off:?}");
+        assert!(off[0].ends_with("got PostgreSQL ran 100 (a cache?)"), "{off:?}");
+        assert!(judge("/hello", 100, &delta(0)).is_empty(), "not a database path");
+        assert!(judge("/db", 0, &delta(0)).is_empty(), "nothing answered");
+    }
+}
