@@ -133,9 +133,8 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     while i < b.len() {
         let c = b[i];
-        let skip_to = |from: usize, end: &[u8]| {
-            find(b, from, end).map_or(b.len(), |at| at + end.len())
-        };
+        let skip_to =
+            |from: usize, end: &[u8]| find(b, from, end).map_or(b.len(), |at| at + end.len());
         i = match c {
             b'\'' => {
                 content = true;
@@ -180,7 +179,10 @@ fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
 
 /// `$tag$` or `$$` at the start of `b` (not a parameter `$1`).
 fn dollar_tag(b: &[u8]) -> Option<&[u8]> {
-    let end = b[1..].iter().position(|c| !(c.is_ascii_alphabetic() || *c == b'_'))? + 1;
+    let end = b[1..]
+        .iter()
+        .position(|c| !(c.is_ascii_alphabetic() || *c == b'_'))?
+        + 1;
     (b.get(end) == Some(&b'$')).then(|| &b[..=end])
 }
 
@@ -226,6 +228,9 @@ mod tests {
         assert_eq!((got[0].pid, got[0].vxid.as_str()), (41, "3/7"));
         assert!(got[0].simple && got[0].statements() == 2);
         assert_eq!(got[1].text, "SELECT id FROM world\nWHERE id = $1");
-        assert_eq!((got[1].role.as_str(), got[1].simple), ("serverbench", false));
+        assert_eq!(
+            (got[1].role.as_str(), got[1].simple),
+            ("serverbench", false)
+        );
     }
 }

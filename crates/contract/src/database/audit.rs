@@ -72,7 +72,15 @@ pub fn plans(f: Feature, fortune_table: u64) -> Vec<Plan> {
         Feature::Db => vec![p("/db".into(), 50, 50, 0, 0)],
         Feature::Queries => NS
             .iter()
-            .map(|n| p(format!("/queries?queries={n}"), REQUESTS, REQUESTS * n, 0, 0))
+            .map(|n| {
+                p(
+                    format!("/queries?queries={n}"),
+                    REQUESTS,
+                    REQUESTS * n,
+                    0,
+                    0,
+                )
+            })
             .collect(),
         Feature::Fortunes => vec![p("/fortunes".into(), REQUESTS, 0, 0, REQUESTS)],
         Feature::Updates => NS
@@ -212,12 +220,21 @@ pub fn judge(plan: &Plan, ran: &Statements) -> Vec<Diff> {
             format!("PostgreSQL ran {} ({hint})", ran.world_single_reads),
         ));
     }
-    let short = ran.world_single_reads.saturating_sub(margin(ran.world_single_reads));
+    let short = ran
+        .world_single_reads
+        .saturating_sub(margin(ran.world_single_reads));
     if plan.world_reads > 0 && ran.world_single_rows < short {
         diffs.push(Diff::new(
             "rows returned by the single-row SELECTs on world",
-            format!("one per SELECT: {} (±{})", ran.world_single_reads, margin(ran.world_single_reads)),
-            format!("{} (decoy SELECTs that return nothing?)", ran.world_single_rows),
+            format!(
+                "one per SELECT: {} (±{})",
+                ran.world_single_reads,
+                margin(ran.world_single_reads)
+            ),
+            format!(
+                "{} (decoy SELECTs that return nothing?)",
+                ran.world_single_rows
+            ),
         ));
     }
     if ran.world_multi_reads > 0 {
@@ -272,7 +289,12 @@ fn judge_fortunes(plan: &Plan, ran: &Statements) -> Vec<Diff> {
     if ran.fortune_rows < rows.saturating_sub(margin(rows)) {
         diffs.push(Diff::new(
             "rows returned by the SELECTs on fortune",
-            format!("the table's {} per SELECT: {} (±{})", plan.fortune_table, rows, margin(rows)),
+            format!(
+                "the table's {} per SELECT: {} (±{})",
+                plan.fortune_table,
+                rows,
+                margin(rows)
+            ),
             format!("{} (a decoy read of part of the table?)", ran.fortune_rows),
         ));
     }
@@ -458,7 +480,12 @@ mod tests {
             [1, 5, 10, 20].map(|n| format!("/queries?queries={n}"))
         );
         assert_eq!(paths(Feature::Updates).len(), 4);
-        assert_eq!(plan(Feature::Updates, "/updates?queries=5").unwrap().rows_updated, 100);
+        assert_eq!(
+            plan(Feature::Updates, "/updates?queries=5")
+                .unwrap()
+                .rows_updated,
+            100
+        );
     }
 
     #[test]
@@ -470,7 +497,10 @@ mod tests {
             for part in text.split("queries=").skip(1) {
                 let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
                 if let Ok(n) = digits.parse::<u64>() {
-                    assert!(NS.contains(&n), "a suite asks N = {n}, which verify does not audit");
+                    assert!(
+                        NS.contains(&n),
+                        "a suite asks N = {n}, which verify does not audit"
+                    );
                     seen.push(n);
                 }
             }
@@ -499,7 +529,10 @@ mod tests {
         assert!(d[0].got.contains("decoy"), "{d:?}");
         let mut f = ran(0, 0, 0, 0, 20);
         f.fortune_rows = 20;
-        assert_eq!(judge(&fortunes(), &f)[0].what, "rows returned by the SELECTs on fortune");
+        assert_eq!(
+            judge(&fortunes(), &f)[0].what,
+            "rows returned by the SELECTs on fortune"
+        );
     }
 
     #[test]

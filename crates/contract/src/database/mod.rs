@@ -224,7 +224,10 @@ mod tests {
             .collect();
         assert_eq!(
             failed,
-            ["query audit: 50 × GET /db", "query audit: 20 × GET /fortunes"]
+            [
+                "query audit: 50 × GET /db",
+                "query audit: 20 × GET /fortunes"
+            ]
         );
     }
 

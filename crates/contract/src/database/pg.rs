@@ -146,7 +146,11 @@ pub fn log_findings(logged: &[LoggedStatement], referee: &str) -> LogFindings {
     let several: Vec<&&LoggedStatement> = theirs
         .iter()
         .filter(|s| s.simple && s.statements() > 1)
-        .filter(|s| s.parts().iter().any(|p| classify(p) != StatementKind::Other))
+        .filter(|s| {
+            s.parts()
+                .iter()
+                .any(|p| classify(p) != StatementKind::Other)
+        })
         .collect();
     let mut by_xact: HashMap<(u32, &str), u64> = HashMap::new();
     for s in &theirs {
@@ -310,8 +314,20 @@ mod tests {
             logged(1, "3/2", "serverbench", false, by_id),
             logged(2, "4/1", "serverbench", false, by_id),
             logged(2, "4/1", "serverbench", false, by_id),
-            logged(3, "5/1", "serverbench", true, "SELECT id FROM world WHERE id = 1; SELECT 2"),
-            logged(4, "6/1", "serverbench", true, "SELECT pg_advisory_unlock_all(); RESET ALL"),
+            logged(
+                3,
+                "5/1",
+                "serverbench",
+                true,
+                "SELECT id FROM world WHERE id = 1; SELECT 2",
+            ),
+            logged(
+                4,
+                "6/1",
+                "serverbench",
+                true,
+                "SELECT pg_advisory_unlock_all(); RESET ALL",
+            ),
             logged(9, "9/1", "serverbench_referee", true, "SELECT 1; SELECT 2"),
             logged(9, "9/1", "serverbench_referee", false, by_id),
             logged(9, "9/1", "serverbench_referee", false, by_id),

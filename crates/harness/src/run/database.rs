@@ -10,9 +10,7 @@ use super::errors::DatabaseError;
 use super::hosts::db::{RemoteDb, RemoteDbSpec};
 use super::hosts::HostsRun;
 use super::placement::Pid;
-use serverbench_database::{
-    self as db, Cluster, Config, DbError, RunningDb, Snapshot,
-};
+use serverbench_database::{self as db, Cluster, Config, DbError, RunningDb, Snapshot};
 use serverbench_model::failure::FailureKind;
 use serverbench_model::failure::LapFailure;
 use serverbench_results::database::DatabaseLap;
@@ -32,7 +30,10 @@ pub(super) fn judge(path: &str, answered: u64, delta: &db::StatementDelta) -> Ve
         return Vec::new();
     };
     let ran = pg::statements(delta);
-    audit::judge(&plan, &ran).iter().map(|d| d.render()).collect()
+    audit::judge(&plan, &ran)
+        .iter()
+        .map(|d| d.render())
+        .collect()
 }
 
 /// How `run` places its database (the cluster lives in the cache folder).
@@ -224,7 +225,9 @@ impl RunDatabase {
             requests,
             seconds,
         );
-        lap.off_contract = judged.map(|(path, answered)| judge(path, answered, &delta)).unwrap_or_default();
+        lap.off_contract = judged
+            .map(|(path, answered)| judge(path, answered, &delta))
+            .unwrap_or_default();
         Some(lap)
     }
 
@@ -275,8 +278,14 @@ mod tests {
         assert!(judge("/queries?queries=20", 100, &delta(2000)).is_empty());
         let off = judge("/queries?queries=20", 100, &delta(100));
         assert_eq!(off.len(), 1, "{off:?}");
-        assert!(off[0].ends_with("got PostgreSQL ran 100 (a cache?)"), "{off:?}");
-        assert!(judge("/hello", 100, &delta(0)).is_empty(), "not a database path");
+        assert!(
+            off[0].ends_with("got PostgreSQL ran 100 (a cache?)"),
+            "{off:?}"
+        );
+        assert!(
+            judge("/hello", 100, &delta(0)).is_empty(),
+            "not a database path"
+        );
         assert!(judge("/db", 0, &delta(0)).is_empty(), "nothing answered");
     }
 }
