@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # database-floor: what serverbench's private PostgreSQL answers alone, with no framework in front
-# (issue 22's floor: no server's /db can pass it). pgbench (Debian's postgresql-15 ships it)
+# (issue 22's floor: a reference rate, not a ceiling: a driver that pipelines can pass it; run
+# measures pipeline mode too). pgbench (Debian's postgresql-15 ships it)
 # against a fresh private cluster made by `serverbench db up` in a temporary cache, the database
 # pinned to CPU 0 (--db-cpus 0), pgbench to CPU 1 (one thread), 16 clients over TCP on 127.0.0.1,
 # prepared statements. Two workloads, interleaved, ROUNDS times DURATION seconds each:

@@ -12,9 +12,9 @@ pub mod diagnostics;
 pub mod disturbed;
 #[cfg(test)]
 mod fixture;
-pub mod off_contract;
 pub mod host_warnings;
 pub mod hosts;
+pub mod off_contract;
 pub mod protocol;
 mod row_warnings;
 pub mod scaling;

@@ -89,10 +89,21 @@ mod tests {
         let t = &summary.tables[0];
         assert_eq!(t.servers[0].server, "b", "the ranked row first");
         assert_eq!(t.servers[0].rank, Some(1));
-        assert_eq!((t.servers[1].server.as_str(), t.servers[1].rank), ("a", None));
+        assert_eq!(
+            (t.servers[1].server.as_str(), t.servers[1].rank),
+            ("a", None)
+        );
         let w = warnings(&summary);
         assert_eq!(w.len(), 1);
-        assert!(w[0].message.starts_with("a (queries-20, "), "{}", w[0].message);
-        assert!(w[0].message.contains("left out of the ranks: 1 of 3 laps"), "{}", w[0].message);
+        assert!(
+            w[0].message.starts_with("a (queries-20, "),
+            "{}",
+            w[0].message
+        );
+        assert!(
+            w[0].message.contains("left out of the ranks: 1 of 3 laps"),
+            "{}",
+            w[0].message
+        );
     }
 }

@@ -197,7 +197,15 @@ fn a_database_lap_starts_postgres_samples_it_counts_statements_and_stops_it() {
         "{lap}"
     );
     assert_eq!(lap["database"]["in_flight_at_end"], 4, "{lap}");
+    assert!(
+        lap["database"]["off_contract"].is_null(),
+        "judged at the N it ran, within the statement rules: {lap}"
+    );
     let floor = floor_of(tmp.path());
+    assert!(
+        floor["pipelined_selects_per_s"].as_f64().unwrap() > 0.0,
+        "the floor in pipeline mode beside the plain one: {floor}"
+    );
     assert_eq!(
         floor["clients"], 3,
         "the floor has as many sessions as the pool: {floor}"

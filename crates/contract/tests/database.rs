@@ -62,7 +62,17 @@ fn a_correct_server_passes_and_each_deliberately_wrong_one_fails_with_its_own_me
     let Some((_cache, db)) = database() else {
         return;
     };
+    let tables = |db: &RunningDb| {
+        use serverbench_contract::database::Referee;
+        let mut r = PgReferee::connect(&db.referee_url()).expect("a reader");
+        (r.world().unwrap(), r.fortunes().unwrap())
+    };
+    let before = tables(&db);
     let correct = verify(&db, Flaw::None);
+    assert!(
+        tables(&db) == before,
+        "verify puts world and fortune back as it found them"
+    );
     assert!(
         correct.is_empty(),
         "the correct server failed:\n{}",

@@ -111,8 +111,9 @@ impl Cluster {
         if fs::read_to_string(layout.stamp_file()).ok().as_deref() != Some(&current_stamp()) {
             return Err(DbError::NotPrepared(layout.dir));
         }
-        let referee = std::fs::read_to_string(layout.referee_password_file())
-            .map_err(DbError::io(layout.referee_password_file()))?;
+        // A cluster prepared before the referee's role has none yet (the next prepare makes it):
+        // status, down and psql need only the server's role.
+        let referee = std::fs::read_to_string(layout.referee_password_file()).unwrap_or_default();
         Ok(Cluster {
             config: config.clone(),
             password: read_password(&layout)?,

@@ -107,7 +107,9 @@ pub fn render_conf(c: &Config, socket_dir: &Path, pid_file: &Path) -> String {
          log_line_prefix = '%m [%p] '\n",
     );
     if c.log_statements {
-        s.push_str(&format!("log_statement = 'all'\nlog_line_prefix = '{LOG_PREFIX}'\n"));
+        s.push_str(&format!(
+            "log_statement = 'all'\nlog_line_prefix = '{LOG_PREFIX}'\n"
+        ));
     }
     s
 }
@@ -188,8 +190,11 @@ mod tests {
     fn access_is_by_password_for_the_role_only_and_never_trusted() {
         let hba = render_hba(&Config::new("/c"));
         assert!(!hba.contains("trust"));
-        assert!(hba.contains("local hello_world,postgres serverbench,serverbench_referee scram-sha-256"));
-        assert!(hba.contains("host hello_world,postgres serverbench,serverbench_referee 127.0.0.1/32 scram-sha-256"));
+        assert!(hba
+            .contains("local hello_world,postgres serverbench,serverbench_referee scram-sha-256"));
+        assert!(hba.contains(
+            "host hello_world,postgres serverbench,serverbench_referee 127.0.0.1/32 scram-sha-256"
+        ));
         let mut remote = Config::new("/c");
         remote.host = "198.18.0.4".parse().unwrap();
         assert!(render_hba(&remote).contains("serverbench,serverbench_referee all scram-sha-256"));

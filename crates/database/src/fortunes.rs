@@ -7,10 +7,7 @@ use postgres::Client;
 /// Every row of `fortune` as (id, message), ordered by id (one statement; not one of a server's).
 pub fn read_fortunes(client: &mut Client) -> Result<Vec<(i32, String)>> {
     let rows = client
-        .query(
-            "SELECT id, message FROM fortune ORDER BY id",
-            &[],
-        )
+        .query("SELECT id, message FROM fortune ORDER BY id", &[])
         .map_err(|source| DbError::Query {
             url: "fortune".into(),
             source,

@@ -15,17 +15,15 @@ mod pgbench;
 mod process;
 mod query;
 mod referee;
-mod stats;
 mod statlog;
+mod stats;
 mod url;
 
 pub use cluster::{env_for, Cluster, ClusterStatus, Prepared, RunningDb};
 pub use config::{Config, DEFAULT_PORT, LOG_PREFIX};
 pub use fortunes::read_fortunes;
 pub use layout::Layout;
-pub use pgbench::{
-    measure_floor, FloorMode, FloorResult, FloorSpec, PIPELINE_DEPTH, WORLD_BY_ID,
-};
+pub use pgbench::{measure_floor, FloorMode, FloorResult, FloorSpec, PIPELINE_DEPTH, WORLD_BY_ID};
 pub use process::PostmasterPid;
 pub use query::{connect, read_worlds, reset_statements, World};
 pub use statlog::{count_statements, LoggedStatement, StatementLog};

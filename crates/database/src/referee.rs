@@ -35,7 +35,8 @@ pub(crate) fn ensure(
         None => {
             let running = start()?;
             admin.port = running.url().port;
-            let made = crate::connect(&admin).and_then(|mut c| create_role(&mut c, &admin, &password));
+            let made =
+                crate::connect(&admin).and_then(|mut c| create_role(&mut c, &admin, &password));
             running.stop()?;
             made?;
         }
@@ -46,7 +47,10 @@ pub(crate) fn ensure(
 
 fn create_role(c: &mut Client, url: &DbUrl, password: &str) -> Result<()> {
     let exists = c
-        .query_opt("SELECT 1 FROM pg_roles WHERE rolname = $1", &[&REFEREE_USER])
+        .query_opt(
+            "SELECT 1 FROM pg_roles WHERE rolname = $1",
+            &[&REFEREE_USER],
+        )
         .map_err(|source| DbError::Query {
             url: url.to_string(),
             source,

@@ -30,6 +30,11 @@ impl LoggedStatement {
     pub fn statements(&self) -> usize {
         count_statements(&self.text)
     }
+
+    /// Its statements' texts (see [`split_statements`]).
+    pub fn parts(&self) -> Vec<&str> {
+        split_statements(&self.text)
+    }
 }
 
 /// The server log read from an offset on.
@@ -118,13 +123,18 @@ fn parse_line(line: &str) -> Option<LoggedStatement> {
 /// Statements in `sql`: parts between `;` with something besides white space in them, with
 /// quotes (`'…'`, `"…"`, `$tag$…$tag$`) and comments (`--`, `/* */`) skipped.
 pub fn count_statements(sql: &str) -> usize {
+    split_statements(sql).len()
+}
+
+/// The statements of `sql` (as [`count_statements`] finds them), each trimmed.
+pub fn split_statements(sql: &str) -> Vec<&str> {
     let b = sql.as_bytes();
-    let (mut i, mut count, mut content) = (0, 0, false);
+    let (mut i, mut start, mut content) = (0, 0, false);
+    let mut parts = Vec::new();
     while i < b.len() {
         let c = b[i];
-        let skip_to = |from: usize, end: &[u8]| {
-            find(b, from, end).map_or(b.len(), |at| at + end.len())
-        };
+        let skip_to =
+            |from: usize, end: &[u8]| find(b, from, end).map_or(b.len(), |at| at + end.len());
         i = match c {
             b'\'' => {
                 content = true;
@@ -144,8 +154,11 @@ pub fn count_statements(sql: &str) -> usize {
                 None => i + 1,
             },
             b';' => {
-                count += usize::from(content);
+                if content {
+                    parts.push(sql[start..i].trim());
+                }
                 content = false;
+                start = i + 1;
                 i + 1
             }
             c => {
@@ -154,7 +167,10 @@ pub fn count_statements(sql: &str) -> usize {
             }
         };
     }
-    count + usize::from(content)
+    if content {
+        parts.push(sql[start..].trim());
+    }
+    parts
 }
 
 fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
@@ -163,7 +179,10 @@ fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
 
 /// `$tag$` or `$$` at the start of `b` (not a parameter `$1`).
 fn dollar_tag(b: &[u8]) -> Option<&[u8]> {
-    let end = b[1..].iter().position(|c| !(c.is_ascii_alphabetic() || *c == b'_'))? + 1;
+    let end = b[1..]
+        .iter()
+        .position(|c| !(c.is_ascii_alphabetic() || *c == b'_'))?
+        + 1;
     (b.get(end) == Some(&b'$')).then(|| &b[..=end])
 }
 
@@ -188,6 +207,10 @@ mod tests {
         ] {
             assert_eq!(count_statements(sql), n, "{sql}");
         }
+        assert_eq!(
+            split_statements("SELECT 1; SELECT ';' ;\n"),
+            ["SELECT 1", "SELECT ';'"]
+        );
     }
 
     #[test]
@@ -205,6 +228,9 @@ mod tests {
         assert_eq!((got[0].pid, got[0].vxid.as_str()), (41, "3/7"));
         assert!(got[0].simple && got[0].statements() == 2);
         assert_eq!(got[1].text, "SELECT id FROM world\nWHERE id = $1");
-        assert_eq!((got[1].role.as_str(), got[1].simple), ("serverbench", false));
+        assert_eq!(
+            (got[1].role.as_str(), got[1].simple),
+            ("serverbench", false)
+        );
     }
 }

@@ -292,12 +292,20 @@ impl StatementDelta {
     /// Statements sent by clients (top level: round trips; the statements a function or `DO`
     /// block runs are not), for statements per request.
     pub fn statements(&self) -> u64 {
-        self.rows.iter().filter(|r| r.toplevel).map(|r| r.calls).sum()
+        self.rows
+            .iter()
+            .filter(|r| r.toplevel)
+            .map(|r| r.calls)
+            .sum()
     }
 
     /// Rows those statements returned or wrote.
     pub fn rows(&self) -> u64 {
-        self.rows.iter().filter(|r| r.toplevel).map(|r| r.rows).sum()
+        self.rows
+            .iter()
+            .filter(|r| r.toplevel)
+            .map(|r| r.rows)
+            .sum()
     }
 }
 

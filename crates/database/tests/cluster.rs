@@ -93,7 +93,11 @@ fn a_started_cluster_is_pinned_counts_statements_by_kind_and_stops_when_dropped(
     assert_eq!(delta.get(StatementKind::WorldMany).calls, 1);
     assert_eq!(delta.get(StatementKind::WorldUpdate).rows, 2);
     assert_eq!(delta.get(StatementKind::Fortune).rows, 12);
-    assert_eq!(delta.statements(), 9, "top level, the referee's left out: {delta:#?}");
+    assert_eq!(
+        delta.statements(),
+        9,
+        "top level, the referee's left out: {delta:#?}"
+    );
     let quiet = std::time::Duration::from_millis(50);
     let settled = Snapshot::take_settled(&mut r, quiet, quiet * 20).unwrap();
     assert_eq!(
@@ -149,14 +153,11 @@ fn pgbench_measures_the_floor_of_world_by_id_selects_on_the_cluster() {
         mode: serverbench_database::FloorMode::Pipeline,
         ..spec.clone()
     };
-    let pipelined = serverbench_database::measure_floor(
-        &db.url(),
-        &pipelined_spec,
-        &tmp.path().join("floor"),
-    )
-    .unwrap();
+    let pipelined =
+        serverbench_database::measure_floor(&db.url(), &pipelined_spec, &tmp.path().join("floor"))
+            .unwrap();
     assert!(
-        pipelined.transactions > 0 && pipelined.transactions % 20 == 0,
+        pipelined.transactions > 0 && pipelined.transactions.is_multiple_of(20),
         "{pipelined:?}"
     );
     let delta = before.delta(&Snapshot::take(&mut c).unwrap());

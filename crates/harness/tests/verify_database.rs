@@ -24,7 +24,11 @@ fn verify_starts_a_private_database_hands_its_url_and_pool_and_runs_the_database
     assert_eq!(get("DATABASE_POOL").as_deref(), Some("8"));
     assert_eq!(get("DATABASE_URL"), Some(db.url().expose()));
 
-    assert_ne!(db.referee_url().user, db.url().user, "verify has a role of its own");
+    assert_ne!(
+        db.referee_url().user,
+        db.url().user,
+        "verify has a role of its own"
+    );
 
     let addr = db_servers::serve(&db.url(), db_servers::Flaw::None);
     let checks = verify_db::check(Some(addr), &[Feature::Db, Feature::Fortunes], &db);

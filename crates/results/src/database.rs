@@ -11,8 +11,9 @@ pub struct DatabaseLap {
     /// The CPUs it was pinned to (empty: not pinned).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,
-    /// Statements executed during the measured load (`pg_stat_statements` calls, the server's
-    /// role only).
+    /// Statements executed during the measured load (`pg_stat_statements` calls of top-level
+    /// statements, the round trips: serverbench's own role left out; records made before
+    /// counted nested ones too).
     pub statements: u64,
     /// Rows those statements read or wrote.
     pub rows: u64,

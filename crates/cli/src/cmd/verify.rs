@@ -146,10 +146,12 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
             https_targets(url, rest, args)?
         }
     };
-    let mut referee = database_referee(&features, args.database_url.as_deref())?
-        .map(|r| match args.database_pool {
-            Some(pool) => r.with_pool(pool),
-            None => r,
+    let mut referee =
+        database_referee(&features, args.database_url.as_deref())?.map(|r| {
+            match args.database_pool {
+                Some(pool) => r.with_pool(pool),
+                None => r,
+            }
         });
     let mut checks = check_all(&targets, &features);
     if let (Some(referee), Some(addr)) = (referee.as_mut(), targets.http) {

@@ -39,7 +39,8 @@ pub fn check(addr: SocketAddr, declared: &[Feature], referee: &mut dyn Referee) 
         out.push(Check::new(name, world_rounds(addr, db, queries, referee)));
     }
     if declared.contains(&Feature::Fortunes) {
-        let name = "GET /fortunes after verify added a fortune and changed one: the table as it is \
+        let name =
+            "GET /fortunes after verify added a fortune and changed one: the table as it is \
                     now";
         let diffs = match referee.change_fortunes() {
             Ok(table) => match get(Dial::tcp(addr), "/fortunes") {
@@ -53,12 +54,7 @@ pub fn check(addr: SocketAddr, declared: &[Feature], referee: &mut dyn Referee) 
     out
 }
 
-fn world_rounds(
-    addr: SocketAddr,
-    db: bool,
-    queries: bool,
-    referee: &mut dyn Referee,
-) -> Vec<Diff> {
+fn world_rounds(addr: SocketAddr, db: bool, queries: bool, referee: &mut dyn Referee) -> Vec<Diff> {
     for round in 1..=ROUNDS {
         let world = match referee.change_world() {
             Ok(w) => w,
@@ -70,10 +66,12 @@ fn world_rounds(
             diffs.extend(db_rows(addr, &world));
         }
         if queries && diffs.is_empty() {
-            diffs.extend(match fetch_rows(addr, &format!("/queries?queries={N}"), N) {
-                Ok(rows) => compare_with_table(&rows, &world, "changed"),
-                Err(d) => d,
-            });
+            diffs.extend(
+                match fetch_rows(addr, &format!("/queries?queries={N}"), N) {
+                    Ok(rows) => compare_with_table(&rows, &world, "changed"),
+                    Err(d) => d,
+                },
+            );
         }
         if !diffs.is_empty() {
             return crate::shapes::prefixed(diffs, &at);

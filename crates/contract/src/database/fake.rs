@@ -39,10 +39,14 @@ impl Memory {
 
 impl Referee for MemoryReferee {
     fn world(&mut self) -> Result<World, String> {
-        Ok(self.0.lock().unwrap().world.clone())
+        let mut m = self.0.lock().unwrap();
+        m.save();
+        Ok(m.world.clone())
     }
     fn fortunes(&mut self) -> Result<Vec<(i32, String)>, String> {
-        Ok(self.0.lock().unwrap().fortunes.clone())
+        let mut m = self.0.lock().unwrap();
+        m.save();
+        Ok(m.fortunes.clone())
     }
     fn change_world(&mut self) -> Result<World, String> {
         let mut m = self.0.lock().unwrap();
@@ -63,7 +67,7 @@ impl Referee for MemoryReferee {
     }
     fn restore(&mut self) -> Result<(), String> {
         let mut m = self.0.lock().unwrap();
-        if let Some((w, f)) = m.before.take() {
+        if let Some((w, f)) = m.before.clone() {
             m.world = w;
             m.fortunes = f;
         }

@@ -107,7 +107,14 @@ pub fn check_updates(addr: SocketAddr, referee: &mut dyn Referee) -> Vec<Check> 
         update_diffs(addr, &path, N, referee, true),
     )];
     for (q, n) in clamp_cases() {
-        if ["?queries=0", "?queries=foo", "?queries=501", "?queries=99999999999"].contains(&q) {
+        if [
+            "?queries=0",
+            "?queries=foo",
+            "?queries=501",
+            "?queries=99999999999",
+        ]
+        .contains(&q)
+        {
             let path = format!("/updates{q}");
             let diffs = update_diffs(addr, &path, n, referee, false);
             out.push(Check::new(clamp_name(&path, n), diffs));
@@ -155,7 +162,10 @@ fn update_diffs(
     if changed && diffs.is_empty() && kept * 2 >= rows.len() && rows.len() > 1 {
         diffs.push(Diff::new(
             "randomNumber",
-            format!("new random numbers written (most of the {} rows change)", rows.len()),
+            format!(
+                "new random numbers written (most of the {} rows change)",
+                rows.len()
+            ),
             format!(
                 "{kept} of {} rows kept the number they had (rows not updated?)",
                 rows.len()

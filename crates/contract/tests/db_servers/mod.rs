@@ -96,7 +96,8 @@ pub fn start(url: &DbUrl, flaw: Flaw) -> Served {
         let rows = client
             .query("SELECT id, randomnumber FROM world", &[])
             .expect("all rows");
-        *state.cache.lock().expect("cache") = Some(rows.iter().map(|r| (r.get(0), r.get(1))).collect());
+        *state.cache.lock().expect("cache") =
+            Some(rows.iter().map(|r| (r.get(0), r.get(1))).collect());
     }
     let listener = TcpListener::bind("127.0.0.1:0").expect("a port for the test server");
     let addr = listener.local_addr().expect("its address");
@@ -193,7 +194,10 @@ fn random_id() -> i32 {
 fn read(client: &mut postgres::Client, state: &State, id: i32) -> (i32, i32) {
     if state.flaw == Flaw::DecoyCache {
         client.query_one(BY_ID, &[&id]).expect("a decoy read");
-        return (id, state.cache.lock().expect("cache").as_ref().expect("loaded")[&id]);
+        return (
+            id,
+            state.cache.lock().expect("cache").as_ref().expect("loaded")[&id],
+        );
     }
     if state.flaw == Flaw::Cache {
         let mut cache = state.cache.lock().expect("cache");

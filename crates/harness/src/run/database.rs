@@ -10,9 +10,7 @@ use super::errors::DatabaseError;
 use super::hosts::db::{RemoteDb, RemoteDbSpec};
 use super::hosts::HostsRun;
 use super::placement::Pid;
-use serverbench_database::{
-    self as db, Cluster, Config, DbError, RunningDb, Snapshot,
-};
+use serverbench_database::{self as db, Cluster, Config, DbError, RunningDb, Snapshot};
 use serverbench_model::failure::FailureKind;
 use serverbench_model::failure::LapFailure;
 use serverbench_results::database::DatabaseLap;
@@ -25,14 +23,23 @@ const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(200);
 const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The differences between the statements of `delta` and what `answered` requests of `path`
-/// imply (the query audit of verify; nothing for a path that is not a database workload).
-pub(super) fn judge(path: &str, answered: u64, delta: &db::StatementDelta) -> Vec<String> {
+/// imply, `in_flight` of them still in flight when the load stopped (the query audit of verify;
+/// nothing for a path that is not a database workload).
+pub(super) fn judge(
+    path: &str,
+    (answered, in_flight): (u64, u64),
+    delta: &db::StatementDelta,
+) -> Vec<String> {
     use serverbench_contract::database::{audit, pg};
-    let Some(plan) = audit::for_lap(path, answered).filter(|_| answered > 0) else {
+    let plan = audit::for_lap(path, answered, in_flight);
+    let Some(plan) = plan.filter(|_| answered > 0) else {
         return Vec::new();
     };
     let ran = pg::statements(delta);
-    audit::judge(&plan, &ran).iter().map(|d| d.render()).collect()
+    audit::judge(&plan, &ran)
+        .iter()
+        .map(|d| d.render())
+        .collect()
 }
 
 /// How `run` places its database (the cluster lives in the cache folder).
@@ -208,13 +215,14 @@ impl RunDatabase {
 
     /// What ran between `before` and now, per request of a load of `requests` measured over
     /// `seconds`, judged by the contract's statement rules when the lap asked one `path` of
-    /// the database workloads (`answered`: the requests that got a 2xx, in flight included).
+    /// the database workloads (the requests that got a 2xx, in flight included, and those in
+    /// flight).
     pub(super) fn lap(
         &mut self,
         before: Option<Snapshot>,
         requests: Option<u64>,
         seconds: f64,
-        judged: Option<(&str, u64)>,
+        judged: Option<(&str, (u64, u64))>,
     ) -> Option<DatabaseLap> {
         let delta = before?.delta(&self.snapshot()?);
         let mut lap = DatabaseLap::measured(
@@ -224,7 +232,9 @@ impl RunDatabase {
             requests,
             seconds,
         );
-        lap.off_contract = judged.map(|(path, answered)| judge(path, answered, &delta)).unwrap_or_default();
+        lap.off_contract = judged
+            .map(|(path, answered)| judge(path, answered, &delta))
+            .unwrap_or_default();
         Some(lap)
     }
 
@@ -249,5 +259,47 @@ impl RunDatabase {
             }
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverbench_database::{StatementDelta, StatementRow};
+
+    fn delta(calls: u64) -> StatementDelta {
+        StatementDelta {
+            rows: vec![StatementRow {
+                userid: 10,
+                queryid: 1,
+                toplevel: true,
+                query: "SELECT id, randomnumber FROM world WHERE id = $1".into(),
+                calls,
+                rows: calls,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_lap_is_judged_at_the_n_it_ran_and_a_cache_is_named() {
+        assert!(judge("/queries?queries=20", (100, 0), &delta(2000)).is_empty());
+        let off = judge("/queries?queries=20", (100, 0), &delta(100));
+        assert_eq!(off.len(), 1, "{off:?}");
+        assert!(
+            off[0].ends_with("got PostgreSQL ran 100 (a cache?)"),
+            "{off:?}"
+        );
+        assert!(
+            judge("/hello", (100, 0), &delta(0)).is_empty(),
+            "not a database path"
+        );
+        assert!(
+            judge("/db", (0, 0), &delta(0)).is_empty(),
+            "nothing answered"
+        );
+        assert!(
+            judge("/db", (100, 10), &delta(92)).is_empty(),
+            "a server that cancels the requests in flight at the end"
+        );
     }
 }

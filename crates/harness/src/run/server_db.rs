@@ -95,7 +95,8 @@ impl LapDatabase {
             [one] => Some(one.as_str()),
             _ => None,
         };
-        let judged = path.zip(requests.map(|n| n.saturating_sub(non_2xx)));
+        let answered = requests.map(|n| (n.saturating_sub(non_2xx), in_flight.unwrap_or(0)));
+        let judged = path.zip(answered);
         record.database = db.lap(before, requests, seconds.unwrap_or(record.wall_s), judged);
         if let Some(d) = &mut record.database {
             d.in_flight_at_end = in_flight;

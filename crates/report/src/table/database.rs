@@ -212,6 +212,18 @@ mod tests {
     }
 
     #[test]
+    fn the_floor_note_gives_the_pipelined_rate_beside_the_plain_one() {
+        assert_eq!(
+            floor_text(&row("a", "c16")),
+            "18,600 selects/s at 16 sessions (median of 3 rounds, 17,000–19,000); pipelined \
+             96,300 selects/s"
+        );
+        let mut old = row("a", "c16");
+        old.floor_pipelined_selects_per_s = None;
+        assert!(!floor_text(&old).contains("pipelined"));
+    }
+
+    #[test]
     fn each_profile_of_database_laps_gets_a_table_with_statements_per_request() {
         let mut summary = serverbench_analysis::summary::summarize(&[], None);
         summary.database = vec![row("a", "c16"), row("b", "c16"), row("a", "c64")];
