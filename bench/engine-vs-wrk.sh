@@ -328,12 +328,12 @@ PY
 run_sb() { # mode io
   local extra=(--io "$2") log=
   case $1 in
-    pipelined) extra=(-p 16) ;;
+    pipelined) extra+=(-p 16) ;;
     upload) extra+=(-X POST -H 'Content-Type: application/octet-stream' --body-size 1MiB) ;;
     limited-conn) extra+=(--reconnect-every 10) ;;
-    tls) extra=(-k) ;;
-    tls-new) extra=(-k --new-conn) ;;
-    tls-resumed) extra=(-k --new-conn --tls-resume tickets) ;;
+    tls) extra+=(-k) ;;
+    tls-new) extra+=(-k --new-conn) ;;
+    tls-resumed) extra+=(-k --new-conn --tls-resume tickets) ;;
     stream*) run_stream "$@"; return ;;
   esac
   log=$(log_of "$1")

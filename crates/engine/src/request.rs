@@ -52,6 +52,25 @@ pub enum TemplateError {
     Placeholder { path: String, why: String },
     #[error("-H/--header: `{header}` cannot be given with {flag} (the engine writes the framing)")]
     Framing { header: String, flag: &'static str },
+    #[error("--chunked: needs a body (--body, --body-file or --body-size)")]
+    ChunkedWithoutBody,
+}
+
+impl Body {
+    /// The body the flags ask for: `--body-size` (`min..=max`), else `--body`/`--body-file`;
+    /// `--chunked` needs one of them.
+    pub fn of(
+        fixed: Option<&[u8]>,
+        size: Option<(usize, usize)>,
+        chunked: Option<usize>,
+    ) -> Result<Body, TemplateError> {
+        match (fixed, size) {
+            (_, Some((min, max))) => Ok(Body::Random { min, max }),
+            (Some(b), None) => Ok(Body::Fixed(b.to_vec())),
+            (None, None) if chunked.is_some() => Err(TemplateError::ChunkedWithoutBody),
+            (None, None) => Ok(Body::None),
+        }
+    }
 }
 
 /// One request, prepared: see the module documentation.

@@ -23,6 +23,8 @@ use std::time::Duration;
     serverbench load --cacert ca.pem -d 10s https://127.0.0.1:8443/hello\n  \
     serverbench load --new-conn --tls-resume tickets -k -d 10s https://127.0.0.1:8443/hello\n  \
     serverbench load --http2 -m 10 -d 10s http://127.0.0.1:8080/hello\n  \
+    serverbench load -X POST --body-size 500KB..20MB -c 8 -d 10s http://127.0.0.1:8080/upload\n  \
+    serverbench load -d 10s 'http://127.0.0.1:8080/baseline?a={rand:1-100}&b={rand:1-100}'\n  \
     serverbench load --tcp 127.0.0.1:9000 --mode stream --message 'hello world' -d 10s\n  \
     serverbench load -c 16 -p 16 --message-size 4096 --binary -d 10s ws://127.0.0.1:8080/ws\n  \
     serverbench load --hosts hosts.toml --client-hosts load1,load2 -c 200 -d 10s http://10.0.0.2:8080/hello"

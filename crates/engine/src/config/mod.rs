@@ -314,17 +314,7 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
     if opts.close && !has_connection {
         headers.push("Connection: close".into());
     }
-    let body = match (&opts.body, opts.body_size) {
-        (_, Some((min, max))) => Body::Random { min, max },
-        (Some(b), None) => Body::Fixed(b.clone()),
-        (None, None) if opts.chunked.is_some() => {
-            return Err(ConfigError::flag(
-                "--chunked",
-                "needs a body (--body, --body-file or --body-size)",
-            ))
-        }
-        (None, None) => Body::None,
-    };
+    let body = Body::of(opts.body.as_deref(), opts.body_size, opts.chunked)?;
     let requests: Vec<RequestTemplate> = parsed
         .iter()
         .map(|u| {
