@@ -6,6 +6,7 @@
 //!
 //! Pure functions over [`serverbench_results`] values: no I/O, no processes, no printing.
 
+pub mod capacity;
 pub mod compare;
 pub mod database;
 pub mod diagnostics;

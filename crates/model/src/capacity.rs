@@ -1,0 +1,113 @@
+//! The result of a capacity search (`serverbench load --find-max`), serialized as
+//! `spec/capacity-result.schema.json`: the highest rate that met the SLO, why the search
+//! stopped, and the curve of every step it measured.
+
+use crate::slo::{Observed, Slo};
+use serde::{Deserialize, Serialize};
+
+/// One measured step of the search: the load asked for, what the client achieved, the
+/// figures the goals are judged on and the verdict.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// Requests/s asked for (open loop).
+    pub rate_target: f64,
+    /// Requests/s that completed (successes, over the measured span).
+    pub rate_achieved: f64,
+    /// Requests measured (successes plus errors).
+    pub requests: u64,
+    /// How long it was measured, seconds (after its warm-up).
+    pub duration_s: f64,
+    /// Latency from the intended send time (coordinated omission corrected), µs.
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    /// Failed requests, percent of all.
+    pub errors_pct: f64,
+    /// Requests that could not start on time (a connection was not free 1 ms after due).
+    pub late: u64,
+    /// The client's own CPU was ≥ 90% busy.
+    pub client_saturated: bool,
+    /// Server CPU µs per request when the server's process is known (the harness).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_request: Option<f64>,
+    /// Every goal held and the client kept the schedule.
+    pub met: bool,
+    /// The goals missed, e.g. `p99 7.2ms > 5ms`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub misses: Vec<String>,
+    /// Why this step is the client's limit rather than the server's (then the search stops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_limit: Option<String>,
+}
+
+impl Step {
+    /// The figures the SLO is judged on.
+    pub fn observed(&self) -> Observed {
+        Observed {
+            p50_us: self.p50_us,
+            p90_us: self.p90_us,
+            p99_us: self.p99_us,
+            p999_us: self.p999_us,
+            errors_pct: self.errors_pct,
+        }
+    }
+}
+
+/// Why the search stopped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ending {
+    /// The highest passing and lowest failing rates are within the precision.
+    #[default]
+    Converged,
+    /// The step limit came first; the capacity lies between the bracket's ends.
+    StepLimit,
+    /// A step could not keep its schedule on the client's side: the capacity is at least the
+    /// highest passing rate, and the client, not the server, is the limit.
+    ClientLimit,
+    /// The goal failed at the lowest rate tried: no capacity was found.
+    GoalMissedAtStart,
+    /// The search reached its highest allowed rate with the goal still met.
+    RateCeiling,
+    /// A step could not be measured (the server died, refused connections…).
+    Aborted,
+}
+
+impl Ending {
+    /// How the terminal and the reports say it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Ending::Converged => "converged within the precision",
+            Ending::StepLimit => "stopped at the step limit",
+            Ending::ClientLimit => "the client's limit: the server may hold more",
+            Ending::GoalMissedAtStart => "the goal failed at the lowest rate",
+            Ending::RateCeiling => "the goal held up to the highest rate allowed",
+            Ending::Aborted => "a step could not be measured",
+        }
+    }
+}
+
+/// The whole search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityResult {
+    /// The URL(s) or `host:port` loaded.
+    pub target: Vec<String>,
+    /// The goal, as written (`p99<=5ms,errors<=0.1%`).
+    pub slo: Slo,
+    /// Relative precision asked for (0.05: ±5%).
+    pub precision: f64,
+    pub max_steps: u32,
+    /// The highest rate that met the goal (requests/s); `None` when none did.
+    pub capacity_rps: Option<f64>,
+    /// The lowest rate that missed it (`None` when none did): the capacity lies in between.
+    pub failed_at_rps: Option<f64>,
+    pub ending: Ending,
+    /// One line on why it stopped (the client's limit, the engine's error…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Seconds the whole search took, warm-ups included.
+    pub search_s: f64,
+    /// Every step, in the order measured.
+    pub steps: Vec<Step>,
+}
