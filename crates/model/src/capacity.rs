@@ -2,6 +2,7 @@
 //! `spec/capacity-result.schema.json`: the highest rate that met the SLO, why the search
 //! stopped, and the curve of every step it measured.
 
+use crate::result::LoadResult;
 use crate::slo::{Observed, Slo};
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +43,30 @@ pub struct Step {
 }
 
 impl Step {
+    /// The step an open-loop (`-R`) load measured (not yet judged).
+    pub fn from_load(r: &LoadResult) -> Step {
+        let errors = r.errors.total();
+        let all = r.requests + errors;
+        Step {
+            rate_target: r.rate_target.unwrap_or(0.0),
+            rate_achieved: r.rate_achieved.unwrap_or(r.rps),
+            requests: all,
+            duration_s: r.duration_s,
+            p50_us: r.latency_us.p50,
+            p90_us: r.latency_us.p90,
+            p99_us: r.latency_us.p99,
+            p999_us: r.latency_us.p999,
+            errors_pct: if all == 0 {
+                0.0
+            } else {
+                errors as f64 * 100.0 / all as f64
+            },
+            late: r.late.unwrap_or(0),
+            client_saturated: r.client_saturated,
+            ..Step::default()
+        }
+    }
+
     /// The figures the SLO is judged on.
     pub fn observed(&self) -> Observed {
         Observed {
@@ -110,4 +135,25 @@ pub struct CapacityResult {
     pub search_s: f64,
     /// Every step, in the order measured.
     pub steps: Vec<Step>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_reads_errors_as_a_share_of_every_request() {
+        let mut r = LoadResult {
+            requests: 990,
+            rate_target: Some(1000.0),
+            rate_achieved: Some(999.0),
+            ..LoadResult::default()
+        };
+        r.errors.timeout = 10;
+        r.latency_us.p99 = 4000.0;
+        let s = Step::from_load(&r);
+        assert_eq!(s.requests, 1000);
+        assert!((s.errors_pct - 1.0).abs() < 1e-9);
+        assert_eq!((s.rate_target, s.rate_achieved, s.p99_us), (1000.0, 999.0, 4000.0));
+    }
 }

@@ -1,0 +1,332 @@
+//! `serverbench load --find-max --slo …`: the capacity search of
+//! [`serverbench_analysis::capacity`], each step one open-loop (`-R`) run of the engine after
+//! its own warm-up; the curve as a table or as JSON (spec/capacity-result.schema.json).
+
+use super::Args;
+use crate::exit::Exit;
+use anyhow::Context;
+use serverbench_analysis::capacity::{self, Plan};
+use serverbench_engine::{Config, EngineError};
+use serverbench_model::capacity::{CapacityResult, Ending, Step};
+use serverbench_model::slo::{micros, Slo};
+use serverbench_model::LoadSpec;
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+/// The flags of the capacity search (flattened into `load`'s).
+#[derive(clap::Args, Debug)]
+#[command(next_help_heading = "Capacity search")]
+pub struct FindMaxArgs {
+    /// Search for the highest open-loop rate that meets --slo: ramp ×2 from --start-rate until
+    /// the goal fails, then bisect to --precision; each step warms up (--warmup, default 1s)
+    /// and lasts long enough for 100 samples beyond the SLO's quantile (1-10s) unless -d is
+    /// given.
+    #[arg(long)]
+    pub find_max: bool,
+    /// The goal, e.g. `p99<=5ms,errors<=0.1%` (measures: p50, p90, p99, p99.9, errors).
+    #[arg(long, value_name = "GOALS")]
+    pub slo: Option<String>,
+    /// Stop when the lowest failing rate is within this of the highest passing one.
+    #[arg(long, default_value = "5%", value_name = "PERCENT")]
+    pub precision: String,
+    /// At most this many steps.
+    #[arg(long, default_value_t = 20)]
+    pub max_steps: u32,
+    /// The first rate (requests/s); the goal failing here ends the search (exit 10).
+    #[arg(long, default_value_t = 500.0, value_name = "REQ/S")]
+    pub start_rate: f64,
+    /// Never ask for more than this (requests/s).
+    #[arg(long, default_value_t = 10_000_000.0, value_name = "REQ/S")]
+    pub max_rate: f64,
+}
+
+impl FindMaxArgs {
+    /// A search flag given without --find-max (those with defaults cannot be told apart).
+    pub fn stray(&self) -> Option<&'static str> {
+        (!self.find_max && self.slo.is_some()).then_some("--slo")
+    }
+}
+
+/// A bad flag, as one line.
+fn plan_of(a: &FindMaxArgs) -> Result<Plan, String> {
+    let text = a.precision.trim();
+    let precision = text
+        .strip_suffix('%')
+        .unwrap_or(text)
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| *p > 0.0 && *p < 100.0)
+        .ok_or_else(|| format!("--precision `{text}`: a percentage above 0, like 5%"))?;
+    if a.max_steps < 2 {
+        return Err("--max-steps: at least 2 (a bracket needs a pass and a miss)".into());
+    }
+    if !(a.start_rate > 0.0 && a.start_rate <= a.max_rate) {
+        return Err("--start-rate: above 0 and at most --max-rate".into());
+    }
+    Ok(Plan {
+        start: a.start_rate,
+        precision: precision / 100.0,
+        max_steps: a.max_steps,
+        ceiling: a.max_rate,
+        ..Plan::default()
+    })
+}
+
+/// Why a step could not be measured, with the exit it maps to.
+struct StepFailed {
+    exit: Exit,
+    why: String,
+}
+
+/// Runs the search for `serverbench load --find-max`.
+pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
+    let bad = |why: String| {
+        eprintln!("serverbench load --find-max: {why}");
+        Ok(Exit::BadInput)
+    };
+    if let Some(why) = conflict(args, &spec) {
+        return bad(why);
+    }
+    let text = args.find_max.slo.as_deref().unwrap_or_default();
+    let slo: Slo = match text.parse() {
+        Ok(s) => s,
+        Err(e) => return bad(format!("--slo: {e}")),
+    };
+    let plan = match plan_of(&args.find_max) {
+        Ok(p) => p,
+        Err(why) => return bad(why),
+    };
+    if let Err(e) = Config::try_from(&with_rate(&spec, plan.start, Duration::from_secs(1))) {
+        return bad(format!("{e:#}"));
+    }
+    let warmup = if spec.warmup.is_zero() {
+        Duration::from_secs(1)
+    } else {
+        spec.warmup
+    };
+    let fixed = spec.duration;
+    let started = Instant::now();
+    let measure = |rate: f64| -> Result<Step, StepFailed> {
+        let d = fixed.unwrap_or_else(|| {
+            capacity::step_duration(&slo, rate, Duration::from_secs(1), Duration::from_secs(10))
+        });
+        let mut s = with_rate(&spec, rate, d);
+        s.warmup = warmup;
+        let step = measure_step(&s)?;
+        if !args.quiet && !args.json {
+            eprintln!("  step at {rate:.0}/s: p99 {}", micros(step.p99_us));
+        }
+        Ok(step)
+    };
+    let (out, failed) = capacity::search(&slo, &plan, measure);
+    let result = CapacityResult {
+        target: target_of(&spec),
+        slo: slo.clone(),
+        precision: plan.precision,
+        max_steps: plan.max_steps,
+        capacity_rps: out.capacity,
+        failed_at_rps: out.failed_at,
+        ending: out.ending,
+        note: failed.as_ref().map(|f| f.why.clone()).or(out.note),
+        search_s: started.elapsed().as_secs_f64(),
+        steps: out.steps,
+    };
+    let json = serde_json::to_string_pretty(&result).context("serializing the result")?;
+    if let Some(path) = &args.output {
+        std::fs::write(path, format!("{json}\n"))
+            .with_context(|| format!("writing --output {}", path.display()))?;
+    }
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{}", render(&result));
+    }
+    let exit = match (&failed, result.ending) {
+        (Some(f), _) => f.exit,
+        (None, Ending::GoalMissedAtStart) => Exit::GoalMissed,
+        _ => Exit::Ok,
+    };
+    if let (Some(note), true) = (&result.note, exit != Exit::Ok) {
+        eprintln!("serverbench load --find-max: {note}");
+    }
+    Ok(exit)
+}
+
+/// A flag the search cannot take, as one line (clap's conflicts print a usage block).
+fn conflict(args: &Args, spec: &LoadSpec) -> Option<String> {
+    let why = if args.find_max.slo.is_none() {
+        "needs --slo, e.g. --slo 'p99<=5ms,errors<=0.1%'"
+    } else if spec.http.pipeline > 1 {
+        "-p/--pipeline: the open loop sends one request at a time per connection"
+    } else if spec.requests.is_some() {
+        "-n/--requests: each step's length is its duration (-d), not a count"
+    } else if spec.rate.is_some() {
+        "-R/--rate: the search picks the rates (--start-rate, --max-rate)"
+    } else if args.barrier {
+        "--barrier: a search is many runs, not one to release"
+    } else if args.hosts.is_some() {
+        "--hosts: the search runs from this machine only for now"
+    } else {
+        return None;
+    };
+    Some(why.to_string())
+}
+
+/// `spec` at `rate` for `d`, nothing else changed.
+fn with_rate(spec: &LoadSpec, rate: f64, d: Duration) -> LoadSpec {
+    LoadSpec {
+        rate: Some(rate),
+        duration: Some(d),
+        requests: None,
+        ..spec.clone()
+    }
+}
+
+fn target_of(spec: &LoadSpec) -> Vec<String> {
+    match &spec.tcp {
+        Some(t) => vec![t.addr.clone()],
+        None => spec.urls.clone(),
+    }
+}
+
+/// One open-loop run of the engine, as a step (not yet judged).
+fn measure_step(spec: &LoadSpec) -> Result<Step, StepFailed> {
+    let failed = |exit, why: String| StepFailed { exit, why };
+    let config = Config::try_from(spec).map_err(|e| failed(Exit::BadInput, format!("{e:#}")))?;
+    let result = serverbench_engine::run(&config, &|_| {}).map_err(|e| match e {
+        EngineError::Refused { .. } => failed(Exit::Refused, e.to_string()),
+        e => failed(Exit::BadInput, e.to_string()),
+    })?;
+    if let Some(why) = super::verdict::no_success(&result) {
+        let rate = spec.rate.unwrap_or(0.0);
+        return Err(failed(Exit::NoSuccess, format!("at {rate:.0}/s: {why}")));
+    }
+    Ok(Step::from_load(&result))
+}
+
+/// The terminal view: one line on the search, the curve, the answer (under 120 columns).
+pub fn render(r: &CapacityResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Capacity of {} for {} (±{}%, at most {} steps)",
+        r.target.join(" "),
+        r.slo,
+        r.precision * 100.0,
+        r.max_steps
+    );
+    let _ = writeln!(
+        s,
+        "  {:>4} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7}  verdict",
+        "step", "target/s", "achieved/s", "requests", "p50", "p99", "p99.9", "errors", "late"
+    );
+    for (i, st) in r.steps.iter().enumerate() {
+        let verdict = match (&st.client_limit, st.met) {
+            (Some(_), _) => "client limit".to_string(),
+            (None, true) => "met".to_string(),
+            (None, false) => format!("missed: {}", st.misses.join(", ")),
+        };
+        let _ = writeln!(
+            s,
+            "  {:>4} {:>10.0} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>7.3}% {:>7}  {}",
+            i + 1,
+            st.rate_target,
+            st.rate_achieved,
+            st.requests,
+            micros(st.p50_us),
+            micros(st.p99_us),
+            micros(st.p999_us),
+            st.errors_pct,
+            st.late,
+            clip(&verdict, 26)
+        );
+    }
+    let answer = match (r.capacity_rps, r.failed_at_rps) {
+        (Some(c), Some(f)) => format!("{c:.0} req/s (missed at {f:.0})"),
+        (Some(c), None) => format!("at least {c:.0} req/s"),
+        (None, _) => "none found".to_string(),
+    };
+    let _ = writeln!(
+        s,
+        "  Capacity     {answer}: {}; {} steps in {:.1}s",
+        r.ending.describe(),
+        r.steps.len(),
+        r.search_s
+    );
+    if let Some(note) = &r.note {
+        let _ = writeln!(s, "  Note         {}", clip(note, 105));
+    }
+    s
+}
+
+/// `text` cut to `n` characters with an ellipsis.
+fn clip(text: &str, n: usize) -> String {
+    if text.chars().count() <= n {
+        return text.to_string();
+    }
+    let mut t: String = text.chars().take(n - 1).collect();
+    t.push('…');
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result() -> CapacityResult {
+        let step = |rate: f64, p99: f64, met: bool| Step {
+            rate_target: rate,
+            rate_achieved: rate,
+            requests: 10_000,
+            p50_us: 900.0,
+            p99_us: p99,
+            p999_us: p99 * 2.0,
+            met,
+            misses: if met {
+                vec![]
+            } else {
+                vec![format!("p99 {} > 5ms", micros(p99))]
+            },
+            ..Step::default()
+        };
+        CapacityResult {
+            target: vec!["http://127.0.0.1:8080/hello".into()],
+            slo: "p99<=5ms,errors<=0.1%".parse().unwrap(),
+            precision: 0.05,
+            max_steps: 20,
+            capacity_rps: Some(1000.0),
+            failed_at_rps: Some(1031.0),
+            ending: Ending::Converged,
+            note: None,
+            search_s: 12.5,
+            steps: vec![step(1000.0, 1200.0, true), step(2000.0, 123_456.0, false)],
+        }
+    }
+
+    #[test]
+    fn the_table_fits_in_120_columns_and_gives_the_answer() {
+        let text = render(&result());
+        for line in text.lines() {
+            assert!(line.chars().count() <= 120, "{line}");
+        }
+        assert!(text.contains("Capacity     1000 req/s (missed at 1031)"), "{text}");
+        assert!(text.contains("missed: p99 123.456ms > 5ms"), "{text}");
+    }
+
+    #[test]
+    fn a_precision_must_be_a_positive_percentage() {
+        let args = |p: &str| FindMaxArgs {
+            find_max: true,
+            slo: Some("p99<=5ms".into()),
+            precision: p.into(),
+            max_steps: 20,
+            start_rate: 500.0,
+            max_rate: 1e7,
+        };
+        assert_eq!(plan_of(&args("2%")).unwrap().precision, 0.02);
+        assert_eq!(plan_of(&args("10")).unwrap().precision, 0.1);
+        assert!(plan_of(&args("0%")).unwrap_err().contains("--precision"));
+        assert!(plan_of(&args("fine")).unwrap_err().contains("--precision"));
+    }
+}
