@@ -8,6 +8,7 @@
 
 pub mod capacity;
 pub mod compare;
+pub mod cost;
 pub mod database;
 pub mod diagnostics;
 pub mod disturbed;

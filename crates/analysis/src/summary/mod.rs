@@ -64,6 +64,9 @@ pub struct Summary {
     /// Database laps: rows/s, each role's CPU per request, statements per request, the pool.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub database: Vec<crate::database::DatabaseRow>,
+    /// Laps at a fixed rate (`rate = …`): CPU per request, memory, p99/p99.9, valid or not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cost: Vec<crate::cost::CostRow>,
     /// Laps something else disturbed (steal, other processes...), with their causes; marked
     /// `dropped` when `--drop-disturbed` left them out of the figures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -160,10 +163,11 @@ fn as_text<S: serde::Serializer>(f: &Option<LapFailure>, s: S) -> Result<S::Ok, 
 
 /// Summarizes laps; `baseline` is the server the speed factors are relative to.
 pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
-    let tables = group_by(records, |r| (r.scenario.clone(), r.profile.clone()))
+    let tables: Vec<Table> = group_by(records, |r| (r.scenario.clone(), r.profile.clone()))
         .iter()
         .map(|laps| build_table(laps, baseline))
         .collect();
+    let cost = crate::cost::cost_rows(records, &tables);
     Summary {
         suite: records.first().map(|r| r.suite.clone()),
         baseline: baseline.map(str::to_owned),
@@ -173,6 +177,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         hosts: crate::hosts::breakdown(records),
         protocols: crate::protocol::protocol_rows(records),
         database: crate::database::database_rows(records),
+        cost,
         disturbed: Vec::new(),
         until_ci: None,
     }

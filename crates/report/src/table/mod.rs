@@ -6,6 +6,7 @@
 
 mod cells;
 mod compare;
+mod cost;
 mod database;
 mod hosts;
 mod legend;
@@ -14,6 +15,7 @@ mod scaling;
 mod summary;
 
 pub use compare::{comparison_csv, comparison_grid, unmatched, COMPARISON_LEGEND};
+pub use cost::{cost_csv, cost_legend, cost_tables};
 pub use database::{database_csv, database_legend, database_tables};
 pub use hosts::{host_laps_grid, hosts_csv, hosts_grid, hosts_legend};
 pub use legend::{disturbed_line, latency_note, legend, noisy_lines, until_ci_lines};

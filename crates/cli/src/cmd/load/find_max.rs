@@ -11,6 +11,7 @@ use serverbench_model::capacity::{CapacityResult, Ending, Step};
 use serverbench_model::slo::{micros, Slo};
 use serverbench_model::LoadSpec;
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 /// The flags of the capacity search (flattened into `load`'s).
@@ -106,6 +107,7 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
         spec.warmup
     };
     let fixed = spec.duration;
+    let live = !args.quiet && std::io::stderr().is_terminal();
     let started = Instant::now();
     let measure = |rate: f64| -> Result<Step, StepFailed> {
         let d = fixed.unwrap_or_else(|| {
@@ -114,7 +116,7 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
         let mut s = with_rate(&spec, rate, d);
         s.warmup = warmup;
         let step = measure_step(&s)?;
-        if !args.quiet && !args.json {
+        if live {
             eprintln!("  step at {rate:.0}/s: p99 {}", micros(step.p99_us));
         }
         Ok(step)
@@ -239,7 +241,7 @@ pub fn render(r: &CapacityResult) -> String {
             micros(st.p999_us),
             st.errors_pct,
             st.late,
-            clip(&verdict, 26)
+            clip(&verdict, 33)
         );
     }
     let answer = match (r.capacity_rps, r.failed_at_rps) {
