@@ -146,7 +146,9 @@ pub fn search<E>(
                 out.ending = Ending::GoalMissedAtStart;
                 out.note = Some(format!(
                     "the goal failed at the first rate, {rate:.0}/s: {}",
-                    out.steps.last().map_or(String::new(), |s| s.misses.join(", "))
+                    out.steps
+                        .last()
+                        .map_or(String::new(), |s| s.misses.join(", "))
                 ));
                 break;
             }
@@ -315,7 +317,10 @@ mod tests {
         assert_eq!(samples_needed(&slo("errors<=1%")), 1000);
         let (floor, cap) = (Duration::from_secs(1), Duration::from_secs(10));
         let p99 = slo("p99<=5ms");
-        assert_eq!(step_duration(&p99, 2000.0, floor, cap), Duration::from_secs(5));
+        assert_eq!(
+            step_duration(&p99, 2000.0, floor, cap),
+            Duration::from_secs(5)
+        );
         assert_eq!(step_duration(&p99, 100.0, floor, cap), cap);
         assert_eq!(step_duration(&p99, 1e6, floor, cap), floor);
     }

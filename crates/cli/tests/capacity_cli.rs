@@ -20,7 +20,10 @@ struct Workers {
 
 impl Workers {
     fn serve(&self) {
-        let mut free = self.freed.wait_while(self.free.lock().unwrap(), |n| *n == 0).unwrap();
+        let mut free = self
+            .freed
+            .wait_while(self.free.lock().unwrap(), |n| *n == 0)
+            .unwrap();
         *free -= 1;
         drop(free);
         std::thread::sleep(SERVICE);
@@ -116,7 +119,9 @@ fn find_max_finds_a_queue_servers_capacity_within_ten_percent() {
     assert!(missed > found && missed <= found * 1.05 + 1.0, "{v:#}");
     let steps = v["steps"].as_array().unwrap();
     assert!(steps.len() >= 5, "a ramp and a bisection: {v:#}");
-    assert!(steps.iter().any(|s| s["met"] == false && s["p99_us"].as_f64() > Some(20_000.0)));
+    assert!(steps
+        .iter()
+        .any(|s| s["met"] == false && s["p99_us"].as_f64() > Some(20_000.0)));
 }
 
 #[test]
@@ -155,7 +160,10 @@ fn assert_refused(args: &[&str], needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    assert!(err.contains(needle), "{args:?}: expected `{needle}` in {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected `{needle}` in {err}"
+    );
 }
 
 #[test]
@@ -172,6 +180,12 @@ fn bad_slos_and_flags_the_search_cannot_take_give_one_line_each() {
     assert_refused(&[&fm(&["-p", "4"])[..], &[url]].concat(), "--pipeline");
     assert_refused(&[&fm(&["-n", "100"])[..], &[url]].concat(), "--requests");
     assert_refused(&[&fm(&["-R", "100"])[..], &[url]].concat(), "--rate");
-    assert_refused(&[&fm(&["--precision", "0"])[..], &[url]].concat(), "--precision");
-    assert_refused(&["--slo", "p99<=5ms", "-d", "1s", url], "only with --find-max");
+    assert_refused(
+        &[&fm(&["--precision", "0"])[..], &[url]].concat(),
+        "--precision",
+    );
+    assert_refused(
+        &["--slo", "p99<=5ms", "-d", "1s", url],
+        "only with --find-max",
+    );
 }

@@ -154,6 +154,9 @@ mod tests {
         let s = Step::from_load(&r);
         assert_eq!(s.requests, 1000);
         assert!((s.errors_pct - 1.0).abs() < 1e-9);
-        assert_eq!((s.rate_target, s.rate_achieved, s.p99_us), (1000.0, 999.0, 4000.0));
+        assert_eq!(
+            (s.rate_target, s.rate_achieved, s.p99_us),
+            (1000.0, 999.0, 4000.0)
+        );
     }
 }

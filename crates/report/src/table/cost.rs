@@ -187,7 +187,10 @@ mod tests {
             ]
         );
         assert_eq!(g.rows[0].medal, Some(1));
-        let s = summary(vec![row("a", Some(1), None), row("b", None, Some("achieved 60%"))]);
+        let s = summary(vec![
+            row("a", Some(1), None),
+            row("b", None, Some("achieved 60%")),
+        ]);
         let (_, g) = &cost_tables(&s)[0];
         assert_eq!(g.columns.last().unwrap().key, "invalid_why");
         assert_eq!(g.rows[1].cells.last().unwrap().text, "achieved 60%");

@@ -312,7 +312,10 @@ mod tests {
         for line in text.lines() {
             assert!(line.chars().count() <= 120, "{line}");
         }
-        assert!(text.contains("Capacity     1000 req/s (missed at 1031)"), "{text}");
+        assert!(
+            text.contains("Capacity     1000 req/s (missed at 1031)"),
+            "{text}"
+        );
         assert!(text.contains("missed: p99 123.456ms > 5ms"), "{text}");
     }
 
