@@ -137,6 +137,50 @@ pub struct CapacityResult {
     pub steps: Vec<Step>,
 }
 
+/// A suite profile's `find_max = { slo = "p99<=5ms", precision = 5, max_steps = 20,
+/// start_rate = 500 }`: each lap is a capacity search (the profile's `duration` is each step's
+/// length), handed to `serverbench load --find-max` as flags.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindMax {
+    pub slo: Slo,
+    /// Percent (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
+    /// Requests/s of the first step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_rate: Option<f64>,
+}
+
+impl FindMax {
+    /// The flags of `serverbench load` that run this search.
+    pub fn args(&self) -> Vec<String> {
+        let mut a = vec![
+            "--find-max".to_string(),
+            "--slo".into(),
+            self.slo.to_string(),
+        ];
+        if let Some(p) = self.precision {
+            a.extend(["--precision".into(), format!("{p}%")]);
+        }
+        if let Some(n) = self.max_steps {
+            a.extend(["--max-steps".into(), n.to_string()]);
+        }
+        if let Some(r) = self.start_rate {
+            a.extend(["--start-rate".into(), r.to_string()]);
+        }
+        a
+    }
+
+    /// The longest a search can take with steps of `step_s` after `warmup_s` each (plus a
+    /// second per step to connect): what a harness waits before calling it hung.
+    pub fn longest_s(&self, step_s: f64, warmup_s: f64) -> f64 {
+        f64::from(self.max_steps.unwrap_or(20)) * (step_s + warmup_s.max(1.0) + 1.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +202,24 @@ mod tests {
             (s.rate_target, s.rate_achieved, s.p99_us),
             (1000.0, 999.0, 4000.0)
         );
+    }
+
+    #[test]
+    fn a_suites_find_max_becomes_the_load_flags() {
+        let f: FindMax =
+            toml::from_str("slo = \"p99<=5ms\"\nmax_steps = 8\nprecision = 2.5").unwrap();
+        assert_eq!(
+            f.args(),
+            [
+                "--find-max",
+                "--slo",
+                "p99<=5ms",
+                "--precision",
+                "2.5%",
+                "--max-steps",
+                "8"
+            ]
+        );
+        assert!(toml::from_str::<FindMax>("slo = \"p95<=5ms\"").is_err());
     }
 }

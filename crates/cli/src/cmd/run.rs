@@ -448,6 +448,7 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         server_cpus: Vec::new(),
         cores: None,
         pool: None,
+        find_max: None,
     };
     profile.name = profile.default_name();
     Ok(Suite {

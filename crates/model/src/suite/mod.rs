@@ -145,6 +145,10 @@ pub struct Profile {
     /// Database scenarios: the server's pool size (`DATABASE_POOL`); default the suite's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<u32>,
+    /// A capacity search per lap (`find_max = { slo = "p99<=5ms" }`): `duration` is each
+    /// step's length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<crate::capacity::FindMax>,
 }
 
 /// A whole suite.
@@ -429,6 +433,18 @@ impl Suite {
             }
             if p.rate.is_some() && p.pipeline > 1 {
                 return bad(&k("rate"), "a rate cannot be combined with pipeline > 1");
+            }
+            if p.find_max.is_some() {
+                let why = match () {
+                    _ if p.rate.is_some() => "find_max picks the rates: drop rate",
+                    _ if p.requests.is_some() => "find_max steps are timed: give duration",
+                    _ if p.pipeline > 1 => "find_max runs open loop: drop pipeline",
+                    _ if self.tool != Tool::Serverbench => "find_max needs tool = \"serverbench\"",
+                    _ => "",
+                };
+                if !why.is_empty() {
+                    return bad(&k("find_max"), why);
+                }
             }
         }
         Ok(())
