@@ -23,6 +23,8 @@ impl Exporter for CsvExporter {
             table::h2_csv(summary),
             table::database_csv(summary),
             table::cost_csv(summary),
+            table::capacity_csv(summary),
+            table::capacity_steps_csv(summary),
         ];
         for grid in more.iter().flatten() {
             out.push('\n');

@@ -47,12 +47,16 @@ impl Exporter for MarkdownExporter {
             .into_iter()
             .chain(table::database_tables(summary))
             .chain(table::cost_tables(summary))
+            .chain(table::capacity_tables(summary))
         {
             out.push_str(&format!("### {}\n\n", escape(&heading)));
             out.push_str(&grid(&g));
             out.push('\n');
         }
-        for line in table::cost_legend(summary) {
+        for line in table::cost_legend(summary)
+            .into_iter()
+            .chain(table::capacity_legend(summary))
+        {
             out.push_str(&format!("{}\n\n", escape(&line)));
         }
         for t in table::scaling_tables(summary) {

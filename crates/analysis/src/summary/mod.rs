@@ -67,6 +67,10 @@ pub struct Summary {
     /// Laps at a fixed rate (`rate = …`): CPU per request, memory, p99/p99.9, valid or not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cost: Vec<crate::cost::CostRow>,
+    /// Capacity searches (`find_max = { slo = … }`): the highest rate meeting the goal, and
+    /// the curve of every step.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<crate::capacity_rows::CapacityRow>,
     /// Laps something else disturbed (steal, other processes...), with their causes; marked
     /// `dropped` when `--drop-disturbed` left them out of the figures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -178,6 +182,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         protocols: crate::protocol::protocol_rows(records),
         database: crate::database::database_rows(records),
         cost,
+        capacity: crate::capacity_rows::capacity_rows(records),
         disturbed: Vec::new(),
         until_ci: None,
     }

@@ -4,6 +4,7 @@
 //! and CSV exporters only supply syntax. A cell carries the text people read and the raw value
 //! machines read (the CSV file, the HTML page's sort keys).
 
+mod capacity;
 mod cells;
 mod compare;
 mod cost;
@@ -14,6 +15,7 @@ mod protocol;
 mod scaling;
 mod summary;
 
+pub use capacity::{capacity_csv, capacity_legend, capacity_steps_csv, capacity_tables};
 pub use compare::{comparison_csv, comparison_grid, unmatched, COMPARISON_LEGEND};
 pub use cost::{cost_csv, cost_legend, cost_tables};
 pub use database::{database_csv, database_legend, database_tables};
