@@ -39,7 +39,7 @@ pub struct CapacityRow {
 /// Every capacity lap's row, grouped by scenario × profile in the order they first appear,
 /// ranked (highest capacity first) within each.
 pub fn capacity_rows(records: &[LapRecord]) -> Vec<CapacityRow> {
-    let mut groups: Vec<((String, String, String), Vec<&LapRecord>)> = Vec::new();
+    let mut groups: Vec<(Key, Vec<&LapRecord>)> = Vec::new();
     for r in records.iter().filter(|r| r.params.find_max.is_some()) {
         let key = (r.scenario.clone(), r.profile.clone(), r.server.clone());
         match groups.iter_mut().find(|(k, _)| *k == key) {
@@ -80,6 +80,9 @@ pub fn capacity_rows(records: &[LapRecord]) -> Vec<CapacityRow> {
     });
     rows
 }
+
+/// Scenario, profile, server.
+type Key = (String, String, String);
 
 fn row(laps: &[&LapRecord]) -> CapacityRow {
     let first = laps[0];

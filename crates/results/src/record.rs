@@ -316,8 +316,8 @@ impl From<&serverbench_model::capacity::CapacityResult> for Measurement {
         let at = c
             .steps
             .iter()
-            .filter(|s| s.met && Some(s.rate_target) == c.capacity_rps)
-            .last()
+            .rev()
+            .find(|s| s.met && Some(s.rate_target) == c.capacity_rps)
             .or(c.steps.first());
         let mut m = Measurement {
             capacity: Some(c.clone()),
