@@ -18,7 +18,7 @@
 # WRK2_DURATION after a 2 s warm-up, wrk2 for 10 s longer (its first 10 s calibrate and are not
 # recorded). Each tool's p99 as min..max over the rounds; the two ranges should overlap.
 # Usage: bench/capacity.sh
-#        (env: SERVERS="node/http go/net-http rust/hyper" SLO='p99<=5ms' CLOSED=5s ROUNDS=3
+#        (env: SERVERS="node/http go/net-http rust/hyper" SLO='p99<=5ms' START=500 CLOSED=5s ROUNDS=3
 #         WRK2_DURATION=10s SERVERBENCH=path/to/serverbench WRK2=path/to/wrk2)
 set -euo pipefail
 
@@ -26,6 +26,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SB=${SERVERBENCH:-$ROOT/target/release/serverbench}
 SERVERS=${SERVERS:-node/http go/net-http rust/hyper}
 SLO=${SLO:-p99<=5ms}
+START=${START:-500}
 CLOSED=${CLOSED:-5s}
 ROUNDS=${ROUNDS:-3}
 WRK2_DURATION=${WRK2_DURATION:-10s}
@@ -94,7 +95,7 @@ for id in $SERVERS; do
   url=$URL
   taskset -c 1 "$SB" load -t1 -c50 --warmup 1s -d "$CLOSED" --json "$url" >"$TMP/closed.json"
   closed=$(json "$TMP/closed.json" 'r["rps"]')
-  taskset -c 1 "$SB" load --find-max --slo "$SLO" --start-rate 1000 -t1 -c50 --json "$url" \
+  taskset -c 1 "$SB" load --find-max --slo "$SLO" --start-rate "$START" -t1 -c50 --json "$url" \
     >"$TMP/search.json" || true
   cap=$(json "$TMP/search.json" 'r["capacity_rps"] or 0')
   missed=$(json "$TMP/search.json" 'r["failed_at_rps"] or 0')
@@ -114,6 +115,10 @@ done
 
 if [ -z "$WRK2" ]; then
   echo "wrk2: skipped (WRK2 not set: see the comment at the top of this script)"
+  exit $status
+fi
+if python3 -c "import sys; sys.exit(0 if float('$FIRST_CAP') <= 0 else 1)"; then
+  echo "wrk2: skipped ($FIRST_ID has no capacity at $SLO to take half of)"
   exit $status
 fi
 rate=$(python3 -c "print(int($FIRST_CAP / 2))")

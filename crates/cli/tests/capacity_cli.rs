@@ -4,31 +4,32 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Command, Output};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Workers × service time of [`queue_server`]: 4 / 2 ms = 2000 requests/s.
 const WORKERS: usize = 4;
 const SERVICE: Duration = Duration::from_millis(2);
 const CAPACITY: f64 = WORKERS as f64 / 0.002;
 
-/// A counting semaphore: the server's workers.
+/// The server's workers, each busy until an instant: a request takes the worker free first,
+/// starts when it is free (or now) and ends [`SERVICE`] later. The schedule is kept in these
+/// instants, not in when a sleeping thread happens to wake, so a busy test machine adds latency
+/// noise but does not lower the capacity.
 struct Workers {
-    free: Mutex<usize>,
-    freed: Condvar,
+    free_at: Mutex<Vec<Instant>>,
 }
 
 impl Workers {
     fn serve(&self) {
-        let mut free = self
-            .freed
-            .wait_while(self.free.lock().unwrap(), |n| *n == 0)
-            .unwrap();
-        *free -= 1;
-        drop(free);
-        std::thread::sleep(SERVICE);
-        *self.free.lock().unwrap() += 1;
-        self.freed.notify_one();
+        let done = {
+            let mut free_at = self.free_at.lock().unwrap();
+            let first = (0..free_at.len()).min_by_key(|&i| free_at[i]).unwrap();
+            let done = free_at[first].max(Instant::now()) + SERVICE;
+            free_at[first] = done;
+            done
+        };
+        std::thread::sleep(done.saturating_duration_since(Instant::now()));
     }
 }
 
@@ -39,8 +40,7 @@ fn queue_server() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let workers = Arc::new(Workers {
-        free: Mutex::new(WORKERS),
-        freed: Condvar::new(),
+        free_at: Mutex::new(vec![Instant::now(); WORKERS]),
     });
     std::thread::spawn(move || {
         for stream in listener.incoming() {
