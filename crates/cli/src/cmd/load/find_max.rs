@@ -107,6 +107,15 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
         spec.warmup
     };
     let fixed = spec.duration;
+    // --hosts: every step is split across the client hosts and merged exactly.
+    let session = match args.hosts.is_some() {
+        true => match super::distributed::Session::open(args, &spec)? {
+            Ok(s) => Some(s),
+            Err(exit) => return Ok(exit),
+        },
+        false => None,
+    };
+    let spec = session.as_ref().map_or(spec.clone(), |(_, s)| s.clone());
     let live = !args.quiet && std::io::stderr().is_terminal();
     let started = Instant::now();
     let measure = |rate: f64| -> Result<Step, StepFailed> {
@@ -115,7 +124,10 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
         });
         let mut s = with_rate(&spec, rate, d);
         s.warmup = warmup;
-        let step = measure_step(&s)?;
+        let step = match &session {
+            Some((session, _)) => measure_over_hosts(session, &s)?,
+            None => measure_step(&s)?,
+        };
         if live {
             eprintln!("  step at {rate:.0}/s: p99 {}", micros(step.p99_us));
         }
@@ -167,8 +179,6 @@ fn conflict(args: &Args, spec: &LoadSpec) -> Option<String> {
         "-R/--rate: the search picks the rates (--start-rate, --max-rate)"
     } else if args.barrier {
         "--barrier: a search is many runs, not one to release"
-    } else if args.hosts.is_some() {
-        "--hosts: the search runs from this machine only for now"
     } else {
         return None;
     };
@@ -205,6 +215,25 @@ fn measure_step(spec: &LoadSpec) -> Result<Step, StepFailed> {
         return Err(failed(Exit::NoSuccess, format!("at {rate:.0}/s: {why}")));
     }
     Ok(Step::from_load(&result))
+}
+
+/// One step split across the client hosts of `session`, merged exactly.
+fn measure_over_hosts(
+    session: &super::distributed::Session,
+    spec: &LoadSpec,
+) -> Result<Step, StepFailed> {
+    let rate = spec.rate.unwrap_or(0.0);
+    let d = session.load(spec, &|_| {}).map_err(|f| StepFailed {
+        exit: f.exit,
+        why: format!("at {rate:.0}/s: {}", f.lines.join("; ")),
+    })?;
+    if let Some(why) = super::verdict::no_success(&d.merged) {
+        return Err(StepFailed {
+            exit: Exit::NoSuccess,
+            why: format!("at {rate:.0}/s: {why}"),
+        });
+    }
+    Ok(Step::from_load(&d.merged))
 }
 
 /// The terminal view: one line on the search, the curve, the answer (under 120 columns).
