@@ -73,7 +73,11 @@ impl Session {
     }
 
     /// Runs `spec` split across the client hosts, released together, merged exactly.
-    pub fn load(&self, spec: &LoadSpec, progress: &dyn Fn(Progress)) -> Result<Distributed, Failed> {
+    pub fn load(
+        &self,
+        spec: &LoadSpec,
+        progress: &dyn Fn(Progress),
+    ) -> Result<Distributed, Failed> {
         let paths: Vec<PathBuf> = self.cacerts.iter().map(|(_, p)| PathBuf::from(p)).collect();
         let jobs = distributed::jobs(spec, &self.hosts, &paths);
         let deadlines = Deadlines::of(spec, self.barrier_timeout);

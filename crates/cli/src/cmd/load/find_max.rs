@@ -146,6 +146,12 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
         search_s: started.elapsed().as_secs_f64(),
         steps: out.steps,
     };
+    report(args, &result, failed.map(|f| f.exit))
+}
+
+/// Prints (and with `-o` writes) the search; returns its exit: a step's error's, 10 when the
+/// goal failed at the first rate, else 0.
+fn report(args: &Args, result: &CapacityResult, failed: Option<Exit>) -> anyhow::Result<Exit> {
     let json = serde_json::to_string_pretty(&result).context("serializing the result")?;
     if let Some(path) = &args.output {
         std::fs::write(path, format!("{json}\n"))
@@ -154,14 +160,15 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
     if args.json {
         println!("{json}");
     } else {
-        print!("{}", render(&result));
+        print!("{}", render(result));
     }
-    let exit = match (&failed, result.ending) {
-        (Some(f), _) => f.exit,
+    let exit = match (failed, result.ending) {
+        (Some(exit), _) => exit,
         (None, Ending::GoalMissedAtStart) => Exit::GoalMissed,
         _ => Exit::Ok,
     };
-    if let (Some(note), true) = (&result.note, exit != Exit::Ok) {
+    let say = exit != Exit::Ok || result.ending == Ending::ClientLimit;
+    if let (Some(note), true) = (&result.note, say) {
         eprintln!("serverbench load --find-max: {note}");
     }
     Ok(exit)
