@@ -127,8 +127,8 @@ pub fn cost_legend(summary: &Summary) -> Vec<String> {
          tree spent per request (plus the database's where one ran: srv and db apart), the \
          median over the laps; cores: CPU seconds per second; RSS: peak over the laps; p99 and \
          p99.9 from the intended send times. Rank 1 is the cheapest (within 2% share a rank). \
-         A row is valid, and ranked, only when the server completed at least {:.0}% of the \
-         target rate in every lap's median with no lap failed.",
+         A row is valid, and ranked, only when the median of its laps' req/s reached at least \
+         {:.0}% of the target and no lap failed.",
         VALID_SHARE * 100.0
     )]
 }
