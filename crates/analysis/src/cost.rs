@@ -294,4 +294,16 @@ mod tests {
         let ranks: Vec<Option<u32>> = cost_rows(&records, &[]).iter().map(|r| r.rank).collect();
         assert_eq!(ranks, vec![Some(1), Some(1), Some(3)]);
     }
+
+    #[test]
+    fn a_fixed_rate_table_ranks_no_one_by_req_per_second_and_has_no_speed_factor() {
+        let records = vec![
+            at_rate("a", 1, 100.0, 100.0, 10.0),
+            at_rate("b", 1, 100.0, 99.0, 20.0),
+        ];
+        let s = crate::summary::summarize(&records, None);
+        assert_eq!(s.tables[0].baseline, None);
+        assert!(s.tables[0].servers.iter().all(|r| r.rank.is_none()));
+        assert_eq!(s.cost[0].rank, Some(1));
+    }
 }

@@ -221,8 +221,10 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
             .map(|s| (s.rps.map_or(f64::NAN, |r| r.median), s.rps_ci))
             .collect::<Vec<_>>(),
     );
+    // At a fixed rate every server answers the same req/s: the cost table ranks those laps.
+    let fixed_rate = first.params.rate.is_some();
     for (s, r) in servers.iter_mut().zip(ranks) {
-        s.rank = r;
+        s.rank = r.filter(|_| !fixed_rate);
     }
     let mut table = Table {
         scenario: first.scenario.clone(),
@@ -233,7 +235,9 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
         baseline: None,
         servers: Vec::new(),
     };
-    table.baseline = apply_speed_factors(&table, &mut servers, baseline);
+    if !fixed_rate {
+        table.baseline = apply_speed_factors(&table, &mut servers, baseline);
+    }
     servers.sort_by(|a, b| {
         let key = |s: &ServerSummary| (s.rank.unwrap_or(u32::MAX), s.rps.map(|r| -r.median));
         let (ka, kb) = (key(a), key(b));
