@@ -127,10 +127,14 @@ fn find_max_finds_a_queue_servers_capacity_within_ten_percent() {
 #[test]
 fn a_goal_failing_at_the_first_rate_exits_10_and_keeps_the_step() {
     let url = format!("http://{}/", queue_server());
+    // The server runs in this process: its CPU per request is read from /proc.
+    let pid = std::process::id().to_string();
     let out = load(&[
         "--find-max",
         "--slo",
         "p50<=500us",
+        "--server-pid",
+        &pid,
         "--start-rate",
         "200",
         "-c",
@@ -149,6 +153,8 @@ fn a_goal_failing_at_the_first_rate_exits_10_and_keeps_the_step() {
     assert_eq!(v["ending"], "goal-missed-at-start");
     assert!(v["capacity_rps"].is_null());
     assert_eq!(v["steps"].as_array().unwrap().len(), 1);
+    let cpu = v["steps"][0]["server_cpu_us_per_request"].as_f64();
+    assert!(cpu.is_some_and(|us| us > 0.0), "{v:#}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("p50") && err.contains("> 500us"), "{err}");

@@ -36,6 +36,10 @@ pub struct FindMaxArgs {
     /// The first rate (requests/s); the goal failing here ends the search (exit 10).
     #[arg(long, default_value_t = 500.0, value_name = "REQ/S")]
     pub start_rate: f64,
+    /// The server's process on this machine: each step's CPU µs per request of its whole
+    /// process tree (from /proc, measured over the step's measured span) goes in the curve.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
     /// Never ask for more than this (requests/s).
     #[arg(long, default_value_t = 10_000_000.0, value_name = "REQ/S")]
     pub max_rate: f64,
@@ -44,7 +48,12 @@ pub struct FindMaxArgs {
 impl FindMaxArgs {
     /// A search flag given without --find-max (those with defaults cannot be told apart).
     pub fn stray(&self) -> Option<&'static str> {
-        (!self.find_max && self.slo.is_some()).then_some("--slo")
+        match () {
+            _ if self.find_max => None,
+            _ if self.slo.is_some() => Some("--slo"),
+            _ if self.server_pid.is_some() => Some("--server-pid"),
+            _ => None,
+        }
     }
 }
 
@@ -126,7 +135,7 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
         s.warmup = warmup;
         let step = match &session {
             Some((session, _)) => measure_over_hosts(session, &s)?,
-            None => measure_step(&s)?,
+            None => measure_step(&s, args.find_max.server_pid)?,
         };
         if live {
             eprintln!("  step at {rate:.0}/s: p99 {}", micros(step.p99_us));
@@ -209,11 +218,18 @@ fn target_of(spec: &LoadSpec) -> Vec<String> {
     }
 }
 
-/// One open-loop run of the engine, as a step (not yet judged).
-fn measure_step(spec: &LoadSpec) -> Result<Step, StepFailed> {
+/// One open-loop run of the engine, as a step (not yet judged); with `server_pid`, the server
+/// tree's CPU per request from the start of measurement to the end of the run.
+fn measure_step(spec: &LoadSpec, server_pid: Option<u32>) -> Result<Step, StepFailed> {
     let failed = |exit, why: String| StepFailed { exit, why };
     let config = Config::try_from(spec).map_err(|e| failed(Exit::BadInput, format!("{e:#}")))?;
-    let result = serverbench_engine::run(&config, &|_| {}).map_err(|e| match e {
+    let at_start = std::cell::Cell::new(None);
+    let observer = |ev: serverbench_engine::Event| {
+        if let (serverbench_engine::Event::Measuring, Some(pid)) = (ev, server_pid) {
+            at_start.set(Some(tree_cpu_s(pid)));
+        }
+    };
+    let result = serverbench_engine::run(&config, &observer).map_err(|e| match e {
         EngineError::Refused { .. } => failed(Exit::Refused, e.to_string()),
         e => failed(Exit::BadInput, e.to_string()),
     })?;
@@ -221,7 +237,22 @@ fn measure_step(spec: &LoadSpec) -> Result<Step, StepFailed> {
         let rate = spec.rate.unwrap_or(0.0);
         return Err(failed(Exit::NoSuccess, format!("at {rate:.0}/s: {why}")));
     }
-    Ok(Step::from_load(&result))
+    let mut step = Step::from_load(&result);
+    if let (Some(pid), Some(start)) = (server_pid, at_start.get()) {
+        let cpu_s = tree_cpu_s(pid) - start;
+        step.server_cpu_us_per_request =
+            (step.requests > 0).then(|| cpu_s * 1e6 / step.requests as f64);
+    }
+    Ok(step)
+}
+
+/// CPU seconds (user + system) of `pid` and its descendants now.
+fn tree_cpu_s(pid: u32) -> f64 {
+    let ticks: u64 = serverbench_harness::sampler::process_tree(pid)
+        .into_iter()
+        .filter_map(|p| serverbench_machine::process::stat(p).map(|s| s.cpu_ticks))
+        .sum();
+    ticks as f64 / serverbench_machine::procfs::ticks_per_second()
 }
 
 /// One step split across the client hosts of `session`, merged exactly.
@@ -254,9 +285,15 @@ pub fn render(r: &CapacityResult) -> String {
         r.precision * 100.0,
         r.max_steps
     );
+    // With --server-pid a column of the server's CPU per request; the verdict gives way.
+    let cpu = r
+        .steps
+        .iter()
+        .any(|s| s.server_cpu_us_per_request.is_some());
+    let (cpu_head, room) = if cpu { (" srv µs/req", 22) } else { ("", 33) };
     let _ = writeln!(
         s,
-        "  {:>4} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7}  verdict",
+        "  {:>4} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7}{cpu_head}  verdict",
         "step", "target/s", "achieved/s", "requests", "p50", "p99", "p99.9", "errors", "late"
     );
     for (i, st) in r.steps.iter().enumerate() {
@@ -267,7 +304,7 @@ pub fn render(r: &CapacityResult) -> String {
         };
         let _ = writeln!(
             s,
-            "  {:>4} {:>10.0} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>7.3}% {:>7}  {}",
+            "  {:>4} {:>10.0} {:>10.1} {:>9} {:>9} {:>9} {:>9} {:>7.3}% {:>7}{}  {}",
             i + 1,
             st.rate_target,
             st.rate_achieved,
@@ -277,7 +314,12 @@ pub fn render(r: &CapacityResult) -> String {
             micros(st.p999_us),
             st.errors_pct,
             st.late,
-            clip(&verdict, 33)
+            match (cpu, st.server_cpu_us_per_request) {
+                (false, _) => String::new(),
+                (true, Some(us)) => format!(" {us:>10.1}"),
+                (true, None) => format!(" {:>10}", "-"),
+            },
+            clip(&verdict, room)
         );
     }
     let answer = match (r.capacity_rps, r.failed_at_rps) {
@@ -356,6 +398,20 @@ mod tests {
     }
 
     #[test]
+    fn the_servers_cpu_gets_a_column_and_the_table_still_fits() {
+        let mut r = result();
+        r.steps[0].server_cpu_us_per_request = Some(42.5);
+        let text = render(&r);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 120, "{line}");
+        }
+        assert!(
+            text.contains("srv µs/req") && text.contains("42.5"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_precision_must_be_a_positive_percentage() {
         let args = |p: &str| FindMaxArgs {
             find_max: true,
@@ -364,6 +420,7 @@ mod tests {
             max_steps: 20,
             start_rate: 500.0,
             max_rate: 1e7,
+            server_pid: None,
         };
         assert_eq!(plan_of(&args("2%")).unwrap().precision, 0.02);
         assert_eq!(plan_of(&args("10")).unwrap().precision, 0.1);
