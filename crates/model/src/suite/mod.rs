@@ -317,6 +317,7 @@ impl Profile {
 }
 
 mod changes;
+mod find_max;
 mod scenarios;
 mod sweep;
 pub mod until_ci;
@@ -434,17 +435,8 @@ impl Suite {
             if p.rate.is_some() && p.pipeline > 1 {
                 return bad(&k("rate"), "a rate cannot be combined with pipeline > 1");
             }
-            if p.find_max.is_some() {
-                let why = match () {
-                    _ if p.rate.is_some() => "find_max picks the rates: drop rate",
-                    _ if p.requests.is_some() => "find_max steps are timed: give duration",
-                    _ if p.pipeline > 1 => "find_max runs open loop: drop pipeline",
-                    _ if self.tool != Tool::Serverbench => "find_max needs tool = \"serverbench\"",
-                    _ => "",
-                };
-                if !why.is_empty() {
-                    return bad(&k("find_max"), why);
-                }
+            if let Some(why) = p.find_max_conflict(self.tool) {
+                return bad(&k("find_max"), why);
             }
         }
         Ok(())
