@@ -231,6 +231,13 @@ pub const IDLE_CPU_FRACTION: f64 = 0.3;
 /// Neither side busy: the client used under [`IDLE_CPU_FRACTION`] of a CPU and so did the
 /// server (medians over laps), so the figure is bound by something else.
 fn neither_busy(table: &Table, s: &ServerSummary, laps: &[&LapRecord]) -> Option<Warning> {
+    // An open loop (a fixed rate, a capacity search) is bound by its schedule, by design.
+    if laps
+        .iter()
+        .any(|r| r.params.rate.is_some() || r.params.find_max.is_some())
+    {
+        return None;
+    }
     let client = median_of(laps, |r| {
         let m = r.load.as_ref()?;
         Some(m.client_cpu_s? / m.duration_s.filter(|d| *d > 0.0)?)

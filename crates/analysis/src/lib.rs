@@ -6,7 +6,10 @@
 //!
 //! Pure functions over [`serverbench_results`] values: no I/O, no processes, no printing.
 
+pub mod capacity;
+pub mod capacity_rows;
 pub mod compare;
+pub mod cost;
 pub mod database;
 pub mod diagnostics;
 pub mod disturbed;

@@ -26,13 +26,15 @@ pub enum Exit {
     NoGo,
     /// `history check`: a change straddles the threshold (neither clearly within nor beyond).
     Inconclusive,
+    /// `load --find-max`: the goal failed at the lowest rate tried; the steps are reported.
+    GoalMissed,
     /// Interrupted by Ctrl-C or SIGTERM.
     Interrupted,
 }
 
 impl Exit {
     /// Every exit, in code order.
-    pub const ALL: [Exit; 11] = [
+    pub const ALL: [Exit; 12] = [
         Exit::Ok,
         Exit::BadInput,
         Exit::Refused,
@@ -43,6 +45,7 @@ impl Exit {
         Exit::CheckFailed,
         Exit::NoGo,
         Exit::Inconclusive,
+        Exit::GoalMissed,
         Exit::Interrupted,
     ];
 
@@ -59,6 +62,7 @@ impl Exit {
             Exit::CheckFailed => 7,
             Exit::NoGo => 8,
             Exit::Inconclusive => 9,
+            Exit::GoalMissed => 10,
             Exit::Interrupted => serverbench_harness::process::INTERRUPTED,
         }
     }
@@ -78,6 +82,7 @@ impl Exit {
             Exit::CheckFailed => "verify, setup, hosts check: a server or host failed",
             Exit::NoGo => "load --barrier: no `go` line on stdin; nothing measured",
             Exit::Inconclusive => "history check: a change straddles the threshold",
+            Exit::GoalMissed => "load --find-max: the goal failed at the lowest rate",
             Exit::Interrupted => "interrupted (Ctrl-C, SIGTERM)",
         }
     }

@@ -8,6 +8,7 @@
 //! - [`spec::LoadSpec`]: one load, described once; [`suite::Suite`]: the suites, parsed and
 //!   checked, as `env.json` records them.
 
+pub mod capacity;
 pub mod cpus;
 pub mod disturbance;
 pub mod doctor;
@@ -18,6 +19,7 @@ pub mod histo;
 pub mod io;
 pub mod result;
 pub mod size;
+pub mod slo;
 pub mod spec;
 pub mod suite;
 pub mod toml_pos;
@@ -31,6 +33,7 @@ pub use feature::Feature;
 pub use io::{Io, IoBackend};
 pub use result::{LoadResult, Mode};
 pub use size::{parse_size, BadSize, SizeRange};
+pub use slo::Slo;
 pub use spec::{LoadSpec, TlsVersion};
 pub use tool::Tool;
 pub use transport::{Protocol, TlsResume, Transport};

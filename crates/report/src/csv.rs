@@ -22,6 +22,9 @@ impl Exporter for CsvExporter {
             table::tls_csv(summary),
             table::h2_csv(summary),
             table::database_csv(summary),
+            table::cost_csv(summary),
+            table::capacity_csv(summary),
+            table::capacity_steps_csv(summary),
         ];
         for grid in more.iter().flatten() {
             out.push('\n');

@@ -64,6 +64,7 @@ pub fn all(summary: &Summary, records: &[LapRecord]) -> Vec<Figure> {
         .collect();
     figures.extend(echo_mbps(summary));
     figures.extend(scaling(summary));
+    figures.extend(crate::capacity_chart::capacity_charts(summary));
     figures
 }
 

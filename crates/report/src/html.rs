@@ -106,6 +106,25 @@ impl Exporter for HtmlExporter<'_> {
             let _ = writeln!(out, "<h2>{}</h2>", esc(&heading));
             grid(&mut out, &g);
         }
+        for (heading, g) in table::cost_tables(summary) {
+            let _ = writeln!(out, "<h2>{}</h2>", esc(&heading));
+            grid(&mut out, &g);
+        }
+        for line in table::cost_legend(summary) {
+            let _ = writeln!(out, "<p>{}</p>", esc(&line));
+        }
+        for (heading, g) in table::capacity_tables(summary) {
+            let _ = writeln!(out, "<h2>{}</h2>", esc(&heading));
+            grid(&mut out, &g);
+        }
+        for line in table::capacity_legend(summary) {
+            let _ = writeln!(out, "<p>{}</p>", esc(&line));
+        }
+        for fig in crate::capacity_chart::capacity_charts(summary) {
+            out.push_str("<div class=\"figs\">");
+            embed(&mut out, &fig);
+            out.push_str("</div>\n");
+        }
         for fig in figures::queries(summary) {
             out.push_str("<div class=\"figs\">");
             embed(&mut out, &fig);
@@ -458,6 +477,8 @@ mod tests {
             hosts: Vec::new(),
             protocols: Vec::new(),
             database: Vec::new(),
+            cost: Vec::new(),
+            capacity: Vec::new(),
             disturbed: Vec::new(),
             until_ci: None,
         };

@@ -7,6 +7,7 @@
 //!
 //! It reads nothing and prints nothing: the CLI loads the folder and writes the output.
 
+mod capacity_chart;
 mod csv;
 pub mod env;
 pub mod figures;

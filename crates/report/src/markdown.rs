@@ -46,10 +46,18 @@ impl Exporter for MarkdownExporter {
         for (heading, g) in table::protocol_tables(summary)
             .into_iter()
             .chain(table::database_tables(summary))
+            .chain(table::cost_tables(summary))
+            .chain(table::capacity_tables(summary))
         {
             out.push_str(&format!("### {}\n\n", escape(&heading)));
             out.push_str(&grid(&g));
             out.push('\n');
+        }
+        for line in table::cost_legend(summary)
+            .into_iter()
+            .chain(table::capacity_legend(summary))
+        {
+            out.push_str(&format!("{}\n\n", escape(&line)));
         }
         for t in table::scaling_tables(summary) {
             out.push_str(&format!(

@@ -25,6 +25,7 @@ pub fn charts(summary: &Summary, records: &[LapRecord]) -> Vec<Figure> {
     }
     out.extend(figures::echo_mbps(summary));
     out.extend(figures::scaling(summary));
+    out.extend(crate::capacity_chart::capacity_charts(summary));
     out
 }
 

@@ -52,6 +52,10 @@ pub struct LoadParams {
     /// Database laps: the pool size given to the server (`DATABASE_POOL`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<u32>,
+    /// A capacity search (`find_max` profile): the lap is a whole search, `duration_s` each
+    /// step's length; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<serverbench_model::capacity::FindMax>,
 }
 
 impl LoadParams {
@@ -124,6 +128,10 @@ pub struct Measurement {
     /// serverbench's own engine over HTTP/2: protocol, streams and the server's SETTINGS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Result>,
+    /// A capacity search's whole result (a `find_max` lap); the figures above are then its
+    /// step at the capacity (the highest rate that met the goal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<serverbench_model::capacity::CapacityResult>,
 }
 
 /// A lap over several machines (`run --hosts`): where it ran and every client host's own
@@ -296,7 +304,41 @@ impl From<&LoadResult> for Measurement {
             histograms: r.histograms.clone(),
             tls: r.tls.clone(),
             http2: r.http2.clone(),
+            capacity: None,
         }
+    }
+}
+
+impl From<&serverbench_model::capacity::CapacityResult> for Measurement {
+    /// A capacity search as a lap's figures: its step at the capacity (else its first step),
+    /// with the whole search kept in `capacity`.
+    fn from(c: &serverbench_model::capacity::CapacityResult) -> Self {
+        let at = c
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.met && Some(s.rate_target) == c.capacity_rps)
+            .or(c.steps.first());
+        let mut m = Measurement {
+            capacity: Some(c.clone()),
+            ..Measurement::default()
+        };
+        if let Some(s) = at {
+            let errors = (s.errors_pct / 100.0 * s.requests as f64).round() as u64;
+            m.requests = Some(s.requests - errors.min(s.requests));
+            m.duration_s = Some(s.duration_s);
+            m.rps = Some(s.rate_achieved);
+            m.errors_total = Some(errors);
+            m.client_saturated = Some(s.client_saturated);
+            m.latency_us = LatencySummary {
+                p50: Some(s.p50_us),
+                p90: Some(s.p90_us),
+                p99: Some(s.p99_us),
+                p999: Some(s.p999_us),
+                ..LatencySummary::default()
+            };
+        }
+        m
     }
 }
 

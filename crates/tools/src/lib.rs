@@ -186,7 +186,7 @@ impl Prepared {
         let args = match self.tool {
             Tool::Serverbench => {
                 stdin = Some(serverbench::spec(params, target, client_cpus)?.to_line());
-                serverbench::args()
+                serverbench::args(params)
             }
             Tool::Wrk => wrk::args(params, target, &self.scratch)?,
             Tool::Ab => ab::args(params, target)?,

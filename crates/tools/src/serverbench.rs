@@ -2,6 +2,7 @@
 //! stdin; its stdout is a `LoadResult`.
 
 use super::{Target, Tool, ToolError};
+use serverbench_model::capacity::CapacityResult;
 use serverbench_model::result::LoadResult;
 use serverbench_model::spec::{HttpLoad, LoadSpec, TcpLoad};
 use serverbench_model::Mode;
@@ -16,8 +17,13 @@ pub(crate) fn millis(secs: f64) -> String {
 
 /// Arguments after the executable: `load --json --spec -`; the lap itself goes on stdin as one
 /// line of JSON ([`spec`]), so the load is described once, not rebuilt as flags.
-pub fn args() -> Vec<String> {
-    ["load", "--json", "--spec", "-"].map(String::from).to_vec()
+/// A `find_max` lap adds the search's flags (`--find-max --slo …`).
+pub fn args(p: &LoadParams) -> Vec<String> {
+    let mut a = ["load", "--json", "--spec", "-"].map(String::from).to_vec();
+    if let Some(f) = &p.find_max {
+        a.extend(f.args());
+    }
+    a
 }
 
 /// The lap against `target` as the engine's load spec, pinned to `client_cpus`: HTTP paths as
@@ -87,11 +93,17 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
         tool: Tool::Serverbench,
         why: "no JSON object in the output".into(),
     })?;
-    let result: LoadResult =
-        serde_json::from_str(stdout[start..].trim()).map_err(|e| ToolError::Parse {
-            tool: Tool::Serverbench,
-            why: e.to_string(),
-        })?;
+    let text = stdout[start..].trim();
+    let bad = |e: serde_json::Error| ToolError::Parse {
+        tool: Tool::Serverbench,
+        why: e.to_string(),
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(bad)?;
+    if value.get("capacity_rps").is_some() {
+        let c: CapacityResult = serde_json::from_value(value).map_err(bad)?;
+        return Ok(Measurement::from(&c));
+    }
+    let result: LoadResult = serde_json::from_value(value).map_err(bad)?;
     Ok(Measurement::from(&result))
 }
 
@@ -147,7 +159,7 @@ mod tests {
         );
         assert_eq!((s.connections, s.cpus.as_slice()), (100, &[1][..]));
         assert_eq!(s.duration, Some(Duration::from_secs(10)));
-        assert_eq!(args(), ["load", "--json", "--spec", "-"]);
+        assert_eq!(args(&p), ["load", "--json", "--spec", "-"]);
     }
 
     #[test]
@@ -234,5 +246,35 @@ mod tests {
             (m.requests, m.non_2xx, m.errors_total),
             (Some(10), Some(1), Some(1))
         );
+    }
+
+    #[test]
+    fn a_find_max_lap_asks_for_the_search_and_reads_its_capacity_step() {
+        let p = LoadParams {
+            find_max: Some(serverbench_model::capacity::FindMax {
+                slo: "p99<=5ms".parse().unwrap(),
+                precision: None,
+                max_steps: None,
+                start_rate: None,
+            }),
+            ..LoadParams::default()
+        };
+        assert_eq!(&args(&p)[4..], ["--find-max", "--slo", "p99<=5ms"]);
+        let json = r#"{"target": ["http://127.0.0.1:1/hello"], "slo": "p99<=5ms",
+            "precision": 0.05, "max_steps": 20, "capacity_rps": 2000.0,
+            "failed_at_rps": 2100.0, "ending": "converged", "search_s": 12.0,
+            "steps": [
+              {"rate_target": 2000.0, "rate_achieved": 1999.0, "requests": 10000,
+               "duration_s": 5.0, "p50_us": 900.0, "p90_us": 1000.0, "p99_us": 3000.0,
+               "p999_us": 4000.0, "errors_pct": 0.0, "late": 0, "client_saturated": false,
+               "met": true},
+              {"rate_target": 2100.0, "rate_achieved": 2000.0, "requests": 10500,
+               "duration_s": 5.0, "p50_us": 900.0, "p90_us": 1000.0, "p99_us": 9000.0,
+               "p999_us": 12000.0, "errors_pct": 0.0, "late": 0, "client_saturated": false,
+               "met": false, "misses": ["p99 9ms > 5ms"]}]}"#;
+        let m = parse(json).unwrap();
+        assert_eq!(m.rps, Some(1999.0));
+        assert_eq!(m.latency_us.p99, Some(3000.0));
+        assert_eq!(m.capacity.unwrap().failed_at_rps, Some(2100.0));
     }
 }

@@ -64,6 +64,13 @@ pub struct Summary {
     /// Database laps: rows/s, each role's CPU per request, statements per request, the pool.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub database: Vec<crate::database::DatabaseRow>,
+    /// Laps at a fixed rate (`rate = …`): CPU per request, memory, p99/p99.9, valid or not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cost: Vec<crate::cost::CostRow>,
+    /// Capacity searches (`find_max = { slo = … }`): the highest rate meeting the goal, and
+    /// the curve of every step.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<crate::capacity_rows::CapacityRow>,
     /// Laps something else disturbed (steal, other processes...), with their causes; marked
     /// `dropped` when `--drop-disturbed` left them out of the figures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -164,10 +171,11 @@ fn as_text<S: serde::Serializer>(f: &Option<LapFailure>, s: S) -> Result<S::Ok, 
 
 /// Summarizes laps; `baseline` is the server the speed factors are relative to.
 pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
-    let tables = group_by(records, |r| (r.scenario.clone(), r.profile.clone()))
+    let tables: Vec<Table> = group_by(records, |r| (r.scenario.clone(), r.profile.clone()))
         .iter()
         .map(|laps| build_table(laps, baseline))
         .collect();
+    let cost = crate::cost::cost_rows(records, &tables);
     Summary {
         suite: records.first().map(|r| r.suite.clone()),
         baseline: baseline.map(str::to_owned),
@@ -177,6 +185,8 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         hosts: crate::hosts::breakdown(records),
         protocols: crate::protocol::protocol_rows(records),
         database: crate::database::database_rows(records),
+        cost,
+        capacity: crate::capacity_rows::capacity_rows(records),
         disturbed: Vec::new(),
         until_ci: None,
     }
@@ -219,8 +229,10 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
             })
             .collect::<Vec<_>>(),
     );
+    // At a fixed rate every server answers the same req/s: the cost table ranks those laps.
+    let fixed_rate = first.params.rate.is_some();
     for (s, r) in servers.iter_mut().zip(ranks) {
-        s.rank = r;
+        s.rank = r.filter(|_| !fixed_rate);
     }
     let mut table = Table {
         scenario: first.scenario.clone(),
@@ -231,7 +243,9 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
         baseline: None,
         servers: Vec::new(),
     };
-    table.baseline = apply_speed_factors(&table, &mut servers, baseline);
+    if !fixed_rate {
+        table.baseline = apply_speed_factors(&table, &mut servers, baseline);
+    }
     servers.sort_by(|a, b| {
         let key = |s: &ServerSummary| (s.rank.unwrap_or(u32::MAX), s.rps.map(|r| -r.median));
         let (ka, kb) = (key(a), key(b));

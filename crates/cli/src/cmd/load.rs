@@ -2,6 +2,7 @@
 //! engine, a human summary or JSON.
 
 mod distributed;
+mod find_max;
 mod live;
 mod summary;
 mod verdict;
@@ -207,6 +208,8 @@ pub struct Args {
         help_heading = "Several machines"
     )]
     barrier_timeout: Duration,
+    #[command(flatten)]
+    find_max: find_max::FindMaxArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -322,6 +325,13 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
             return Ok(Exit::BadInput);
         }
     };
+    if args.find_max.find_max {
+        return find_max::run(&args, spec);
+    }
+    if let Some(flag) = args.find_max.stray() {
+        eprintln!("serverbench load: {flag} applies only with --find-max");
+        return Ok(Exit::BadInput);
+    }
     if args.hosts.is_some() {
         return distributed::run(&args, &spec);
     }

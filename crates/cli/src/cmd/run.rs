@@ -173,6 +173,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         ),
     };
     let (suite, sweep_skips) = build_suite(&args, &ids, &pinning)?;
+    if let (Some(_), Some(p)) = (&hosts, suite.profiles.iter().find(|p| p.find_max.is_some())) {
+        bail!(
+            "profile {}: a find_max search runs from this machine only (not over run --hosts) for \
+             now; `serverbench load --find-max --hosts` searches over several machines",
+            p.name
+        );
+    }
     if !args.dry_run {
         for note in &sweep_skips {
             eprintln!("core sweep: {note}");
@@ -448,6 +455,7 @@ fn adhoc_suite(args: &Args, yours: &[String]) -> anyhow::Result<Suite> {
         server_cpus: Vec::new(),
         cores: None,
         pool: None,
+        find_max: None,
     };
     profile.name = profile.default_name();
     Ok(Suite {

@@ -20,11 +20,19 @@ pub(super) fn warmup_s(plan: &Plan, suite: &Suite, j: &Job) -> f64 {
     suite.warmup.max(min)
 }
 
-/// Nominal seconds of a lap: its warm-up and its duration.
+/// Nominal seconds of a lap: its warm-up and its duration (a capacity search: about
+/// [`SEARCH_STEPS`] steps, each warmed up).
 pub(super) fn expected_s(plan: &Plan, suite: &Suite, j: &Job) -> f64 {
-    let length = suite.profiles[j.profile].duration;
-    warmup_s(plan, suite, j) + length.unwrap_or(REQUEST_COUNT_LAP_S)
+    let p = &suite.profiles[j.profile];
+    let one = warmup_s(plan, suite, j) + p.duration.unwrap_or(REQUEST_COUNT_LAP_S);
+    match &p.find_max {
+        Some(f) => one.max(1.0) * f64::from(f.max_steps.unwrap_or(20).min(SEARCH_STEPS)),
+        None => one,
+    }
 }
+
+/// Steps a capacity search usually takes (a ramp of 4-6 doublings, then 4-5 halvings).
+pub const SEARCH_STEPS: u32 = 10;
 
 /// The laps still to run and those run so far in this process, in nominal seconds.
 #[derive(Debug, Clone)]

@@ -57,6 +57,10 @@ pub struct LoadOutcome {
 /// How long a run may take before it is killed.
 fn deadline(params: &LoadParams) -> Duration {
     let secs = match (params.duration_s, params.requests) {
+        (Some(d), _) if params.find_max.is_some() => {
+            let f = params.find_max.as_ref().expect("checked");
+            f.longest_s(d, params.warmup_s) * 1.5 + 30.0
+        }
         (Some(d), _) => d * 1.5 + 30.0,
         _ => 600.0,
     };
@@ -219,7 +223,7 @@ fn resumed_none(tool: &Prepared, code: Option<i32>, stdout: &str) -> bool {
 fn fill_client_cpu(m: &mut Measurement, usage: &libc::rusage, wall_s: f64, cpus: usize) {
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-    if m.client_cpu_s.is_none() {
+    if m.client_cpu_s.is_none() && m.capacity.is_none() {
         m.client_cpu_s = Some(cpu);
         m.client_cpu_us_per_request = m.requests.filter(|&n| n > 0).map(|n| cpu * 1e6 / n as f64);
         let cpus = if cpus == 0 {

@@ -188,7 +188,9 @@ impl Placement<'_> {
                 at_start();
                 samplers.start();
                 let result = run_load(tool, params, target, client_cpus, cancel);
+                // A capacity search's lap spans every step: no one request count to divide by.
                 let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
+                let requests = requests.filter(|_| params.find_max.is_none());
                 Lap {
                     stats: samplers.finish(requests),
                     outcome: result.map(|o| o.measurement).map_err(|e| match e {

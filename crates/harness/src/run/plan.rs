@@ -229,6 +229,7 @@ pub(super) fn load_params(s: &Suite, j: &Job) -> LoadParams {
         pool: sc
             .needs_database()
             .then(|| p.pool.or(s.pool).unwrap_or(crate::suite::DEFAULT_POOL)),
+        find_max: p.find_max.clone(),
     }
 }
 

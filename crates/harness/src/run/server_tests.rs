@@ -48,6 +48,7 @@ pub(in crate::run) fn suite(laps: u32) -> Suite {
             server_cpus: Vec::new(),
             cores: None,
             pool: None,
+            find_max: None,
         }],
     }
 }

@@ -145,6 +145,10 @@ pub struct Profile {
     /// Database scenarios: the server's pool size (`DATABASE_POOL`); default the suite's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<u32>,
+    /// A capacity search per lap (`find_max = { slo = "p99<=5ms" }`): `duration` is each
+    /// step's length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<crate::capacity::FindMax>,
 }
 
 /// A whole suite.
@@ -313,6 +317,7 @@ impl Profile {
 }
 
 mod changes;
+mod find_max;
 mod scenarios;
 mod sweep;
 pub mod until_ci;
@@ -429,6 +434,9 @@ impl Suite {
             }
             if p.rate.is_some() && p.pipeline > 1 {
                 return bad(&k("rate"), "a rate cannot be combined with pipeline > 1");
+            }
+            if let Some(why) = p.find_max_conflict(self.tool) {
+                return bad(&k("find_max"), why);
             }
         }
         Ok(())

@@ -115,6 +115,7 @@ fn quick_shortens_laps_durations_warmup_and_requests() {
         server_cpus: Vec::new(),
         cores: None,
         pool: None,
+        find_max: None,
     });
     s.quicken();
     assert_eq!((s.laps, s.warmup), (2, 0.5));
@@ -140,6 +141,7 @@ fn profile(name: &str, duration: Option<f64>, requests: Option<u64>) -> Profile 
         server_cpus: Vec::new(),
         cores: None,
         pool: None,
+        find_max: None,
     }
 }
 

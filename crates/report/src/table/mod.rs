@@ -4,8 +4,10 @@
 //! and CSV exporters only supply syntax. A cell carries the text people read and the raw value
 //! machines read (the CSV file, the HTML page's sort keys).
 
+mod capacity;
 mod cells;
 mod compare;
+mod cost;
 mod database;
 mod hosts;
 mod legend;
@@ -13,7 +15,9 @@ mod protocol;
 mod scaling;
 mod summary;
 
+pub use capacity::{capacity_csv, capacity_legend, capacity_steps_csv, capacity_tables};
 pub use compare::{comparison_csv, comparison_grid, unmatched, COMPARISON_LEGEND};
+pub use cost::{cost_csv, cost_legend, cost_tables};
 pub use database::{database_csv, database_legend, database_tables};
 pub use hosts::{host_laps_grid, hosts_csv, hosts_grid, hosts_legend};
 pub use legend::{disturbed_line, latency_note, legend, noisy_lines, until_ci_lines};

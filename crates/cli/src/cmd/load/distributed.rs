@@ -11,37 +11,108 @@ use serverbench_model::LoadSpec;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+/// The client hosts of a `--hosts` run, probed, with `--cacert` copied to each: ready for one
+/// load, or for each step of a capacity search.
+pub struct Session {
+    // Dropped first: the copies are removed before the transport's connections close.
+    cacerts: Vec<(RemoteDir, String)>,
+    transport: Transport,
+    hosts: Vec<Host>,
+    barrier_timeout: std::time::Duration,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Why a distributed load did not complete: the exit, and one line per cause.
+pub struct Failed {
+    pub exit: Exit,
+    pub lines: Vec<String>,
+}
+
+impl Session {
+    /// Probes the client hosts of `--hosts`/`--client-hosts` and copies `--cacert` to them;
+    /// returns the session and the spec as the hosts take it (a body file read here), or the
+    /// exit after printing why not.
+    pub fn open(args: &Args, spec: &LoadSpec) -> anyhow::Result<Result<(Session, LoadSpec), Exit>> {
+        let file = args.hosts.as_deref().expect("--hosts is set");
+        let spec = match validate(args, spec).and_then(|()| with_body(spec)) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("serverbench load: {e:#}");
+                return Ok(Err(Exit::BadInput));
+            }
+        };
+        let inventory = super::super::hosts::inventory(file)?;
+        let hosts = inventory.select(&args.client_hosts)?;
+        let transport = Transport::new().context("creating the ssh control folder")?;
+        if let Err(failed) = super::super::hosts::usable_probes(&transport, &hosts) {
+            for f in failed {
+                eprintln!("serverbench load: {f}");
+            }
+            return Ok(Err(Exit::BadInput));
+        }
+        let cacerts = match copy_cacert(args, &transport, &hosts) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("serverbench load: {e:#}");
+                return Ok(Err(Exit::BadInput));
+            }
+        };
+        let session = Session {
+            cacerts,
+            transport,
+            hosts,
+            barrier_timeout: args.barrier_timeout,
+            cancel: crate::interrupt::install(OnInterrupt::Cancel),
+        };
+        Ok(Ok((session, spec)))
+    }
+
+    /// The client hosts, in `--client-hosts` order.
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    /// Runs `spec` split across the client hosts, released together, merged exactly.
+    pub fn load(
+        &self,
+        spec: &LoadSpec,
+        progress: &dyn Fn(Progress),
+    ) -> Result<Distributed, Failed> {
+        let paths: Vec<PathBuf> = self.cacerts.iter().map(|(_, p)| PathBuf::from(p)).collect();
+        let jobs = distributed::jobs(spec, &self.hosts, &paths);
+        let deadlines = Deadlines::of(spec, self.barrier_timeout);
+        distributed::run(&self.transport, &jobs, deadlines, progress, &self.cancel).map_err(
+            |failure| {
+                if failure.cancelled {
+                    return Failed {
+                        exit: Exit::Interrupted,
+                        lines: vec!["interrupted; every client host was stopped".into()],
+                    };
+                }
+                let mut lines: Vec<String> = failure.faults.iter().map(|f| f.to_string()).collect();
+                for h in &failure.completed {
+                    lines.push(format!(
+                        "{}: completed {} requests ({:.1}/s), not merged",
+                        h.host, h.result.requests, h.result.rps
+                    ));
+                }
+                Failed {
+                    exit: Exit::BadInput,
+                    lines,
+                }
+            },
+        )
+    }
+}
+
 /// Runs the distributed load of `spec` (the flags' load); returns the exit code.
 pub fn run(args: &Args, spec: &LoadSpec) -> anyhow::Result<Exit> {
-    let file = args.hosts.as_deref().expect("--hosts is set");
-    let spec = match validate(args, spec).and_then(|()| with_body(spec)) {
+    let (session, spec) = match Session::open(args, spec)? {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("serverbench load: {e:#}");
-            return Ok(Exit::BadInput);
-        }
+        Err(exit) => return Ok(exit),
     };
-    let inventory = super::super::hosts::inventory(file)?;
-    let hosts = inventory.select(&args.client_hosts)?;
-    let transport = Transport::new().context("creating the ssh control folder")?;
-    if let Err(failed) = super::super::hosts::usable_probes(&transport, &hosts) {
-        for f in failed {
-            eprintln!("serverbench load: {f}");
-        }
-        return Ok(Exit::BadInput);
-    }
-    // Declared after the transport: the copies are removed before its connections close.
-    let cacerts = match copy_cacert(args, &transport, &hosts) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("serverbench load: {e:#}");
-            return Ok(Exit::BadInput);
-        }
-    };
-    let paths: Vec<PathBuf> = cacerts.iter().map(|(_, p)| PathBuf::from(p)).collect();
-    let jobs = distributed::jobs(&spec, &hosts, &paths);
-    let deadlines = Deadlines::of(&spec, args.barrier_timeout);
     let quiet = args.quiet || args.json;
+    let count = session.hosts().len();
     let progress = |p: Progress| {
         if quiet {
             return;
@@ -49,31 +120,19 @@ pub fn run(args: &Args, spec: &LoadSpec) -> anyhow::Result<Exit> {
         match p {
             Progress::Ready { host } => eprintln!("{host}: ready"),
             Progress::Released { waited } => eprintln!(
-                "released {} hosts (the first ready waited {:.0} ms)",
-                hosts.len(),
+                "released {count} hosts (the first ready waited {:.0} ms)",
                 waited.as_secs_f64() * 1e3
             ),
             Progress::Finished { host } => eprintln!("{host}: done"),
         }
     };
-    let cancel = crate::interrupt::install(OnInterrupt::Cancel);
-    let d = match distributed::run(&transport, &jobs, deadlines, &progress, &cancel) {
+    let d = match session.load(&spec, &progress) {
         Ok(d) => d,
-        Err(failure) if failure.cancelled => {
-            eprintln!("serverbench load: interrupted; every client host was stopped");
-            return Ok(Exit::Interrupted);
-        }
-        Err(failure) => {
-            for f in &failure.faults {
-                eprintln!("serverbench load: {f}");
+        Err(failed) => {
+            for line in &failed.lines {
+                eprintln!("serverbench load: {line}");
             }
-            for h in &failure.completed {
-                eprintln!(
-                    "serverbench load: {}: completed {} requests ({:.1}/s), not merged",
-                    h.host, h.result.requests, h.result.rps
-                );
-            }
-            return Ok(Exit::BadInput);
+            return Ok(failed.exit);
         }
     };
     let json = serde_json::to_string_pretty(&d).context("serializing the result")?;

@@ -1,0 +1,327 @@
+//! The capacity search: the highest open-loop rate at which a server meets an [`Slo`].
+//!
+//! A pure function over a callback that measures one step at a rate and returns its
+//! [`Step`]; `serverbench load --find-max` hands it one that runs the engine's open loop (`-R`,
+//! latency from the intended send time, so coordinated omission is corrected) after a warm-up.
+//!
+//! **Bracketing.** From [`Plan::start`] the rate grows by [`Plan::growth`] (×2) while the goal
+//! holds; the first miss closes the bracket `[highest met, lowest missed)`, which is then
+//! bisected until `missed ≤ met × (1 + precision)` (default 5%: the answer is at most 5% under
+//! the knee, as far as the steps can tell) or [`Plan::max_steps`] steps were measured. A miss
+//! at the first rate ends the search with no capacity ([`Ending::GoalMissedAtStart`]).
+//!
+//! **The client's limit.** A step where the client could not keep the schedule says nothing
+//! about the server: its CPU was ≥ 90% busy, or fewer than 95% of the asked requests completed
+//! while every latency goal still held (a server at its limit shows it in the latency, which
+//! counts from the intended send time; a client that cannot send shows only a shortfall). The
+//! search stops there ([`Ending::ClientLimit`]) and the capacity is a lower bound.
+//!
+//! **Requests per step.** A quantile q is read from the slowest `(1 − q)·n` of n samples; with
+//! at least 100 samples beyond it (`n ≥ 100 / (1 − q)`: 10 000 for p99, 100 000 for p99.9,
+//! 1 000 for p90) its rank is known to about ±10% (a Poisson count of 100 has a standard
+//! deviation of 10), which is what a ±5% bracket on the rate needs near the knee, where
+//! latency climbs steeply. [`step_duration`] turns that into a duration at each rate, between
+//! a floor (a second: queues must have time to build) and a ceiling (so a low first rate does
+//! not take minutes); a step that still falls short of the count is flagged in the curve.
+
+use serverbench_model::capacity::{Ending, Step};
+use serverbench_model::slo::Slo;
+use std::time::Duration;
+
+/// How the search walks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    /// The first rate, requests/s.
+    pub start: f64,
+    /// Factor between ramp steps (> 1).
+    pub growth: f64,
+    /// Relative width at which the bracket is done (0.05: 5%).
+    pub precision: f64,
+    /// At most this many steps.
+    pub max_steps: u32,
+    /// Never ask for more than this, requests/s.
+    pub ceiling: f64,
+}
+
+impl Default for Plan {
+    fn default() -> Plan {
+        Plan {
+            start: 500.0,
+            growth: 2.0,
+            precision: 0.05,
+            max_steps: 20,
+            ceiling: 10_000_000.0,
+        }
+    }
+}
+
+/// What the search found (the caller adds the target, the goal and the time taken).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Outcome {
+    /// Highest rate that met the goal.
+    pub capacity: Option<f64>,
+    /// Lowest rate that missed it.
+    pub failed_at: Option<f64>,
+    pub ending: Ending,
+    /// Why it stopped, when that needs saying.
+    pub note: Option<String>,
+    pub steps: Vec<Step>,
+}
+
+/// Requests a step needs for the SLO's highest quantile: `100 / (1 − q)` (see the module
+/// comment); 1 000 when the goal is on errors only.
+pub fn samples_needed(slo: &Slo) -> u64 {
+    slo.top_quantile()
+        .map_or(1000, |q| (100.0 / (1.0 - q)).round() as u64)
+}
+
+/// How long to measure a step at `rate` to collect [`samples_needed`], within `[floor, cap]`.
+pub fn step_duration(slo: &Slo, rate: f64, floor: Duration, cap: Duration) -> Duration {
+    let secs = samples_needed(slo) as f64 / rate.max(1.0);
+    Duration::from_secs_f64(secs).clamp(floor, cap.max(floor))
+}
+
+/// Judges `step` against `slo`: its misses, whether it is the client's limit, and `met`.
+pub fn judge(slo: &Slo, step: &mut Step) {
+    step.misses = slo.misses(&step.observed());
+    step.client_limit = client_limit(step);
+    step.met = step.misses.is_empty() && step.client_limit.is_none();
+}
+
+fn client_limit(step: &Step) -> Option<String> {
+    if step.client_saturated {
+        return Some(format!(
+            "at {:.0}/s the client's CPU was ≥90% busy",
+            step.rate_target
+        ));
+    }
+    let short = step.rate_achieved < 0.95 * step.rate_target;
+    if short && step.misses.is_empty() {
+        return Some(format!(
+            "at {:.0}/s the client sent only {:.0}/s (<95%) while the goal held: it could not \
+             keep the schedule",
+            step.rate_target, step.rate_achieved
+        ));
+    }
+    None
+}
+
+/// Runs the search: `measure(rate)` measures one step (the search judges it). An error from
+/// `measure` stops the search ([`Ending::Aborted`]); it is returned beside the steps so far.
+pub fn search<E>(
+    slo: &Slo,
+    plan: &Plan,
+    mut measure: impl FnMut(f64) -> Result<Step, E>,
+) -> (Outcome, Option<E>) {
+    let mut out = Outcome::default();
+    let mut rate = plan.start.min(plan.ceiling);
+    loop {
+        if out.steps.len() as u32 >= plan.max_steps {
+            out.ending = Ending::StepLimit;
+            break;
+        }
+        let mut step = match measure(rate) {
+            Ok(s) => s,
+            Err(e) => {
+                out.ending = Ending::Aborted;
+                return (out, Some(e));
+            }
+        };
+        step.rate_target = rate;
+        judge(slo, &mut step);
+        let (met, limit) = (step.met, step.client_limit.clone());
+        out.steps.push(step);
+        if let Some(why) = limit {
+            out.ending = Ending::ClientLimit;
+            out.note = Some(why);
+            break;
+        }
+        if met {
+            out.capacity = Some(rate);
+        } else {
+            out.failed_at = Some(rate);
+        }
+        match (out.capacity, out.failed_at) {
+            (None, _) => {
+                out.ending = Ending::GoalMissedAtStart;
+                out.note = Some(format!(
+                    "the goal failed at the first rate, {rate:.0}/s: {}",
+                    out.steps
+                        .last()
+                        .map_or(String::new(), |s| s.misses.join(", "))
+                ));
+                break;
+            }
+            (Some(met), None) if met >= plan.ceiling => {
+                out.ending = Ending::RateCeiling;
+                break;
+            }
+            (Some(met), None) => rate = (met * plan.growth).min(plan.ceiling),
+            (Some(met), Some(missed)) if missed <= met * (1.0 + plan.precision) => {
+                out.ending = Ending::Converged;
+                break;
+            }
+            (Some(met), Some(missed)) => rate = (met + missed) / 2.0,
+        }
+    }
+    (out, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slo(s: &str) -> Slo {
+        s.parse().unwrap()
+    }
+
+    /// A server of `capacity` req/s: 1 ms p99 below it, 50 ms above, the client never short.
+    fn server(capacity: f64) -> impl FnMut(f64) -> Result<Step, String> {
+        move |rate| {
+            let p99 = if rate <= capacity { 1000.0 } else { 50_000.0 };
+            Ok(Step {
+                rate_target: rate,
+                rate_achieved: rate.min(capacity),
+                requests: 10_000,
+                p50_us: p99 / 2.0,
+                p90_us: p99,
+                p99_us: p99,
+                p999_us: p99,
+                ..Step::default()
+            })
+        }
+    }
+
+    #[test]
+    fn the_search_brackets_then_bisects_to_within_the_precision() {
+        let plan = Plan::default();
+        let (out, err) = search(&slo("p99<=5ms"), &plan, server(2000.0));
+        assert!(err.is_none());
+        assert_eq!(out.ending, Ending::Converged);
+        let (met, missed) = (out.capacity.unwrap(), out.failed_at.unwrap());
+        assert!(met <= 2000.0 && missed > 2000.0, "{met} {missed}");
+        assert!(missed <= met * 1.05, "{met} {missed}");
+        let rates: Vec<f64> = out.steps.iter().map(|s| s.rate_target).collect();
+        assert_eq!(&rates[..4], &[500.0, 1000.0, 2000.0, 4000.0]);
+        assert!(out.steps.len() < 12, "{rates:?}");
+    }
+
+    #[test]
+    fn a_tighter_precision_takes_more_steps_and_lands_closer() {
+        let coarse = Plan {
+            precision: 0.2,
+            ..Plan::default()
+        };
+        let fine = Plan {
+            precision: 0.01,
+            ..Plan::default()
+        };
+        let (c, _) = search(&slo("p99<=5ms"), &coarse, server(3000.0));
+        let (f, _) = search(&slo("p99<=5ms"), &fine, server(3000.0));
+        assert!(f.steps.len() > c.steps.len());
+        assert!(3000.0 - f.capacity.unwrap() < 3000.0 - c.capacity.unwrap() + 1.0);
+        assert!(f.capacity.unwrap() >= 2970.0, "{:?}", f.capacity);
+    }
+
+    #[test]
+    fn the_step_limit_stops_the_search_with_the_bracket_so_far() {
+        let plan = Plan {
+            max_steps: 5,
+            ..Plan::default()
+        };
+        let (out, _) = search(&slo("p99<=5ms"), &plan, server(2500.0));
+        assert_eq!(out.ending, Ending::StepLimit);
+        assert_eq!(out.steps.len(), 5);
+        assert_eq!(out.capacity, Some(2000.0));
+        assert_eq!(out.failed_at, Some(3000.0));
+    }
+
+    #[test]
+    fn a_goal_missed_at_the_first_rate_finds_no_capacity_and_says_why() {
+        let (out, _) = search(&slo("p99<=5ms"), &Plan::default(), server(100.0));
+        assert_eq!(out.ending, Ending::GoalMissedAtStart);
+        assert_eq!(out.capacity, None);
+        assert_eq!(out.steps.len(), 1);
+        assert!(out.note.unwrap().contains("p99 50ms > 5ms"));
+    }
+
+    #[test]
+    fn a_client_that_cannot_keep_the_schedule_is_its_own_limit() {
+        let slow_client = |rate: f64| -> Result<Step, String> {
+            Ok(Step {
+                rate_achieved: rate.min(1500.0),
+                p99_us: 1000.0,
+                ..Step::default()
+            })
+        };
+        let (out, _) = search(&slo("p99<=5ms"), &Plan::default(), slow_client);
+        assert_eq!(out.ending, Ending::ClientLimit);
+        assert_eq!(out.capacity, Some(1000.0));
+        assert!(out.note.unwrap().contains("could not keep the schedule"));
+        let busy = |_: f64| -> Result<Step, String> {
+            Ok(Step {
+                client_saturated: true,
+                ..Step::default()
+            })
+        };
+        let (out, _) = search(&slo("p99<=5ms"), &Plan::default(), busy);
+        assert_eq!(out.ending, Ending::ClientLimit);
+        assert!(out.note.unwrap().contains("CPU"));
+    }
+
+    #[test]
+    fn a_server_at_its_limit_misses_the_goal_rather_than_the_clients() {
+        let mut step = Step {
+            rate_target: 4000.0,
+            rate_achieved: 2000.0,
+            p99_us: 90_000.0,
+            ..Step::default()
+        };
+        judge(&slo("p99<=5ms"), &mut step);
+        assert!(!step.met);
+        assert_eq!(step.client_limit, None);
+    }
+
+    #[test]
+    fn an_error_mid_search_keeps_the_steps_measured_so_far() {
+        let mut n = 0;
+        let dying = |rate: f64| {
+            n += 1;
+            if n == 3 {
+                return Err("refused".to_string());
+            }
+            server(1e9)(rate)
+        };
+        let (out, err) = search(&slo("p99<=5ms"), &Plan::default(), dying);
+        assert_eq!(err.as_deref(), Some("refused"));
+        assert_eq!(out.ending, Ending::Aborted);
+        assert_eq!(out.steps.len(), 2);
+        assert_eq!(out.capacity, Some(1000.0));
+    }
+
+    #[test]
+    fn the_ceiling_ends_a_search_whose_goal_always_holds() {
+        let plan = Plan {
+            ceiling: 3000.0,
+            ..Plan::default()
+        };
+        let (out, _) = search(&slo("p99<=5ms"), &plan, server(1e9));
+        assert_eq!(out.ending, Ending::RateCeiling);
+        assert_eq!(out.capacity, Some(3000.0));
+    }
+
+    #[test]
+    fn a_step_lasts_long_enough_for_a_hundred_samples_beyond_the_quantile() {
+        assert_eq!(samples_needed(&slo("p99<=5ms")), 10_000);
+        assert_eq!(samples_needed(&slo("p50<=1ms,p99.9<=9ms")), 100_000);
+        assert_eq!(samples_needed(&slo("errors<=1%")), 1000);
+        let (floor, cap) = (Duration::from_secs(1), Duration::from_secs(10));
+        let p99 = slo("p99<=5ms");
+        assert_eq!(
+            step_duration(&p99, 2000.0, floor, cap),
+            Duration::from_secs(5)
+        );
+        assert_eq!(step_duration(&p99, 100.0, floor, cap), cap);
+        assert_eq!(step_duration(&p99, 1e6, floor, cap), floor);
+    }
+}

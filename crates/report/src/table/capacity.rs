@@ -1,0 +1,247 @@
+//! The capacity table: for each scenario × `find_max` profile, one row per server with the
+//! highest rate that met the goal (median of the laps, its interval), the lowest rate that
+//! missed it, how long the search took and how it ended. And the CSV forms: the rows, and the
+//! curve (every step of every lap).
+
+use super::{Align, Cell, Column, Grid, Row};
+use crate::text::grouped;
+use serverbench_analysis::capacity_rows::CapacityRow;
+use serverbench_analysis::summary::Summary;
+use serverbench_model::capacity::Ending;
+
+const COLUMNS: [(&str, &str, Align); 11] = [
+    ("rank", "rank", Align::Right),
+    ("server", "server", Align::Left),
+    ("scenario", "scenario", Align::Left),
+    ("profile", "profile", Align::Left),
+    ("slo", "goal", Align::Left),
+    ("capacity_rps", "capacity/s", Align::Right),
+    ("interval", "interval", Align::Right),
+    ("failed_at_rps", "missed at/s", Align::Right),
+    ("laps", "laps", Align::Right),
+    ("search_s", "search s", Align::Right),
+    ("ending", "ended", Align::Left),
+];
+
+const CSV_ONLY: [&str; 3] = ["scenario", "profile", "slo"];
+
+fn ending(r: &CapacityRow) -> String {
+    let mut e: Vec<&str> = r
+        .endings
+        .iter()
+        .map(|e| match e {
+            Ending::Converged => "converged",
+            Ending::StepLimit => "step limit",
+            Ending::ClientLimit => "client limit (a lower bound)",
+            Ending::GoalMissedAtStart => "missed at the first rate",
+            Ending::RateCeiling => "ceiling",
+            Ending::Aborted => "aborted",
+        })
+        .collect();
+    e.dedup();
+    e.join(", ")
+}
+
+fn cells(r: &CapacityRow) -> [Cell; 11] {
+    let interval = match r.interval {
+        Some(i) => Cell {
+            text: format!("{}–{}", grouped(i.low), grouped(i.high)),
+            raw: format!("{}..{}", i.low, i.high),
+            hint: None,
+        },
+        None => Cell::number(None, grouped),
+    };
+    [
+        Cell::number(r.rank.map(f64::from), |v| format!("{v:.0}")),
+        Cell::plain(&r.server),
+        Cell::plain(&r.scenario),
+        Cell::plain(&r.profile),
+        Cell::plain(&r.slo),
+        Cell::number(r.capacity_rps, grouped),
+        interval,
+        Cell::number(r.failed_at_rps, grouped),
+        Cell::plain(r.laps.to_string()),
+        Cell::number(r.search_s, |v| format!("{v:.1}")),
+        Cell::plain(ending(r)),
+    ]
+}
+
+fn grid(rows: &[&CapacityRow], keep: impl Fn(&str) -> bool) -> Grid {
+    let shown: Vec<usize> = (0..COLUMNS.len()).filter(|&i| keep(COLUMNS[i].0)).collect();
+    Grid {
+        columns: shown
+            .iter()
+            .map(|&i| Column {
+                key: COLUMNS[i].0,
+                label: COLUMNS[i].1.to_string(),
+                align: COLUMNS[i].2,
+            })
+            .collect(),
+        rows: rows
+            .iter()
+            .map(|r| {
+                let all = cells(r);
+                Row {
+                    cells: shown.iter().map(|&i| all[i].clone()).collect(),
+                    ..Row::default()
+                }
+            })
+            .collect(),
+        headline: None,
+    }
+}
+
+/// One table per scenario × `find_max` profile, with its heading (naming the goal).
+pub fn capacity_tables(summary: &Summary) -> Vec<(String, Grid)> {
+    let mut keys: Vec<(&str, &str, &str)> = Vec::new();
+    for r in &summary.capacity {
+        let k = (r.scenario.as_str(), r.profile.as_str(), r.slo.as_str());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(scenario, profile, slo)| {
+            let rows: Vec<&CapacityRow> = summary
+                .capacity
+                .iter()
+                .filter(|r| (r.scenario.as_str(), r.profile.as_str()) == (scenario, profile))
+                .collect();
+            let heading =
+                format!("Capacity · {scenario} · {profile}: the highest rate meeting {slo}");
+            (heading, grid(&rows, |k| !CSV_ONLY.contains(&k)))
+        })
+        .collect()
+}
+
+/// The capacity rows for CSV; `None` without capacity laps.
+pub fn capacity_csv(summary: &Summary) -> Option<Grid> {
+    let rows: Vec<&CapacityRow> = summary.capacity.iter().collect();
+    (!rows.is_empty()).then(|| grid(&rows, |_| true))
+}
+
+/// Every step of every capacity lap for CSV: the curves; `None` without capacity laps.
+pub fn capacity_steps_csv(summary: &Summary) -> Option<Grid> {
+    if summary.capacity.is_empty() {
+        return None;
+    }
+    let keys = [
+        "server",
+        "scenario",
+        "profile",
+        "rate_target",
+        "rate_achieved",
+        "p50_us",
+        "p99_us",
+        "p999_us",
+        "errors_pct",
+        "met",
+    ];
+    let columns = keys
+        .iter()
+        .map(|&k| Column {
+            key: k,
+            label: k.to_string(),
+            align: Align::Left,
+        })
+        .collect();
+    let rows = summary
+        .capacity
+        .iter()
+        .flat_map(|r| {
+            r.curve.iter().map(move |s| Row {
+                cells: [
+                    r.server.clone(),
+                    r.scenario.clone(),
+                    r.profile.clone(),
+                    s.rate_target.to_string(),
+                    s.rate_achieved.to_string(),
+                    s.p50_us.to_string(),
+                    s.p99_us.to_string(),
+                    s.p999_us.to_string(),
+                    s.errors_pct.to_string(),
+                    s.met.to_string(),
+                ]
+                .into_iter()
+                .map(Cell::plain)
+                .collect(),
+                ..Row::default()
+            })
+        })
+        .collect();
+    Some(Grid {
+        columns,
+        rows,
+        headline: None,
+    })
+}
+
+/// What the capacity table says (shown under it).
+pub fn capacity_legend(summary: &Summary) -> Vec<String> {
+    if summary.capacity.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        "Capacity: each lap searched for the highest open-loop rate meeting the goal \
+          (latency from the intended send time): doubling from the first rate until the goal \
+          failed, then halving the bracket to the precision. capacity/s is the median of the \
+          laps, interval its 95% bootstrap interval (3 laps or more) or the laps' range; missed \
+          at/s the lowest rate that failed. A search that stopped at the client's limit gives \
+          a lower bound."
+            .to_string(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serverbench_analysis::stats::{Interval, IntervalMethod};
+    use serverbench_model::capacity::Step;
+
+    fn row() -> CapacityRow {
+        CapacityRow {
+            server: "rust/hyper".into(),
+            scenario: "hello".into(),
+            profile: "p99".into(),
+            slo: "p99<=5ms".into(),
+            capacity_rps: Some(41_000.0),
+            interval: Some(Interval {
+                low: 40_000.0,
+                high: 42_000.0,
+                method: IntervalMethod::Range,
+            }),
+            lap_capacity: vec![40_000.0, 42_000.0],
+            failed_at_rps: Some(43_000.0),
+            search_s: Some(35.2),
+            endings: vec![Ending::Converged, Ending::Converged],
+            client_limited: false,
+            curve: vec![Step::default(), Step::default()],
+            rank: Some(1),
+            laps: 2,
+            failed_laps: 0,
+        }
+    }
+
+    #[test]
+    fn the_capacity_table_names_the_goal_and_the_interval() {
+        let mut s = serverbench_analysis::summary::summarize(&[], None);
+        s.capacity = vec![row()];
+        let (heading, g) = &capacity_tables(&s)[0];
+        assert!(heading.contains("p99<=5ms"), "{heading}");
+        let text: Vec<&str> = g.rows[0].cells.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            text,
+            vec![
+                "1",
+                "rust/hyper",
+                "41,000",
+                "40,000–42,000",
+                "43,000",
+                "2",
+                "35.2",
+                "converged"
+            ]
+        );
+        assert_eq!(capacity_steps_csv(&s).unwrap().rows.len(), 2);
+    }
+}
