@@ -240,6 +240,24 @@ pub struct LoadResult {
     /// `ws://`/`wss://`: the upgrades, what was sent, the closes and the protocol errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ws: Option<WsResult>,
+    /// `--mix`: each entry's requests, errors and latency, in the mix file's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<MixEntryResult>,
+}
+
+/// One entry of a `--mix` load. Its `requests` are the responses to it in the measured window
+/// (they add up to the run's); its `errors` are those known to concern it: a status or body
+/// error of its response, or a timeout, read or parse error while it was the oldest request in
+/// flight on its connection (connect errors concern no entry).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MixEntryResult {
+    pub name: String,
+    pub method: String,
+    pub path: String,
+    pub weight: f64,
+    pub requests: u64,
+    pub errors: Errors,
+    pub latency_us: Latency,
 }
 
 /// The WebSocket side of a run (mode `ws`): `requests` counts echoed messages (or pongs).
@@ -356,4 +374,7 @@ pub struct Histograms {
     /// `ws://`: `ws.upgrade_latency_us`, encoded the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade_latency_us: Option<String>,
+    /// `--mix`: each entry's `latency_us`, encoded the same way, in the mix's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix_latency_us: Vec<String>,
 }

@@ -6,11 +6,13 @@ use serverbench_model::TlsResume;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+mod mix;
 mod spec;
 mod url;
 mod ws;
 
 pub use crate::duration::{format_duration, parse_duration, BadDuration};
+pub use mix::{MixPlan, Picker};
 pub use url::{resolve, split_host_port, Url};
 pub use ws::{ws_target, WsKind, WsOptions, WsSpec, DEFAULT_MESSAGE};
 
@@ -62,7 +64,8 @@ impl ConfigError {
 /// What each connection sends and how responses are framed.
 #[derive(Debug, Clone)]
 pub enum Protocol {
-    /// HTTP/1.1: one serialized request per URL, rotated per request.
+    /// HTTP/1.1: one serialized request per URL, rotated per request (`--mix`: per entry,
+    /// drawn by weight).
     Http(HttpSpec),
     /// HTTP/2 (`--http2`): h2 over TLS, h2c with prior knowledge; streams per connection.
     Http2(Http2Spec),
@@ -191,6 +194,8 @@ pub struct Config {
     /// `--reconnect-every N`: close a connection after N responses (WebSocket: echoes; with a
     /// close 1000 answered by the server's) and open a new one.
     pub reconnect_every: Option<u64>,
+    /// `--mix`: the protocol's requests are the mix's entries, drawn by weight.
+    pub mix: Option<MixPlan>,
 }
 
 /// The HTTP request options, before serialization.
@@ -208,6 +213,17 @@ pub struct HttpOptions {
     pub tls: TlsOptions,
     /// `--http2`: HTTP/2 instead of HTTP/1.1 (None).
     pub http2: Option<Http2Options>,
+    /// `--mix`: one request per entry (its method, path, headers after `headers`, and body)
+    /// instead of one per URL; the URL gives scheme, host and port only.
+    pub mix: Option<serverbench_model::Mix>,
+}
+
+/// One request to prepare: what a URL (with the flags) or a mix entry asks for.
+struct Wanted<'a> {
+    method: &'a str,
+    path: &'a str,
+    headers: Vec<String>,
+    body: Option<&'a [u8]>,
 }
 
 /// A resolved HTTP target: where to connect, the serialized requests, and TLS for `https://`.
@@ -254,6 +270,7 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
             ));
         }
     }
+    let wanted = wanted(&method, &parsed, opts)?;
     let alpn: &[&[u8]] = match opts.http2 {
         Some(_) => &[b"h2"],
         None => &[b"http/1.1"],
@@ -267,27 +284,27 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
     };
     let addr = resolve(&first.host, first.port)?;
     if let Some(h2) = opts.http2 {
-        let protocol = http2_spec(&method, &parsed, opts, h2)?;
+        let protocol = http2_spec(&method, first, &wanted, opts, h2)?;
         return Ok(HttpTarget {
             addr,
             protocol,
             tls,
         });
     }
-    let mut headers = opts.headers.clone();
-    let has_connection = headers.iter().any(|h| {
+    let has_connection = opts.headers.iter().any(|h| {
         h.split(':')
             .next()
             .is_some_and(|n| n.trim().eq_ignore_ascii_case("connection"))
     });
-    if opts.close && !has_connection {
-        headers.push("Connection: close".into());
-    }
-    let requests = parsed
-        .iter()
-        .map(|u| {
-            let host = u.host_header();
-            http::serialize_request(&method, &u.path, &host, &headers, opts.body.as_deref())
+    let host = first.host_header();
+    let requests = wanted
+        .into_iter()
+        .map(|w| {
+            let mut headers = w.headers;
+            if opts.close && !has_connection {
+                headers.push("Connection: close".into());
+            }
+            http::serialize_request(w.method, w.path, &host, &headers, w.body)
         })
         .collect();
     let spec = HttpSpec {
@@ -303,6 +320,47 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
     })
 }
 
+/// The requests to prepare: one per URL with the flags, or with `--mix` one per entry (then
+/// one URL, without a path, gives where to send them).
+fn wanted<'a>(
+    method: &'a str,
+    urls: &'a [Url],
+    opts: &'a HttpOptions,
+) -> Result<Vec<Wanted<'a>>, ConfigError> {
+    let Some(mix) = &opts.mix else {
+        return Ok(urls
+            .iter()
+            .map(|u| Wanted {
+                method,
+                path: &u.path,
+                headers: opts.headers.clone(),
+                body: opts.body.as_deref(),
+            })
+            .collect());
+    };
+    if urls.len() > 1 || urls[0].path != "/" {
+        return Err(ConfigError::flag(
+            "--mix",
+            "give one URL without a path (the mix names the paths), e.g. http://127.0.0.1:8080",
+        ));
+    }
+    for e in &mix.entries {
+        if let Some(h) = e.headers.iter().find(|h| h.contains(['\r', '\n'])) {
+            return Err(ConfigError::flag("--mix", format!("`{h}` is not `Name: value`")));
+        }
+    }
+    Ok(mix
+        .entries
+        .iter()
+        .map(|e| Wanted {
+            method: &e.method,
+            path: &e.path,
+            headers: opts.headers.iter().chain(&e.headers).cloned().collect(),
+            body: e.body.as_deref(),
+        })
+        .collect())
+}
+
 /// Headers that belong to one HTTP/1.1 connection and are not sent over HTTP/2 (RFC 9113
 /// section 8.2.2); `Host` becomes `:authority`.
 const HOP_BY_HOP: [&str; 6] = [
@@ -314,39 +372,40 @@ const HOP_BY_HOP: [&str; 6] = [
     "host",
 ];
 
-/// Encodes one HTTP/2 request per URL.
+/// Encodes one HTTP/2 request per URL (or mix entry).
 fn http2_spec(
     method: &str,
-    urls: &[Url],
+    url: &Url,
+    wanted: &[Wanted],
     opts: &HttpOptions,
     h2: Http2Options,
 ) -> Result<Protocol, ConfigError> {
     if h2.streams == 0 {
         return Err(ConfigError::flag("-m/--streams", "must be at least 1"));
     }
-    let split = |h: &String| {
-        let (n, v) = h.split_once(':').expect("checked `Name: value`");
-        (n.trim().to_ascii_lowercase(), v.trim().to_string())
-    };
-    let given: Vec<(String, String)> = opts.headers.iter().map(split).collect();
-    let host = given
-        .iter()
-        .find(|(n, _)| n == "host")
-        .map(|(_, v)| v.clone());
-    let mut headers: Vec<(String, String)> = given
-        .into_iter()
-        .filter(|(n, _)| !HOP_BY_HOP.contains(&n.as_str()))
-        .collect();
-    if let Some(body) = &opts.body {
-        if !headers.iter().any(|(n, _)| n == "content-length") {
-            headers.push(("content-length".into(), body.len().to_string()));
+    let mut requests = Vec::with_capacity(wanted.len());
+    for w in wanted {
+        let split = |h: &String| {
+            let (n, v) = h.split_once(':').expect("checked `Name: value`");
+            (n.trim().to_ascii_lowercase(), v.trim().to_string())
+        };
+        let given: Vec<(String, String)> = w.headers.iter().map(split).collect();
+        let host = given
+            .iter()
+            .find(|(n, _)| n == "host")
+            .map(|(_, v)| v.clone());
+        let mut headers: Vec<(String, String)> = given
+            .into_iter()
+            .filter(|(n, _)| !HOP_BY_HOP.contains(&n.as_str()))
+            .collect();
+        if let Some(body) = w.body {
+            if !headers.iter().any(|(n, _)| n == "content-length") {
+                headers.push(("content-length".into(), body.len().to_string()));
+            }
         }
-    }
-    let mut requests = Vec::with_capacity(urls.len());
-    for u in urls {
-        let scheme = if u.tls { "https" } else { "http" };
-        let authority = host.clone().unwrap_or_else(|| u.host_header());
-        let block = h2::hpack::encode_request(method, scheme, &authority, &u.path, &headers);
+        let scheme = if url.tls { "https" } else { "http" };
+        let authority = host.unwrap_or_else(|| url.host_header());
+        let block = h2::hpack::encode_request(w.method, scheme, &authority, w.path, &headers);
         if block.len() > h2::MAX_REQUEST_BLOCK {
             return Err(ConfigError::flag(
                 "-H/--header",
@@ -357,7 +416,7 @@ fn http2_spec(
                 ),
             ));
         }
-        requests.push(h2::Request::new(&block, opts.body.as_deref()));
+        requests.push(h2::Request::new(&block, w.body));
     }
     Ok(Protocol::Http2(Http2Spec {
         requests,
