@@ -96,7 +96,7 @@ impl Mix {
             serde_json::from_str(text).map_err(|e| invalid(e.line(), strip_position(&e)))?
         } else {
             toml::from_str(text).map_err(|e| {
-                let msg = e.message().to_string();
+                let msg = e.message().trim().lines().collect::<Vec<_>>().join(": ");
                 let line = match (e.span(), field_in_message(&msg)) {
                     (Some(s), _) => line_of(text, s.start),
                     (None, Some(f)) => line_of_key(text, &f),
@@ -114,12 +114,16 @@ impl Mix {
             .request
             .into_iter()
             .enumerate()
-            .map(|(i, r)| r.resolve(read_body).map_err(|(k, m)| invalid(line(i, k), m)))
+            .map(|(i, r)| {
+                r.resolve(read_body)
+                    .map_err(|(k, m)| invalid(line(i, k), m))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let mix = Mix {
-            file: file
-                .file_name()
-                .map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into()),
+            file: file.file_name().map_or_else(
+                || file.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            ),
             entries,
         };
         mix.check().map_err(|(i, m)| match i {
@@ -140,7 +144,10 @@ impl Mix {
             return Err((None, format!("{n} entries; at most {MAX_ENTRIES}")));
         }
         if self.entries.iter().map(|e| e.weight).sum::<f64>() <= 0.0 {
-            return Err((None, "the weights add up to 0: give some entry a weight".into()));
+            return Err((
+                None,
+                "the weights add up to 0: give some entry a weight".into(),
+            ));
         }
         for (i, e) in self.entries.iter().enumerate() {
             if self.entries[..i].iter().any(|o| o.name == e.name) {
@@ -204,7 +211,10 @@ impl RawEntry {
     ) -> Result<MixEntry, (&'static str, String)> {
         let method = self.method.as_deref().unwrap_or("GET").to_ascii_uppercase();
         if method == "HEAD" {
-            return Err(("method", "HEAD cannot be mixed (its answers have no body)".into()));
+            return Err((
+                "method",
+                "HEAD cannot be mixed (its answers have no body)".into(),
+            ));
         }
         if !METHODS.contains(&method.as_str()) {
             let known = METHODS.join(", ");
@@ -219,15 +229,18 @@ impl RawEntry {
             Some(RawHeaders::List(l)) => l,
             Some(RawHeaders::Table(t)) => t.into_iter().map(|(n, v)| format!("{n}: {v}")).collect(),
         };
-        if let Some(h) = headers.iter().find(|h| !h.contains(':') || h.contains(['\r', '\n'])) {
+        if let Some(h) = headers
+            .iter()
+            .find(|h| !h.contains(':') || h.contains(['\r', '\n']))
+        {
             return Err(("headers", format!("`{h}` is not `Name: value`")));
         }
         let body = match (self.body, self.body_file, self.body_size) {
             (None, None, None) => None,
             (Some(b), None, None) => Some(b.into_bytes()),
-            (None, Some(f), None) => Some(
-                read_body(&f).map_err(|e| ("body_file", format!("{}: {e}", f.display())))?,
-            ),
+            (None, Some(f), None) => {
+                Some(read_body(&f).map_err(|e| ("body_file", format!("{}: {e}", f.display())))?)
+            }
             (None, None, Some(n)) => Some(filler(n)),
             _ => return Err(("body", "give one of body, body_file and body_size".into())),
         };

@@ -3,6 +3,7 @@
 
 mod distributed;
 mod live;
+mod mix_table;
 mod summary;
 mod verdict;
 
@@ -94,6 +95,12 @@ pub struct Args {
     /// Request body read from a file.
     #[arg(long)]
     body_file: Option<std::path::PathBuf>,
+    /// A weighted mix of requests (TOML, or JSON by extension: `[[request]]` entries of
+    /// method, path, headers, body / body_file / body_size, weight, name), each request drawn
+    /// by weight, on the one URL's host:port (give it without a path). The result has each
+    /// entry's requests, errors and latency.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tcp", "body", "body_file", "method"])]
+    mix: Option<std::path::PathBuf>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(short, long, default_value_t = 1)]
     pipeline: u32,
@@ -266,6 +273,12 @@ impl Args {
                 ping: self.ws_ping,
             },
             reconnect_every: self.reconnect_every,
+            mix: match &self.mix {
+                Some(path) => Some(
+                    serverbench_model::Mix::load(path).map_err(|e| anyhow::anyhow!("--mix {e}"))?,
+                ),
+                None => None,
+            },
         })
     }
 }

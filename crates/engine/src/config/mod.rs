@@ -346,7 +346,10 @@ fn wanted<'a>(
     }
     for e in &mix.entries {
         if let Some(h) = e.headers.iter().find(|h| h.contains(['\r', '\n'])) {
-            return Err(ConfigError::flag("--mix", format!("`{h}` is not `Name: value`")));
+            return Err(ConfigError::flag(
+                "--mix",
+                format!("`{h}` is not `Name: value`"),
+            ));
         }
     }
     Ok(mix

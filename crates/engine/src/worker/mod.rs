@@ -421,12 +421,22 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         let url = match &self.cfg.protocol {
             Protocol::Http(h) => {
-                let u = next_request(&mut self.next_url, &mut self.draws, self.cfg, h.requests.len());
+                let u = next_request(
+                    &mut self.next_url,
+                    &mut self.draws,
+                    self.cfg,
+                    h.requests.len(),
+                );
                 c.out.extend_from_slice(&h.requests[u]);
                 u
             }
             Protocol::Http2(h) => {
-                let u = next_request(&mut self.next_url, &mut self.draws, self.cfg, h.requests.len());
+                let u = next_request(
+                    &mut self.next_url,
+                    &mut self.draws,
+                    self.cfg,
+                    h.requests.len(),
+                );
                 let req = Inflight {
                     intended,
                     sent: now,

@@ -158,7 +158,8 @@ impl Worker<'_> {
             if bad_status {
                 self.stats.error(now, ErrorKind::Status);
                 if mix {
-                    self.stats.entry_error(now, req.url as usize, ErrorKind::Status);
+                    self.stats
+                        .entry_error(now, req.url as usize, ErrorKind::Status);
                 }
             }
             if verify {
@@ -168,7 +169,8 @@ impl Worker<'_> {
                     Some(first) if *first != (resp.body_len, resp.body_hash) => {
                         self.stats.error(now, ErrorKind::Body);
                         if mix {
-                            self.stats.entry_error(now, req.url as usize, ErrorKind::Body);
+                            self.stats
+                                .entry_error(now, req.url as usize, ErrorKind::Body);
                         }
                     }
                     Some(_) => {}

@@ -57,13 +57,34 @@ fn a_body_file_is_read_through_the_reader_and_a_missing_one_names_its_line() {
 #[test]
 fn bad_entries_name_the_file_and_the_line() {
     let cases = [
-        ("[[request]]\npath = \"/a\"\nmethod = \"FETCH\"\n", "m.toml:3: unknown method `FETCH`"),
-        ("[[request]]\npath = \"a\"\n", "m.toml:2: path `a` must start with /"),
-        ("[[request]]\npath = \"/a\"\nweight = 0\n", "m.toml:1: the weights add up to 0"),
-        ("[[request]]\npath = \"/a\"\nweight = -1\n", "m.toml:3: -1 is not a weight"),
-        ("[[request]]\npath = \"/a\"\nmethod = \"HEAD\"\n", "m.toml:3: HEAD cannot be mixed"),
-        ("[[request]]\npath = \"/a\"\n\n[[request]]\npath = \"/a\"\n", "m.toml:4: the name `/a`"),
-        ("[[request]]\npath = \"/a\"\nwieght = 2\n", "m.toml:3: unknown field `wieght`"),
+        (
+            "[[request]]\npath = \"/a\"\nmethod = \"FETCH\"\n",
+            "m.toml:3: unknown method `FETCH`",
+        ),
+        (
+            "[[request]]\npath = \"a\"\n",
+            "m.toml:2: path `a` must start with /",
+        ),
+        (
+            "[[request]]\npath = \"/a\"\nweight = 0\n",
+            "m.toml:1: the weights add up to 0",
+        ),
+        (
+            "[[request]]\npath = \"/a\"\nweight = -1\n",
+            "m.toml:3: -1 is not a weight",
+        ),
+        (
+            "[[request]]\npath = \"/a\"\nmethod = \"HEAD\"\n",
+            "m.toml:3: HEAD cannot be mixed",
+        ),
+        (
+            "[[request]]\npath = \"/a\"\n\n[[request]]\npath = \"/a\"\n",
+            "m.toml:4: the name `/a`",
+        ),
+        (
+            "[[request]]\npath = \"/a\"\nwieght = 2\n",
+            "m.toml:3: unknown field `wieght`",
+        ),
         ("[[request]]\npath = \"/a\n", "m.toml:2:"),
         ("", "m.toml:1: no [[request]] entry"),
     ];
