@@ -52,6 +52,12 @@ pub struct LoadParams {
     /// Database laps: the pool size given to the server (`DATABASE_POOL`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<u32>,
+    /// A mix scenario: its file (as the suite named it, made absolute); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<std::path::PathBuf>,
+    /// The mix's entries, handed to the engine (not recorded: the result has each entry).
+    #[serde(skip)]
+    pub mix_requests: Option<serverbench_model::Mix>,
 }
 
 impl LoadParams {
@@ -124,6 +130,9 @@ pub struct Measurement {
     /// serverbench's own engine over HTTP/2: protocol, streams and the server's SETTINGS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Result>,
+    /// serverbench's own engine with a mix: each entry's requests, errors and latency.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<serverbench_model::result::MixEntryResult>,
 }
 
 /// A lap over several machines (`run --hosts`): where it ran and every client host's own
@@ -296,6 +305,7 @@ impl From<&LoadResult> for Measurement {
             histograms: r.histograms.clone(),
             tls: r.tls.clone(),
             http2: r.http2.clone(),
+            mix: r.mix.clone(),
         }
     }
 }

@@ -229,6 +229,8 @@ pub(super) fn load_params(s: &Suite, j: &Job) -> LoadParams {
         pool: sc
             .needs_database()
             .then(|| p.pool.or(s.pool).unwrap_or(crate::suite::DEFAULT_POOL)),
+        mix: sc.mix.clone(),
+        mix_requests: sc.mix_requests.clone(),
     }
 }
 
