@@ -14,6 +14,7 @@ pub mod disturbed;
 mod fixture;
 pub mod host_warnings;
 pub mod hosts;
+pub mod mix;
 pub mod protocol;
 mod row_warnings;
 pub mod scaling;

@@ -22,6 +22,7 @@ impl Exporter for CsvExporter {
             table::tls_csv(summary),
             table::h2_csv(summary),
             table::database_csv(summary),
+            table::mix_csv(summary),
         ];
         for grid in more.iter().flatten() {
             out.push('\n');

@@ -46,6 +46,7 @@ impl Exporter for MarkdownExporter {
         for (heading, g) in table::protocol_tables(summary)
             .into_iter()
             .chain(table::database_tables(summary))
+            .chain(table::mix_tables(summary))
         {
             out.push_str(&format!("### {}\n\n", escape(&heading)));
             out.push_str(&grid(&g));

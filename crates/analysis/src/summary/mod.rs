@@ -64,6 +64,9 @@ pub struct Summary {
     /// Database laps: rows/s, each role's CPU per request, statements per request, the pool.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub database: Vec<crate::database::DatabaseRow>,
+    /// Laps that ran a weighted mix: each entry's share, req/s and latency.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<crate::mix::MixRow>,
     /// Laps something else disturbed (steal, other processes...), with their causes; marked
     /// `dropped` when `--drop-disturbed` left them out of the figures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -173,6 +176,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         hosts: crate::hosts::breakdown(records),
         protocols: crate::protocol::protocol_rows(records),
         database: crate::database::database_rows(records),
+        mix: crate::mix::mix_rows(records),
         disturbed: Vec::new(),
         until_ci: None,
     }
