@@ -76,7 +76,7 @@ mod tests {
         };
         let mut s = String::new();
         render(&mut s, &r);
-        assert!(s.contains("75.0%    75.0%      375.0"), "{s}");
+        assert!(s.contains("75.0%   75.0%      375.0"), "{s}");
         assert!(s.contains("/static/xxx") && s.contains('…'), "{s}");
         for line in s.lines() {
             assert!(line.chars().count() <= 120, "{line}");
