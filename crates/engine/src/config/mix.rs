@@ -1,6 +1,8 @@
-//! `--mix`: the entries of a weighted mix and the alias table each request is drawn from (one
-//! random number, one multiply and one compare per request, whatever the number of entries).
+//! `--mix`: the entries of a weighted mix, the alias table each request is drawn from (one
+//! random number, one multiply and one compare per request, whatever the number of entries),
+//! and the requests to prepare (one per URL, or one per mix entry).
 
+use super::{ConfigError, HttpOptions, Url};
 use serverbench_model::MixEntry;
 
 /// Walker's alias table (Vose's construction) over the entries' weights.
@@ -72,6 +74,58 @@ impl MixPlan {
             picker: Picker::new(&weights),
         }
     }
+}
+
+/// One request to prepare: what a URL (with the flags) or a mix entry asks for.
+pub(super) struct Wanted<'a> {
+    pub(super) method: &'a str,
+    pub(super) path: &'a str,
+    pub(super) headers: Vec<String>,
+    pub(super) body: Option<&'a [u8]>,
+}
+
+/// The requests to prepare: one per URL with the flags, or with `--mix` one per entry (then
+/// one URL, without a path, gives where to send them).
+pub(super) fn wanted<'a>(
+    method: &'a str,
+    urls: &'a [Url],
+    opts: &'a HttpOptions,
+) -> Result<Vec<Wanted<'a>>, ConfigError> {
+    let Some(mix) = &opts.mix else {
+        return Ok(urls
+            .iter()
+            .map(|u| Wanted {
+                method,
+                path: &u.path,
+                headers: opts.headers.clone(),
+                body: opts.body.as_deref(),
+            })
+            .collect());
+    };
+    if urls.len() > 1 || urls[0].path != "/" {
+        return Err(ConfigError::flag(
+            "--mix",
+            "give one URL without a path (the mix names the paths), e.g. http://127.0.0.1:8080",
+        ));
+    }
+    for e in &mix.entries {
+        if let Some(h) = e.headers.iter().find(|h| h.contains(['\r', '\n'])) {
+            return Err(ConfigError::flag(
+                "--mix",
+                format!("`{h}` is not `Name: value`"),
+            ));
+        }
+    }
+    Ok(mix
+        .entries
+        .iter()
+        .map(|e| Wanted {
+            method: &e.method,
+            path: &e.path,
+            headers: opts.headers.iter().chain(&e.headers).cloned().collect(),
+            body: e.body.as_deref(),
+        })
+        .collect())
 }
 
 #[cfg(test)]

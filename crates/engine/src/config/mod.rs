@@ -12,6 +12,7 @@ mod url;
 mod ws;
 
 pub use crate::duration::{format_duration, parse_duration, BadDuration};
+use mix::{wanted, Wanted};
 pub use mix::{MixPlan, Picker};
 pub use url::{resolve, split_host_port, Url};
 pub use ws::{ws_target, WsKind, WsOptions, WsSpec, DEFAULT_MESSAGE};
@@ -218,14 +219,6 @@ pub struct HttpOptions {
     pub mix: Option<serverbench_model::Mix>,
 }
 
-/// One request to prepare: what a URL (with the flags) or a mix entry asks for.
-struct Wanted<'a> {
-    method: &'a str,
-    path: &'a str,
-    headers: Vec<String>,
-    body: Option<&'a [u8]>,
-}
-
 /// A resolved HTTP target: where to connect, the serialized requests, and TLS for `https://`.
 #[derive(Debug, Clone)]
 pub struct HttpTarget {
@@ -318,50 +311,6 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
         protocol: Protocol::Http(spec),
         tls,
     })
-}
-
-/// The requests to prepare: one per URL with the flags, or with `--mix` one per entry (then
-/// one URL, without a path, gives where to send them).
-fn wanted<'a>(
-    method: &'a str,
-    urls: &'a [Url],
-    opts: &'a HttpOptions,
-) -> Result<Vec<Wanted<'a>>, ConfigError> {
-    let Some(mix) = &opts.mix else {
-        return Ok(urls
-            .iter()
-            .map(|u| Wanted {
-                method,
-                path: &u.path,
-                headers: opts.headers.clone(),
-                body: opts.body.as_deref(),
-            })
-            .collect());
-    };
-    if urls.len() > 1 || urls[0].path != "/" {
-        return Err(ConfigError::flag(
-            "--mix",
-            "give one URL without a path (the mix names the paths), e.g. http://127.0.0.1:8080",
-        ));
-    }
-    for e in &mix.entries {
-        if let Some(h) = e.headers.iter().find(|h| h.contains(['\r', '\n'])) {
-            return Err(ConfigError::flag(
-                "--mix",
-                format!("`{h}` is not `Name: value`"),
-            ));
-        }
-    }
-    Ok(mix
-        .entries
-        .iter()
-        .map(|e| Wanted {
-            method: &e.method,
-            path: &e.path,
-            headers: opts.headers.iter().chain(&e.headers).cloned().collect(),
-            body: e.body.as_deref(),
-        })
-        .collect())
 }
 
 /// Headers that belong to one HTTP/1.1 connection and are not sent over HTTP/2 (RFC 9113
