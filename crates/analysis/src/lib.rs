@@ -18,6 +18,7 @@ mod fixture;
 pub mod host_warnings;
 pub mod hosts;
 pub mod off_contract;
+pub mod mix;
 pub mod protocol;
 mod row_warnings;
 pub mod scaling;

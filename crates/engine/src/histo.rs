@@ -24,5 +24,6 @@ pub(crate) fn of_run(
         connect_latency_us: connect.map(encode),
         handshake_latency_us: handshake.map(encode),
         upgrade_latency_us: upgrade.map(encode),
+        mix_latency_us: Vec::new(),
     }
 }

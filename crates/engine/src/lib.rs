@@ -254,6 +254,19 @@ fn build_result(
     let mbps = |b: u64| b as f64 * 8.0 / secs / 1e6;
     let seconds = duration.as_secs_f64().ceil() as usize;
     let connects = s.conn.connects;
+    let (mix, mix_latency_us) = match &config.mix {
+        Some(plan) => stats::mix_results(plan, &s.mix),
+        None => Default::default(),
+    };
+    let mut histograms = histo::of_run(
+        &s.latency,
+        s.uncorrected.as_ref(),
+        &s.seconds[..seconds.min(s.seconds.len())],
+        (connects > 0).then_some(&s.conn.connect),
+        config.tls.is_some().then_some(&s.conn.handshake),
+        (mode == result::Mode::Ws).then_some(&s.ws.upgrade),
+    );
+    histograms.mix_latency_us = mix_latency_us;
     result::LoadResult {
         mode,
         target: config.target.clone(),
@@ -290,14 +303,7 @@ fn build_result(
             .then(|| (s.bytes_read + s.bytes_written) as f64 / config.connections as f64),
         bytes_in_flight: (mode == result::Mode::TcpStream).then_some(s.bytes_in_flight),
         measure_start_unix_s: None,
-        histograms: Some(histo::of_run(
-            &s.latency,
-            s.uncorrected.as_ref(),
-            &s.seconds[..seconds.min(s.seconds.len())],
-            (connects > 0).then_some(&s.conn.connect),
-            config.tls.is_some().then_some(&s.conn.handshake),
-            (mode == result::Mode::Ws).then_some(&s.ws.upgrade),
-        )),
+        histograms: Some(histograms),
         connection_mode: (!tcp).then(|| {
             match config.lifetime {
                 Lifetime::KeepAlive => "keep-alive",
@@ -327,6 +333,7 @@ fn build_result(
             Protocol::Http(h) if h.count_bodies => Some(s.bodies.result()),
             _ => None,
         },
+        mix,
     }
 }
 

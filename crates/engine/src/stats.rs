@@ -3,12 +3,14 @@
 mod bodies;
 mod connections;
 mod http2;
+mod mix;
 mod warmup;
 mod ws;
 
 pub use bodies::{BodyStats, EncodingCause};
 pub use connections::ConnStats;
 pub use http2::H2Stats;
+pub use mix::{results as mix_results, EntryStats};
 pub use warmup::WarmUp;
 pub use ws::{WsCause, WsStats};
 
@@ -122,6 +124,8 @@ pub struct Stats {
     pub warm: WarmUp,
     /// Naps taken when idle (`--idle`), over the whole run.
     pub naps: crate::idle::NapStats,
+    /// `--mix`: per entry (empty without a mix).
+    pub mix: Vec<EntryStats>,
     /// The current second's latency buckets, dense (fixed size), packed into `seconds` by
     /// [`Stats::close`] or when the next second starts.
     current: Box<[u32; BUCKETS]>,
@@ -146,6 +150,7 @@ impl Stats {
             bytes_in_flight: 0,
             seconds: Vec::new(),
             naps: Default::default(),
+            mix: Vec::new(),
             conn: ConnStats::new(),
             h2: H2Stats::default(),
             ws: WsStats::default(),
@@ -232,6 +237,26 @@ impl Stats {
         sec.sum_us += us;
         self.current[bucket_of(us)] += 1;
         self.current_dirty = true;
+    }
+
+    /// `--mix`: a completed request to `entry` (after [`Stats::record`]).
+    #[inline]
+    pub fn record_entry(&mut self, now: u64, entry: usize, lat_ns: u64) {
+        if self.measuring(now) {
+            if let Some(e) = self.mix.get_mut(entry) {
+                e.record(lat_ns.div_ceil(1000).max(1));
+            }
+        }
+    }
+
+    /// `--mix`: an error (counted by [`Stats::error`] too) that concerns `entry`.
+    #[inline]
+    pub fn entry_error(&mut self, now: u64, entry: usize, kind: ErrorKind) {
+        if self.measuring(now) {
+            if let Some(e) = self.mix.get_mut(entry) {
+                e.error(kind);
+            }
+        }
     }
 
     /// A response with a status but nothing else to time (e.g. counted as an error too).
@@ -363,6 +388,12 @@ impl Stats {
         self.ws.merge(&o.ws);
         self.bodies.merge(&o.bodies);
         self.naps.merge(&o.naps);
+        if self.mix.len() < o.mix.len() {
+            self.mix.resize_with(o.mix.len(), EntryStats::new);
+        }
+        for (x, y) in self.mix.iter_mut().zip(&o.mix) {
+            x.merge(y);
+        }
         for (x, y) in self.status.iter_mut().zip(&o.status) {
             *x += y;
         }

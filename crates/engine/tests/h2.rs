@@ -217,3 +217,34 @@ fn window_and_eager_reads_complete_every_stream_even_when_responses_shrink() {
         );
     }
 }
+
+#[test]
+fn a_mix_over_h2c_draws_by_weight_and_counts_errors_on_their_entry() {
+    let (addr, seen) = h2_server(H2Server::default(), None, |_, path| match path {
+        "/b" => H2Reply::Send(500, Vec::new(), b"no".to_vec()),
+        _ => h2_ok("a"),
+    });
+    let text = "[[request]]\npath = \"/a\"\nweight = 3\n\
+                [[request]]\nmethod = \"POST\"\npath = \"/b\"\nbody = \"xyz\"\n";
+    let no_files = |_: &std::path::Path| Err("none".to_string());
+    let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
+    let mut spec = serverbench_model::LoadSpec {
+        urls: vec![format!("http://{addr}")],
+        connections: 2,
+        threads: Some(1),
+        requests: Some(4000),
+        io: io(),
+        mix: Some(mix),
+        ..Default::default()
+    };
+    spec.http.http2 = true;
+    spec.http.streams = 8;
+    let r = run(&serverbench_engine::Config::try_from(&spec).unwrap());
+    assert_eq!(r.requests, 4000);
+    let (a, b) = (&r.mix[0], &r.mix[1]);
+    assert_eq!(a.requests + b.requests, 4000);
+    let share = a.requests as f64 / 4000.0;
+    assert!((share - 0.75).abs() < 0.03, "{share}");
+    assert_eq!((a.errors.status, b.errors.status), (0, b.requests));
+    assert_eq!(seen.body_bytes.load(Ordering::SeqCst), 3 * b.requests);
+}

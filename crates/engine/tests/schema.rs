@@ -140,3 +140,30 @@ fn a_result_written_before_tls_existed_still_parses_and_validates() {
     let r: serverbench_model::LoadResult = serde_json::from_value(old).unwrap();
     assert_eq!((r.errors.tls, r.tls, r.connects), (0, None, None));
 }
+
+#[test]
+fn a_mix_json_validates_and_its_entry_histograms_give_back_their_percentiles() {
+    let addr = http_server(|_, _| Reply::Send(ok("Hello World!")));
+    let text = "[[request]]\npath = \"/a\"\nweight = 2\n[[request]]\npath = \"/b\"\n";
+    let no_files = |_: &std::path::Path| Err("none".to_string());
+    let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
+    let spec = serverbench_model::LoadSpec {
+        urls: vec![format!("http://{addr}")],
+        connections: 2,
+        threads: Some(1),
+        requests: Some(600),
+        io: io(),
+        mix: Some(mix),
+        ..Default::default()
+    };
+    let r = run(&serverbench_engine::Config::try_from(&spec).unwrap());
+    let v = serde_json::to_value(&r).unwrap();
+    assert_valid(&v);
+    let h = r.histograms.as_ref().unwrap();
+    for (e, text) in r.mix.iter().zip(&h.mix_latency_us) {
+        let decoded = serverbench_model::histo::decode(text).unwrap();
+        assert_eq!(decoded.len(), e.requests);
+        assert_eq!(decoded.value_at_quantile(0.99) as f64, e.latency_us.p99);
+    }
+    assert_eq!(r.mix.iter().map(|e| e.requests).sum::<u64>(), r.requests);
+}

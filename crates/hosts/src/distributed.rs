@@ -267,7 +267,9 @@ fn combine(hosts: Vec<HostResult>) -> Result<Distributed, MergeError> {
 
 fn merge_fault(e: MergeError) -> HostError {
     let host = match &e {
-        MergeError::NoHistograms { host } | MergeError::Histogram { host, .. } => host.clone(),
+        MergeError::NoHistograms { host }
+        | MergeError::Histogram { host, .. }
+        | MergeError::Mix { host } => host.clone(),
         MergeError::Empty => "controller".into(),
     };
     HostError::Protocol {

@@ -31,6 +31,12 @@ pub enum MergeError {
         /// The cause.
         source: HistogramError,
     },
+    /// A host's `--mix` entries are not the others'.
+    #[error("{host}: its result has other --mix entries than the first host's")]
+    Mix {
+        /// The host.
+        host: String,
+    },
 }
 
 /// Merges `(host, result)` pairs into one result.
@@ -83,6 +89,8 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
     if let Some(w) = &mut m.ws {
         w.upgrade_latency_us = latency_of(&upgrade);
     }
+    let (mix, mix_latency_us) = mix::merge(parts)?;
+    m.mix = mix;
     m.histograms = Some(Histograms {
         latency_us: histo::encode(&latency),
         latency_us_uncorrected: uncorrected.as_ref().map(histo::encode),
@@ -90,6 +98,7 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
         connect_latency_us: connected.then(|| histo::encode(&connect)),
         handshake_latency_us: m.tls.as_ref().map(|_| histo::encode(&handshake)),
         upgrade_latency_us: m.ws.as_ref().map(|_| histo::encode(&upgrade)),
+        mix_latency_us,
     });
     Ok(m)
 }
@@ -205,6 +214,7 @@ fn merge_timeline(rs: &[&LoadResult], buckets: &[Vec<(u16, u32)>]) -> Vec<Timeli
         .collect()
 }
 
+mod mix;
 mod transport;
 
 #[cfg(test)]

@@ -256,6 +256,9 @@ pub struct LoadResult {
     /// HTTP/1.1 with request bodies, `--verify` or `Accept-Encoding`: bodies sent and received.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bodies: Option<BodyResult>,
+    /// `--mix`: each entry's requests, errors and latency, in the mix file's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<MixEntryResult>,
 }
 
 /// Request and response bodies of an HTTP/1.1 run (measured period): what was sent, and for
@@ -305,6 +308,21 @@ impl BodyResult {
         m.decoded_body_bytes_mean = mean(m.decoded_body_bytes, m.responses);
         m
     }
+}
+
+/// One entry of a `--mix` load. Its `requests` are the responses to it in the measured window
+/// (they add up to the run's); its `errors` are those known to concern it: a status or body
+/// error of its response, or a timeout, read or parse error while it was the oldest request in
+/// flight on its connection (connect errors concern no entry).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MixEntryResult {
+    pub name: String,
+    pub method: String,
+    pub path: String,
+    pub weight: f64,
+    pub requests: u64,
+    pub errors: Errors,
+    pub latency_us: Latency,
 }
 
 /// The WebSocket side of a run (mode `ws`): `requests` counts echoed messages (or pongs).
@@ -421,6 +439,9 @@ pub struct Histograms {
     /// `ws://`: `ws.upgrade_latency_us`, encoded the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrade_latency_us: Option<String>,
+    /// `--mix`: each entry's `latency_us`, encoded the same way, in the mix's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix_latency_us: Vec<String>,
 }
 
 #[cfg(test)]

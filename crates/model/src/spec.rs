@@ -54,6 +54,10 @@ pub struct LoadSpec {
     /// again after N responses or echoed messages, so connects (and handshakes) are in the
     /// figures (HttpArena's limited-conn and echo-ws-limited).
     pub reconnect_every: Option<u64>,
+    /// `--mix FILE`: requests drawn by weight from these entries (on the one host:port of the
+    /// first URL) instead of the URLs' paths with `http.method`, `http.body`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mix: Option<crate::Mix>,
 }
 
 /// A WebSocket load (`ws://` or `wss://` URLs): each message is one frame, echoed back.
@@ -187,6 +191,7 @@ impl Default for LoadSpec {
             http: HttpLoad::default(),
             ws: WsLoad::default(),
             reconnect_every: None,
+            mix: None,
         }
     }
 }

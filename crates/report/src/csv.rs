@@ -25,6 +25,7 @@ impl Exporter for CsvExporter {
             table::cost_csv(summary),
             table::capacity_csv(summary),
             table::capacity_steps_csv(summary),
+            table::mix_csv(summary),
         ];
         for grid in more.iter().flatten() {
             out.push('\n');

@@ -102,7 +102,10 @@ impl Exporter for HtmlExporter<'_> {
             let _ = writeln!(out, "<h2>{}</h2>", esc(&heading));
             grid(&mut out, &g);
         }
-        for (heading, g) in table::database_tables(summary) {
+        for (heading, g) in table::database_tables(summary)
+            .into_iter()
+            .chain(table::mix_tables(summary))
+        {
             let _ = writeln!(out, "<h2>{}</h2>", esc(&heading));
             grid(&mut out, &g);
         }
@@ -479,6 +482,7 @@ mod tests {
             database: Vec::new(),
             cost: Vec::new(),
             capacity: Vec::new(),
+            mix: Vec::new(),
             disturbed: Vec::new(),
             until_ci: None,
         };

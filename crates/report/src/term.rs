@@ -58,6 +58,12 @@ impl Exporter for TermExporter {
             out.push('\n');
         }
         out.push_str(&paragraphs(&table::capacity_legend(summary)));
+        for (heading, g) in table::mix_tables(summary) {
+            out.push_str(&format!("{heading}\n"));
+            out.push_str(&grid(&g));
+            out.push('\n');
+        }
+        out.push_str(&paragraphs(&table::mix_legend(summary)));
         out.push_str(&scaling(summary, self.view));
         if let Some(note) = table::latency_note(summary) {
             out.push_str(&textwrap::fill(&note, WIDTH));

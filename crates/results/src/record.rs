@@ -56,6 +56,12 @@ pub struct LoadParams {
     /// step's length; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub find_max: Option<serverbench_model::capacity::FindMax>,
+    /// A mix scenario: its file (as the suite named it, made absolute); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<std::path::PathBuf>,
+    /// The mix's entries, handed to the engine (not recorded: the result has each entry).
+    #[serde(skip)]
+    pub mix_requests: Option<serverbench_model::Mix>,
 }
 
 impl LoadParams {
@@ -132,6 +138,9 @@ pub struct Measurement {
     /// step at the capacity (the highest rate that met the goal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<serverbench_model::capacity::CapacityResult>,
+    /// serverbench's own engine with a mix: each entry's requests, errors and latency.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<serverbench_model::result::MixEntryResult>,
 }
 
 /// A lap over several machines (`run --hosts`): where it ran and every client host's own
@@ -305,6 +314,7 @@ impl From<&LoadResult> for Measurement {
             tls: r.tls.clone(),
             http2: r.http2.clone(),
             capacity: None,
+            mix: r.mix.clone(),
         }
     }
 }

@@ -63,6 +63,9 @@ pub fn spec(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Result<Lo
                 s.ws.message = p.message.clone();
                 s.ws.message_size = p.size.map(|n| n as usize);
                 s.ws.binary = p.binary;
+            } else if let Some(mix) = &p.mix_requests {
+                s.urls = vec![base];
+                s.mix = Some(mix.clone());
             } else {
                 s.urls = p.paths.iter().map(|path| format!("{base}{path}")).collect();
             }
@@ -276,5 +279,28 @@ mod tests {
         assert_eq!(m.rps, Some(1999.0));
         assert_eq!(m.latency_us.p99, Some(3000.0));
         assert_eq!(m.capacity.unwrap().failed_at_rps, Some(2100.0));
+    }
+
+    #[test]
+    fn a_mix_lap_hands_the_engine_its_entries_and_the_bare_base_url() {
+        let text = "[[request]]\npath = \"/json\"\n";
+        let no_files = |_: &std::path::Path| Err("none".to_string());
+        let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
+        let p = LoadParams {
+            mode: Mode::Http,
+            connections: 4,
+            duration_s: Some(1.0),
+            pipeline: 1,
+            mix: Some("m.toml".into()),
+            mix_requests: Some(mix.clone()),
+            ..LoadParams::default()
+        };
+        let s = spec(&p, &target(), &[1]).unwrap();
+        assert_eq!(s.urls, ["http://127.0.0.1:8080"]);
+        assert_eq!(s.mix, Some(mix));
+        let refused = crate::refuse_protocol(Tool::Wrk, &p)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("needs serverbench"), "{refused}");
     }
 }

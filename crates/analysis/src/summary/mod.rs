@@ -71,6 +71,9 @@ pub struct Summary {
     /// the curve of every step.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub capacity: Vec<crate::capacity_rows::CapacityRow>,
+    /// Laps that ran a weighted mix: each entry's share, req/s and latency.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<crate::mix::MixRow>,
     /// Laps something else disturbed (steal, other processes...), with their causes; marked
     /// `dropped` when `--drop-disturbed` left them out of the figures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -187,6 +190,7 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         database: crate::database::database_rows(records),
         cost,
         capacity: crate::capacity_rows::capacity_rows(records),
+        mix: crate::mix::mix_rows(records),
         disturbed: Vec::new(),
         until_ci: None,
     }

@@ -4,6 +4,7 @@
 mod distributed;
 mod find_max;
 mod live;
+mod mix_table;
 mod summary;
 mod verdict;
 
@@ -108,6 +109,12 @@ pub struct Args {
     /// With --chunked: bytes per chunk (default 16KiB).
     #[arg(long, value_name = "SIZE", requires = "chunked", value_parser = chunk_size)]
     chunk_size: Option<u64>,
+    /// A weighted mix of requests (TOML, or JSON by extension: `[[request]]` entries of
+    /// method, path, headers, body / body_file / body_size, weight, name), each request drawn
+    /// by weight, on the one URL's host:port (give it without a path). The result has each
+    /// entry's requests, errors and latency.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tcp", "body", "body_file", "body_size", "chunked", "method"])]
+    mix: Option<std::path::PathBuf>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(short, long, default_value_t = 1)]
     pipeline: u32,
@@ -296,6 +303,12 @@ impl Args {
                 ping: self.ws_ping,
             },
             reconnect_every: self.reconnect_every,
+            mix: match &self.mix {
+                Some(path) => Some(
+                    serverbench_model::Mix::load(path).map_err(|e| anyhow::anyhow!("--mix {e}"))?,
+                ),
+                None => None,
+            },
         })
     }
 }

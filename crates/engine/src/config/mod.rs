@@ -7,11 +7,14 @@ use serverbench_model::TlsResume;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+mod mix;
 mod spec;
 mod url;
 mod ws;
 
 pub use crate::duration::{format_duration, parse_duration, BadDuration};
+use mix::{wanted, Wanted};
+pub use mix::{MixPlan, Picker};
 pub use url::{resolve, split_host_port, Url};
 pub use ws::{ws_target, WsKind, WsOptions, WsSpec, DEFAULT_MESSAGE};
 
@@ -65,7 +68,8 @@ impl ConfigError {
 /// What each connection sends and how responses are framed.
 #[derive(Debug, Clone)]
 pub enum Protocol {
-    /// HTTP/1.1: one serialized request per URL, rotated per request.
+    /// HTTP/1.1: one serialized request per URL, rotated per request (`--mix`: per entry,
+    /// drawn by weight).
     Http(HttpSpec),
     /// HTTP/2 (`--http2`): h2 over TLS, h2c with prior knowledge; streams per connection.
     Http2(Http2Spec),
@@ -207,6 +211,8 @@ pub struct Config {
     /// `--reconnect-every N`: close a connection after N responses (WebSocket: echoes; with a
     /// close 1000 answered by the server's) and open a new one.
     pub reconnect_every: Option<u64>,
+    /// `--mix`: the protocol's requests are the mix's entries, drawn by weight.
+    pub mix: Option<MixPlan>,
 }
 
 /// The HTTP request options, before serialization.
@@ -228,6 +234,9 @@ pub struct HttpOptions {
     pub tls: TlsOptions,
     /// `--http2`: HTTP/2 instead of HTTP/1.1 (None).
     pub http2: Option<Http2Options>,
+    /// `--mix`: one request per entry (its method, path, headers after `headers`, and body)
+    /// instead of one per URL; the URL gives scheme, host and port only.
+    pub mix: Option<serverbench_model::Mix>,
 }
 
 /// A resolved HTTP target: where to connect, the serialized requests, and TLS for `https://`.
@@ -274,6 +283,7 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
             ));
         }
     }
+    let wanted = wanted(&method, &parsed, opts)?;
     let alpn: &[&[u8]] = match opts.http2 {
         Some(_) => &[b"h2"],
         None => &[b"http/1.1"],
@@ -298,35 +308,30 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
                 "applies to HTTP/1.1 only (not to --http2)",
             ));
         }
-        let protocol = http2_spec(&method, &parsed, opts, h2)?;
+        let protocol = http2_spec(&method, first, &wanted, opts, h2)?;
         return Ok(HttpTarget {
             addr,
             protocol,
             tls,
         });
     }
-    let mut headers = opts.headers.clone();
-    let has_connection = headers.iter().any(|h| {
+    let has_connection = opts.headers.iter().any(|h| {
         h.split(':')
             .next()
             .is_some_and(|n| n.trim().eq_ignore_ascii_case("connection"))
     });
-    if opts.close && !has_connection {
-        headers.push("Connection: close".into());
-    }
-    let body = Body::of(opts.body.as_deref(), opts.body_size, opts.chunked)?;
-    let requests: Vec<RequestTemplate> = parsed
-        .iter()
-        .map(|u| {
-            let host = u.host_header();
-            RequestTemplate::new(
-                &method,
-                &u.path,
-                &host,
-                &headers,
-                body.clone(),
-                opts.chunked,
-            )
+    let host = first.host_header();
+    // --body-size applies to the URLs' requests; a mix entry carries its own body.
+    let body_size = if opts.mix.is_none() { opts.body_size } else { None };
+    let requests: Vec<RequestTemplate> = wanted
+        .into_iter()
+        .map(|w| {
+            let mut headers = w.headers;
+            if opts.close && !has_connection {
+                headers.push("Connection: close".into());
+            }
+            let body = Body::of(w.body, body_size, opts.chunked)?;
+            RequestTemplate::new(w.method, w.path, &host, &headers, body, opts.chunked)
         })
         .collect::<Result<_, _>>()?;
     let count_bodies = opts.verify
@@ -358,39 +363,40 @@ const HOP_BY_HOP: [&str; 6] = [
     "host",
 ];
 
-/// Encodes one HTTP/2 request per URL.
+/// Encodes one HTTP/2 request per URL (or mix entry).
 fn http2_spec(
     method: &str,
-    urls: &[Url],
+    url: &Url,
+    wanted: &[Wanted],
     opts: &HttpOptions,
     h2: Http2Options,
 ) -> Result<Protocol, ConfigError> {
     if h2.streams == 0 {
         return Err(ConfigError::flag("-m/--streams", "must be at least 1"));
     }
-    let split = |h: &String| {
-        let (n, v) = h.split_once(':').expect("checked `Name: value`");
-        (n.trim().to_ascii_lowercase(), v.trim().to_string())
-    };
-    let given: Vec<(String, String)> = opts.headers.iter().map(split).collect();
-    let host = given
-        .iter()
-        .find(|(n, _)| n == "host")
-        .map(|(_, v)| v.clone());
-    let mut headers: Vec<(String, String)> = given
-        .into_iter()
-        .filter(|(n, _)| !HOP_BY_HOP.contains(&n.as_str()))
-        .collect();
-    if let Some(body) = &opts.body {
-        if !headers.iter().any(|(n, _)| n == "content-length") {
-            headers.push(("content-length".into(), body.len().to_string()));
+    let mut requests = Vec::with_capacity(wanted.len());
+    for w in wanted {
+        let split = |h: &String| {
+            let (n, v) = h.split_once(':').expect("checked `Name: value`");
+            (n.trim().to_ascii_lowercase(), v.trim().to_string())
+        };
+        let given: Vec<(String, String)> = w.headers.iter().map(split).collect();
+        let host = given
+            .iter()
+            .find(|(n, _)| n == "host")
+            .map(|(_, v)| v.clone());
+        let mut headers: Vec<(String, String)> = given
+            .into_iter()
+            .filter(|(n, _)| !HOP_BY_HOP.contains(&n.as_str()))
+            .collect();
+        if let Some(body) = w.body {
+            if !headers.iter().any(|(n, _)| n == "content-length") {
+                headers.push(("content-length".into(), body.len().to_string()));
+            }
         }
-    }
-    let mut requests = Vec::with_capacity(urls.len());
-    for u in urls {
-        let scheme = if u.tls { "https" } else { "http" };
-        let authority = host.clone().unwrap_or_else(|| u.host_header());
-        let block = h2::hpack::encode_request(method, scheme, &authority, &u.path, &headers);
+        let scheme = if url.tls { "https" } else { "http" };
+        let authority = host.unwrap_or_else(|| url.host_header());
+        let block = h2::hpack::encode_request(w.method, scheme, &authority, w.path, &headers);
         if block.len() > h2::MAX_REQUEST_BLOCK {
             return Err(ConfigError::flag(
                 "-H/--header",
@@ -401,7 +407,7 @@ fn http2_spec(
                 ),
             ));
         }
-        requests.push(h2::Request::new(&block, opts.body.as_deref()));
+        requests.push(h2::Request::new(&block, w.body));
     }
     Ok(Protocol::Http2(Http2Spec {
         requests,

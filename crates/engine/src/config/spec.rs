@@ -4,7 +4,7 @@
 
 use super::{http_target, resolve, split_host_port, ConfigError, Http2Options, HttpOptions};
 use super::{ws_target, WsOptions};
-use super::{Config, Lifetime, Protocol, Reads, Schedule, Stop};
+use super::{Config, Lifetime, MixPlan, Protocol, Reads, Schedule, Stop};
 use serverbench_model::spec::{HttpLoad, TcpLoad};
 use serverbench_model::{LoadSpec, Mode};
 use serverbench_wire::tls::{TlsOptions, TlsSpec, Trust};
@@ -24,6 +24,9 @@ impl TryFrom<&LoadSpec> for Config {
     /// Resolves the target, reads `--body-file` and the CA file, checks `--cpus` against the
     /// CPUs this process may run on and validates the whole.
     fn try_from(a: &LoadSpec) -> Result<Config, ConfigError> {
+        if a.mix.is_some() {
+            mix_refuses(a)?;
+        }
         let target = match &a.tcp {
             Some(tcp) => {
                 http_only_flags(a, "--tcp")?;
@@ -70,6 +73,7 @@ impl TryFrom<&LoadSpec> for Config {
                 Lifetime::KeepAlive
             },
             reconnect_every: a.reconnect_every,
+            mix: a.mix.as_ref().map(|m| MixPlan::new(&m.entries)),
         };
         config.validate()?;
         Ok(config)
@@ -169,6 +173,7 @@ fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
             streams: h.streams,
             ..Default::default()
         }),
+        mix: a.mix.clone(),
     };
     let t = http_target(&a.urls, &opts)?;
     Ok(Target {
@@ -177,6 +182,22 @@ fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
         protocol: t.protocol,
         tls: t.tls,
     })
+}
+
+/// `--mix` with what the entries say themselves (method, body), or with a non-HTTP load.
+fn mix_refuses(a: &LoadSpec) -> Result<(), ConfigError> {
+    let why = match () {
+        _ if a.tcp.is_some() => "applies to HTTP, not to --tcp",
+        _ if is_ws(&a.urls) => "applies to HTTP, not to ws:// URLs",
+        _ if !a.http.method.eq_ignore_ascii_case("GET") => {
+            "cannot be combined with -X/--method (each entry has its method)"
+        }
+        _ if a.http.body.is_some() || a.http.body_file.is_some() => {
+            "cannot be combined with --body/--body-file (each entry has its body)"
+        }
+        _ => return Ok(()),
+    };
+    Err(ConfigError::flag("--mix", why))
 }
 
 /// Whether the (first) URL is `ws://` or `wss://`: a WebSocket load.
@@ -416,5 +437,66 @@ mod tests {
             "{}",
             error_of(&spec)
         );
+    }
+
+    fn mix_spec(url: &str) -> LoadSpec {
+        let text = "[[request]]\npath = \"/a\"\nweight = 3\n\
+                    [[request]]\nmethod = \"POST\"\npath = \"/up\"\nbody = \"xyz\"\n\
+                    headers = [\"X-E: 1\"]\n";
+        let no_files = |_: &std::path::Path| Err("none".to_string());
+        let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
+        LoadSpec {
+            mix: Some(mix),
+            http: HttpLoad {
+                headers: vec!["X-All: 2".into()],
+                ..HttpLoad::default()
+            },
+            ..http(url)
+        }
+    }
+
+    #[test]
+    fn a_mix_prepares_one_request_per_entry_with_its_method_headers_and_body() {
+        let c = Config::try_from(&mix_spec("http://127.0.0.1:8080")).unwrap();
+        let Protocol::Http(h) = &c.protocol else {
+            panic!("not HTTP/1.1")
+        };
+        let reqs: Vec<String> = h
+            .requests
+            .iter()
+            .map(|r| String::from_utf8_lossy(r.constant()).into_owned())
+            .collect();
+        assert!(reqs[0].starts_with("GET /a HTTP/1.1\r\n"), "{}", reqs[0]);
+        assert!(reqs[1].starts_with("POST /up HTTP/1.1\r\n"), "{}", reqs[1]);
+        assert!(reqs[1].contains("X-All: 2\r\nX-E: 1\r\n") && reqs[1].ends_with("xyz"));
+        assert!(!reqs[0].contains("X-E"));
+        assert_eq!(c.mix.as_ref().map(|m| m.picker.len()), Some(2));
+    }
+
+    #[test]
+    fn a_mix_over_http2_encodes_each_entry() {
+        let mut spec = mix_spec("http://127.0.0.1:8080/");
+        spec.http.http2 = true;
+        let c = Config::try_from(&spec).unwrap();
+        let Protocol::Http2(h) = &c.protocol else {
+            panic!("not HTTP/2")
+        };
+        assert_eq!(h.requests.len(), 2);
+        assert_eq!(h.requests[1].body.as_deref(), Some(&b"xyz"[..]));
+    }
+
+    #[test]
+    fn a_mix_refuses_a_url_path_a_method_a_body_and_tcp() {
+        let e = error_of(&mix_spec("http://127.0.0.1:8080/x"));
+        assert!(e.starts_with("--mix: give one URL without a path"), "{e}");
+        let mut spec = mix_spec("http://127.0.0.1:8080");
+        spec.http.method = "POST".into();
+        assert!(error_of(&spec).contains("-X/--method"));
+        let mut spec = mix_spec("http://127.0.0.1:8080");
+        spec.http.body = Some("b".into());
+        assert!(error_of(&spec).contains("--body"));
+        let mut spec = mix_spec("ws://127.0.0.1:8080");
+        spec.urls = vec!["ws://127.0.0.1:8080/ws".into()];
+        assert!(error_of(&spec).contains("ws://"));
     }
 }

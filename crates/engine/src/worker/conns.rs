@@ -42,6 +42,12 @@ impl Worker<'_> {
     /// Counts an error, drops the connection and reconnects (after `backoff` ns).
     pub(super) fn fail(&mut self, i: usize, now: u64, kind: ErrorKind, backoff: u64) {
         self.stats.error(now, kind);
+        if self.cfg.mix.is_some() {
+            // The oldest request in flight is the one the failure is known to concern.
+            if let Some(req) = self.conns[i].inflight.front() {
+                self.stats.entry_error(now, req.url as usize, kind);
+            }
+        }
         let lost = self.close(i, now + backoff) as u64;
         if self.quota != u64::MAX {
             // -n counts failed attempts so that a dead target still ends the run.

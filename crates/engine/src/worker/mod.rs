@@ -11,7 +11,7 @@ use crate::h2;
 use crate::http::{Response, ResponseParser};
 use crate::idle::Napper;
 use crate::request::Draw;
-use crate::stats::{ErrorKind, Stats};
+use crate::stats::{EntryStats, ErrorKind, Stats};
 use crate::sys;
 use crate::uring::Ring;
 use mio::{Events, Poll, Token};
@@ -106,6 +106,8 @@ struct Worker<'a> {
     ws_seeds: serverbench_wire::ws::Rng,
     /// HTTP/1.1: the generator of `{rand:A-B}` and body sizes, and the random body bytes.
     draw: Draw,
+    /// `--mix`: draws each request's entry.
+    draws: serverbench_wire::ws::Rng,
 }
 
 /// Runs one worker thread from setup to the end of the run.
@@ -194,6 +196,10 @@ impl<'a> Worker<'a> {
         let closed_loop = matches!(cfg.schedule, Schedule::ClosedLoop { .. })
             && !matches!(cfg.protocol, Protocol::TcpStream { .. });
         let (mut io, io_note) = backend_for(backend, plan.connections)?;
+        let mut stats = Stats::new(plan.rate_interval_ns.is_some());
+        if let Some(m) = &cfg.mix {
+            stats.mix = (0..m.entries.len()).map(|_| EntryStats::new()).collect();
+        }
         let rate = match plan.rate_interval_ns {
             Some(interval) => Some(RateState::new(interval, &mut io)?),
             None => None,
@@ -205,7 +211,7 @@ impl<'a> Worker<'a> {
             conns,
             buf: vec![0; READ_BUF],
             pattern,
-            stats: Stats::new(rate.is_some()),
+            stats,
             depth: depth as usize,
             issued: 0,
             done: 0,
@@ -234,6 +240,7 @@ impl<'a> Worker<'a> {
             napper: Napper::new(cfg.idle, closed_loop),
             ws_seeds: serverbench_wire::ws::Rng::from_os(slot as u64),
             draw: Draw::new(!(slot as u64), random_len, cfg.tls.is_some()),
+            draws: serverbench_wire::ws::Rng::from_os(!(slot as u64)),
         })
     }
 
@@ -423,8 +430,12 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         let url = match &self.cfg.protocol {
             Protocol::Http(h) => {
-                let u = self.next_url;
-                self.next_url = if u + 1 == h.requests.len() { 0 } else { u + 1 };
+                let u = next_request(
+                    &mut self.next_url,
+                    &mut self.draws,
+                    self.cfg,
+                    h.requests.len(),
+                );
                 let t = &h.requests[u];
                 if t.is_constant() {
                     c.out.extend_from_slice(t.constant());
@@ -438,8 +449,12 @@ impl<'a> Worker<'a> {
                 u
             }
             Protocol::Http2(h) => {
-                let u = self.next_url;
-                self.next_url = if u + 1 == h.requests.len() { 0 } else { u + 1 };
+                let u = next_request(
+                    &mut self.next_url,
+                    &mut self.draws,
+                    self.cfg,
+                    h.requests.len(),
+                );
                 let req = Inflight {
                     intended,
                     sent: now,
@@ -488,6 +503,22 @@ impl<'a> Worker<'a> {
         }
         true
     }
+}
+
+/// The next request: drawn by weight with `--mix`, else the URLs in rotation.
+#[inline]
+fn next_request(
+    next: &mut usize,
+    draws: &mut serverbench_wire::ws::Rng,
+    cfg: &Config,
+    len: usize,
+) -> usize {
+    if let Some(m) = &cfg.mix {
+        return m.picker.pick(draws.next_u64());
+    }
+    let u = *next;
+    *next = if u + 1 == len { 0 } else { u + 1 };
+    u
 }
 
 /// The backend asked for, or epoll with a note when the kernel refuses this thread a ring.

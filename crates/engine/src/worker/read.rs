@@ -132,6 +132,11 @@ impl Worker<'_> {
             now.saturating_sub(req.sent),
             resp.status,
         );
+        let mix = self.cfg.mix.is_some();
+        if mix {
+            let lat = now.saturating_sub(req.intended);
+            self.stats.record_entry(now, req.url as usize, lat);
+        }
         let checks = match &self.cfg.protocol {
             Protocol::Http(h) => Some((&h.expect_status, h.verify)),
             Protocol::Http2(h) => Some((&h.expect_status, h.verify)),
@@ -145,6 +150,10 @@ impl Worker<'_> {
             };
             if bad_status {
                 self.stats.error(now, ErrorKind::Status);
+                if mix {
+                    self.stats
+                        .entry_error(now, req.url as usize, ErrorKind::Status);
+                }
             }
             if let Some(h) = self.cfg.protocol.counting_bodies() {
                 let accepts = h.requests[req.url as usize].accepts;
@@ -157,7 +166,11 @@ impl Worker<'_> {
                 match seen {
                     None => *seen = Some((resp.body_len, resp.body_hash)),
                     Some(first) if *first != (resp.body_len, resp.body_hash) => {
-                        self.stats.error(now, ErrorKind::Body)
+                        self.stats.error(now, ErrorKind::Body);
+                        if mix {
+                            self.stats
+                                .entry_error(now, req.url as usize, ErrorKind::Body);
+                        }
                     }
                     Some(_) => {}
                 }

@@ -174,6 +174,7 @@ pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) ->
         tls: None,
         lifetime: Lifetime::KeepAlive,
         reconnect_every: None,
+        mix: None,
     }
 }
 

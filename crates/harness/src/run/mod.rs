@@ -259,8 +259,11 @@ pub fn run(
 
 /// Reads the suite recorded in a results folder's `env.json` (for `--resume DIR` alone).
 pub fn suite_of(dir: &Path) -> Option<Suite> {
-    Env::read(&dir.join(results::ENV_FILE))
+    let mut suite = Env::read(&dir.join(results::ENV_FILE))
         .ok()??
         .suite?
-        .suite()
+        .suite()?;
+    // Mix files were recorded with absolute paths: read them again.
+    suite.read_mixes(dir).ok()?;
+    Some(suite)
 }

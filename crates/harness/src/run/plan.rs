@@ -230,6 +230,8 @@ pub(super) fn load_params(s: &Suite, j: &Job) -> LoadParams {
             .needs_database()
             .then(|| p.pool.or(s.pool).unwrap_or(crate::suite::DEFAULT_POOL)),
         find_max: p.find_max.clone(),
+        mix: sc.mix.clone(),
+        mix_requests: sc.mix_requests.clone(),
     }
 }
 

@@ -253,3 +253,56 @@ fn hosts_on_one_backend_keep_it_and_hosts_on_two_leave_it_to_their_own_records()
     assert_eq!(m.io, None);
     assert_eq!(m.notes, b.notes);
 }
+
+/// `result` with a mix of two entries: all of `samples` on the first, one request on the
+/// second (with a status error).
+fn mixed(samples: &[u64]) -> LoadResult {
+    use serverbench_model::result::MixEntryResult;
+    let mut r = result(samples, vec![], 1.0);
+    let (mut a, mut b) = (new_histogram(), new_histogram());
+    for &s in samples {
+        a.record(s).unwrap();
+    }
+    b.record(7).unwrap();
+    let entry = |name: &str, requests: u64, status: u64| MixEntryResult {
+        name: name.into(),
+        requests,
+        errors: Errors {
+            status,
+            ..Errors::default()
+        },
+        ..MixEntryResult::default()
+    };
+    r.mix = vec![entry("a", samples.len() as u64, 0), entry("b", 1, 1)];
+    let h = r.histograms.as_mut().unwrap();
+    h.mix_latency_us = vec![histo::encode(&a), histo::encode(&b)];
+    r
+}
+
+#[test]
+fn mix_entries_add_up_and_their_percentiles_come_from_the_summed_histograms() {
+    let fast: Vec<u64> = (0..90).map(|i| 100 + i).collect();
+    let slow: Vec<u64> = (0..10).map(|i| 9_000 + i).collect();
+    let parts = [
+        ("a".to_string(), mixed(&fast)),
+        ("b".to_string(), mixed(&slow)),
+    ];
+    let m = merge(&parts).unwrap();
+    assert_eq!((m.mix[0].requests, m.mix[1].requests), (100, 2));
+    assert_eq!(m.mix[1].errors.status, 2);
+    let mut all = new_histogram();
+    for &s in fast.iter().chain(&slow) {
+        all.record(s).unwrap();
+    }
+    assert_eq!(m.mix[0].latency_us, latency_of(&all));
+    assert_eq!(m.histograms.unwrap().mix_latency_us.len(), 2);
+}
+
+#[test]
+fn a_host_with_other_mix_entries_is_named() {
+    let mut other = mixed(&[5]);
+    other.mix.pop();
+    let parts = [("a".to_string(), mixed(&[5])), ("b".to_string(), other)];
+    let err = merge(&parts).unwrap_err().to_string();
+    assert!(err.starts_with("b: "), "{err}");
+}

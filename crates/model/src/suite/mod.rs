@@ -102,6 +102,14 @@ pub struct Scenario {
     /// database suite's queries-per-request points at one concurrency.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<u32>,
+    /// `http`: a mix file (relative to the suite file; see [`crate::mix`]) whose entries are
+    /// drawn by weight instead of `paths` (serverbench's engine only). [`Suite::load`] makes
+    /// it absolute and reads it into [`Scenario::mix_requests`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<PathBuf>,
+    /// The mix file's entries, read by [`Suite::load`] (never written in a suite).
+    #[serde(skip)]
+    pub mix_requests: Option<crate::Mix>,
 }
 
 impl Scenario {
@@ -331,7 +339,17 @@ impl Suite {
             path: path.to_path_buf(),
             source,
         })?;
-        Suite::parse(&text, path)
+        let mut suite = Suite::parse(&text, path)?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        suite
+            .read_mixes(dir)
+            .map_err(|(i, message)| SuiteError::Invalid {
+                file: path.to_path_buf(),
+                line: line_of_key(&text, &format!("scenario[{}].mix", i + 1)),
+                key: format!("scenario[{}].mix", i + 1),
+                message,
+            })?;
+        Ok(suite)
     }
 
     /// Parses and validates suite text; `file` names the source in errors.
@@ -376,8 +394,16 @@ impl Suite {
         }
         for (i, s) in self.scenarios.iter().enumerate() {
             let k = |f: &str| format!("scenario[{}].{f}", i + 1);
+            if s.mix.is_some() && (s.mode != Mode::Http || !s.paths.is_empty()) {
+                return bad(
+                    &k("mix"),
+                    "a mix is an http scenario's requests: give no paths",
+                );
+            }
             match s.mode {
-                Mode::Http if s.paths.is_empty() => return bad(&k("paths"), "http needs paths"),
+                Mode::Http if s.paths.is_empty() && s.mix.is_none() => {
+                    return bad(&k("paths"), "http needs paths (or a mix)")
+                }
                 Mode::Http if s.paths.iter().any(|p| !p.starts_with('/')) => {
                     return bad(&k("paths"), "every path starts with /")
                 }

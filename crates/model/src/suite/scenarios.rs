@@ -181,6 +181,21 @@ impl Scenario {
     }
 }
 
+impl super::Suite {
+    /// Reads each scenario's mix file (a relative one from `dir`, then made absolute so a
+    /// suite read back from `env.json` finds it too). Returns the scenario and the message.
+    pub fn read_mixes(&mut self, dir: &std::path::Path) -> Result<(), (usize, String)> {
+        for (i, s) in self.scenarios.iter_mut().enumerate() {
+            let Some(file) = &s.mix else { continue };
+            let file = dir.join(file);
+            let file = std::path::absolute(&file).unwrap_or(file);
+            s.mix_requests = Some(crate::Mix::load(&file).map_err(|e| (i, e.to_string()))?);
+            s.mix = Some(file);
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

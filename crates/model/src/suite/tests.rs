@@ -409,3 +409,34 @@ fn the_database_suite_loads_records_its_pool_and_keeps_its_points_under_quick() 
     assert_eq!(points, 2 * 3 + 8);
     assert!(s.scenarios.iter().all(|sc| sc.needs_database()));
 }
+
+#[test]
+fn a_scenario_mix_is_read_relative_to_the_suite_file_and_made_absolute() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("mixes")).unwrap();
+    std::fs::write(
+        dir.path().join("mixes/m.toml"),
+        "[[request]]\npath = \"/json\"\nweight = 2\n",
+    )
+    .unwrap();
+    let suite = "name = \"m\"\ndescription = \"d\"\nreproduces = \"none\"\nservers = \"all\"\n\
+                 [[scenario]]\nname = \"api\"\nmix = \"mixes/m.toml\"\n\
+                 [[profile]]\nconnections = 4\nduration = \"1s\"\n";
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, suite).unwrap();
+    let s = Suite::load(&path).unwrap();
+    let sc = &s.scenarios[0];
+    assert!(sc.mix.as_ref().unwrap().is_absolute());
+    assert_eq!(sc.mix_requests.as_ref().unwrap().entries[0].path, "/json");
+    std::fs::write(&path, suite.replace("mixes/m.toml", "mixes/absent.toml")).unwrap();
+    let err = Suite::load(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("s.toml:7: scenario[1].mix: ") && err.contains("absent.toml"),
+        "{err}"
+    );
+    let with_paths = suite.replace("mix =", "paths = [\"/\"]\nmix =");
+    let err = Suite::parse(&with_paths, Path::new("s.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("give no paths"), "{err}");
+}

@@ -11,6 +11,7 @@ mod cost;
 mod database;
 mod hosts;
 mod legend;
+mod mix;
 mod protocol;
 mod scaling;
 mod summary;
@@ -21,6 +22,7 @@ pub use cost::{cost_csv, cost_legend, cost_tables};
 pub use database::{database_csv, database_legend, database_tables};
 pub use hosts::{host_laps_grid, hosts_csv, hosts_grid, hosts_legend};
 pub use legend::{disturbed_line, latency_note, legend, noisy_lines, until_ci_lines};
+pub use mix::{mix_csv, mix_legend, mix_tables};
 pub use protocol::{h2_csv, protocol_legend, protocol_tables, tls_csv};
 pub use scaling::{
     scaling_grid, scaling_grid_of, scaling_legend, scaling_tables, ScalingTable, SATURATED,

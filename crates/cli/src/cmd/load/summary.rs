@@ -73,6 +73,7 @@ pub fn render(r: &LoadResult) -> String {
         let _ = writeln!(s, "  Status       {}", codes.join(", "));
     }
     let _ = writeln!(s, "  Errors       {}", errors(r));
+    super::mix_table::render(&mut s, r);
     let per_handshake = r
         .tls
         .as_ref()
