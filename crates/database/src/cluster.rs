@@ -231,6 +231,7 @@ impl Cluster {
 
     fn spawn(&self) -> Result<Child> {
         let log_path = self.layout.log_file();
+        rotate_log(&log_path, self.config.log_statements)?;
         let log = fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -362,6 +363,20 @@ fn stop_child(pid: u32, mut child: Option<Child>) -> Result<()> {
     process::stop(pid, child.as_mut())
 }
 
+/// A log past [`LOG_KEEP`] bytes moves to `postgres.log.1` (replacing the one before) when the
+/// cluster starts logging every statement (verify's), so the cache does not grow without end.
+fn rotate_log(log: &Path, log_statements: bool) -> Result<()> {
+    let big = fs::metadata(log).is_ok_and(|m| m.len() > LOG_KEEP);
+    if log_statements && big {
+        let old = log.with_extension("log.1");
+        fs::rename(log, &old).map_err(DbError::io(log))?;
+    }
+    Ok(())
+}
+
+/// The server log's size past which a statement-logging start rotates it.
+const LOG_KEEP: u64 = 16 << 20;
+
 /// The environment for `url` and a pool of `pool` connections.
 pub fn env_for(url: &DbUrl, pool: u32) -> Vec<(String, String)> {
     [
@@ -431,6 +446,20 @@ mod tests {
         assert_eq!(get("DATABASE_PASSWORD"), Some("pw"));
         assert_eq!(get("DATABASE_NAME"), Some("hello_world"));
         assert_eq!(get("DATABASE_POOL"), Some("64"));
+    }
+
+    #[test]
+    fn a_large_log_is_rotated_only_when_every_statement_is_logged() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("postgres.log");
+        std::fs::write(&log, vec![b'x'; (LOG_KEEP + 1) as usize]).unwrap();
+        rotate_log(&log, false).unwrap();
+        assert!(log.exists(), "a run's start leaves it");
+        rotate_log(&log, true).unwrap();
+        assert!(!log.exists() && dir.path().join("postgres.log.1").exists());
+        std::fs::write(&log, "small").unwrap();
+        rotate_log(&log, true).unwrap();
+        assert!(log.exists(), "a small log stays");
     }
 
     #[test]
