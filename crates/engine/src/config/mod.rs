@@ -322,7 +322,11 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
     });
     let host = first.host_header();
     // --body-size applies to the URLs' requests; a mix entry carries its own body.
-    let body_size = if opts.mix.is_none() { opts.body_size } else { None };
+    let body_size = if opts.mix.is_none() {
+        opts.body_size
+    } else {
+        None
+    };
     let requests: Vec<RequestTemplate> = wanted
         .into_iter()
         .map(|w| {
