@@ -1,8 +1,9 @@
 // The HTTP shapes of issue 32 (spec/contract.md) on Bun.serve routes: the request body as a
 // web stream (the upload counted chunk by chunk, never held), /json compressed with Bun's own
 // codecs (Bun.gzipSync, Bun.deflateSync, Bun.zstdCompressSync) and node:zlib's brotli, in the
-// first coding the client lists.
+// first coding the client lists; static.js serves STATIC_DIR under /static/.
 import { brotliCompressSync } from 'node:zlib';
+import * as statics from './static.js';
 
 const TEXT = { 'Content-Type': 'text/plain' };
 const CODINGS = {
@@ -45,4 +46,6 @@ export const routes = {
     },
   },
   '/json': { GET: json },
+  // static: STATIC_DIR under /static/ when it is set (static.js).
+  ...statics.routes,
 };

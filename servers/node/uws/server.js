@@ -5,6 +5,7 @@
 const uWS = require('uWebSockets.js');
 const { Chan } = require('ts-chan');
 const db = require('./db');
+const shapes = require('./shapes');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
@@ -80,6 +81,8 @@ const WS = {
 // The same routes on the plain App and on the SSLApp.
 function routes(app) {
   if (pool) databaseRoutes(app);
+  // baseline, upload and /json (compressed when asked; plain otherwise) in shapes.js.
+  shapes.routes(app);
   return app
     .ws('/ws', WS)
     // A GET /ws without Upgrade falls through the ws route (uWS yields it) to here.
@@ -91,7 +94,6 @@ function routes(app) {
     .get('/hell', (res) => send(res, 'text/plain', 'Hell!'))
     .get('/hello', (res) => send(res, 'text/plain', 'Hello World!'))
     .get('/about', (res) => send(res, 'text/html', '<html><body>About page</body></html>'))
-    .get('/json', (res) => send(res, 'application/json', JSON.stringify({ message: 'Hello, World!' })))
     .get('/payload', (res) => send(res, 'application/octet-stream', PAYLOAD))
     .get('/pingpong', (res) => {
       let aborted = false;

@@ -12,6 +12,8 @@ import json
 import zlib
 from urllib.parse import parse_qs
 
+import static_files
+
 TEXT = [("content-type", "text/plain")]
 CODINGS = {"gzip": lambda b: gzip.compress(b, 6), "deflate": lambda b: zlib.compress(b, 6)}
 
@@ -43,6 +45,8 @@ async def handle(scope, proto):
         if scope.method == "POST":
             total += _int([(await proto()).strip()])
         proto.response_bytes(200, TEXT, str(total).encode())
+    elif static_files.ROOT is not None and path.startswith(static_files.PREFIX):
+        static_files.serve(scope, proto)
     elif path == "/upload" and scope.method == "POST":
         n = 0
         async for chunk in proto:
