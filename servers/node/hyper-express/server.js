@@ -5,6 +5,7 @@
 const HyperExpress = require('hyper-express');
 const { Chan } = require('ts-chan');
 const db = require('./db');
+const shapes = require('./shapes');
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
@@ -50,7 +51,8 @@ function build(options) {
   server.get('/hell', (req, res) => res.type('text/plain').send('Hell!'));
   server.get('/hello', (req, res) => res.type('text/plain').send('Hello World!'));
   server.get('/about', (req, res) => res.type('text/html').send('<html><body>About page</body></html>'));
-  server.get('/json', (req, res) => res.json({ message: 'Hello, World!' }));
+  // /json (plain, or compressed when Accept-Encoding asks), baseline, upload: shapes.js.
+  shapes.mount(server);
   server.get('/payload', (req, res) => res.type('application/octet-stream').send(PAYLOAD));
   server.get('/pingpong', async (req, res) => {
     const body = await pingpong();

@@ -5,6 +5,7 @@
 import uWS from 'uWebSockets.js';
 import expressify from 'uwebsockets-express';
 import { Chan } from 'ts-chan';
+import { mount, mountUpload } from './shapes.mjs';
 
 const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 8080);
@@ -27,10 +28,13 @@ async function pingpong() {
 
 // One express app per uWS app (plain App, SSLApp): same settings and routes on both.
 function build(uwsApp) {
+  mountUpload(uwsApp);
   const app = expressify(uwsApp);
   // Same settings as node/express: no ETag hashing, no X-Powered-By.
   app.set('etag', false);
   app.disable('x-powered-by');
+  // baseline, compressed /json (shapes.mjs): first, so its /json is the compressing one.
+  mount(app);
 
   app.get('/hey', (req, res) => res.type('text/plain').send('Hey!'));
   app.get('/hell', (req, res) => res.type('text/plain').send('Hell!'));
