@@ -14,7 +14,6 @@
 //!   rows within [`TIE`] of each other share a rank.
 
 use crate::stats::median;
-use crate::summary::Table;
 use serde::Serialize;
 use serverbench_results::record::{LapRecord, LapStatus};
 use serverbench_results::Role;
@@ -57,9 +56,22 @@ pub struct CostRow {
     pub failed_laps: usize,
 }
 
+/// What the summary's merged histograms say of one row: its p99, p99.9 and error rate (better
+/// than a median of the laps' own percentiles, which a row falls back to without them).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Merged {
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
+    pub error_rate: Option<f64>,
+}
+
 /// The cost rows of every fixed-rate lap, grouped by scenario × profile (in the order they
-/// first appear), ranked rows first within each.
-pub fn cost_rows(records: &[LapRecord], tables: &[Table]) -> Vec<CostRow> {
+/// first appear), ranked rows first within each; `merged` gives a row's merged figures by
+/// scenario, profile and server.
+pub fn cost_rows(
+    records: &[LapRecord],
+    merged: &dyn Fn(&str, &str, &str) -> Merged,
+) -> Vec<CostRow> {
     let mut groups: Vec<(CostKey, Vec<&LapRecord>)> = Vec::new();
     for r in records.iter().filter(|r| r.params.rate.is_some()) {
         let key = (r.scenario.clone(), r.profile.clone(), r.server.clone());
@@ -68,7 +80,7 @@ pub fn cost_rows(records: &[LapRecord], tables: &[Table]) -> Vec<CostRow> {
             None => groups.push((key, vec![r])),
         }
     }
-    let mut rows: Vec<CostRow> = groups.iter().map(|(_, laps)| row(laps, tables)).collect();
+    let mut rows: Vec<CostRow> = groups.iter().map(|(_, laps)| row(laps, merged)).collect();
     rank(&mut rows);
     let order: Vec<(String, String)> = {
         let mut o: Vec<(String, String)> = Vec::new();
@@ -98,7 +110,7 @@ pub fn cost_rows(records: &[LapRecord], tables: &[Table]) -> Vec<CostRow> {
 
 type CostKey = (String, String, String);
 
-fn row(laps: &[&LapRecord], tables: &[Table]) -> CostRow {
+fn row(laps: &[&LapRecord], merged: &dyn Fn(&str, &str, &str) -> Merged) -> CostRow {
     let first = laps[0];
     let target = first.params.rate.unwrap_or(0.0);
     let ok: Vec<&LapRecord> = laps
@@ -112,10 +124,7 @@ fn row(laps: &[&LapRecord], tables: &[Table]) -> CostRow {
     let server = med(&|r| r.stats(Role::Server)?.cpu_us_per_request);
     let db = med(&|r| r.stats(Role::Database)?.cpu_us_per_request);
     let achieved = med(&|r| r.load.as_ref()?.rps);
-    let summary = tables
-        .iter()
-        .find(|t| (&t.scenario, &t.profile) == (&first.scenario, &first.profile))
-        .and_then(|t| t.servers.iter().find(|s| s.server == first.server));
+    let m = merged(&first.scenario, &first.profile, &first.server);
     let rss = ok
         .iter()
         .filter_map(|r| r.stats(Role::Server).map(|s| s.rss_peak_mb))
@@ -133,13 +142,13 @@ fn row(laps: &[&LapRecord], tables: &[Table]) -> CostRow {
         total_cpu_us_per_request: server.map(|s| s + db.unwrap_or(0.0)),
         cores_used: med(&|r| Some(r.stats(Role::Server)?.cores_used)),
         rss_peak_mb: rss,
-        p99_us: summary
-            .and_then(|s| s.latency_p99_us)
+        p99_us: m
+            .p99_us
             .or_else(|| med(&|r| r.load.as_ref()?.latency_us.p99)),
-        p999_us: summary
-            .and_then(|s| s.latency_p999_us)
+        p999_us: m
+            .p999_us
             .or_else(|| med(&|r| r.load.as_ref()?.latency_us.p999)),
-        error_rate: summary.and_then(|s| s.error_rate),
+        error_rate: m.error_rate,
         valid: invalid_why.is_none(),
         invalid_why,
         rank: None,
@@ -200,6 +209,10 @@ fn rank(rows: &mut [CostRow]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn none(_: &str, _: &str, _: &str) -> Merged {
+        Merged::default()
+    }
     use serverbench_results::record::{Measurement, ServerStats};
 
     fn lap(server: &str, scenario: &str, profile: &str, n: u32, rps: f64) -> LapRecord {
@@ -235,7 +248,7 @@ mod tests {
             at_rate("rust/hyper", 1, 10_000.0, 9999.0, 12.0),
             at_rate("python/slow", 1, 10_000.0, 6000.0, 5.0),
         ];
-        let rows = cost_rows(&records, &[]);
+        let rows = cost_rows(&records, &none);
         let order: Vec<(&str, Option<u32>, bool)> = rows
             .iter()
             .map(|r| (r.server.as_str(), r.rank, r.valid))
@@ -264,7 +277,7 @@ mod tests {
                 ..ServerStats::default()
             },
         );
-        let rows = cost_rows(&[r], &[]);
+        let rows = cost_rows(&[r], &none);
         assert_eq!(rows[0].db_cpu_us_per_request, Some(60.0));
         assert_eq!(rows[0].total_cpu_us_per_request, Some(100.0));
     }
@@ -278,7 +291,7 @@ mod tests {
             failed,
             lap("node/http", "hello", "c100", 1, 30_000.0),
         ];
-        let rows = cost_rows(&records, &[]);
+        let rows = cost_rows(&records, &none);
         assert_eq!(rows.len(), 1);
         assert!(!rows[0].valid);
         assert_eq!(rows[0].invalid_why.as_deref(), Some("1 of 2 laps failed"));
@@ -291,7 +304,7 @@ mod tests {
             at_rate("b", 1, 100.0, 100.0, 10.1),
             at_rate("c", 1, 100.0, 100.0, 20.0),
         ];
-        let ranks: Vec<Option<u32>> = cost_rows(&records, &[]).iter().map(|r| r.rank).collect();
+        let ranks: Vec<Option<u32>> = cost_rows(&records, &none).iter().map(|r| r.rank).collect();
         assert_eq!(ranks, vec![Some(1), Some(1), Some(3)]);
     }
 

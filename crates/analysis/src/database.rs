@@ -230,6 +230,25 @@ pub fn queries_curves(rows: &[DatabaseRow]) -> Vec<QueriesCurve> {
     curves
 }
 
+/// Why a row's laps are outside the rules: `2 of 3 laps outside the statement rules:
+/// single-row SELECTs on world (top level): expected …`; `None` when none is.
+pub fn off_contract(laps: &[&LapRecord]) -> Option<String> {
+    let ok: Vec<&&LapRecord> = laps.iter().filter(|r| r.status == LapStatus::Ok).collect();
+    let off: Vec<&Vec<String>> = ok
+        .iter()
+        .filter_map(|r| r.database.as_ref().map(|d| &d.off_contract))
+        .filter(|d| !d.is_empty())
+        .collect();
+    let first = off.first()?;
+    let noun = if ok.len() == 1 { "lap" } else { "laps" };
+    Some(format!(
+        "{} of {} {noun} outside the statement rules: {}",
+        off.len(),
+        ok.len(),
+        first.join("; ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,30 +1,11 @@
 //! Laps outside the contract's statement rules: `run` judges each database lap at the N it ran
 //! (the query audit of `verify`, on the lap's requests; the differences are in the lap's record,
-//! `database.off_contract`). A row with such a lap is left out of the ranks of its table, marked
-//! in every report format, and a warning says why.
+//! `database.off_contract`; why a row's laps are outside: `database::off_contract`). A row with
+//! such a lap is left out of the ranks of its table, marked in every report format, and a
+//! warning says why.
 
 use crate::summary::Summary;
 use crate::warnings::{Warning, WarningKind};
-use serverbench_results::record::{LapRecord, LapStatus};
-
-/// Why a row's laps are outside the rules: `2 of 3 laps outside the statement rules:
-/// single-row SELECTs on world (top level): expected …`; `None` when none is.
-pub fn of_laps(laps: &[&LapRecord]) -> Option<String> {
-    let ok: Vec<&&LapRecord> = laps.iter().filter(|r| r.status == LapStatus::Ok).collect();
-    let off: Vec<&Vec<String>> = ok
-        .iter()
-        .filter_map(|r| r.database.as_ref().map(|d| &d.off_contract))
-        .filter(|d| !d.is_empty())
-        .collect();
-    let first = off.first()?;
-    let noun = if ok.len() == 1 { "lap" } else { "laps" };
-    Some(format!(
-        "{} of {} {noun} outside the statement rules: {}",
-        off.len(),
-        ok.len(),
-        first.join("; ")
-    ))
-}
 
 /// One warning per row left out of the ranks for laps outside the statement rules.
 pub fn warnings(summary: &Summary) -> Vec<Warning> {
@@ -52,7 +33,9 @@ pub fn warnings(summary: &Summary) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::database::off_contract as of_laps;
     use serverbench_results::database::DatabaseLap;
+    use serverbench_results::record::LapRecord;
 
     fn of(server: &str, n: u32, rps: f64) -> LapRecord {
         let mut r = crate::fixture::lap();

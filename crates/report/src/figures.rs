@@ -55,19 +55,6 @@ pub fn laps_of<'a>(records: &'a [LapRecord], table: &Table, server: &str) -> Vec
         .collect()
 }
 
-/// Every chart of the report, table by table, then the echo chart across tables.
-pub fn all(summary: &Summary, records: &[LapRecord]) -> Vec<Figure> {
-    let mut figures: Vec<Figure> = summary
-        .tables
-        .iter()
-        .flat_map(|t| for_table(t, records))
-        .collect();
-    figures.extend(echo_mbps(summary));
-    figures.extend(scaling(summary));
-    figures.extend(crate::capacity_chart::capacity_charts(summary));
-    figures
-}
-
 /// Req/s with intervals, latency percentile curves, peak RSS and CPU µs/request for one table.
 pub fn for_table(table: &Table, records: &[LapRecord]) -> Vec<Figure> {
     let id = |kind: &str| slug(&[&table.scenario, &table.profile, kind]);

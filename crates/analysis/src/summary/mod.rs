@@ -178,7 +178,18 @@ pub fn summarize(records: &[LapRecord], baseline: Option<&str>) -> Summary {
         .iter()
         .map(|laps| build_table(laps, baseline))
         .collect();
-    let cost = crate::cost::cost_rows(records, &tables);
+    let merged = |scenario: &str, profile: &str, server: &str| {
+        tables
+            .iter()
+            .find(|t| t.scenario == scenario && t.profile == profile)
+            .and_then(|t| t.servers.iter().find(|s| s.server == server))
+            .map_or_else(crate::cost::Merged::default, |s| crate::cost::Merged {
+                p99_us: s.latency_p99_us,
+                p999_us: s.latency_p999_us,
+                error_rate: s.error_rate,
+            })
+    };
+    let cost = crate::cost::cost_rows(records, &merged);
     Summary {
         suite: records.first().map(|r| r.suite.clone()),
         baseline: baseline.map(str::to_owned),
@@ -406,7 +417,7 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
         .filter(|_| per_request),
         client_saturated: ok.iter().any(|(_, m)| m.client_saturated == Some(true)),
         speed_factor: None,
-        off_contract: crate::off_contract::of_laps(laps),
+        off_contract: crate::database::off_contract(laps),
         rank: None,
     }
 }

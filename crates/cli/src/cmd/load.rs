@@ -6,6 +6,7 @@ mod find_max;
 mod live;
 mod mix_table;
 mod summary;
+mod units;
 mod verdict;
 
 use crate::exit::Exit;

@@ -236,8 +236,8 @@ fn render_hosts(d: &Distributed) -> String {
             h.host,
             r.connections,
             r.rps,
-            summary::us(r.latency_us.p50),
-            summary::us(r.latency_us.p99),
+            super::units::us(r.latency_us.p50),
+            super::units::us(r.latency_us.p99),
             r.client_cpu_s,
             if r.client_saturated { " SATURATED" } else { "" }
         );

@@ -3,7 +3,7 @@
 //! p99 so far, errors by kind, and handshakes/s (`--new-conn` over TLS) or open streams
 //! (HTTP/2) where they apply. Only on a terminal and without `-q`; stdout is never touched.
 
-use super::summary::us;
+use super::units::us;
 use serverbench_engine::{Event, Phase, Snapshot};
 use serverbench_report::grouped;
 use std::io::Write;

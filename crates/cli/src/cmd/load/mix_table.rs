@@ -1,7 +1,7 @@
 //! `--mix`: the summary's table of entries (their weights, the share of requests each got,
 //! req/s, p50, p99 and errors), within 120 columns.
 
-use super::summary::us;
+use super::units::us;
 use serverbench_model::result::LoadResult;
 use std::fmt::Write;
 

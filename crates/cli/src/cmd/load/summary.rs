@@ -1,5 +1,6 @@
 //! The short, wrk-like human summary of one load run.
 
+use super::units::us;
 use serverbench_model::result::{
     BodyResult, Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, TlsResult, WsResult,
 };
@@ -285,17 +286,6 @@ fn errors(r: &LoadResult) -> String {
         })
         .collect();
     parts.join(", ")
-}
-
-/// Microseconds, scaled to a readable unit.
-pub(super) fn us(v: f64) -> String {
-    if v >= 1_000_000.0 {
-        format!("{:.2}s", v / 1e6)
-    } else if v >= 1000.0 {
-        format!("{:.2}ms", v / 1e3)
-    } else {
-        format!("{v:.0}µs")
-    }
 }
 
 fn bytes(b: u64) -> String {
