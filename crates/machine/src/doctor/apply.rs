@@ -1,46 +1,14 @@
 //! `doctor --apply` and `doctor --revert`: write the fixes the checks printed (a fixed list of
-//! sysfs and procfs files, [`Setting`]), each file's old value appended to the undo record
-//! before the file is written, so that `--revert` restores everything `--apply` changed, even
-//! when `--apply` stopped halfway.
+//! sysfs and procfs files, [`Setting`](serverbench_model::doctor::Setting)), each file's old
+//! value appended to the undo record before the file is written, so that `--revert` restores
+//! everything `--apply` changed, even when `--apply` stopped halfway.
 
-use super::record::{self, Appender};
+use super::record::{self, Appender, Applied, ApplyError};
 use super::{Check, Status, Write};
-use serverbench_model::doctor::Setting;
 use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
-
-/// One setting changed by `--apply`, with the value it had.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
-    pub setting: Setting,
-    pub old: String,
-    pub new: String,
-}
-
-/// Why applying or reverting failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ApplyError {
-    #[error("{setting}: {source} (doctor --apply needs root)")]
-    Write {
-        setting: Setting,
-        source: std::io::Error,
-    },
-    #[error("{}: {source}", path.display())]
-    State {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{}: refused as an undo record: {why}", path.display())]
-    Untrusted { path: PathBuf, why: String },
-    #[error("{}:{line}: refused as an undo record: {why}", path.display())]
-    Corrupt {
-        path: PathBuf,
-        line: usize,
-        why: String,
-    },
-}
+use std::path::Path;
 
 /// `--apply` stopped at `error` after changing `done` (all of them in the undo record).
 #[derive(Debug, thiserror::Error)]

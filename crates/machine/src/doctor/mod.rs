@@ -8,8 +8,8 @@ mod apply;
 mod checks;
 mod record;
 
-pub use apply::{apply, revert, Applied, ApplyError, ApplyFailure};
-pub use record::{state_folder, RECORD_NAME};
+pub use apply::{apply, revert, ApplyFailure};
+pub use record::{state_folder, Applied, ApplyError, RECORD_NAME};
 
 use crate::disturbance::MachineSample;
 use crate::Source;

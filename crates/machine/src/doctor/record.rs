@@ -2,13 +2,43 @@
 //! before the setting is written. It is opened without following a symlink, created 0600, and
 //! refused when it belongs to another user or others may write it.
 
-use super::apply::{Applied, ApplyError};
 use serde::{Deserialize, Serialize};
 use serverbench_model::doctor::Setting;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write as _};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+/// One setting changed by `--apply`, with the value it had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub setting: Setting,
+    pub old: String,
+    pub new: String,
+}
+
+/// Why applying or reverting failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error("{setting}: {source} (doctor --apply needs root)")]
+    Write {
+        setting: Setting,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    State {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: refused as an undo record: {why}", path.display())]
+    Untrusted { path: PathBuf, why: String },
+    #[error("{}:{line}: refused as an undo record: {why}", path.display())]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        why: String,
+    },
+}
 
 /// The record's name in its folder.
 pub const RECORD_NAME: &str = "doctor-undo.jsonl";
