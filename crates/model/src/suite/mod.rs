@@ -3,14 +3,12 @@
 //! A suite names the servers to run, the scenarios (what is requested) and the load profiles
 //! (how hard), the number of laps, the warm-up and the load tool.
 
-use crate::duration::{format_duration, parse_duration, BadDuration};
 use crate::toml_pos::{field_in_message, line_of, line_of_key};
 use crate::Feature;
 use crate::Tool;
 pub use crate::{Mode, Protocol, TlsResume, Transport};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// Default number of laps.
 pub const DEFAULT_LAPS: u32 = 3;
@@ -242,51 +240,6 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Feature>, D
     )
 }
 
-/// Seconds from a suite's duration text, in the one grammar of
-/// [`crate::duration::parse_duration`].
-fn seconds(text: &str) -> Result<f64, BadDuration> {
-    parse_duration(text).map(|d| d.as_secs_f64())
-}
-
-/// Seconds written the way suites write them (`500ms`, `2s`, `1.5s`).
-fn duration_text(seconds: f64) -> String {
-    format_duration(Duration::try_from_secs_f64(seconds).unwrap_or_default())
-}
-
-/// `d` times `factor`, to the millisecond (so labels read `18s`, not `17.999999s`).
-fn scaled(d: f64, factor: f64) -> f64 {
-    (d * factor * 1000.0).round() / 1000.0
-}
-
-mod duration {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&super::duration_text(*v))
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        let text = String::deserialize(d)?;
-        super::seconds(&text).map_err(serde::de::Error::custom)
-    }
-}
-
-mod opt_duration {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(v) => s.serialize_str(&super::duration_text(*v)),
-            None => s.serialize_none(),
-        }
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-        let text = String::deserialize(d)?;
-        super::seconds(&text)
-            .map(Some)
-            .map_err(serde::de::Error::custom)
-    }
-}
-
 impl Profile {
     /// Changes how long the profile runs and keeps its label truthful: a default label is
     /// recomputed, a custom one ending in the old length (`t4c100/30s`) gets the new one,
@@ -324,7 +277,10 @@ impl Profile {
     }
 }
 
+use durations::{duration, duration_text, opt_duration, scaled};
+
 mod changes;
+mod durations;
 mod find_max;
 mod scenarios;
 mod sweep;
