@@ -67,28 +67,13 @@ fn cells(r: &CapacityRow) -> [Cell; 11] {
 }
 
 fn grid(rows: &[&CapacityRow], keep: impl Fn(&str) -> bool) -> Grid {
-    let shown: Vec<usize> = (0..COLUMNS.len()).filter(|&i| keep(COLUMNS[i].0)).collect();
-    Grid {
-        columns: shown
-            .iter()
-            .map(|&i| Column {
-                key: COLUMNS[i].0,
-                label: COLUMNS[i].1.to_string(),
-                align: COLUMNS[i].2,
-            })
-            .collect(),
-        rows: rows
-            .iter()
-            .map(|r| {
-                let all = cells(r);
-                Row {
-                    cells: shown.iter().map(|&i| all[i].clone()).collect(),
-                    ..Row::default()
-                }
-            })
-            .collect(),
-        headline: None,
-    }
+    super::listed_grid(
+        &COLUMNS,
+        &super::kept(&COLUMNS, keep),
+        rows,
+        |r| cells(r),
+        |_| None,
+    )
 }
 
 /// One table per scenario × `find_max` profile, with its heading (naming the goal).

@@ -3,7 +3,7 @@
 //! request, cores, peak memory and p99/p99.9; rows that fell under 95% of the rate are marked
 //! and unranked. And its CSV form, every profile in one grid.
 
-use super::{Align, Cell, Column, Grid, Row};
+use super::{Align, Cell, Grid};
 use crate::text::grouped;
 use serverbench_analysis::cost::{CostRow, VALID_SHARE};
 use serverbench_analysis::summary::Summary;
@@ -53,33 +53,18 @@ fn cells(r: &CostRow) -> [Cell; 15] {
 }
 
 fn grid(rows: &[&CostRow], keep: impl Fn(&str) -> bool) -> Grid {
-    let shown: Vec<usize> = (0..COLUMNS.len()).filter(|&i| keep(COLUMNS[i].0)).collect();
-    let columns = shown
-        .iter()
-        .map(|&i| Column {
-            key: COLUMNS[i].0,
-            label: COLUMNS[i].1.to_string(),
-            align: COLUMNS[i].2,
-        })
-        .collect();
-    let rows = rows
-        .iter()
-        .map(|r| {
-            let all = cells(r);
-            Row {
-                cells: shown.iter().map(|&i| all[i].clone()).collect(),
-                medal: r
-                    .rank
-                    .filter(|&k| k <= 3 && rows.iter().filter(|o| o.rank == Some(k)).count() == 1),
-                ..Row::default()
-            }
-        })
-        .collect();
-    Grid {
-        columns,
+    // A medal only for a rank held alone.
+    let medal = |r: &&CostRow| {
+        r.rank
+            .filter(|&k| k <= 3 && rows.iter().filter(|o| o.rank == Some(k)).count() == 1)
+    };
+    super::listed_grid(
+        &COLUMNS,
+        &super::kept(&COLUMNS, keep),
         rows,
-        headline: None,
-    }
+        |r| cells(r),
+        medal,
+    )
 }
 
 /// One table per scenario × fixed-rate profile, with its heading; none without such laps.

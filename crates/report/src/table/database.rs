@@ -3,7 +3,7 @@
 //! statements per request `pg_stat_statements` counted, and the pool size. And its CSV form,
 //! every profile in one grid.
 
-use super::{Align, Cell, Column, Grid, Row};
+use super::{Align, Cell, Grid};
 use crate::text::grouped;
 use serverbench_analysis::database::DatabaseRow;
 use serverbench_analysis::summary::Summary;
@@ -55,34 +55,11 @@ fn cells(r: &DatabaseRow) -> [Cell; 14] {
 const CSV_APPENDED: [&str; 3] = ["floor_selects_per_s", "of_floor", "db_cpu_share"];
 
 fn grid(rows: &[&DatabaseRow], keep: impl Fn(&str) -> bool) -> Grid {
-    let shown: Vec<usize> = (0..COLUMNS.len()).filter(|&i| keep(COLUMNS[i].0)).collect();
-    grid_of(rows, shown)
+    grid_of(rows, super::kept(&COLUMNS, keep))
 }
 
 fn grid_of(rows: &[&DatabaseRow], shown: Vec<usize>) -> Grid {
-    let columns = shown
-        .iter()
-        .map(|&i| Column {
-            key: COLUMNS[i].0,
-            label: COLUMNS[i].1.to_string(),
-            align: COLUMNS[i].2,
-        })
-        .collect();
-    let rows = rows
-        .iter()
-        .map(|r| {
-            let all = cells(r);
-            Row {
-                cells: shown.iter().map(|&i| all[i].clone()).collect(),
-                ..Row::default()
-            }
-        })
-        .collect();
-    Grid {
-        columns,
-        rows,
-        headline: None,
-    }
+    super::listed_grid(&COLUMNS, &shown, rows, |r| cells(r), |_| None)
 }
 
 /// One table per load profile of database laps, with its heading; none without them.

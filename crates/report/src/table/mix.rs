@@ -2,7 +2,7 @@
 //! server x entry with the share of requests asked (the weight) and got, req/s, p50 and p99
 //! (from the merged histograms) and errors. And their CSV form, every mix row in one grid.
 
-use super::{Align, Cell, Column, Grid, Row};
+use super::{Align, Cell, Grid};
 use crate::text::grouped;
 use serverbench_analysis::mix::MixRow;
 use serverbench_analysis::summary::Summary;
@@ -41,28 +41,13 @@ fn cells(r: &MixRow) -> [Cell; 10] {
 }
 
 fn grid(rows: &[&MixRow], keep: impl Fn(&str) -> bool) -> Grid {
-    let shown: Vec<usize> = (0..COLUMNS.len()).filter(|&i| keep(COLUMNS[i].0)).collect();
-    Grid {
-        columns: shown
-            .iter()
-            .map(|&i| Column {
-                key: COLUMNS[i].0,
-                label: COLUMNS[i].1.to_string(),
-                align: COLUMNS[i].2,
-            })
-            .collect(),
-        rows: rows
-            .iter()
-            .map(|r| {
-                let all = cells(r);
-                Row {
-                    cells: shown.iter().map(|&i| all[i].clone()).collect(),
-                    ..Row::default()
-                }
-            })
-            .collect(),
-        headline: None,
-    }
+    super::listed_grid(
+        &COLUMNS,
+        &super::kept(&COLUMNS, keep),
+        rows,
+        |r| cells(r),
+        |_| None,
+    )
 }
 
 /// One table per scenario x profile that ran a mix, with its heading; none without them.

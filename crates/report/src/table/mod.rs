@@ -110,6 +110,45 @@ pub struct Row {
     pub noisy: bool,
 }
 
+/// The grid of a table whose columns are a fixed list `(key, heading, alignment)`: the columns at
+/// `shown` (indexes into the list, in that order), one row per item from `cells` (every column's
+/// cell) with `medal`'s medal. The database, cost, capacity and mix tables are built this way.
+fn listed_grid<T, C: AsRef<[Cell]>>(
+    list: &[(&'static str, &str, Align)],
+    shown: &[usize],
+    items: &[T],
+    cells: impl Fn(&T) -> C,
+    medal: impl Fn(&T) -> Option<u32>,
+) -> Grid {
+    Grid {
+        columns: shown
+            .iter()
+            .map(|&i| Column {
+                key: list[i].0,
+                label: list[i].1.to_string(),
+                align: list[i].2,
+            })
+            .collect(),
+        rows: items
+            .iter()
+            .map(|r| {
+                let all = cells(r);
+                Row {
+                    cells: shown.iter().map(|&i| all.as_ref()[i].clone()).collect(),
+                    medal: medal(r),
+                    ..Row::default()
+                }
+            })
+            .collect(),
+        headline: None,
+    }
+}
+
+/// The indexes of the columns of `list` that `keep` lets through.
+fn kept(list: &[(&'static str, &str, Align)], keep: impl Fn(&str) -> bool) -> Vec<usize> {
+    (0..list.len()).filter(|&i| keep(list[i].0)).collect()
+}
+
 /// A table ready to render: columns and rows in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grid {
