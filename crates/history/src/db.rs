@@ -51,6 +51,9 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE cells ADD COLUMN histogram TEXT;
      CREATE INDEX cells_series ON cells (server, scenario, profile, transport, settings_hash);
      CREATE INDEX runs_series ON runs (testbed_id, started_at);",
+    // 3: each lap's cost, CPU µs per request of the server's tree and the database (laps at a
+    // fixed rate and capacity searches only; see `series::Measure::Cpu`).
+    "ALTER TABLE laps ADD COLUMN cpu_us REAL;",
 ];
 
 /// Errors of the history database.
@@ -263,6 +266,9 @@ mod tests {
             assert_eq!(h.schema_version().unwrap(), SCHEMA_VERSION, "from {from}");
             h.conn
                 .prepare("SELECT stats, histogram FROM cells")
+                .unwrap_or_else(|e| panic!("from version {from}: {e}"));
+            h.conn
+                .prepare("SELECT cpu_us FROM laps")
                 .unwrap_or_else(|e| panic!("from version {from}: {e}"));
         }
     }

@@ -6,11 +6,12 @@
 //! changes nothing, and importing it after more laps finished replaces its cells.
 
 use crate::db::{History, HistoryError};
-use crate::series::{CellKey, CellStats};
+use crate::series::{CellKey, CellStats, LapSeries};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serverbench_model::histo;
 use serverbench_results::env::Env;
 use serverbench_results::record::{LapRecord, LapStatus};
+use serverbench_results::roles::Role;
 use serverbench_results::{load_laps, read_env};
 use std::collections::BTreeMap;
 use std::hash::Hasher;
@@ -58,8 +59,16 @@ pub struct ImportReport {
 #[derive(Default)]
 struct CellLaps {
     settings: String,
-    laps: Vec<(u32, Option<f64>, Option<f64>)>,
+    laps: Vec<LapRow>,
     histograms: Vec<String>,
+}
+
+/// One lap's row of the `laps` table.
+struct LapRow {
+    lap: u32,
+    rps: Option<f64>,
+    p99_us: Option<f64>,
+    cpu_us: Option<f64>,
 }
 
 impl History {
@@ -196,8 +205,12 @@ fn group_cells(records: &[LapRecord], skipped: &mut Vec<String>) -> BTreeMap<Cel
         };
         let cell = cells.entry(key).or_default();
         cell.settings = hash_json(&(&r.tool, &r.params));
-        let p99 = m.latency_us.p99.filter(|x| x.is_finite());
-        cell.laps.push((r.lap, rps.filter(|x| x.is_finite()), p99));
+        cell.laps.push(LapRow {
+            lap: r.lap,
+            rps: rps.filter(|x| x.is_finite()),
+            p99_us: m.latency_us.p99.filter(|x| x.is_finite()),
+            cpu_us: cost(r),
+        });
         if let Some(h) = &m.histograms {
             cell.histograms.push(h.latency_us.clone());
         }
@@ -206,6 +219,21 @@ fn group_cells(records: &[LapRecord], skipped: &mut Vec<String>) -> BTreeMap<Cel
         skipped.push(format!("{unmeasured} lap(s) without a measurement"));
     }
     cells
+}
+
+/// The lap's CPU µs per request, server's tree plus database's, where it answers the cost
+/// question (see [`crate::Measure::Cpu`]): a lap at a fixed rate, or a capacity search (whose
+/// server figure is its capacity step's).
+fn cost(r: &LapRecord) -> Option<f64> {
+    if r.params.rate.is_none() && r.params.find_max.is_none() {
+        return None;
+    }
+    let server = r.stats(Role::Server)?.cpu_us_per_request?;
+    let db = r
+        .stats(Role::Database)
+        .and_then(|s| s.cpu_us_per_request)
+        .unwrap_or(0.0);
+    Some(server + db).filter(|x| x.is_finite())
 }
 
 /// FNV-1a of the value's JSON, in hex: equal settings, equal hash.
@@ -276,9 +304,12 @@ fn insert_run(tx: &Transaction, run: &RunRow, testbed: i64) -> rusqlite::Result<
 }
 
 fn insert_cell(tx: &Transaction, run: i64, key: &CellKey, c: &CellLaps) -> rusqlite::Result<()> {
-    let rps: Vec<f64> = c.laps.iter().filter_map(|l| l.1).collect();
-    let p99: Vec<f64> = c.laps.iter().filter_map(|l| l.2).collect();
-    let stats = CellStats::of(&rps, &p99, &key.to_string());
+    let laps = LapSeries {
+        rps: c.laps.iter().filter_map(|l| l.rps).collect(),
+        p99: c.laps.iter().filter_map(|l| l.p99_us).collect(),
+        cpu: c.laps.iter().filter_map(|l| l.cpu_us).collect(),
+    };
+    let stats = CellStats::of(&laps, &key.to_string());
     let histogram = merged(&c.histograms);
     tx.execute(
         "INSERT INTO cells (run_id, server, scenario, profile, transport, settings_hash, stats,
@@ -297,10 +328,11 @@ fn insert_cell(tx: &Transaction, run: i64, key: &CellKey, c: &CellLaps) -> rusql
     )?;
     let cell = tx.last_insert_rowid();
     let mut st = tx.prepare_cached(
-        "INSERT OR REPLACE INTO laps (cell_id, lap, rps, p99_us) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT OR REPLACE INTO laps (cell_id, lap, rps, p99_us, cpu_us)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
-    for (lap, rps, p99) in &c.laps {
-        st.execute(params![cell, lap, rps, p99])?;
+    for l in &c.laps {
+        st.execute(params![cell, l.lap, l.rps, l.p99_us, l.cpu_us])?;
     }
     Ok(())
 }

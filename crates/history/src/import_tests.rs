@@ -28,7 +28,7 @@ fn importing_a_folder_twice_changes_nothing_the_second_time() {
     assert_eq!(keys.len(), 1);
     let points = h.series(&keys[0]).unwrap();
     assert_eq!(points.len(), 1);
-    assert_eq!(points[0].rps.len(), 5);
+    assert_eq!(points[0].laps.rps.len(), 5);
     let est = points[0].stats.rps.unwrap();
     assert!(est.low <= est.median && est.median <= est.high);
 }

@@ -15,11 +15,18 @@ pub enum Measure {
     Rps,
     /// The lap's 99th percentile latency in microseconds (smaller is better).
     P99,
+    /// What a request cost: CPU µs per request of the server's process tree plus the
+    /// database's where one ran (smaller is better). Recorded only where it answers the cost
+    /// question: laps at a fixed rate (`rate = …`, where every server does the same work per
+    /// second) and capacity searches (`find_max`, the server's CPU at its capacity step). A
+    /// closed-loop lap's CPU per request is about one core over its req/s, which `rps`
+    /// already judges.
+    Cpu,
 }
 
 impl Measure {
     /// Every measure, in table order.
-    pub const ALL: [Measure; 2] = [Measure::Rps, Measure::P99];
+    pub const ALL: [Measure; 3] = [Measure::Rps, Measure::P99, Measure::Cpu];
 
     /// Whether a larger value is an improvement.
     pub fn bigger_is_better(self) -> bool {
@@ -31,14 +38,16 @@ impl Measure {
         match self {
             Measure::Rps => "req/s",
             Measure::P99 => "µs",
+            Measure::Cpu => "µs/req",
         }
     }
 
-    /// A short name: `rps`, `p99`.
+    /// A short name: `rps`, `p99`, `cpu`.
     pub fn key(self) -> &'static str {
         match self {
             Measure::Rps => "rps",
             Measure::P99 => "p99",
+            Measure::Cpu => "cpu",
         }
     }
 }
@@ -127,11 +136,13 @@ impl Estimate {
     }
 }
 
-/// Per measure, as stored in a cell's `stats` column.
+/// Per measure, as stored in a cell's `stats` column (`cpu` absent in cells of schema 2).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CellStats {
     pub rps: Option<Estimate>,
     pub p99: Option<Estimate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Estimate>,
 }
 
 impl CellStats {
@@ -140,14 +151,40 @@ impl CellStats {
         match m {
             Measure::Rps => self.rps,
             Measure::P99 => self.p99,
+            Measure::Cpu => self.cpu,
         }
     }
 
-    /// Computed from the laps.
-    pub fn of(rps: &[f64], p99: &[f64], seed_key: &str) -> CellStats {
+    /// Computed from the laps, per measure.
+    pub fn of(laps: &LapSeries, seed_key: &str) -> CellStats {
+        let e = |m: Measure| Estimate::of(laps.get(m), &format!("{seed_key}/{m}"));
         CellStats {
-            rps: Estimate::of(rps, &format!("{seed_key}/rps")),
-            p99: Estimate::of(p99, &format!("{seed_key}/p99")),
+            rps: e(Measure::Rps),
+            p99: e(Measure::P99),
+            cpu: e(Measure::Cpu),
+        }
+    }
+}
+
+/// The successful laps' values, per measure (a lap without a value is left out of that
+/// measure only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LapSeries {
+    /// Req/s.
+    pub rps: Vec<f64>,
+    /// p99 in µs.
+    pub p99: Vec<f64>,
+    /// CPU µs per request (see [`Measure::Cpu`]).
+    pub cpu: Vec<f64>,
+}
+
+impl LapSeries {
+    /// The laps of `m`.
+    pub fn get(&self, m: Measure) -> &[f64] {
+        match m {
+            Measure::Rps => &self.rps,
+            Measure::P99 => &self.p99,
+            Measure::Cpu => &self.cpu,
         }
     }
 }
@@ -163,9 +200,9 @@ pub struct Point {
     pub commit: Option<String>,
     pub branch: Option<String>,
     pub dirty: Option<bool>,
-    /// Per-lap req/s and p99 (µs) of the successful laps.
-    pub rps: Vec<f64>,
-    pub p99: Vec<f64>,
+    /// Per-lap req/s, p99 (µs) and CPU µs/request of the successful laps.
+    #[serde(flatten)]
+    pub laps: LapSeries,
     /// Medians and intervals.
     pub stats: CellStats,
     /// The cell's merged latency histogram (V2, base64), when the tool gave one.
@@ -175,10 +212,7 @@ pub struct Point {
 impl Point {
     /// The laps of `m`.
     pub fn laps(&self, m: Measure) -> &[f64] {
-        match m {
-            Measure::Rps => &self.rps,
-            Measure::P99 => &self.p99,
-        }
+        self.laps.get(m)
     }
 
     /// `abc1234` or `run 12`.
@@ -229,6 +263,8 @@ impl History {
                         (SELECT group_concat(coalesce(l.rps, ''), ' ') FROM laps l
                          WHERE l.cell_id = c.id),
                         (SELECT group_concat(coalesce(l.p99_us, ''), ' ') FROM laps l
+                         WHERE l.cell_id = c.id),
+                        (SELECT group_concat(coalesce(l.cpu_us, ''), ' ') FROM laps l
                          WHERE l.cell_id = c.id)
                  FROM cells c JOIN runs r ON r.id = c.run_id JOIN testbeds t ON t.id = r.testbed_id
                  WHERE t.fingerprint = ?1 AND c.server = ?2 AND c.scenario = ?3
@@ -249,19 +285,21 @@ impl History {
             .query_map(params, |r| {
                 let cell: i64 = r.get(0)?;
                 let stats: Option<String> = r.get(6)?;
-                let rps = numbers(r.get::<_, Option<String>>(8)?);
-                let p99 = numbers(r.get::<_, Option<String>>(9)?);
+                let laps = LapSeries {
+                    rps: numbers(r.get::<_, Option<String>>(8)?),
+                    p99: numbers(r.get::<_, Option<String>>(9)?),
+                    cpu: numbers(r.get::<_, Option<String>>(10)?),
+                };
                 let stats = stats
                     .and_then(|s| serde_json::from_str(&s).ok())
-                    .unwrap_or_else(|| CellStats::of(&rps, &p99, &format!("cell/{cell}")));
+                    .unwrap_or_else(|| CellStats::of(&laps, &format!("cell/{cell}")));
                 Ok(Point {
                     run: r.get(1)?,
                     started_at: r.get(2)?,
                     commit: r.get(3)?,
                     branch: r.get(4)?,
                     dirty: r.get(5)?,
-                    rps,
-                    p99,
+                    laps,
                     stats,
                     histogram: r.get(7)?,
                 })

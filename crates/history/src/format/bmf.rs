@@ -1,6 +1,7 @@
 //! `--format bmf`: Bencher Metric Format, `{benchmark: {measure: {value, lower_value,
 //! upper_value}}}`, with Bencher's built-in measures: `throughput` (req/s) and `latency`
-//! (nanoseconds, so the p99 in µs is scaled by 1,000). The bounds are the latest run's
+//! (nanoseconds, so the p99 in µs is scaled by 1,000), and `cpu-us-per-request` (a measure of
+//! our own, the slug a Bencher project creates for it; lower is better). The bounds are the latest run's
 //! bootstrap interval when the history has one.
 
 use crate::check::CheckReport;
@@ -14,6 +15,7 @@ pub fn render(report: &CheckReport) -> String {
         let (name, scale) = match r.measure {
             Measure::Rps => ("throughput", 1.0),
             Measure::P99 => ("latency", 1_000.0),
+            Measure::Cpu => ("cpu-us-per-request", 1.0),
         };
         let mut metric = json!({ "value": r.latest.median * scale });
         if let Some((lo, hi)) = r.latest_interval {

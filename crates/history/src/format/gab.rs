@@ -1,6 +1,6 @@
 //! `--format gab`: github-action-benchmark's custom JSON, `[{name, unit, value, range,
 //! extra}]`. One file holds one direction: `customBiggerIsBetter` for req/s, or
-//! `customSmallerIsBetter` when the report holds only p99 latency (`--measure p99`).
+//! `customSmallerIsBetter` when the report holds no req/s (`--measure p99`, `--measure cpu`).
 
 use crate::check::CheckReport;
 use crate::series::Measure;
@@ -8,12 +8,11 @@ use serde_json::json;
 
 /// The JSON, pretty, with a final newline.
 pub fn render(report: &CheckReport) -> String {
-    let only_p99 = report.rows.iter().all(|r| r.measure == Measure::P99);
-    let measure = if only_p99 { Measure::P99 } else { Measure::Rps };
+    let bigger = report.rows.iter().any(|r| r.measure == Measure::Rps);
     let entries: Vec<_> = report
         .rows
         .iter()
-        .filter(|r| r.measure == measure)
+        .filter(|r| r.measure.bigger_is_better() == bigger)
         .map(|r| {
             let mut e = json!({
                 "name": format!("{} {}", r.series.label(), r.measure),
