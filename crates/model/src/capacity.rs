@@ -137,6 +137,18 @@ pub struct CapacityResult {
     pub steps: Vec<Step>,
 }
 
+impl CapacityResult {
+    /// The step at the capacity (the last one measured at the highest rate that met the goal);
+    /// `None` when no rate did.
+    pub fn capacity_step(&self) -> Option<&Step> {
+        let rate = self.capacity_rps?;
+        self.steps
+            .iter()
+            .rev()
+            .find(|s| s.met && s.rate_target == rate)
+    }
+}
+
 /// A suite profile's `find_max = { slo = "p99<=5ms", precision = 5, max_steps = 20,
 /// start_rate = 500 }`: each lap is a capacity search (the profile's `duration` is each step's
 /// length), handed to `serverbench load --find-max` as flags.

@@ -323,12 +323,7 @@ impl From<&serverbench_model::capacity::CapacityResult> for Measurement {
     /// A capacity search as a lap's figures: its step at the capacity (else its first step),
     /// with the whole search kept in `capacity`.
     fn from(c: &serverbench_model::capacity::CapacityResult) -> Self {
-        let at = c
-            .steps
-            .iter()
-            .rev()
-            .find(|s| s.met && Some(s.rate_target) == c.capacity_rps)
-            .or(c.steps.first());
+        let at = c.capacity_step().or(c.steps.first());
         let mut m = Measurement {
             capacity: Some(c.clone()),
             ..Measurement::default()

@@ -202,6 +202,23 @@ impl Prepared {
         })
     }
 
+    /// [`Prepared::command`], and for a `find_max` lap run by serverbench, `--server-pid`: the
+    /// search then reads the server's process tree (on this machine) for its CPU per request at
+    /// every step, which one sample over the whole search cannot give.
+    pub fn command_watching(
+        &self,
+        params: &LoadParams,
+        target: &Target,
+        client_cpus: &[usize],
+        server_pid: Option<u32>,
+    ) -> Result<CommandLine, ToolError> {
+        let mut line = self.command(params, target, client_cpus)?;
+        if let (Tool::Serverbench, Some(_), Some(pid)) = (self.tool, &params.find_max, server_pid) {
+            line.args.extend(["--server-pid".into(), pid.to_string()]);
+        }
+        Ok(line)
+    }
+
     /// Parses the tool's standard output.
     pub fn parse(&self, stdout: &str) -> Result<Measurement, ToolError> {
         match self.tool {

@@ -139,18 +139,21 @@ fn describe(status: i32) -> String {
     }
 }
 
-/// Runs one load: `tool` against `target` with `params`, pinned to `client_cpus`.
+/// Runs one load: `tool` against `target` with `params`, pinned to `client_cpus`; a capacity
+/// search also reads the CPU of `server_pid`'s tree per step (see
+/// [`Prepared::command_watching`]).
 pub fn run_load(
     tool: &Prepared,
     params: &LoadParams,
     target: &Target,
     client_cpus: &[usize],
+    server_pid: Option<u32>,
     cancel: &AtomicBool,
 ) -> Result<LoadOutcome, LoadError> {
     if cancel.load(Ordering::Relaxed) {
         return Err(LoadError::Cancelled);
     }
-    let line = tool.command(params, target, client_cpus)?;
+    let line = tool.command_watching(params, target, client_cpus, server_pid)?;
     let command = line.to_string();
     let mut cmd = Command::new(&line.program);
     let stdin = if line.stdin.is_some() {

@@ -39,6 +39,15 @@ pub(super) enum Placement<'a> {
     },
 }
 
+/// A capacity search's server CPU per request is its capacity step's, read by the search over
+/// that step alone (the lap's sample spans every step and its warm-ups).
+fn capacity_cost(stats: &mut BTreeMap<Role, ProcessStats>, m: &Measurement) {
+    let step = m.capacity.as_ref().and_then(|c| c.capacity_step());
+    if let (Some(step), Some(s)) = (step, stats.get_mut(&Role::Server)) {
+        s.cpu_us_per_request = step.server_cpu_us_per_request;
+    }
+}
+
 /// Where a role's process runs, for its sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Pid {
@@ -187,12 +196,20 @@ impl Placement<'_> {
                     .for_each(|&(r, pid)| samplers.arm(self, r, pid));
                 at_start();
                 samplers.start();
-                let result = run_load(tool, params, target, client_cpus, cancel);
+                let server = roles.iter().find_map(|r| match r {
+                    (Role::Server, Pid::Here(pid)) => Some(*pid),
+                    _ => None,
+                });
+                let result = run_load(tool, params, target, client_cpus, server, cancel);
                 // A capacity search's lap spans every step: no one request count to divide by.
                 let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
                 let requests = requests.filter(|_| params.find_max.is_none());
+                let mut stats = samplers.finish(requests);
+                if let Ok(o) = &result {
+                    capacity_cost(&mut stats, &o.measurement);
+                }
                 Lap {
-                    stats: samplers.finish(requests),
+                    stats,
                     outcome: result.map(|o| o.measurement).map_err(|e| match e {
                         LoadError::Cancelled => LapError::Cancelled,
                         _ if cancel.load(Ordering::SeqCst) => LapError::Cancelled,

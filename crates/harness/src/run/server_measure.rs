@@ -140,8 +140,10 @@ fn warm_up(
     let mut warm = params.clone();
     warm.duration_s = Some(params.warmup_s);
     warm.requests = None;
+    // A capacity lap warms up closed loop, once: its search warms up before every step.
+    warm.find_max = None;
     let client_cpus = &ctx.opts.pinning.client_cpus;
-    match run_load(&ctx.tool, &warm, target, client_cpus, cancel) {
+    match run_load(&ctx.tool, &warm, target, client_cpus, None, cancel) {
         Err(LoadError::Cancelled) => None,
         Err(_) if cancel.load(Ordering::SeqCst) => None,
         Err(e) => Some(Err(died(proc).unwrap_or_else(|| {
