@@ -98,12 +98,12 @@ for id in $SERVERS; do
   taskset -c 1 "$SB" load --find-max --slo "$SLO" --start-rate "$START" -t1 -c50 --json "$url" \
     >"$TMP/search.json" || true
   cap=$(json "$TMP/search.json" 'r["capacity_rps"] or 0')
-  missed=$(json "$TMP/search.json" 'r["failed_at_rps"] or 0')
+  missed=$(json "$TMP/search.json" 'format(r["failed_at_rps"], ".0f") if r.get("failed_at_rps") else "-"')
   steps=$(json "$TMP/search.json" 'len(r["steps"])')
   secs=$(json "$TMP/search.json" 'r["search_s"]')
   ending=$(json "$TMP/search.json" 'r["ending"]')
   ratio=$(python3 -c "print(f'{$cap / $closed:.2f}')")
-  printf '%-14s %12.0f %22.0f %10.0f %6s %9.1f %8s  %s\n' "$id" "$closed" "$cap" "$missed" \
+  printf '%-14s %12.0f %22.0f %10s %6s %9.1f %8s  %s\n' "$id" "$closed" "$cap" "$missed" \
     "$steps" "$secs" "$ratio" "$ending"
   if python3 -c "import sys; sys.exit(0 if $cap > $closed else 1)"; then
     echo "  capacity above the closed-loop req/s: the search overshot" >&2

@@ -25,6 +25,11 @@ pub struct CapacityRow {
     pub failed_at_rps: Option<f64>,
     /// Median seconds a search took.
     pub search_s: Option<f64>,
+    /// Median over the laps of the server tree's CPU µs per request at its capacity step
+    /// (what a request costs at the highest rate it holds); `None` where the search could not
+    /// read the server's process.
+    #[serde(default)]
+    pub server_cpu_us_per_request: Option<f64>,
     /// Why each lap's search stopped.
     pub endings: Vec<Ending>,
     /// Some lap stopped at the client's limit: the capacity is a lower bound.
@@ -94,6 +99,10 @@ fn row(laps: &[&LapRecord]) -> CapacityRow {
     let lap_capacity: Vec<f64> = searches.iter().filter_map(|c| c.capacity_rps).collect();
     let failed: Vec<f64> = searches.iter().filter_map(|c| c.failed_at_rps).collect();
     let secs: Vec<f64> = searches.iter().map(|c| c.search_s).collect();
+    let cpu: Vec<f64> = searches
+        .iter()
+        .filter_map(|c| c.capacity_step()?.server_cpu_us_per_request)
+        .collect();
     let mut curve: Vec<Step> = searches.iter().flat_map(|c| c.steps.clone()).collect();
     curve.sort_by(|a, b| a.rate_target.total_cmp(&b.rate_target));
     let seed = stats::seed_for(&format!(
@@ -119,6 +128,7 @@ fn row(laps: &[&LapRecord]) -> CapacityRow {
         lap_capacity,
         failed_at_rps: stats::median(&failed),
         search_s: stats::median(&secs),
+        server_cpu_us_per_request: stats::median(&cpu),
         endings: searches.iter().map(|c| c.ending).collect(),
         client_limited: searches.iter().any(|c| c.ending == Ending::ClientLimit),
         curve,
@@ -150,6 +160,8 @@ mod tests {
             rate_target: rate,
             rate_achieved: rate,
             p99_us: if met { 1000.0 } else { 9000.0 },
+            // The server's CPU per request: 1 ms of CPU per second over the rate.
+            server_cpu_us_per_request: Some(1e6 / rate),
             met,
             ..Step::default()
         };
@@ -187,6 +199,9 @@ mod tests {
         assert_eq!(rows[1].slo, "p99<=5ms");
         let rates: Vec<f64> = rows[1].curve.iter().map(|s| s.rate_target).collect();
         assert_eq!(rates, vec![1000.0, 1040.0, 1100.0, 1144.0]);
+        // The median of the capacity steps' (1000/s: 1000 µs, 1100/s: 909 µs), not of every step.
+        let cpu = rows[1].server_cpu_us_per_request.unwrap();
+        assert!((cpu - (1000.0 + 1e6 / 1100.0) / 2.0).abs() < 0.01, "{cpu}");
     }
 
     #[test]

@@ -91,6 +91,23 @@ fn a_find_max_profile_records_the_search_and_a_rate_profile_its_cost_in_every_re
         "{capacity}"
     );
     assert_eq!(capacity["steps"][0]["rate_target"], 50.0, "{capacity}");
+    // The engine read the server's tree per step; the lap's cost is its capacity step's.
+    let steps = capacity["steps"].as_array().unwrap();
+    assert!(
+        steps.iter().all(|s| s["server_cpu_us_per_request"]
+            .as_f64()
+            .is_some_and(|v| v > 0.0)),
+        "{capacity}"
+    );
+    let at = steps
+        .iter()
+        .rev()
+        .find(|s| s["met"] == true && s["rate_target"] == capacity["capacity_rps"])
+        .expect("the capacity step");
+    assert_eq!(
+        search["server_stats"]["cpu_us_per_request"], at["server_cpu_us_per_request"],
+        "{search}"
+    );
     let report = |format: &str| {
         let out = serverbench(&["report", dir.to_str().unwrap(), "-f", format], &results);
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -127,4 +144,108 @@ fn a_find_max_profile_records_the_search_and_a_rate_profile_its_cost_in_every_re
         cost["total_cpu_us_per_request"].as_f64().unwrap() > 0.0,
         "{cost}"
     );
+}
+
+#[test]
+fn history_judges_a_searchs_capacity_and_a_fixed_rates_cost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("capacity.toml");
+    std::fs::write(&suite, SUITE).unwrap();
+    let results = tmp.path().join("results");
+    let db = tmp.path().join("history.db");
+    let root = fixture_root();
+    let out = serverbench(
+        &[
+            "run",
+            "--root",
+            root.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+            "--record",
+            "--history",
+            db.to_str().unwrap(),
+            suite.to_str().unwrap(),
+        ],
+        &results,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = serverbench(
+        &[
+            "history",
+            "check",
+            "--history",
+            db.to_str().unwrap(),
+            "--format",
+            "bmf",
+        ],
+        &results,
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    let has = |profile: &str, measure: &str| {
+        json[format!("python/fast hello {profile} h1")][measure]["value"]
+            .as_f64()
+            .is_some_and(|v| v > 0.0)
+    };
+    assert!(
+        has("p99-50ms", "throughput"),
+        "capacity as the search's series: {json}"
+    );
+    assert!(
+        has("p99-50ms", "cpu-us-per-request"),
+        "cost at capacity: {json}"
+    );
+    assert!(
+        has("rate100", "cpu-us-per-request"),
+        "cost at the fixed rate: {json}"
+    );
+}
+
+#[test]
+fn until_ci_repeats_a_search_until_its_capacity_interval_is_narrow_enough() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("capacity.toml");
+    let searches_only = SUITE
+        .split("[[profile]]\nname = \"rate100\"")
+        .next()
+        .unwrap();
+    std::fs::write(&suite, searches_only).unwrap();
+    let results = tmp.path().join("results");
+    let root = fixture_root();
+    let out = serverbench(
+        &[
+            "run",
+            "--root",
+            root.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+            "--until-ci",
+            "50%",
+            "--min-laps",
+            "3",
+            "--max-laps",
+            "4",
+            suite.to_str().unwrap(),
+        ],
+        &results,
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let dir = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("results.jsonl").is_file())
+        .expect("a results folder");
+    let laps: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!((3..=4).contains(&laps.len()), "{} laps", laps.len());
+    assert!(
+        laps.iter()
+            .all(|l| l["status"] == "ok" && l["load"]["capacity"]["capacity_rps"].is_number()),
+        "every lap a whole search"
+    );
+    assert!(stdout.contains("p99-50ms"), "{stdout}");
 }

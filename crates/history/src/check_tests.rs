@@ -85,3 +85,52 @@ fn a_single_run_has_no_baseline() {
     assert_eq!(report.rows[0].status, Status::NoBaseline);
     assert_eq!(report.worst(), Status::NoBaseline);
 }
+
+#[test]
+fn a_server_whose_requests_cost_more_cpu_at_a_fixed_rate_is_a_cost_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = History::open(&dir.path().join("h.db")).unwrap();
+    let base = RunSpec {
+        servers: vec![("mine".into(), 40.0)],
+        rate: Some(2_000.0),
+        seed: 9,
+        ..RunSpec::default()
+    };
+    let mut levels = vec![1.0; 5];
+    levels.push(1.3);
+    record_series(&mut h, dir.path(), &levels, &base).unwrap();
+    let report = check(&h, &CheckOptions::default()).unwrap();
+    let cpu = report
+        .rows
+        .iter()
+        .find(|r| r.measure == Measure::Cpu)
+        .expect("a cost row for a fixed-rate series");
+    assert_eq!(cpu.status, Status::Regression, "{cpu:?}");
+    assert!(cpu.ratio.unwrap() > 1.2, "{cpu:?}");
+    let rps = report.rows.iter().find(|r| r.measure == Measure::Rps);
+    assert_ne!(rps.map(|r| r.status), Some(Status::Regression));
+}
+
+#[test]
+fn a_cheaper_request_is_an_improvement_and_closed_loop_series_have_no_cost_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = History::open(&dir.path().join("h.db")).unwrap();
+    let base = RunSpec {
+        servers: vec![("mine".into(), 40.0)],
+        rate: Some(2_000.0),
+        seed: 10,
+        ..RunSpec::default()
+    };
+    record_series(&mut h, dir.path(), &[1.0, 1.0, 1.0, 0.7], &base).unwrap();
+    let report = check(&h, &CheckOptions::default()).unwrap();
+    let cpu = report.rows.iter().find(|r| r.measure == Measure::Cpu);
+    assert_eq!(cpu.map(|r| r.status), Some(Status::Improved), "{cpu:?}");
+
+    let (_dir, closed) = history(&[1.0, 1.0], 11);
+    let report = check(&closed, &CheckOptions::default()).unwrap();
+    assert!(
+        report.rows.iter().all(|r| r.measure != Measure::Cpu),
+        "{:?}",
+        report.rows
+    );
+}

@@ -161,3 +161,62 @@ fn two_writers_at_once_both_land() {
     let keys = h.series_keys().unwrap();
     assert_eq!(h.series(&keys[0]).unwrap().len(), 8);
 }
+
+#[test]
+fn a_fixed_rate_run_records_each_laps_cpu_per_request_and_a_closed_loop_run_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = History::open(&dir.path().join("h.db")).unwrap();
+    let at_rate = RunSpec {
+        servers: vec![("mine".into(), 40.0)],
+        rate: Some(2_000.0),
+        ..spec(1, 0)
+    };
+    let fixed = write_run(dir.path(), "fixed", &at_rate).unwrap();
+    let closed = write_run(dir.path(), "closed", &spec(2, 60)).unwrap();
+    h.import(&fixed, &Source::default()).unwrap();
+    h.import(&closed, &Source::default()).unwrap();
+    let keys = h.series_keys().unwrap();
+    assert_eq!(keys.len(), 2, "a rate is a series of its own: {keys:?}");
+    let points: Vec<_> = keys.iter().map(|k| h.series(k).unwrap()).collect();
+    let (with, without): (Vec<_>, Vec<_>) = points.iter().partition(|p| !p[0].laps.cpu.is_empty());
+    assert_eq!((with.len(), without.len()), (1, 1));
+    let cost = &with[0][0];
+    assert_eq!(cost.laps.cpu.len(), 5);
+    let est = cost.stats.cpu.unwrap();
+    assert!((est.median - 40.0).abs() < 4.0, "{est:?}");
+    assert!(without[0][0].stats.cpu.is_none());
+}
+
+#[test]
+fn a_history_of_schema_2_reads_its_cells_and_records_cost_after_migrating() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    let h = History::open_at(&path, 2).unwrap();
+    // What a serverbench of schema 2 wrote: stats without `cpu`, laps without `cpu_us`.
+    h.conn
+        .execute_batch(
+            "INSERT INTO testbeds (id, fingerprint) VALUES (1, 'tb');
+             INSERT INTO runs (id, uid, dir, suite, settings_hash, started_at, testbed_id, laps)
+             VALUES (1, 'old@t', 'old', 'quick', 's', '2026-01-01T00:00:00Z', 1, 5);
+             INSERT INTO cells (id, run_id, server, scenario, profile, transport, settings_hash,
+                                stats)
+             VALUES (1, 1, 'mine', 'hello', 'c64', 'h1', 's',
+                     '{\"rps\":{\"median\":2.0,\"low\":1.0,\"high\":3.0},\"p99\":null}');
+             INSERT INTO laps (cell_id, lap, rps, p99_us) VALUES (1, 1, 1.0, 9.0), (1, 2, 2.0, 9.0),
+                 (1, 3, 2.0, 9.0), (1, 4, 3.0, 9.0), (1, 5, 2.0, 9.0);",
+        )
+        .unwrap();
+    drop(h);
+    let mut h = History::open(&path).unwrap();
+    let keys = h.series_keys().unwrap();
+    let p = h.series(&keys[0]).unwrap();
+    assert_eq!(p[0].laps.rps.len(), 5);
+    assert!(p[0].laps.cpu.is_empty() && p[0].stats.cpu.is_none());
+    let at_rate = RunSpec {
+        rate: Some(1_000.0),
+        ..spec(3, 3600)
+    };
+    let new = write_run(dir.path(), "new", &at_rate).unwrap();
+    h.import(&new, &Source::default()).unwrap();
+    assert_eq!(h.series_keys().unwrap().len(), 2);
+}

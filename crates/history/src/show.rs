@@ -94,10 +94,20 @@ pub fn show(history: &History, key: &SeriesKey, limit: usize) -> Result<String, 
         points.len()
     );
     let _ = writeln!(out, "req/s {}", sparkline(&rps, 100));
+    // A series at a fixed rate or of capacity searches has a cost: CPU µs per request.
+    let cost = points.iter().any(|p| p.stats.cpu.is_some());
     let _ = writeln!(
         out,
-        "  {:>5} {:<20} {:<8} {:<12} {:>4} {:>9} {:<19} {:>9} ",
-        "run", "started", "commit", "branch", "laps", "req/s", "95% interval", "p99 µs"
+        "  {:>5} {:<20} {:<8} {:<12} {:>4} {:>9} {:<19} {:>9} {}",
+        "run",
+        "started",
+        "commit",
+        "branch",
+        "laps",
+        "req/s",
+        "95% interval",
+        "p99 µs",
+        if cost { "   µs/req" } else { "" }
     );
     let first = points.len().saturating_sub(limit);
     for (i, p) in points.iter().enumerate().skip(first) {
@@ -116,7 +126,7 @@ pub fn show(history: &History, key: &SeriesKey, limit: usize) -> Result<String, 
         let dirty = if p.dirty == Some(true) { "+" } else { "" };
         let _ = writeln!(
             out,
-            "{mark} {:>5} {:<20} {:<8} {:<12} {:>4} {:>9} {:<19} {:>9}",
+            "{mark} {:>5} {:<20} {:<8} {:<12} {:>4} {:>9} {:<19} {:>9}{}",
             p.run,
             clip(&p.started_at, 20),
             format!("{}{dirty}", p.label()),
@@ -125,6 +135,11 @@ pub fn show(history: &History, key: &SeriesKey, limit: usize) -> Result<String, 
             med,
             interval,
             p.stats.p99.map_or("-".into(), |e| format_number(e.median)),
+            match (cost, p.stats.cpu) {
+                (false, _) => String::new(),
+                (true, Some(e)) => format!(" {:>9.1}", e.median),
+                (true, None) => format!(" {:>9}", "-"),
+            },
         );
     }
     for c in &cps {
@@ -187,5 +202,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let h = History::open(&dir.path().join("h.db")).unwrap();
         assert!(list(&h).unwrap().contains("no runs yet"));
+    }
+
+    #[test]
+    fn a_series_at_a_fixed_rate_shows_each_runs_cpu_per_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = History::open(&dir.path().join("h.db")).unwrap();
+        let base = RunSpec {
+            servers: vec![("mine".into(), 40.0)],
+            rate: Some(2_000.0),
+            ..RunSpec::default()
+        };
+        record_series(&mut h, dir.path(), &[1.0, 1.5], &base).unwrap();
+        let key = &h.find_series("mine").unwrap()[0];
+        let shown = show(&h, key, 10).unwrap();
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(lines[2].ends_with("µs/req"), "{shown}");
+        let cost = |line: &str| -> f64 { line.rsplit(' ').next().unwrap().parse().unwrap() };
+        assert!((cost(lines[3]) - 40.0).abs() < 4.0, "{shown}");
+        assert!((cost(lines[4]) - 60.0).abs() < 6.0, "{shown}");
     }
 }

@@ -4,7 +4,9 @@
 use serverbench_analysis::stats::SplitMix64;
 use serverbench_model::Tool;
 use serverbench_results::env::{Env, Git, Machine};
-use serverbench_results::record::{LapRecord, LapStatus, LatencySummary, LoadParams, Measurement};
+use serverbench_results::record::{
+    LapRecord, LapStatus, LatencySummary, LoadParams, Measurement, ServerStats,
+};
 use serverbench_results::{ResultsError, ResultsWriter, ENV_FILE, RESULTS_FILE};
 use std::path::{Path, PathBuf};
 
@@ -13,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub struct RunSpec {
     /// Suite name.
     pub suite: String,
-    /// Servers and their median req/s.
+    /// Servers and their median req/s (with `rate`: their median CPU µs per request).
     pub servers: Vec<(String, f64)>,
     /// Laps per cell.
     pub laps: u32,
@@ -27,6 +29,8 @@ pub struct RunSpec {
     pub commit: Option<String>,
     /// Connections (a different count is a different series).
     pub connections: u32,
+    /// A fixed-rate run: every lap at this many req/s, its servers' levels their cost.
+    pub rate: Option<f64>,
 }
 
 impl Default for RunSpec {
@@ -40,6 +44,7 @@ impl Default for RunSpec {
             at_s: 0,
             commit: None,
             connections: 64,
+            rate: None,
         }
     }
 }
@@ -109,6 +114,21 @@ pub fn lap(spec: &RunSpec, server: &str, lap: u32, rps: f64) -> LapRecord {
     }
 }
 
+/// One successful lap of `server` at the spec's fixed rate, its server's CPU µs per request
+/// about `cpu_us`.
+pub fn lap_at_rate(spec: &RunSpec, server: &str, n: u32, cpu_us: f64) -> LapRecord {
+    let rate = spec.rate.unwrap_or(1_000.0);
+    let mut r = lap(spec, server, n, rate);
+    r.params.rate = Some(rate);
+    r.server_stats = Some(ServerStats {
+        cpu_s: cpu_us * rate * 10.0 / 1e6,
+        cores_used: cpu_us * rate / 1e6,
+        cpu_us_per_request: Some(cpu_us),
+        ..ServerStats::default()
+    });
+    r
+}
+
 /// Writes the run into `parent/<name>` and returns the folder.
 pub fn write_run(parent: &Path, name: &str, spec: &RunSpec) -> Result<PathBuf, ResultsError> {
     let dir = parent.join(name);
@@ -121,8 +141,11 @@ pub fn write_run(parent: &Path, name: &str, spec: &RunSpec) -> Result<PathBuf, R
     let mut w = ResultsWriter::open(&dir.join(RESULTS_FILE))?;
     for (server, level) in &spec.servers {
         for n in 1..=spec.laps {
-            let rps = level * (1.0 + spec.cv * normal(&mut rng));
-            w.append(&lap(spec, server, n, rps))?;
+            let value = level * (1.0 + spec.cv * normal(&mut rng));
+            match spec.rate {
+                Some(_) => w.append(&lap_at_rate(spec, server, n, value))?,
+                None => w.append(&lap(spec, server, n, value))?,
+            }
         }
     }
     let env = Env {

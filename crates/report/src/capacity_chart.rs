@@ -93,6 +93,7 @@ mod tests {
             lap_capacity: vec![2000.0],
             failed_at_rps: Some(2100.0),
             search_s: Some(10.0),
+            server_cpu_us_per_request: None,
             endings: vec![],
             client_limited: false,
             curve: vec![

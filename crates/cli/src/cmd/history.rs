@@ -99,7 +99,8 @@ pub struct CheckArgs {
     /// Only the series whose cell matches every word.
     #[arg(long, value_name = "WORDS")]
     pub cell: Option<String>,
-    /// Only this measure: rps or p99 (gab holds one direction: rps unless p99 is chosen).
+    /// Only this measure: rps, p99 or cpu (µs per request: laps at a fixed rate and capacity
+    /// searches). gab holds one direction: rps unless the report has none.
     #[arg(long, value_parser = parse_measure)]
     pub measure: Option<Measure>,
 }
@@ -140,7 +141,10 @@ fn parse_measure(s: &str) -> Result<Measure, String> {
     Measure::ALL
         .into_iter()
         .find(|m| m.key() == s)
-        .ok_or_else(|| format!("unknown measure `{s}` (rps or p99)"))
+        .ok_or_else(|| {
+            let known: Vec<&str> = Measure::ALL.iter().map(|m| m.key()).collect();
+            format!("unknown measure `{s}` (one of {})", known.join(", "))
+        })
 }
 
 fn history_path(flag: Option<&Path>, root: Option<&Path>) -> PathBuf {

@@ -1,6 +1,7 @@
 //! The capacity table: for each scenario × `find_max` profile, one row per server with the
 //! highest rate that met the goal (median of the laps, its interval), the lowest rate that
-//! missed it, how long the search took and how it ended. And the CSV forms: the rows, and the
+//! missed it, the server's CPU per request at its capacity, how long the search took and how
+//! it ended. And the CSV forms: the rows, and the
 //! curve (every step of every lap).
 
 use super::{Align, Cell, Column, Grid, Row};
@@ -9,7 +10,7 @@ use serverbench_analysis::capacity_rows::CapacityRow;
 use serverbench_analysis::summary::Summary;
 use serverbench_model::capacity::Ending;
 
-const COLUMNS: [(&str, &str, Align); 11] = [
+const COLUMNS: [(&str, &str, Align); 12] = [
     ("rank", "rank", Align::Right),
     ("server", "server", Align::Left),
     ("scenario", "scenario", Align::Left),
@@ -18,6 +19,7 @@ const COLUMNS: [(&str, &str, Align); 11] = [
     ("capacity_rps", "capacity/s", Align::Right),
     ("interval", "interval", Align::Right),
     ("failed_at_rps", "missed at/s", Align::Right),
+    ("server_cpu_us_per_req", "µs/req", Align::Right),
     ("laps", "laps", Align::Right),
     ("search_s", "search s", Align::Right),
     ("ending", "ended", Align::Left),
@@ -42,7 +44,7 @@ fn ending(r: &CapacityRow) -> String {
     e.join(", ")
 }
 
-fn cells(r: &CapacityRow) -> [Cell; 11] {
+fn cells(r: &CapacityRow) -> [Cell; 12] {
     let interval = match r.interval {
         Some(i) => Cell {
             text: format!("{}–{}", grouped(i.low), grouped(i.high)),
@@ -60,6 +62,7 @@ fn cells(r: &CapacityRow) -> [Cell; 11] {
         Cell::number(r.capacity_rps, grouped),
         interval,
         Cell::number(r.failed_at_rps, grouped),
+        Cell::number(r.server_cpu_us_per_request, |v| format!("{v:.1}")),
         Cell::plain(r.laps.to_string()),
         Cell::number(r.search_s, |v| format!("{v:.1}")),
         Cell::plain(ending(r)),
@@ -121,6 +124,7 @@ pub fn capacity_steps_csv(summary: &Summary) -> Option<Grid> {
         "p999_us",
         "errors_pct",
         "met",
+        "server_cpu_us_per_req",
     ];
     let columns = keys
         .iter()
@@ -146,6 +150,8 @@ pub fn capacity_steps_csv(summary: &Summary) -> Option<Grid> {
                     s.p999_us.to_string(),
                     s.errors_pct.to_string(),
                     s.met.to_string(),
+                    s.server_cpu_us_per_request
+                        .map_or(String::new(), |v| v.to_string()),
                 ]
                 .into_iter()
                 .map(Cell::plain)
@@ -171,7 +177,8 @@ pub fn capacity_legend(summary: &Summary) -> Vec<String> {
           (latency from the intended send time): doubling from the first rate until the goal \
           failed, then halving the bracket to the precision. capacity/s is the median of the \
           laps, interval its 95% bootstrap interval (3 laps or more) or the laps' range; missed \
-          at/s the lowest rate that failed. A search that stopped at the client's limit gives \
+          at/s the lowest rate that failed; µs/req the server's CPU per request at its \
+          capacity (its whole process tree, over that step alone). A search that stopped at the client's limit gives \
           a lower bound."
             .to_string(),
     ]
@@ -198,6 +205,7 @@ mod tests {
             lap_capacity: vec![40_000.0, 42_000.0],
             failed_at_rps: Some(43_000.0),
             search_s: Some(35.2),
+            server_cpu_us_per_request: Some(23.46),
             endings: vec![Ending::Converged, Ending::Converged],
             client_limited: false,
             curve: vec![Step::default(), Step::default()],
@@ -222,6 +230,7 @@ mod tests {
                 "41,000",
                 "40,000–42,000",
                 "43,000",
+                "23.5",
                 "2",
                 "35.2",
                 "converged"
