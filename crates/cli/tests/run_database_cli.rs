@@ -356,3 +356,36 @@ fn ctrl_c_during_a_database_lap_stops_the_database_too() {
         "postgres left running after Ctrl-C: {left:?}"
     );
 }
+
+#[test]
+fn a_capacity_search_on_the_database_is_not_judged_by_one_steps_requests() {
+    if !database_available() {
+        return;
+    }
+    let tmp = reachable_tempdir();
+    let suite = SUITE.replace(
+        "duration = \"2s\"",
+        "duration = \"500ms\"\nfind_max = { slo = \"p99<=500ms\", start_rate = 20, max_steps = 3 }",
+    );
+    let (ok, output, laps) = run(tmp.path(), &suite, &["mine"]);
+    assert!(ok, "{output}");
+    let lap = &laps[0];
+    assert_eq!(lap["status"], "ok", "{lap}");
+    let steps = lap["load"]["capacity"]["steps"].as_array().unwrap();
+    let measured: u64 = steps.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
+    let statements = lap["database"]["statements"].as_u64().unwrap();
+    assert!(
+        statements > measured,
+        "every step and its warm-up ran statements: {statements} vs {measured}"
+    );
+    assert!(
+        lap["database"]["off_contract"].is_null(),
+        "a search's statements are not one step's: {lap}"
+    );
+    assert!(
+        lap["database"]["statements_per_request"].is_null(),
+        "no one request count to divide by: {lap}"
+    );
+    let left = postgres_of(&tmp.path().join("cache"));
+    assert!(left.is_empty(), "postgres left running: {left:?}");
+}

@@ -85,6 +85,13 @@ impl LapDatabase {
             self.lost = true;
             return;
         }
+        if record.params.find_max.is_some() {
+            // A capacity search's statements span every step and every step's warm-up, whose
+            // requests the record does not count: totals only, neither per request nor judged
+            // (verify audits the server; `run` judges its laps at a fixed load).
+            record.database = db.lap(before, None, record.wall_s, None);
+            return;
+        }
         // The requests in flight when the load stopped ran their statements too.
         let in_flight = record.params.in_flight_at_end();
         let requests = record.load.as_ref().and_then(|m| m.requests);
