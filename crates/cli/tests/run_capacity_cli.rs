@@ -21,6 +21,44 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// A successful run of `suite` against the fixture catalog with `extra` flags: its stdout, the results
+/// folder and its laps.
+struct Ran {
+    stdout: String,
+    dir: PathBuf,
+    laps: Vec<serde_json::Value>,
+}
+
+fn run_suite(tmp: &Path, suite: &str, extra: &[&str]) -> Ran {
+    let file = tmp.join("capacity.toml");
+    std::fs::write(&file, suite).unwrap();
+    let results = tmp.join("results");
+    let root = fixture_root();
+    let mut args = vec![
+        "run",
+        "--root",
+        root.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.push(file.to_str().unwrap());
+    let out = serverbench(&args, &results);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let dir = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("results.jsonl").is_file())
+        .expect("a results folder");
+    let laps = std::fs::read_to_string(dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Ran { stdout, dir, laps }
+}
+
 const SUITE: &str = r#"
 name = "capacity"
 description = "d"
@@ -50,35 +88,15 @@ rate = 100
 #[test]
 fn a_find_max_profile_records_the_search_and_a_rate_profile_its_cost_in_every_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let suite = tmp.path().join("capacity.toml");
-    std::fs::write(&suite, SUITE).unwrap();
+    let Ran {
+        stdout,
+        dir,
+        laps: records,
+        ..
+    } = run_suite(tmp.path(), SUITE, &[]);
     let results = tmp.path().join("results");
-    let root = fixture_root();
-    let out = serverbench(
-        &[
-            "run",
-            "--root",
-            root.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-            suite.to_str().unwrap(),
-        ],
-        &results,
-    );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     assert!(stdout.contains("Capacity · hello · p99-50ms"), "{stdout}");
     assert!(stdout.contains("Cost · hello · rate100"), "{stdout}");
-    let dir = std::fs::read_dir(&results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.join("results.jsonl").is_file())
-        .expect("a results folder");
-    let records: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     let search = records
         .iter()
         .find(|r| r["profile"] == "p99-50ms")
@@ -149,26 +167,9 @@ fn a_find_max_profile_records_the_search_and_a_rate_profile_its_cost_in_every_re
 #[test]
 fn history_judges_a_searchs_capacity_and_a_fixed_rates_cost() {
     let tmp = tempfile::tempdir().unwrap();
-    let suite = tmp.path().join("capacity.toml");
-    std::fs::write(&suite, SUITE).unwrap();
-    let results = tmp.path().join("results");
     let db = tmp.path().join("history.db");
-    let root = fixture_root();
-    let out = serverbench(
-        &[
-            "run",
-            "--root",
-            root.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-            "--record",
-            "--history",
-            db.to_str().unwrap(),
-            suite.to_str().unwrap(),
-        ],
-        &results,
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let record = ["--record", "--history", db.to_str().unwrap()];
+    let results = run_suite(tmp.path(), SUITE, &record).dir;
     let out = serverbench(
         &[
             "history",
@@ -204,43 +205,12 @@ fn history_judges_a_searchs_capacity_and_a_fixed_rates_cost() {
 #[test]
 fn until_ci_repeats_a_search_until_its_capacity_interval_is_narrow_enough() {
     let tmp = tempfile::tempdir().unwrap();
-    let suite = tmp.path().join("capacity.toml");
     let searches_only = SUITE
         .split("[[profile]]\nname = \"rate100\"")
         .next()
         .unwrap();
-    std::fs::write(&suite, searches_only).unwrap();
-    let results = tmp.path().join("results");
-    let root = fixture_root();
-    let out = serverbench(
-        &[
-            "run",
-            "--root",
-            root.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-            "--until-ci",
-            "50%",
-            "--min-laps",
-            "3",
-            "--max-laps",
-            "4",
-            suite.to_str().unwrap(),
-        ],
-        &results,
-    );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    let dir = std::fs::read_dir(&results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.join("results.jsonl").is_file())
-        .expect("a results folder");
-    let laps: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let until = ["--until-ci", "50%", "--min-laps", "3", "--max-laps", "4"];
+    let Ran { stdout, laps, .. } = run_suite(tmp.path(), searches_only, &until);
     assert!((3..=4).contains(&laps.len()), "{} laps", laps.len());
     assert!(
         laps.iter()

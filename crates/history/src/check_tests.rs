@@ -90,12 +90,7 @@ fn a_single_run_has_no_baseline() {
 fn a_server_whose_requests_cost_more_cpu_at_a_fixed_rate_is_a_cost_regression() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = History::open(&dir.path().join("h.db")).unwrap();
-    let base = RunSpec {
-        servers: vec![("mine".into(), 40.0)],
-        rate: Some(2_000.0),
-        seed: 9,
-        ..RunSpec::default()
-    };
+    let base = RunSpec::at_rate(40.0, 2_000.0, 9);
     let mut levels = vec![1.0; 5];
     levels.push(1.3);
     record_series(&mut h, dir.path(), &levels, &base).unwrap();
@@ -115,12 +110,7 @@ fn a_server_whose_requests_cost_more_cpu_at_a_fixed_rate_is_a_cost_regression() 
 fn a_cheaper_request_is_an_improvement_and_closed_loop_series_have_no_cost_row() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = History::open(&dir.path().join("h.db")).unwrap();
-    let base = RunSpec {
-        servers: vec![("mine".into(), 40.0)],
-        rate: Some(2_000.0),
-        seed: 10,
-        ..RunSpec::default()
-    };
+    let base = RunSpec::at_rate(40.0, 2_000.0, 10);
     record_series(&mut h, dir.path(), &[1.0, 1.0, 1.0, 0.7], &base).unwrap();
     let report = check(&h, &CheckOptions::default()).unwrap();
     let cpu = report.rows.iter().find(|r| r.measure == Measure::Cpu);

@@ -166,11 +166,7 @@ fn two_writers_at_once_both_land() {
 fn a_fixed_rate_run_records_each_laps_cpu_per_request_and_a_closed_loop_run_none() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = History::open(&dir.path().join("h.db")).unwrap();
-    let at_rate = RunSpec {
-        servers: vec![("mine".into(), 40.0)],
-        rate: Some(2_000.0),
-        ..spec(1, 0)
-    };
+    let at_rate = RunSpec::at_rate(40.0, 2_000.0, 1);
     let fixed = write_run(dir.path(), "fixed", &at_rate).unwrap();
     let closed = write_run(dir.path(), "closed", &spec(2, 60)).unwrap();
     h.import(&fixed, &Source::default()).unwrap();

@@ -208,11 +208,7 @@ mod tests {
     fn a_series_at_a_fixed_rate_shows_each_runs_cpu_per_request() {
         let dir = tempfile::tempdir().unwrap();
         let mut h = History::open(&dir.path().join("h.db")).unwrap();
-        let base = RunSpec {
-            servers: vec![("mine".into(), 40.0)],
-            rate: Some(2_000.0),
-            ..RunSpec::default()
-        };
+        let base = RunSpec::at_rate(40.0, 2_000.0, 1);
         record_series(&mut h, dir.path(), &[1.0, 1.5], &base).unwrap();
         let key = &h.find_series("mine").unwrap()[0];
         let shown = show(&h, key, 10).unwrap();

@@ -49,6 +49,18 @@ impl Default for RunSpec {
     }
 }
 
+impl RunSpec {
+    /// A run of one server, `mine`, at a fixed `rate` whose requests cost about `cpu_us` each.
+    pub fn at_rate(cpu_us: f64, rate: f64, seed: u64) -> RunSpec {
+        RunSpec {
+            servers: vec![("mine".into(), cpu_us)],
+            rate: Some(rate),
+            seed,
+            ..RunSpec::default()
+        }
+    }
+}
+
 /// The RFC 3339 time `s` seconds after 2026-01-01T00:00:00Z.
 fn time(s: u64) -> String {
     let days = s / 86_400;
