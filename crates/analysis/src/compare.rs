@@ -1,10 +1,12 @@
 //! Comparing two results folders: for every server x scenario x profile present in both, the
-//! ratio NEW/OLD of the median req/s with a bootstrap interval, and a verdict.
+//! ratio NEW/OLD of the median of its figure ([`crate::figure`]: req/s, a search's capacity, or
+//! at a fixed rate the CPU a request cost) with a bootstrap interval, and a verdict.
 //!
 //! The interval resamples each side's laps independently ([`stats::bootstrap_ratio_ci`]); with
 //! fewer than three laps on a side it is the widest ratio the laps allow. A change is
 //! significant when the interval excludes 1.0.
 
+use crate::figure::{lap_figure, Figure};
 use crate::stats::{self, Interval};
 use serde::Serialize;
 use serverbench_results::record::{LapRecord, LapStatus};
@@ -17,16 +19,22 @@ pub enum Verdict {
     Faster,
     /// The whole interval is below 1.0.
     Slower,
+    /// CPU per request: the whole interval is below 1.0.
+    Cheaper,
+    /// CPU per request: the whole interval is above 1.0.
+    Costlier,
     /// The interval contains 1.0 (or there is none).
     NoSignificantChange,
 }
 
 impl Verdict {
-    /// Words for tables: `faster`, `slower`, `no significant change`.
+    /// Words for tables: `faster`, `slower`, `cheaper`, `costlier`, `no significant change`.
     pub fn label(&self) -> &'static str {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
+            Verdict::Cheaper => "cheaper",
+            Verdict::Costlier => "costlier",
             Verdict::NoSignificantChange => "no significant change",
         }
     }
@@ -38,6 +46,8 @@ pub struct CompareRow {
     pub scenario: String,
     pub profile: String,
     pub server: String,
+    /// What the medians are of.
+    pub figure: Figure,
     pub old_laps: usize,
     pub new_laps: usize,
     pub old_median: f64,
@@ -65,40 +75,61 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Rows whose whole interval lies below `1 - threshold`: a significant regression larger
-    /// than `threshold` (0.05 for "5%").
+    /// Rows worse by more than `threshold` (0.05 for "5%") over their whole interval: below
+    /// `1 - threshold` for req/s and capacity, above `1 + threshold` for CPU per request.
     pub fn regressions_above(&self, threshold: f64) -> Vec<&CompareRow> {
         self.rows
             .iter()
-            .filter(|r| r.interval.is_some_and(|i| i.high < 1.0 - threshold))
+            .filter(|r| {
+                r.interval
+                    .is_some_and(|i| match r.figure.bigger_is_better() {
+                        true => i.high < 1.0 - threshold,
+                        false => i.low > 1.0 + threshold,
+                    })
+            })
             .collect()
     }
 }
 
-type Key = (String, String, String);
+/// Scenario, profile, server and what the figures are of: a cell compared on different figures
+/// on the two sides (CPU read on one only) is not compared.
+type Key = (String, String, String, Figure);
 
-/// Successful laps' req/s per key, keys in order of first appearance.
-fn rps_by_key(records: &[LapRecord]) -> Vec<(Key, Vec<f64>)> {
+/// Successful laps' figures per key, keys in order of first appearance.
+fn figures_by_key(records: &[LapRecord]) -> Vec<(Key, Vec<f64>)> {
     let mut out: Vec<(Key, Vec<f64>)> = Vec::new();
     for r in records.iter().filter(|r| r.status == LapStatus::Ok) {
-        let Some(m) = &r.load else { continue };
-        let rps = m.rps.or_else(|| {
-            let d = m.duration_s.filter(|d| *d > 0.0)?;
-            Some(m.requests? as f64 / d)
-        });
-        let Some(rps) = rps.filter(|x| x.is_finite()) else {
+        let Some((figure, v)) = lap_figure(r) else {
             continue;
         };
-        let key = (r.scenario.clone(), r.profile.clone(), r.server.clone());
+        let key = (
+            r.scenario.clone(),
+            r.profile.clone(),
+            r.server.clone(),
+            figure,
+        );
         match out.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) => v.push(rps),
-            None => out.push((key, vec![rps])),
+            Some((_, laps)) => laps.push(v),
+            None => out.push((key, vec![v])),
         }
     }
     out
 }
 
-fn unmatched((scenario, profile, server): &Key) -> Unmatched {
+fn verdict(figure: Figure, interval: Option<Interval>) -> Verdict {
+    let Some(i) = interval else {
+        return Verdict::NoSignificantChange;
+    };
+    match (figure.bigger_is_better(), i.low > 1.0, i.high < 1.0) {
+        (true, true, _) => Verdict::Faster,
+        (true, _, true) => Verdict::Slower,
+        (false, true, _) => Verdict::Costlier,
+        (false, _, true) => Verdict::Cheaper,
+        _ => Verdict::NoSignificantChange,
+    }
+}
+
+fn unmatched((scenario, profile, server, _): &Key) -> Unmatched {
     Unmatched {
         scenario: scenario.clone(),
         profile: profile.clone(),
@@ -108,7 +139,7 @@ fn unmatched((scenario, profile, server): &Key) -> Unmatched {
 
 /// Compares NEW against OLD, in the order the keys appear in OLD.
 pub fn compare(old: &[LapRecord], new: &[LapRecord]) -> Comparison {
-    let (old, new) = (rps_by_key(old), rps_by_key(new));
+    let (old, new) = (figures_by_key(old), figures_by_key(new));
     let mut rows = Vec::new();
     let mut only_old = Vec::new();
     for (key, o) in &old {
@@ -127,22 +158,18 @@ pub fn compare(old: &[LapRecord], new: &[LapRecord]) -> Comparison {
             stats::DEFAULT_RESAMPLES,
             seed,
         );
-        let verdict = match interval {
-            Some(i) if i.low > 1.0 => Verdict::Faster,
-            Some(i) if i.high < 1.0 => Verdict::Slower,
-            _ => Verdict::NoSignificantChange,
-        };
         rows.push(CompareRow {
             scenario: key.0.clone(),
             profile: key.1.clone(),
             server: key.2.clone(),
+            figure: key.3,
             old_laps: o.len(),
             new_laps: n.len(),
             old_median: om,
             new_median: nm,
             ratio: if om > 0.0 { nm / om } else { f64::NAN },
             interval,
-            verdict,
+            verdict: verdict(key.3, interval),
         });
     }
     let only_new = new
@@ -248,5 +275,30 @@ mod tests {
         assert_eq!(parse_threshold("0.05"), Ok(0.05));
         assert!(parse_threshold("abc").is_err());
         assert!(parse_threshold("150%").is_err());
+    }
+
+    #[test]
+    fn at_a_fixed_rate_the_cpu_per_request_is_compared_and_more_of_it_is_a_regression() {
+        let at_rate = |cpu: &[f64]| -> Vec<LapRecord> {
+            let mut laps = laps("a", &[1000.0, 1000.0, 1000.0]);
+            for (l, c) in laps.iter_mut().zip(cpu) {
+                l.params.rate = Some(1000.0);
+                l.server_stats = Some(serverbench_results::ProcessStats {
+                    cpu_us_per_request: Some(*c),
+                    ..Default::default()
+                });
+            }
+            laps
+        };
+        let c = compare(&at_rate(&[40.0, 41.0, 42.0]), &at_rate(&[50.0, 51.0, 52.0]));
+        let row = &c.rows[0];
+        assert_eq!(
+            (row.figure, row.verdict),
+            (Figure::CpuPerRequest, Verdict::Costlier)
+        );
+        assert_eq!(c.regressions_above(0.05).len(), 1);
+        let c = compare(&at_rate(&[50.0, 51.0, 52.0]), &at_rate(&[40.0, 41.0, 42.0]));
+        assert_eq!(c.rows[0].verdict, Verdict::Cheaper);
+        assert!(c.regressions_above(0.0).is_empty());
     }
 }

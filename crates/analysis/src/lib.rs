@@ -13,6 +13,7 @@ pub mod cost;
 pub mod database;
 pub mod diagnostics;
 pub mod disturbed;
+pub mod figure;
 #[cfg(test)]
 mod fixture;
 pub mod host_warnings;

@@ -7,14 +7,15 @@
 //! approximate (stopping when an interval happens to be narrow biases it narrow); the minimum
 //! number of laps bounds that bias, and the report says how many laps each cell took.
 //!
-//! The interval is of the figure a cell is ranked by ([`lap_figure`]): req/s closed loop, the
-//! capacity of a `find_max` search, the CPU per request of a lap at a fixed rate (whose req/s
-//! is the rate asked for, narrow from the first lap whatever the server's cost does).
+//! The interval is of the figure a cell is ranked by ([`crate::figure::lap_figure`]): req/s
+//! closed loop, the capacity of a `find_max` search, the CPU per request of a lap at a fixed
+//! rate (whose req/s is the rate asked for, narrow from the first lap whatever the server's
+//! cost does).
 
+use crate::figure::lap_figure;
 use crate::stats::{self, DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES};
 use serde::{Deserialize, Serialize};
 use serverbench_results::record::{LapRecord, LapStatus};
-use serverbench_results::Role;
 use std::collections::BTreeMap;
 
 /// The rule: a target half-width and the lap bounds.
@@ -142,7 +143,7 @@ pub fn cell_states(records: &[LapRecord], rule: &UntilCi) -> Vec<CellOutcome> {
             .entry((&r.server, &r.scenario, &r.profile))
             .or_default();
         cell.0 += 1;
-        if let (LapStatus::Ok, Some(v)) = (r.status, lap_figure(r)) {
+        if let (LapStatus::Ok, Some((_, v))) = (r.status, lap_figure(r)) {
             cell.1.push(v);
         }
     }
@@ -158,25 +159,6 @@ pub fn cell_states(records: &[LapRecord], rule: &UntilCi) -> Vec<CellOutcome> {
             }
         })
         .collect()
-}
-
-/// The figure of a lap its cell's interval is of: a capacity search's capacity, a fixed-rate
-/// lap's CPU µs per request (server tree plus database; its req/s when no CPU was read), else
-/// its req/s.
-pub fn lap_figure(r: &LapRecord) -> Option<f64> {
-    let m = r.load.as_ref()?;
-    if let Some(c) = &m.capacity {
-        return c.capacity_rps;
-    }
-    let cost = || {
-        let server = r.stats(Role::Server)?.cpu_us_per_request?;
-        let db = r.stats(Role::Database).and_then(|s| s.cpu_us_per_request);
-        Some(server + db.unwrap_or(0.0))
-    };
-    match r.params.rate {
-        Some(_) => cost().or(m.rps),
-        None => m.rps,
-    }
 }
 
 /// The rule of a run `--until-ci` and where each of its cells ended.
@@ -360,48 +342,5 @@ mod tests {
         // Fewer than 3 laps: the range, 90..110 around a median of 100.
         assert_eq!(half_width_pct(&[90.0, 110.0], SEED), Some(10.0));
         assert_eq!(half_width_pct(&[], SEED), None);
-    }
-
-    #[test]
-    fn a_search_is_judged_on_its_capacity_and_a_fixed_rate_lap_on_its_cpu_per_request() {
-        use serverbench_model::capacity::{CapacityResult, Ending};
-        use serverbench_results::record::Measurement;
-        let mut closed = crate::fixture::lap();
-        closed.load = Some(Measurement {
-            rps: Some(900.0),
-            ..Default::default()
-        });
-        assert_eq!(lap_figure(&closed), Some(900.0));
-
-        let mut at_rate = closed.clone();
-        at_rate.params.rate = Some(1000.0);
-        assert_eq!(lap_figure(&at_rate), Some(900.0), "no CPU read: its req/s");
-        let mut stats = serverbench_results::ProcessStats {
-            cpu_us_per_request: Some(40.0),
-            ..Default::default()
-        };
-        at_rate.set_stats(Role::Server, stats.clone());
-        stats.cpu_us_per_request = Some(15.0);
-        at_rate.set_stats(Role::Database, stats);
-        assert_eq!(lap_figure(&at_rate), Some(55.0));
-
-        let mut search = crate::fixture::lap();
-        search.load = Some(Measurement {
-            rps: Some(1990.0),
-            capacity: Some(CapacityResult {
-                target: vec![],
-                slo: "p99<=5ms".parse().unwrap(),
-                precision: 0.05,
-                max_steps: 20,
-                capacity_rps: Some(2000.0),
-                failed_at_rps: None,
-                ending: Ending::Converged,
-                note: None,
-                search_s: 1.0,
-                steps: vec![],
-            }),
-            ..Default::default()
-        });
-        assert_eq!(lap_figure(&search), Some(2000.0));
     }
 }

@@ -141,12 +141,59 @@ fn a_comparison_renders_as_csv_with_raw_figures() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("server,scenario,profile,old_median,new_median,ratio,ratio_low,ratio_high,verdict")
+        Some(
+            "server,scenario,profile,old_median,new_median,ratio,ratio_low,ratio_high,verdict,\
+             measure"
+        )
     );
     let node = lines.find(|l| l.starts_with("node/http,")).unwrap();
     assert!(
         node.starts_with("node/http,hello,c50,30250,24200,0.8"),
         "{node}"
     );
-    assert!(node.ends_with(",slower"), "{node}");
+    assert!(node.ends_with(",slower,req/s"), "{node}");
+}
+
+#[test]
+fn at_a_fixed_rate_more_cpu_per_request_is_the_regression_and_the_table_says_costlier() {
+    use serverbench_history::synth::{write_run, RunSpec};
+    let tmp = tempfile::tempdir().unwrap();
+    let old = write_run(tmp.path(), "old", &RunSpec::at_rate(40.0, 2_000.0, 1)).unwrap();
+    let new = write_run(tmp.path(), "new", &RunSpec::at_rate(52.0, 2_000.0, 2)).unwrap();
+    let out = serverbench(&[
+        "compare",
+        old.to_str().unwrap(),
+        new.to_str().unwrap(),
+        "--fail-above",
+        "5%",
+    ]);
+    let (stdout, err) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{stdout}{err}");
+    assert!(
+        err.contains("regression: mine (hello, c64) costs ")
+            && err.contains("% more CPU per request (new/old 1.2"),
+        "{err}"
+    );
+    assert!(
+        stdout.contains("old µs/req")
+            && stdout.contains("costlier")
+            && stdout.contains("cost: CPU"),
+        "{stdout}"
+    );
+    let back = serverbench(&["compare", new.to_str().unwrap(), old.to_str().unwrap()]);
+    assert!(
+        text(&back.stdout).contains("cheaper"),
+        "{}",
+        text(&back.stdout)
+    );
+    let csv = serverbench(&[
+        "compare",
+        old.to_str().unwrap(),
+        new.to_str().unwrap(),
+        "-f",
+        "csv",
+    ]);
+    let csv = text(&csv.stdout);
+    assert!(csv.lines().next().unwrap().ends_with(",measure"), "{csv}");
+    assert!(csv.contains(",costlier,µs/req"), "{csv}");
 }

@@ -8,10 +8,10 @@
 use crate::db::{History, HistoryError};
 use crate::series::{CellKey, CellStats, LapSeries};
 use rusqlite::{params, OptionalExtension, Transaction};
+use serverbench_analysis::figure;
 use serverbench_model::histo;
 use serverbench_results::env::Env;
 use serverbench_results::record::{LapRecord, LapStatus};
-use serverbench_results::roles::Role;
 use serverbench_results::{load_laps, read_env};
 use std::collections::BTreeMap;
 use std::hash::Hasher;
@@ -225,15 +225,8 @@ fn group_cells(records: &[LapRecord], skipped: &mut Vec<String>) -> BTreeMap<Cel
 /// question (see [`crate::Measure::Cpu`]): a lap at a fixed rate, or a capacity search (whose
 /// server figure is its capacity step's).
 fn cost(r: &LapRecord) -> Option<f64> {
-    if r.params.rate.is_none() && r.params.find_max.is_none() {
-        return None;
-    }
-    let server = r.stats(Role::Server)?.cpu_us_per_request?;
-    let db = r
-        .stats(Role::Database)
-        .and_then(|s| s.cpu_us_per_request)
-        .unwrap_or(0.0);
-    Some(server + db).filter(|x| x.is_finite())
+    let open_loop = r.params.rate.is_some() || r.params.find_max.is_some();
+    open_loop.then(|| figure::lap_cost(r))?
 }
 
 /// FNV-1a of the value's JSON, in hex: equal settings, equal hash.

@@ -98,7 +98,15 @@ impl Exporter for MarkdownExporter {
         new: &str,
     ) -> Result<String, NoComparisonForm> {
         let mut out = format!("Comparing `{new}` (new) with `{old}` (old).\n\n");
-        out.push_str(&grid(&table::comparison_grid(c)));
+        for (i, (heading, g)) in table::comparison_grids(c).into_iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            if let Some(h) = heading {
+                out.push_str(&format!("**{h}**\n\n"));
+            }
+            out.push_str(&grid(&g));
+        }
         out.push_str(&format!("\n{}\n", table::COMPARISON_LEGEND));
         let extra = table::unmatched(c, old, new);
         if !extra.is_empty() {

@@ -91,7 +91,15 @@ impl Exporter for TermExporter {
         new: &str,
     ) -> Result<String, NoComparisonForm> {
         let mut out = format!("old: {old}\nnew: {new}\n\n");
-        out.push_str(&grid(&table::comparison_grid(c)));
+        for (i, (heading, g)) in table::comparison_grids(c).into_iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            if let Some(h) = heading {
+                out.push_str(&format!("{h}\n"));
+            }
+            out.push_str(&grid(&g));
+        }
         out.push('\n');
         out.push_str(&textwrap::fill(table::COMPARISON_LEGEND, WIDTH));
         out.push('\n');

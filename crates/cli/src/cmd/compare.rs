@@ -1,10 +1,11 @@
-//! `serverbench compare OLD NEW`: the ratio NEW/OLD of each server's median req/s with its
-//! interval; `--fail-above 5%` exits 4 on a significant regression larger than 5%.
+//! `serverbench compare OLD NEW`: the ratio NEW/OLD of each server's median req/s (a search's
+//! capacity; at a fixed rate, CPU µs per request) with its interval; `--fail-above 5%` exits 4
+//! on a significant regression larger than 5%.
 
 use super::report::load_laps;
 use crate::exit::Exit;
 use anyhow::{bail, Context};
-use serverbench_analysis::compare::{compare, parse_threshold};
+use serverbench_analysis::compare::{compare, parse_threshold, CompareRow};
 use serverbench_report::{render_comparison, Format, NoComparisonForm};
 use std::path::PathBuf;
 
@@ -61,15 +62,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     };
     let regressions = c.regressions_above(threshold);
     for r in &regressions {
-        let high = r.interval.map_or(r.ratio, |i| i.high);
         eprintln!(
-            "serverbench: regression: {} ({}, {}) is {:.1}% slower (new/old {:.3}, at best {:.3}), more than --fail-above {:.1}%",
+            "serverbench: regression: {} ({}, {}) {}, more than --fail-above {:.1}%",
             r.server,
             r.scenario,
             r.profile,
-            (1.0 - r.ratio) * 100.0,
-            r.ratio,
-            high,
+            worse(r),
             threshold * 100.0
         );
     }
@@ -78,4 +76,23 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         Exit::Regression
     })
+}
+
+/// How a row got worse: `is 20.0% slower (new/old 0.800, at best 0.813)`, or for CPU per
+/// request `costs 25.0% more CPU per request (new/old 1.250, at best 1.230)`.
+fn worse(r: &CompareRow) -> String {
+    match r.figure.bigger_is_better() {
+        true => format!(
+            "is {:.1}% slower (new/old {:.3}, at best {:.3})",
+            (1.0 - r.ratio) * 100.0,
+            r.ratio,
+            r.interval.map_or(r.ratio, |i| i.high)
+        ),
+        false => format!(
+            "costs {:.1}% more CPU per request (new/old {:.3}, at best {:.3})",
+            (r.ratio - 1.0) * 100.0,
+            r.ratio,
+            r.interval.map_or(r.ratio, |i| i.low)
+        ),
+    }
 }

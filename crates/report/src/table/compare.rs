@@ -3,6 +3,7 @@
 use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::text::grouped;
 use serverbench_analysis::compare::{CompareRow, Comparison, Verdict};
+use serverbench_analysis::figure::Figure;
 use serverbench_analysis::stats::IntervalMethod;
 
 /// Every column a comparison can have.
@@ -11,6 +12,8 @@ enum Col {
     Server,
     Scenario,
     Profile,
+    /// What the medians are of: `req/s`, `capacity/s`, `µs/req`.
+    Measure,
     OldMedian,
     NewMedian,
     Ratio,
@@ -21,7 +24,7 @@ enum Col {
     Verdict,
 }
 
-/// The table people read.
+/// The table people read (one per measure: see [`comparison_grids`]).
 const HUMAN: [Col; 8] = {
     use Col::*;
     [
@@ -30,10 +33,11 @@ const HUMAN: [Col; 8] = {
 };
 
 /// The CSV columns, in order. Scripts rely on them: only ever append.
-const CSV: [Col; 9] = {
+const CSV: [Col; 10] = {
     use Col::*;
     [
         Server, Scenario, Profile, OldMedian, NewMedian, Ratio, RatioLow, RatioHigh, Verdict,
+        Measure,
     ]
 };
 
@@ -47,6 +51,7 @@ impl ColumnDef<CompareRow> for Col {
             Col::Server => "server",
             Col::Scenario => "scenario",
             Col::Profile => "profile",
+            Col::Measure => "measure",
             Col::OldMedian => "old_median",
             Col::NewMedian => "new_median",
             Col::Ratio => "ratio",
@@ -59,8 +64,8 @@ impl ColumnDef<CompareRow> for Col {
 
     fn label(&self) -> &'static str {
         match self {
-            Col::OldMedian => "old req/s",
-            Col::NewMedian => "new req/s",
+            Col::OldMedian => "old",
+            Col::NewMedian => "new",
             Col::Ratio => "new/old",
             Col::Interval => "95% CI",
             other => other.key(),
@@ -69,7 +74,7 @@ impl ColumnDef<CompareRow> for Col {
 
     fn align(&self) -> Align {
         match self {
-            Col::Server | Col::Scenario | Col::Profile | Col::Verdict => Align::Left,
+            Col::Server | Col::Scenario | Col::Profile | Col::Measure | Col::Verdict => Align::Left,
             _ => Align::Right,
         }
     }
@@ -80,8 +85,9 @@ impl ColumnDef<CompareRow> for Col {
             Col::Server => Cell::plain(&r.server),
             Col::Scenario => Cell::plain(&r.scenario),
             Col::Profile => Cell::plain(&r.profile),
-            Col::OldMedian => Cell::number(Some(r.old_median), grouped),
-            Col::NewMedian => Cell::number(Some(r.new_median), grouped),
+            Col::Measure => Cell::plain(r.figure.unit()),
+            Col::OldMedian => median(r, r.old_median),
+            Col::NewMedian => median(r, r.new_median),
             Col::Ratio => Cell::number(Some(r.ratio), ratio),
             Col::Interval => match r.interval {
                 Some(i) => Cell {
@@ -109,6 +115,14 @@ impl ColumnDef<CompareRow> for Col {
     }
 }
 
+/// A median: whole req/s grouped, CPU µs per request to a tenth.
+fn median(r: &CompareRow, v: f64) -> Cell {
+    match r.figure {
+        Figure::CpuPerRequest => Cell::number(Some(v), |v| format!("{v:.1}")),
+        _ => Cell::number(Some(v), grouped),
+    }
+}
+
 /// The verdict as the tables show it: `faster`, `slower`, `no change` (short, to keep the
 /// table within 120 columns; CSV and JSON keep `no_significant_change`).
 fn verdict(v: Verdict) -> &'static str {
@@ -119,12 +133,47 @@ fn verdict(v: Verdict) -> &'static str {
 }
 
 /// What the verdicts mean, under the table.
-pub const COMPARISON_LEGEND: &str = "verdict: faster or slower when the whole interval of \
-    new/old lies above or below 1; no change when it includes 1 (or there is none).";
+pub const COMPARISON_LEGEND: &str = "verdict: faster or slower (cheaper or costlier for CPU \
+    µs per request) when the whole interval of new/old lies above or below 1; no change when it \
+    includes 1 (or there is none).";
 
-/// The comparison as the table people read.
-pub fn comparison_grid(c: &Comparison) -> Grid {
-    build(&HUMAN, &c.rows, |_| (None, false))
+/// The comparison as the tables people read: one per measure present, in the order req/s,
+/// capacity, CPU per request, its old and new columns naming the unit; with a heading each
+/// when there is more than req/s.
+pub fn comparison_grids(c: &Comparison) -> Vec<(Option<&'static str>, Grid)> {
+    let figures = [Figure::Rps, Figure::Capacity, Figure::CpuPerRequest];
+    let present: Vec<Figure> = figures
+        .into_iter()
+        .filter(|f| c.rows.iter().any(|r| r.figure == *f))
+        .collect();
+    let only_rps = present == [Figure::Rps];
+    present
+        .into_iter()
+        .map(|f| {
+            let rows: Vec<CompareRow> = c.rows.iter().filter(|r| r.figure == f).cloned().collect();
+            let mut g = build(&HUMAN, &rows, |_| (None, false));
+            let unit = match f {
+                Figure::Capacity => "cap/s",
+                other => other.unit(),
+            };
+            for col in g.columns.iter_mut() {
+                match col.key {
+                    "old_median" => col.label = format!("old {unit}"),
+                    "new_median" => col.label = format!("new {unit}"),
+                    _ => {}
+                }
+            }
+            let heading = match f {
+                _ if only_rps => None,
+                Figure::Rps => Some("req/s, closed loop"),
+                Figure::Capacity => Some("capacity: the highest rate a search found within its goal"),
+                Figure::CpuPerRequest => {
+                    Some("cost: CPU µs per request (server and database) at a fixed rate, lower is better")
+                }
+            };
+            (heading, g)
+        })
+        .collect()
 }
 
 /// The comparison as CSV fields (the cells' raw values).

@@ -17,7 +17,7 @@ mod scaling;
 mod summary;
 
 pub use capacity::{capacity_csv, capacity_legend, capacity_steps_csv, capacity_tables};
-pub use compare::{comparison_csv, comparison_grid, unmatched, COMPARISON_LEGEND};
+pub use compare::{comparison_csv, comparison_grids, unmatched, COMPARISON_LEGEND};
 pub use cost::{cost_csv, cost_legend, cost_tables};
 pub use database::{database_csv, database_legend, database_tables};
 pub use hosts::{host_laps_grid, hosts_csv, hosts_grid, hosts_legend};
