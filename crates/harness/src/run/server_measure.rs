@@ -112,6 +112,7 @@ impl Lap<'_> {
             Err(e) => {
                 record.status = LapStatus::Failed;
                 record.failure = Some(failure(e, self.proc));
+                record.load = measured.kept;
             }
             Ok(m) => {
                 record.load = Some(m);
@@ -175,6 +176,9 @@ fn failure(e: LapError, proc: &mut Running) -> LapFailure {
             LapFailure::new(FailureKind::Load, e.to_string()).with_log_tail(proc.log_tail(LOG_TAIL))
         }),
         LapError::Prepare(e) => LapFailure::new(FailureKind::Load, e.to_string()),
+        LapError::Search(why) => died(proc).unwrap_or_else(|| {
+            LapFailure::new(FailureKind::Load, why).with_log_tail(proc.log_tail(LOG_TAIL))
+        }),
         LapError::Hosts {
             faults,
             server_host,

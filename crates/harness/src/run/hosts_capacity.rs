@@ -1,0 +1,226 @@
+//! A `find_max` lap over `run --hosts`: the capacity search of
+//! [`serverbench_analysis::capacity`] driven from the controller, each step one load split
+//! across the client hosts (each its share of the connections and of the rate), released
+//! together and merged exactly, as `serverbench load --find-max --hosts` does.
+//!
+//! - **Warm-up.** The client hosts warm up before each step's barrier, open loop at the step's
+//!   rate: the first step for the lap's warm-up (at least a second), the others for
+//!   [`STEP_WARMUP`], as a search here does.
+//! - **Server CPU.** Every step arms its own `serverbench hosts sample` of the server's tree on
+//!   the server host (one ssh session over the run's control connection), started at the
+//!   step's release and stopped with its request count: the step's server CPU per request.
+//!   The lap's samplers span the whole search; its CPU per request is its capacity step's.
+//! - **Faults.** A client host that fails ends the search: its steps so far are kept in the
+//!   failed lap's record (ending `aborted`, the note naming the fault). Ctrl-C stops the step's
+//!   hosts and the lap goes unrecorded. Every remote session (load and sampler) is closed when
+//!   its step returns.
+//! - **The lap's hosts record** is its capacity step's (the first step's when no rate met the
+//!   goal, as the lap's figures; the failing step's when one failed): the lap's figures and each
+//!   client host's part agree.
+
+use super::hosts::{self, HostsRun, RemoteSampler};
+use super::hosts_tls::HostsTls;
+use super::placement::{capacity_cost, Lap, LapError, Pid, Placement, Samplers};
+use crate::results::record::{HostsLap, LoadParams, Measurement};
+use crate::tools::Target;
+use serverbench_analysis::capacity::{self, Plan, STEP_WARMUP};
+use serverbench_hosts::{distributed, HostError};
+use serverbench_model::capacity::Step;
+use serverbench_model::slo::Slo;
+use serverbench_model::LoadSpec;
+use serverbench_results::Role;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Why the search stopped before it was done.
+enum Stop {
+    /// Ctrl-C.
+    Cancelled,
+    /// Client hosts (or the server host) failed during a step.
+    Hosts {
+        faults: Vec<HostError>,
+        server_host: bool,
+    },
+    /// A step measured nothing about the server.
+    Unmeasured(String),
+}
+
+impl Stop {
+    /// The search's note.
+    fn line(&self) -> String {
+        match self {
+            Stop::Cancelled => "interrupted".into(),
+            Stop::Hosts { faults, .. } => {
+                let lines: Vec<String> = faults.iter().map(|e| e.to_string()).collect();
+                lines.join("; ")
+            }
+            Stop::Unmeasured(why) => why.clone(),
+        }
+    }
+
+    fn into_error(self) -> LapError {
+        match self {
+            Stop::Cancelled => LapError::Cancelled,
+            Stop::Hosts {
+                faults,
+                server_host,
+            } => LapError::Hosts {
+                faults,
+                server_host,
+            },
+            Stop::Unmeasured(why) => LapError::Search(why),
+        }
+    }
+}
+
+/// What the steps share.
+struct Search<'a> {
+    run: &'a HostsRun,
+    /// The lap's load as the client hosts take it, before the split.
+    spec: LoadSpec,
+    /// Over TLS, each client host's copy of the run's certificate.
+    copies: Vec<PathBuf>,
+    slo: Slo,
+    /// The profile's duration: each step's length.
+    fixed: Option<Duration>,
+    /// The first step's warm-up (the lap's).
+    first_warmup: Duration,
+    /// The server's process on the server host, sampled per step.
+    server: Option<u32>,
+    /// Runs at the first release: the lap's samplers start.
+    at_first_release: Option<&'a mut (dyn FnMut() + Send)>,
+    /// Each step's hosts record, in the order measured (the failing one last).
+    records: Vec<HostsLap>,
+}
+
+impl Search<'_> {
+    /// Measures one step at `rate` over the client hosts.
+    fn step(&mut self, rate: f64, cancel: &AtomicBool) -> Result<Step, Stop> {
+        if cancel.load(Ordering::SeqCst) {
+            return Err(Stop::Cancelled);
+        }
+        let length = capacity::step_length(&self.slo, rate, self.fixed);
+        let warmup = match self.records.is_empty() {
+            true => self.first_warmup,
+            false => STEP_WARMUP,
+        };
+        let spec = capacity::step_spec(&self.spec, rate, length, warmup);
+        let jobs = distributed::jobs(&spec, &self.run.clients, &self.copies);
+        let (run, first) = (self.run, &mut self.at_first_release);
+        let mut sampler = self
+            .server
+            .and_then(|pid| RemoteSampler::arm(run, &run.server, pid).ok());
+        let mut sampling = false;
+        let mut on_release = || {
+            if let Some(f) = first.take() {
+                f();
+            }
+            sampling = sampler.as_mut().is_some_and(|s| s.start().is_ok());
+        };
+        let load = hosts::load(run, hosts::deadlines(&spec), &jobs, &mut on_release, cancel);
+        self.records.push(hosts::lap_record(run, &load));
+        let d = load.outcome.map_err(|f| match f.cancelled {
+            true => Stop::Cancelled,
+            false => Stop::Hosts {
+                server_host: f.faults.iter().any(|e| e.host() == run.server.name),
+                faults: f.faults,
+            },
+        })?;
+        let mut step = capacity::step_of(&d.merged).map_err(Stop::Unmeasured)?;
+        // A sampler that could not start (or answer) leaves the step's server CPU out.
+        let stats = sampler
+            .filter(|_| sampling)
+            .and_then(|s| s.finish(Some(step.requests)).ok());
+        step.server_cpu_us_per_request = stats.and_then(|s| s.cpu_us_per_request);
+        Ok(step)
+    }
+}
+
+/// The lap's failure before any step ran.
+fn failed(e: LapError) -> Lap {
+    Lap {
+        outcome: Err(e),
+        stats: BTreeMap::new(),
+        hosts: None,
+        kept: None,
+    }
+}
+
+/// Runs the capacity search of a `find_max` lap of `params` against `target` over the client
+/// hosts of `run`, with the process trees of `roles` sampled over the whole search from its
+/// first release (`at_start` runs just before).
+pub(super) fn measure(
+    placement: Placement<'_>,
+    (run, tls): (&HostsRun, Option<&HostsTls>),
+    params: &LoadParams,
+    target: &Target,
+    roles: &[(Role, Pid)],
+    at_start: &mut (dyn FnMut() + Send),
+    cancel: &AtomicBool,
+) -> Lap {
+    let find_max = params.find_max.as_ref().expect("a find_max lap");
+    let plan = match Plan::of(find_max) {
+        Ok(p) => p,
+        Err(why) => return failed(LapError::Search(why)),
+    };
+    let (spec, copies) = match hosts::client_spec(run, params, target, tls) {
+        Ok(s) => s,
+        Err(e) => return failed(LapError::Prepare(e)),
+    };
+    let target = capacity::target_of(&spec);
+    let mut samplers = Samplers::default();
+    roles
+        .iter()
+        .for_each(|&(r, pid)| samplers.arm(placement, r, pid));
+    let started = Instant::now();
+    let (out, stop, records) = {
+        let mut lap_start = || {
+            at_start();
+            samplers.start();
+        };
+        let mut search = Search {
+            run,
+            spec,
+            copies,
+            slo: find_max.slo.clone(),
+            fixed: params.duration_s.map(Duration::from_secs_f64),
+            first_warmup: Duration::from_secs_f64(params.warmup_s).max(STEP_WARMUP),
+            server: roles.iter().find_map(|r| match r {
+                (Role::Server, Pid::ServerHost(pid)) => Some(*pid),
+                _ => None,
+            }),
+            at_first_release: Some(&mut lap_start),
+            records: Vec::new(),
+        };
+        let (out, stop) = capacity::search(&find_max.slo, &plan, |rate| search.step(rate, cancel));
+        (out, stop, search.records)
+    };
+    // The step the lap's figures are (see `Measurement::from`): at the capacity, else the first.
+    let at = out.steps.iter().rposition(|s| s.met && Some(s.rate_target) == out.capacity);
+    let record = match stop {
+        Some(_) => records.last(),
+        None => records.get(at.unwrap_or(0)),
+    };
+    let result = out.into_result(
+        target,
+        (&find_max.slo, &plan),
+        stop.as_ref().map(Stop::line),
+        started.elapsed().as_secs_f64(),
+    );
+    let m = Measurement::from(&result);
+    // A capacity search's lap spans every step: no one request count to divide by.
+    let mut stats = samplers.finish(None);
+    capacity_cost(&mut stats, &m);
+    let kept = Some(m.clone()).filter(|_| !result.steps.is_empty());
+    Lap {
+        outcome: match stop {
+            None => Ok(m),
+            Some(s) => Err(s.into_error()),
+        },
+        stats,
+        hosts: record.cloned(),
+        kept,
+    }
+}
