@@ -59,7 +59,10 @@ fn laps(dir: &Path) -> Vec<serde_json::Value> {
         .find(|p| p.join("results.jsonl").is_file());
     let text = folder.map(|f| std::fs::read_to_string(f.join("results.jsonl")).unwrap());
     let lines = text.unwrap_or_default();
-    lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn names(clients: &serde_json::Value) -> Vec<String> {
@@ -142,7 +145,11 @@ fn a_client_host_dying_mid_search_fails_the_lap_naming_it_and_keeps_the_steps_so
     std::thread::sleep(Duration::from_secs(8));
     bed.script(&["kill-sshd", "sb-client1"]);
     bed.script(&["start-sshd", "sb-client1"]);
-    assert_eq!(child.wait().unwrap().code(), Some(3), "a failed lap: exit 3");
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(3),
+        "a failed lap: exit 3"
+    );
     let laps = laps(dir.path());
     let lap = &laps[0];
     assert_eq!(lap["status"], "failed", "{lap}");

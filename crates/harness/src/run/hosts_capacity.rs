@@ -138,6 +138,20 @@ impl Search<'_> {
     }
 }
 
+/// Which step's hosts record the lap keeps: the failing one (the last measured) when the search
+/// stopped on a fault, else the step of the lap's figures (see `Measurement::from`): at the
+/// capacity, else the first.
+fn recorded_step(out: &capacity::Outcome, stopped: bool) -> Option<usize> {
+    if stopped {
+        return Some(out.steps.len());
+    }
+    let at = out
+        .steps
+        .iter()
+        .rposition(|s| s.met && Some(s.rate_target) == out.capacity);
+    (!out.steps.is_empty()).then(|| at.unwrap_or(0))
+}
+
 /// The lap's failure before any step ran.
 fn failed(e: LapError) -> Lap {
     Lap {
@@ -197,12 +211,7 @@ pub(super) fn measure(
         let (out, stop) = capacity::search(&find_max.slo, &plan, |rate| search.step(rate, cancel));
         (out, stop, search.records)
     };
-    // The step the lap's figures are (see `Measurement::from`): at the capacity, else the first.
-    let at = out.steps.iter().rposition(|s| s.met && Some(s.rate_target) == out.capacity);
-    let record = match stop {
-        Some(_) => records.last(),
-        None => records.get(at.unwrap_or(0)),
-    };
+    let record = recorded_step(&out, stop.is_some()).and_then(|i| records.get(i));
     let result = out.into_result(
         target,
         (&find_max.slo, &plan),
@@ -222,5 +231,45 @@ pub(super) fn measure(
         stats,
         hosts: record.cloned(),
         kept,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(rate: f64, met: bool) -> Step {
+        Step {
+            rate_target: rate,
+            met,
+            ..Step::default()
+        }
+    }
+
+    #[test]
+    fn the_lap_keeps_the_hosts_record_of_its_capacity_step_or_of_the_failing_one() {
+        let out = capacity::Outcome {
+            capacity: Some(400.0),
+            failed_at: Some(412.5),
+            steps: vec![step(200.0, true), step(400.0, true), step(800.0, false)],
+            ..capacity::Outcome::default()
+        };
+        assert_eq!(recorded_step(&out, false), Some(1));
+        // A fault in the fourth step: its record follows the three measured.
+        assert_eq!(recorded_step(&out, true), Some(3));
+        let missed = capacity::Outcome {
+            steps: vec![step(100.0, false)],
+            ..capacity::Outcome::default()
+        };
+        assert_eq!(recorded_step(&missed, false), Some(0));
+        assert_eq!(recorded_step(&capacity::Outcome::default(), false), None);
+    }
+
+    #[test]
+    fn a_fault_becomes_the_laps_failure_and_ctrl_c_no_failure_at_all() {
+        let why = Stop::Unmeasured("at 800/s: no request succeeded (5 errors)".into());
+        assert!(why.line().starts_with("at 800/s"));
+        assert!(matches!(why.into_error(), LapError::Search(_)));
+        assert!(matches!(Stop::Cancelled.into_error(), LapError::Cancelled));
     }
 }

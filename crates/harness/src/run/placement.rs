@@ -226,7 +226,15 @@ impl Placement<'_> {
                 }
             }
             Placement::Hosts { run, tls } if params.find_max.is_some() => {
-                super::hosts_capacity::measure(self, (run, tls), params, target, roles, at_start, cancel)
+                super::hosts_capacity::measure(
+                    self,
+                    (run, tls),
+                    params,
+                    target,
+                    roles,
+                    at_start,
+                    cancel,
+                )
             }
             Placement::Hosts { run, tls } => {
                 let jobs = match hosts::client_jobs(run, params, target, tls) {
