@@ -31,13 +31,19 @@ requires = "hello"
 name = "p99-60ms"
 connections = 16
 duration = "2s"
-find_max = { slo = "p99<=60ms", start_rate = 100 }
+find_max = { slo = "SLO", start_rate = 100 }
 "#;
 
-/// `serverbench run SUITE --hosts …` of the queue fixture, results under `dir`.
+/// `serverbench run SUITE --hosts …` of the queue fixture searching for p99 ≤ 60 ms, results
+/// under `dir`.
 fn run_over_hosts(bed: &Bed, dir: &Path) -> Command {
+    run_for(bed, dir, "p99<=60ms")
+}
+
+/// [`run_over_hosts`] for the goal `slo`.
+fn run_for(bed: &Bed, dir: &Path, slo: &str) -> Command {
     let suite = dir.join("hosts-capacity.toml");
-    std::fs::write(&suite, SUITE).unwrap();
+    std::fs::write(&suite, SUITE.replace("SLO", slo)).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_serverbench"));
     cmd.args(["run", "--root"])
         .arg(root().join("crates/hosts/tests/fixtures/catalog"))
@@ -186,5 +192,31 @@ fn ctrl_c_mid_search_over_the_hosts_records_no_failure_and_leaves_nothing_behind
         .filter(|l| l["status"] == "failed")
         .count();
     assert_eq!(failed, 0, "an interrupted lap is not a failure");
+    bed.assert_nothing_left();
+}
+
+#[test]
+fn a_goal_missed_at_the_first_rate_over_the_hosts_fails_the_lap_with_its_step_kept() {
+    let Some(bed) = bed() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Every request takes 10 ms: p99 ≤ 5 ms holds at no rate.
+    let out = run_for(&bed, dir.path(), "p99<=5ms").output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let laps = laps(dir.path());
+    let lap = &laps[0];
+    assert_eq!(lap["status"], "failed", "{lap}");
+    let why = lap["failure"]["detail"].as_str().unwrap();
+    assert!(
+        why.contains("the goal failed at the first rate, 100/s"),
+        "{why}"
+    );
+    let capacity = &lap["load"]["capacity"];
+    assert_eq!(capacity["ending"], "goal-missed-at-start", "{lap}");
+    assert_eq!(capacity["steps"].as_array().unwrap().len(), 1, "{lap}");
     bed.assert_nothing_left();
 }

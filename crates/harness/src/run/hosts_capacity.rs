@@ -11,7 +11,8 @@
 //!   step's release and stopped with its request count: the step's server CPU per request.
 //!   The lap's samplers span the whole search; its CPU per request is its capacity step's.
 //! - **Faults.** A client host that fails ends the search: its steps so far are kept in the
-//!   failed lap's record (ending `aborted`, the note naming the fault). Ctrl-C stops the step's
+//!   failed lap's record (ending `aborted`, the note naming the fault). A goal missed at the
+//!   first rate fails the lap too, as a search here does, its step kept. Ctrl-C stops the step's
 //!   hosts and the lap goes unrecorded. Every remote session (load and sampler) is closed when
 //!   its step returns.
 //! - **The lap's hosts record** is its capacity step's (the first step's when no rate met the
@@ -25,7 +26,7 @@ use crate::results::record::{HostsLap, LoadParams, Measurement};
 use crate::tools::Target;
 use serverbench_analysis::capacity::{self, Plan, STEP_WARMUP};
 use serverbench_hosts::{distributed, HostError};
-use serverbench_model::capacity::Step;
+use serverbench_model::capacity::{Ending, Step};
 use serverbench_model::slo::Slo;
 use serverbench_model::LoadSpec;
 use serverbench_results::Role;
@@ -225,8 +226,12 @@ pub(super) fn measure(
     let kept = Some(m.clone()).filter(|_| !result.steps.is_empty());
     Lap {
         outcome: match stop {
-            None => Ok(m),
             Some(s) => Err(s.into_error()),
+            // As `load --find-max` here (exit 10): the lap fails, its step kept.
+            None if result.ending == Ending::GoalMissedAtStart => {
+                Err(LapError::Search(result.note.unwrap_or_default()))
+            }
+            None => Ok(m),
         },
         stats,
         hosts: record.cloned(),

@@ -156,8 +156,9 @@ pub(super) enum LapError {
     Local(LoadError),
     /// The load could not be prepared for the client hosts.
     Prepare(HostsError),
-    /// A capacity search over the client hosts could not go on: its plan is wrong, or a step
-    /// measured nothing about the server (no request succeeded).
+    /// A capacity search over the client hosts could not go on or found nothing: its plan is
+    /// wrong, a step measured nothing about the server (no request succeeded), or the goal
+    /// failed at the first rate.
     Search(String),
     /// Hosts failed during the lap (the server host among them or not).
     Hosts {
