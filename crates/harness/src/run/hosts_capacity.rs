@@ -167,7 +167,6 @@ fn failed(e: LapError) -> Lap {
 /// hosts of `run`, with the process trees of `roles` sampled over the whole search from its
 /// first release (`at_start` runs just before).
 pub(super) fn measure(
-    placement: Placement<'_>,
     (run, tls): (&HostsRun, Option<&HostsTls>),
     params: &LoadParams,
     target: &Target,
@@ -185,6 +184,7 @@ pub(super) fn measure(
         Err(e) => return failed(LapError::Prepare(e)),
     };
     let target = capacity::target_of(&spec);
+    let placement = Placement::Hosts { run, tls };
     let mut samplers = Samplers::default();
     roles
         .iter()

@@ -187,6 +187,8 @@ impl Placement<'_> {
     /// Runs the measured load of `params` against `target`, with the process trees of `roles`
     /// sampled from when it starts (over hosts: at the release of the client hosts, after their
     /// warm-up); `at_start` runs just before (the database's first snapshot of statements).
+    /// Here a `find_max` lap is one run of the load tool's own search; over hosts it is driven
+    /// step by step from the controller instead (`hosts_capacity.rs`).
     pub(super) fn measure(
         self,
         params: &LoadParams,
@@ -225,17 +227,6 @@ impl Placement<'_> {
                     hosts: None,
                     kept: None,
                 }
-            }
-            Placement::Hosts { run, tls } if params.find_max.is_some() => {
-                super::hosts_capacity::measure(
-                    self,
-                    (run, tls),
-                    params,
-                    target,
-                    roles,
-                    at_start,
-                    cancel,
-                )
             }
             Placement::Hosts { run, tls } => {
                 let jobs = match hosts::client_jobs(run, params, target, tls) {
