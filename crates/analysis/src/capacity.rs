@@ -24,9 +24,17 @@
 //! a floor (a second: queues must have time to build) and a ceiling (so a low first rate does
 //! not take minutes); a step that still falls short of the count is flagged in the curve.
 
-use serverbench_model::capacity::{Ending, Step};
+use serverbench_model::capacity::{CapacityResult, Ending, FindMax, Step};
 use serverbench_model::slo::Slo;
+use serverbench_model::{LoadResult, LoadSpec};
 use std::time::Duration;
+
+/// A step's warm-up when none is asked: time for connections to open and queues to settle at
+/// the step's rate before it is measured.
+pub const STEP_WARMUP: Duration = Duration::from_secs(1);
+/// The shortest and longest a step lasts when its length is not fixed ([`step_length`]).
+const STEP_FLOOR: Duration = Duration::from_secs(1);
+const STEP_CAP: Duration = Duration::from_secs(10);
 
 /// How the search walks.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,6 +63,35 @@ impl Default for Plan {
     }
 }
 
+impl Plan {
+    /// The plan of a suite profile's `find_max` (its precision in percent; the defaults for
+    /// what it leaves out), or why it cannot run, naming the key.
+    pub fn of(f: &FindMax) -> Result<Plan, String> {
+        let d = Plan::default();
+        let plan = Plan {
+            start: f.start_rate.unwrap_or(d.start),
+            precision: f.precision.map_or(d.precision, |p| p / 100.0),
+            max_steps: f.max_steps.unwrap_or(d.max_steps),
+            ..d
+        };
+        if !(plan.precision > 0.0 && plan.precision < 1.0) {
+            return Err("find_max precision: a percentage above 0 and below 100".into());
+        }
+        if plan.max_steps < 2 {
+            return Err(
+                "find_max max_steps: at least 2 (a bracket needs a pass and a miss)".into(),
+            );
+        }
+        if !(plan.start > 0.0 && plan.start <= plan.ceiling) {
+            return Err(format!(
+                "find_max start_rate: above 0 and at most {}",
+                plan.ceiling
+            ));
+        }
+        Ok(plan)
+    }
+}
+
 /// What the search found (the caller adds the target, the goal and the time taken).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Outcome {
@@ -79,6 +116,66 @@ pub fn samples_needed(slo: &Slo) -> u64 {
 pub fn step_duration(slo: &Slo, rate: f64, floor: Duration, cap: Duration) -> Duration {
     let secs = samples_needed(slo) as f64 / rate.max(1.0);
     Duration::from_secs_f64(secs).clamp(floor, cap.max(floor))
+}
+
+/// How long a step at `rate` is measured: `fixed` (a profile's `duration`, `-d`), else long
+/// enough for [`samples_needed`], between 1 and 10 seconds.
+pub fn step_length(slo: &Slo, rate: f64, fixed: Option<Duration>) -> Duration {
+    fixed.unwrap_or_else(|| step_duration(slo, rate, STEP_FLOOR, STEP_CAP))
+}
+
+/// `spec` as one step: open loop at `rate`, measured for `length` after `warmup`, no request
+/// count; nothing else changed.
+pub fn step_spec(spec: &LoadSpec, rate: f64, length: Duration, warmup: Duration) -> LoadSpec {
+    LoadSpec {
+        rate: Some(rate),
+        duration: Some(length),
+        warmup,
+        requests: None,
+        ..spec.clone()
+    }
+}
+
+/// The step an open-loop load measured (not yet judged), or why it measured nothing about the
+/// server (no request succeeded), naming the rate.
+pub fn step_of(r: &LoadResult) -> Result<Step, String> {
+    match r.no_success() {
+        Some(why) => Err(format!("at {:.0}/s: {why}", r.rate_target.unwrap_or(0.0))),
+        None => Ok(Step::from_load(r)),
+    }
+}
+
+impl Outcome {
+    /// The whole search as recorded: `target` loaded for `slo` with `plan`, `aborted` the
+    /// cause when a step could not be measured (it becomes the note), `search_s` its time.
+    pub fn into_result(
+        self,
+        target: Vec<String>,
+        (slo, plan): (&Slo, &Plan),
+        aborted: Option<String>,
+        search_s: f64,
+    ) -> CapacityResult {
+        CapacityResult {
+            target,
+            slo: slo.clone(),
+            precision: plan.precision,
+            max_steps: plan.max_steps,
+            capacity_rps: self.capacity,
+            failed_at_rps: self.failed_at,
+            ending: self.ending,
+            note: aborted.or(self.note),
+            search_s,
+            steps: self.steps,
+        }
+    }
+}
+
+/// The URL(s) or `host:port` a load spec loads.
+pub fn target_of(spec: &LoadSpec) -> Vec<String> {
+    match &spec.tcp {
+        Some(t) => vec![t.addr.clone()],
+        None => spec.urls.clone(),
+    }
 }
 
 /// Judges `step` against `slo`: its misses, whether it is the client's limit, and `met`.
@@ -323,5 +420,53 @@ mod tests {
         );
         assert_eq!(step_duration(&p99, 100.0, floor, cap), cap);
         assert_eq!(step_duration(&p99, 1e6, floor, cap), floor);
+    }
+
+    #[test]
+    fn a_suites_find_max_becomes_a_plan_and_a_bad_value_names_its_key() {
+        let find_max = |precision, max_steps, start_rate| FindMax {
+            slo: slo("p99<=5ms"),
+            precision,
+            max_steps,
+            start_rate,
+        };
+        let plan = Plan::of(&find_max(Some(2.0), None, Some(100.0))).unwrap();
+        assert_eq!(
+            (plan.start, plan.precision, plan.max_steps),
+            (100.0, 0.02, 20)
+        );
+        let bad = |f: FindMax| Plan::of(&f).unwrap_err();
+        assert!(bad(find_max(Some(0.0), None, None)).contains("precision"));
+        assert!(bad(find_max(None, Some(1), None)).contains("max_steps"));
+        assert!(bad(find_max(None, None, Some(0.0))).contains("start_rate"));
+    }
+
+    #[test]
+    fn a_step_is_the_spec_at_its_rate_for_its_length_after_its_warm_up() {
+        let spec = LoadSpec {
+            requests: Some(5),
+            connections: 16,
+            ..LoadSpec::default()
+        };
+        let fixed = Some(Duration::from_secs(2));
+        let length = step_length(&slo("p99<=5ms"), 400.0, fixed);
+        let s = step_spec(&spec, 400.0, length, STEP_WARMUP);
+        assert_eq!((s.rate, s.requests, s.connections), (Some(400.0), None, 16));
+        assert_eq!((s.duration, s.warmup), (fixed, STEP_WARMUP));
+        let free = step_length(&slo("p99<=5ms"), 2000.0, None);
+        assert_eq!(free, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_step_where_no_request_succeeded_is_an_error_naming_its_rate() {
+        let mut r = LoadResult {
+            rate_target: Some(800.0),
+            ..LoadResult::default()
+        };
+        r.errors.connect = 12;
+        let why = step_of(&r).unwrap_err();
+        assert!(why.starts_with("at 800/s: no request succeeded"), "{why}");
+        r.requests = 100;
+        assert_eq!(step_of(&r).unwrap().requests, 112);
     }
 }

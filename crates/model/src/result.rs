@@ -261,6 +261,38 @@ pub struct LoadResult {
     pub mix: Vec<MixEntryResult>,
 }
 
+impl LoadResult {
+    /// Why no request succeeded: every one failed at the socket, or every answer had an error
+    /// status (e.g. plain HTTP sent to an HTTPS port gets 400s); `None` when some did. A load
+    /// like that measured nothing about the server.
+    pub fn no_success(&self) -> Option<String> {
+        if self.requests == 0 && self.errors.total() > 0 {
+            return Some(format!(
+                "no request succeeded ({} errors)",
+                self.errors.total()
+            ));
+        }
+        if self.requests > 0 && self.errors.status >= self.requests {
+            let codes: Vec<String> = self
+                .status
+                .iter()
+                .map(|(c, n)| format!("{n} x {c}"))
+                .collect();
+            let https = self.status.contains_key("400")
+                && self.target.iter().any(|t| t.starts_with("http://"));
+            let https = match https {
+                true => " (a 400 to every request: is this an https:// port?)",
+                false => "",
+            };
+            return Some(format!(
+                "no request succeeded: every answer had an error status ({}){https}",
+                codes.join(", ")
+            ));
+        }
+        None
+    }
+}
+
 /// Request and response bodies of an HTTP/1.1 run (measured period): what was sent, and for
 /// each response its bytes on the wire beside its decoded size (the same without a coding;
 /// decoded only with `--verify`).

@@ -173,13 +173,6 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         ),
     };
     let (suite, sweep_skips) = build_suite(&args, &ids, &pinning)?;
-    if let (Some(_), Some(p)) = (&hosts, suite.profiles.iter().find(|p| p.find_max.is_some())) {
-        bail!(
-            "profile {}: a find_max search runs from this machine only (not over run --hosts) for \
-             now; `serverbench load --find-max --hosts` searches over several machines",
-            p.name
-        );
-    }
     if !args.dry_run {
         for note in &sweep_skips {
             eprintln!("core sweep: {note}");

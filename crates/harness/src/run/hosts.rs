@@ -344,6 +344,20 @@ pub fn client_jobs(
     target: &Target,
     tls: Option<&HostsTls>,
 ) -> Result<Vec<ClientJob>, HostsError> {
+    let (mut spec, copies) = client_spec(h, params, target, tls)?;
+    spec.warmup = Duration::from_secs_f64(params.warmup_s);
+    Ok(distributed::jobs(&spec, &h.clients, &copies))
+}
+
+/// The load of `params` against `target` as the client hosts take it, before it is split
+/// between them ([`distributed::jobs`]), and over TLS each host's own copy of the run's
+/// certificate (in the order of `h.clients`).
+pub fn client_spec(
+    h: &HostsRun,
+    params: &LoadParams,
+    target: &Target,
+    tls: Option<&HostsTls>,
+) -> Result<(LoadSpec, Vec<PathBuf>), HostsError> {
     let copies: Vec<PathBuf> = match tls {
         Some(t) if params.transport.tls => t.clients.clone(),
         _ => Vec::new(),
@@ -361,32 +375,40 @@ pub fn client_jobs(
         ca_file: copies.first().cloned(),
         ..target.clone()
     };
-    let mut spec = crate::tools::serverbench::spec(params, &target, &[]).map_err(|source| {
+    let spec = crate::tools::serverbench::spec(params, &target, &[]).map_err(|source| {
         HostsError::Load {
             host: h.clients.first().map_or(String::new(), |c| c.name.clone()),
             source,
         }
     })?;
-    spec.warmup = Duration::from_secs_f64(params.warmup_s);
-    Ok(distributed::jobs(&spec, &h.clients, &copies))
+    Ok((spec, copies))
 }
 
-/// Runs `jobs` (from [`client_jobs`]) on the client hosts; `on_release` runs once, when the
-/// hosts are released together (the placement starts its samplers there).
-pub(super) fn load(
-    h: &HostsRun,
-    params: &LoadParams,
-    jobs: &[ClientJob],
-    on_release: &mut (dyn FnMut() + Send),
-    cancel: &AtomicBool,
-) -> HostsLoad {
-    let cpu0 = controller_cpu_s();
+/// The deadlines of a lap of `params` over the client hosts.
+pub(super) fn lap_deadlines(params: &LoadParams) -> Deadlines {
     let lap = LoadSpec {
         duration: params.duration_s.map(Duration::from_secs_f64),
         warmup: Duration::from_secs_f64(params.warmup_s),
         ..LoadSpec::default()
     };
-    let deadlines = Deadlines::of(&lap, CONNECT_TIMEOUT);
+    Deadlines::of(&lap, CONNECT_TIMEOUT)
+}
+
+/// The deadlines of `spec` run on the client hosts (a capacity search's step).
+pub(super) fn deadlines(spec: &LoadSpec) -> Deadlines {
+    Deadlines::of(spec, CONNECT_TIMEOUT)
+}
+
+/// Runs `jobs` (from [`client_jobs`]) on the client hosts within `deadlines`; `on_release`
+/// runs once, when the hosts are released together (the placement starts its samplers there).
+pub(super) fn load(
+    h: &HostsRun,
+    deadlines: Deadlines,
+    jobs: &[ClientJob],
+    on_release: &mut (dyn FnMut() + Send),
+    cancel: &AtomicBool,
+) -> HostsLoad {
+    let cpu0 = controller_cpu_s();
     let on_release = Mutex::new(on_release);
     let progress = |p: Progress| {
         if let Progress::Released { .. } = p {

@@ -14,6 +14,7 @@ pub mod env;
 pub mod errors;
 mod estimate;
 pub mod hosts;
+mod hosts_capacity;
 pub mod hosts_tls;
 mod load;
 mod placement;

@@ -41,7 +41,7 @@ pub(super) enum Placement<'a> {
 
 /// A capacity search's server CPU per request is its capacity step's, read by the search over
 /// that step alone (the lap's sample spans every step and its warm-ups).
-fn capacity_cost(stats: &mut BTreeMap<Role, ProcessStats>, m: &Measurement) {
+pub(super) fn capacity_cost(stats: &mut BTreeMap<Role, ProcessStats>, m: &Measurement) {
     let step = m.capacity.as_ref().and_then(|c| c.capacity_step());
     if let (Some(step), Some(s)) = (step, stats.get_mut(&Role::Server)) {
         s.cpu_us_per_request = step.server_cpu_us_per_request;
@@ -156,6 +156,10 @@ pub(super) enum LapError {
     Local(LoadError),
     /// The load could not be prepared for the client hosts.
     Prepare(HostsError),
+    /// A capacity search over the client hosts could not go on or found nothing: its plan is
+    /// wrong, a step measured nothing about the server (no request succeeded), or the goal
+    /// failed at the first rate.
+    Search(String),
     /// Hosts failed during the lap (the server host among them or not).
     Hosts {
         /// One error per failing host.
@@ -174,12 +178,17 @@ pub(super) struct Lap {
     pub stats: BTreeMap<Role, ProcessStats>,
     /// `run --hosts`: the server host and each client host's result.
     pub hosts: Option<HostsLap>,
+    /// What was measured before the lap failed, kept in its record (a capacity search's steps
+    /// so far).
+    pub kept: Option<Measurement>,
 }
 
 impl Placement<'_> {
     /// Runs the measured load of `params` against `target`, with the process trees of `roles`
     /// sampled from when it starts (over hosts: at the release of the client hosts, after their
     /// warm-up); `at_start` runs just before (the database's first snapshot of statements).
+    /// Here a `find_max` lap is one run of the load tool's own search; over hosts it is driven
+    /// step by step from the controller instead (`hosts_capacity.rs`).
     pub(super) fn measure(
         self,
         params: &LoadParams,
@@ -216,6 +225,7 @@ impl Placement<'_> {
                         e => LapError::Local(e),
                     }),
                     hosts: None,
+                    kept: None,
                 }
             }
             Placement::Hosts { run, tls } => {
@@ -226,6 +236,7 @@ impl Placement<'_> {
                             outcome: Err(LapError::Prepare(e)),
                             stats: BTreeMap::new(),
                             hosts: None,
+                            kept: None,
                         }
                     }
                 };
@@ -236,7 +247,8 @@ impl Placement<'_> {
                     at_start();
                     samplers.start();
                 };
-                let load = hosts::load(run, params, &jobs, &mut on_release, cancel);
+                let deadlines = hosts::lap_deadlines(params);
+                let load = hosts::load(run, deadlines, &jobs, &mut on_release, cancel);
                 let requests = load.outcome.as_ref().ok().map(|d| d.merged.requests);
                 let stats = samplers.finish(requests);
                 let record = hosts::lap_record(run, &load);
@@ -252,6 +264,7 @@ impl Placement<'_> {
                     outcome,
                     stats,
                     hosts: Some(record),
+                    kept: None,
                 }
             }
         }

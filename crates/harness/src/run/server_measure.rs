@@ -7,8 +7,8 @@ use super::plan::Job;
 use super::running::Running;
 use super::server_db::LapDatabase;
 use crate::results::record::{LapRecord, LapStatus, LoadParams};
-use crate::run::disturbance;
-use crate::run::placement::{LapError, Pid, Placement};
+use crate::run::placement::{Lap as MeasuredLap, LapError, Pid, Placement};
+use crate::run::{disturbance, hosts_capacity};
 use crate::run::{run_load, Event, LoadError};
 use crate::tools::Target;
 use serverbench_model::failure::{FailureKind, LapFailure};
@@ -100,8 +100,7 @@ impl Lap<'_> {
         let mut at_start = || before = db.snapshot(uses_db);
         // Over hosts the load runs on machines whose /proc is not ours: no disturbance record.
         let machine = placement.warms_up_apart().then(disturbance::before);
-        let cancel = &ctx.opts.cancel;
-        let measured = placement.measure(&params, self.target, &roles, &mut at_start, cancel);
+        let measured = lap_load(ctx, &params, self.target, &roles, &mut at_start);
         record.wall_s = t0.elapsed().as_secs_f64();
         for (role, stats) in measured.stats {
             record.set_stats(role, stats);
@@ -112,6 +111,7 @@ impl Lap<'_> {
             Err(e) => {
                 record.status = LapStatus::Failed;
                 record.failure = Some(failure(e, self.proc));
+                record.load = measured.kept;
             }
             Ok(m) => {
                 record.load = Some(m);
@@ -126,6 +126,25 @@ impl Lap<'_> {
         }
         db.after(&mut record, before);
         Some(record)
+    }
+}
+
+/// The measured load of `params` through the run's placement; over the hosts a `find_max` lap
+/// is searched step by step from here (`hosts_capacity.rs`), each step split across the client
+/// hosts, where the load tool's own search could not split its steps.
+fn lap_load(
+    ctx: &Context,
+    params: &LoadParams,
+    target: &Target,
+    roles: &[(Role, Pid)],
+    at_start: &mut (dyn FnMut() + Send),
+) -> MeasuredLap {
+    let cancel = &ctx.opts.cancel;
+    match placement(ctx) {
+        Placement::Hosts { run, tls } if params.find_max.is_some() => {
+            hosts_capacity::measure((run, tls), params, target, roles, at_start, cancel)
+        }
+        p => p.measure(params, target, roles, at_start, cancel),
     }
 }
 
@@ -175,6 +194,9 @@ fn failure(e: LapError, proc: &mut Running) -> LapFailure {
             LapFailure::new(FailureKind::Load, e.to_string()).with_log_tail(proc.log_tail(LOG_TAIL))
         }),
         LapError::Prepare(e) => LapFailure::new(FailureKind::Load, e.to_string()),
+        LapError::Search(why) => died(proc).unwrap_or_else(|| {
+            LapFailure::new(FailureKind::Load, why).with_log_tail(proc.log_tail(LOG_TAIL))
+        }),
         LapError::Hosts {
             faults,
             server_host,

@@ -107,14 +107,15 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
         Ok(p) => p,
         Err(why) => return bad(why),
     };
-    if let Err(e) = Config::try_from(&with_rate(&spec, plan.start, Duration::from_secs(1))) {
-        return bad(format!("{e:#}"));
-    }
     let warmup = if spec.warmup.is_zero() {
-        Duration::from_secs(1)
+        capacity::STEP_WARMUP
     } else {
         spec.warmup
     };
+    let first = capacity::step_spec(&spec, plan.start, Duration::from_secs(1), warmup);
+    if let Err(e) = Config::try_from(&first) {
+        return bad(format!("{e:#}"));
+    }
     let fixed = spec.duration;
     // --hosts: every step is split across the client hosts and merged exactly.
     let session = match args.hosts.is_some() {
@@ -128,11 +129,8 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
     let live = !args.quiet && std::io::stderr().is_terminal();
     let started = Instant::now();
     let measure = |rate: f64| -> Result<Step, StepFailed> {
-        let d = fixed.unwrap_or_else(|| {
-            capacity::step_duration(&slo, rate, Duration::from_secs(1), Duration::from_secs(10))
-        });
-        let mut s = with_rate(&spec, rate, d);
-        s.warmup = warmup;
+        let length = capacity::step_length(&slo, rate, fixed);
+        let s = capacity::step_spec(&spec, rate, length, warmup);
         let step = match &session {
             Some((session, _)) => measure_over_hosts(session, &s)?,
             None => measure_step(&s, args.find_max.server_pid)?,
@@ -143,18 +141,12 @@ pub fn run(args: &Args, spec: LoadSpec) -> anyhow::Result<Exit> {
         Ok(step)
     };
     let (out, failed) = capacity::search(&slo, &plan, measure);
-    let result = CapacityResult {
-        target: target_of(&spec),
-        slo: slo.clone(),
-        precision: plan.precision,
-        max_steps: plan.max_steps,
-        capacity_rps: out.capacity,
-        failed_at_rps: out.failed_at,
-        ending: out.ending,
-        note: failed.as_ref().map(|f| f.why.clone()).or(out.note),
-        search_s: started.elapsed().as_secs_f64(),
-        steps: out.steps,
-    };
+    let result = out.into_result(
+        capacity::target_of(&spec),
+        (&slo, &plan),
+        failed.as_ref().map(|f| f.why.clone()),
+        started.elapsed().as_secs_f64(),
+    );
     report(args, &result, failed.map(|f| f.exit))
 }
 
@@ -201,23 +193,6 @@ fn conflict(args: &Args, spec: &LoadSpec) -> Option<String> {
     Some(why.to_string())
 }
 
-/// `spec` at `rate` for `d`, nothing else changed.
-fn with_rate(spec: &LoadSpec, rate: f64, d: Duration) -> LoadSpec {
-    LoadSpec {
-        rate: Some(rate),
-        duration: Some(d),
-        requests: None,
-        ..spec.clone()
-    }
-}
-
-fn target_of(spec: &LoadSpec) -> Vec<String> {
-    match &spec.tcp {
-        Some(t) => vec![t.addr.clone()],
-        None => spec.urls.clone(),
-    }
-}
-
 /// One open-loop run of the engine, as a step (not yet judged); with `server_pid`, the server
 /// tree's CPU per request from the start of measurement to the end of the run.
 fn measure_step(spec: &LoadSpec, server_pid: Option<u32>) -> Result<Step, StepFailed> {
@@ -233,11 +208,7 @@ fn measure_step(spec: &LoadSpec, server_pid: Option<u32>) -> Result<Step, StepFa
         EngineError::Refused { .. } => failed(Exit::Refused, e.to_string()),
         e => failed(Exit::BadInput, e.to_string()),
     })?;
-    if let Some(why) = super::verdict::no_success(&result) {
-        let rate = spec.rate.unwrap_or(0.0);
-        return Err(failed(Exit::NoSuccess, format!("at {rate:.0}/s: {why}")));
-    }
-    let mut step = Step::from_load(&result);
+    let mut step = capacity::step_of(&result).map_err(|why| failed(Exit::NoSuccess, why))?;
     if let (Some(pid), Some(start)) = (server_pid, at_start.get()) {
         let cpu_s = tree_cpu_s(pid) - start;
         step.server_cpu_us_per_request =
@@ -265,13 +236,10 @@ fn measure_over_hosts(
         exit: f.exit,
         why: format!("at {rate:.0}/s: {}", f.lines.join("; ")),
     })?;
-    if let Some(why) = super::verdict::no_success(&d.merged) {
-        return Err(StepFailed {
-            exit: Exit::NoSuccess,
-            why: format!("at {rate:.0}/s: {why}"),
-        });
-    }
-    Ok(Step::from_load(&d.merged))
+    capacity::step_of(&d.merged).map_err(|why| StepFailed {
+        exit: Exit::NoSuccess,
+        why,
+    })
 }
 
 /// The terminal view: one line on the search, the curve, the answer (under 120 columns).

@@ -17,30 +17,14 @@ pub fn of(r: &LoadResult) -> (Exit, Option<String>) {
     (Exit::Ok, None)
 }
 
-/// Why no request succeeded: every one failed at the socket, or every answer had an error
-/// status (e.g. plain HTTP sent to an HTTPS port gets 400s), or None.
+/// Why no request succeeded ([`LoadResult::no_success`]), with where to look or what to pass,
+/// or None.
 pub fn no_success(r: &LoadResult) -> Option<String> {
-    if r.requests == 0 && r.errors.total() > 0 {
-        return Some(format!(
-            "no request succeeded ({} errors); see the errors above",
-            r.errors.total()
-        ));
-    }
-    if r.requests > 0 && r.errors.status >= r.requests {
-        let codes: Vec<String> = r.status.iter().map(|(c, n)| format!("{n} x {c}")).collect();
-        let https =
-            if r.status.contains_key("400") && r.target.iter().any(|t| t.starts_with("http://")) {
-                " (a 400 to every request: is this an https:// port?)"
-            } else {
-                ""
-            };
-        return Some(format!(
-            "no request succeeded: every answer had an error status ({}){https}; \
-             --expect-status accepts others",
-            codes.join(", ")
-        ));
-    }
-    None
+    let why = r.no_success()?;
+    Some(match r.requests {
+        0 => format!("{why}; see the errors above"),
+        _ => format!("{why}; --expect-status accepts others"),
+    })
 }
 
 /// Why the run failed its TLS purpose, in one line with a hint, or None.
