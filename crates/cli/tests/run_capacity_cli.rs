@@ -21,9 +21,10 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A successful run of `suite` against the fixture catalog with `extra` flags: its stdout, the results
-/// folder and its laps.
+/// A run of `suite` against the fixture catalog with `extra` flags: whether it succeeded, its
+/// stdout and stderr, the results folder and its laps.
 struct Ran {
+    ok: bool,
     stdout: String,
     dir: PathBuf,
     laps: Vec<serde_json::Value>,
@@ -44,8 +45,7 @@ fn run_suite(tmp: &Path, suite: &str, extra: &[&str]) -> Ran {
     args.extend(extra);
     args.push(file.to_str().unwrap());
     let out = serverbench(&args, &results);
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let stdout = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
     let dir = std::fs::read_dir(&results)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -56,7 +56,12 @@ fn run_suite(tmp: &Path, suite: &str, extra: &[&str]) -> Ran {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    Ran { stdout, dir, laps }
+    Ran {
+        ok: out.status.success(),
+        stdout,
+        dir,
+        laps,
+    }
 }
 
 const SUITE: &str = r#"
@@ -89,11 +94,12 @@ rate = 100
 fn a_find_max_profile_records_the_search_and_a_rate_profile_its_cost_in_every_report() {
     let tmp = tempfile::tempdir().unwrap();
     let Ran {
+        ok,
         stdout,
         dir,
         laps: records,
-        ..
     } = run_suite(tmp.path(), SUITE, &[]);
+    assert!(ok, "{stdout}");
     let results = tmp.path().join("results");
     assert!(stdout.contains("Capacity · hello · p99-50ms"), "{stdout}");
     assert!(stdout.contains("Cost · hello · rate100"), "{stdout}");
@@ -169,7 +175,9 @@ fn history_judges_a_searchs_capacity_and_a_fixed_rates_cost() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("history.db");
     let record = ["--record", "--history", db.to_str().unwrap()];
-    let results = run_suite(tmp.path(), SUITE, &record).dir;
+    let ran = run_suite(tmp.path(), SUITE, &record);
+    assert!(ran.ok, "{}", ran.stdout);
+    let results = ran.dir;
     let out = serverbench(
         &[
             "history",
@@ -210,7 +218,10 @@ fn until_ci_repeats_a_search_until_its_capacity_interval_is_narrow_enough() {
         .next()
         .unwrap();
     let until = ["--until-ci", "50%", "--min-laps", "3", "--max-laps", "4"];
-    let Ran { stdout, laps, .. } = run_suite(tmp.path(), searches_only, &until);
+    let Ran {
+        ok, stdout, laps, ..
+    } = run_suite(tmp.path(), searches_only, &until);
+    assert!(ok, "{stdout}");
     assert!((3..=4).contains(&laps.len()), "{} laps", laps.len());
     assert!(
         laps.iter()
@@ -218,4 +229,28 @@ fn until_ci_repeats_a_search_until_its_capacity_interval_is_narrow_enough() {
         "every lap a whole search"
     );
     assert!(stdout.contains("p99-50ms"), "{stdout}");
+}
+
+#[test]
+fn a_search_that_misses_its_goal_at_the_first_rate_fails_the_lap_and_keeps_the_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let impossible = SUITE
+        .split("[[profile]]\nname = \"rate100\"")
+        .next()
+        .unwrap()
+        .replace("p99<=50ms", "p99<=1us");
+    let ran = run_suite(tmp.path(), &impossible, &[]);
+    let lap = &ran.laps[0];
+    assert_eq!(lap["status"], "failed", "{}", ran.stdout);
+    let why = lap["failure"]["detail"].as_str().unwrap_or_default();
+    assert!(why.contains("p99"), "the goal that failed: {lap}");
+    let steps = lap["load"]["capacity"]["steps"]
+        .as_array()
+        .expect("the step kept");
+    assert_eq!(steps.len(), 1, "{lap}");
+    assert_eq!(steps[0]["rate_target"], 50.0, "{lap}");
+    assert_eq!(
+        lap["load"]["capacity"]["ending"], "goal-missed-at-start",
+        "{lap}"
+    );
 }

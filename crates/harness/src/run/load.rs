@@ -35,6 +35,19 @@ pub enum LoadError {
         /// The last lines it printed.
         output: String,
     },
+    /// A capacity search stopped without an answer (the goal missed at the first rate, a step
+    /// that measured nothing): the steps it measured are kept.
+    #[error("`{command}` exited with {status}: {why}")]
+    Search {
+        /// The command line.
+        command: String,
+        /// Exit status as text.
+        status: String,
+        /// The search's own line on why it stopped.
+        why: String,
+        /// The search as far as it went.
+        kept: Box<Measurement>,
+    },
     /// The tool ran past its deadline and was killed.
     #[error("`{command}` ran longer than {secs:.0} s and was killed")]
     Timeout {
@@ -195,6 +208,20 @@ pub fn run_load(
         });
     }
     let code = status.and_then(|s| libc::WIFEXITED(s).then(|| libc::WEXITSTATUS(s)));
+    if let (Some(c), true) = (code, code != Some(0)) {
+        if let Some(kept) = search_so_far(tool, &stdout) {
+            return Err(LoadError::Search {
+                command,
+                status: format!("exit code {c}"),
+                why: kept
+                    .capacity
+                    .as_ref()
+                    .and_then(|r| r.note.clone())
+                    .unwrap_or_default(),
+                kept: Box::new(kept),
+            });
+        }
+    }
     if code != Some(0) && !resumed_none(tool, code, &stdout) {
         return Err(LoadError::Failed {
             command,
@@ -219,6 +246,17 @@ fn resumed_none(tool: &Prepared, code: Option<i32>, stdout: &str) -> bool {
         && tool.parse(stdout).is_ok_and(|m| {
             m.requests.unwrap_or(0) > 0 && m.tls.as_ref().is_some_and(|t| t.handshakes_resumed == 0)
         })
+}
+
+/// `serverbench load --find-max` prints its search whatever its exit (10: the goal missed at
+/// the first rate; a step's error's otherwise): the steps it measured, when there are any.
+fn search_so_far(tool: &Prepared, stdout: &str) -> Option<Measurement> {
+    if tool.tool != serverbench_model::Tool::Serverbench {
+        return None;
+    }
+    let m = tool.parse(stdout).ok()?;
+    m.capacity.as_ref().filter(|c| !c.steps.is_empty())?;
+    Some(m)
 }
 
 /// Client CPU from rusage for tools that do not report it, and the saturation flag (≥ 90% of

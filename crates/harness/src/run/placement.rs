@@ -217,6 +217,11 @@ impl Placement<'_> {
                 if let Ok(o) = &result {
                     capacity_cost(&mut stats, &o.measurement);
                 }
+                // A search that stopped without an answer keeps its steps in the failed lap.
+                let kept = match &result {
+                    Err(LoadError::Search { kept, .. }) => Some((**kept).clone()),
+                    _ => None,
+                };
                 Lap {
                     stats,
                     outcome: result.map(|o| o.measurement).map_err(|e| match e {
@@ -225,7 +230,7 @@ impl Placement<'_> {
                         e => LapError::Local(e),
                     }),
                     hosts: None,
-                    kept: None,
+                    kept,
                 }
             }
             Placement::Hosts { run, tls } => {
