@@ -153,6 +153,13 @@ fn a_find_max_profile_records_the_search_and_a_rate_profile_its_cost_in_every_re
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("latency against load"), "a curve per server");
     assert!(html.contains("Cost · hello · rate100"));
+    let md = report("md");
+    assert!(
+        md.contains("### Capacity curve · python/fast · hello · p99-50ms")
+            && md.contains("| target/s |"),
+        "every step in Markdown: {md}"
+    );
+    assert!(html.contains("Capacity curve · python/fast"));
     let csv = report("csv");
     assert!(
         csv.contains("total_cpu_us_per_req") && csv.contains("capacity_rps"),

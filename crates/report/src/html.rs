@@ -128,6 +128,11 @@ impl Exporter for HtmlExporter<'_> {
             embed(&mut out, &fig);
             out.push_str("</div>\n");
         }
+        for (heading, g) in table::capacity_curve_tables(summary) {
+            let _ = writeln!(out, "<details><summary>{}</summary>", esc(&heading));
+            grid(&mut out, &g);
+            out.push_str("</details>\n");
+        }
         for fig in figures::queries(summary) {
             out.push_str("<div class=\"figs\">");
             embed(&mut out, &fig);

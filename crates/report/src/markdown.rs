@@ -48,6 +48,7 @@ impl Exporter for MarkdownExporter {
             .chain(table::database_tables(summary))
             .chain(table::cost_tables(summary))
             .chain(table::capacity_tables(summary))
+            .chain(table::capacity_curve_tables(summary))
             .chain(table::mix_tables(summary))
         {
             out.push_str(&format!("### {}\n\n", escape(&heading)));

@@ -4,11 +4,11 @@
 //! it ended. And the CSV forms: the rows, and the
 //! curve (every step of every lap).
 
-use super::{Align, Cell, Column, Grid, Row};
+use super::{Align, Cell, Grid};
 use crate::text::grouped;
 use serverbench_analysis::capacity_rows::CapacityRow;
 use serverbench_analysis::summary::Summary;
-use serverbench_model::capacity::Ending;
+use serverbench_model::capacity::{Ending, Step};
 
 const COLUMNS: [(&str, &str, Align); 12] = [
     ("rank", "rank", Align::Right),
@@ -108,63 +108,93 @@ pub fn capacity_csv(summary: &Summary) -> Option<Grid> {
     (!rows.is_empty()).then(|| grid(&rows, |_| true))
 }
 
+/// The columns of a step of a search: the curve of one server, and in CSV every curve (whose
+/// keys scripts rely on: only ever append).
+const STEP_COLUMNS: [(&str, &str, Align); 11] = [
+    ("server", "server", Align::Left),
+    ("scenario", "scenario", Align::Left),
+    ("profile", "profile", Align::Left),
+    ("rate_target", "target/s", Align::Right),
+    ("rate_achieved", "achieved/s", Align::Right),
+    ("p50_us", "p50 ms", Align::Right),
+    ("p99_us", "p99 ms", Align::Right),
+    ("p999_us", "p99.9 ms", Align::Right),
+    ("errors_pct", "errors %", Align::Right),
+    ("met", "goal", Align::Left),
+    ("server_cpu_us_per_req", "µs/req", Align::Right),
+];
+
+/// The columns a server's own curve leaves out (its heading names them).
+const CURVE_OMITS: [&str; 3] = ["server", "scenario", "profile"];
+
+fn step_cells(r: &CapacityRow, s: &Step) -> [Cell; 11] {
+    let ms = |v: f64| format!("{:.2}", v / 1000.0);
+    let with_raw = |mut c: Cell, raw: f64| {
+        c.raw = raw.to_string();
+        c
+    };
+    [
+        Cell::plain(&r.server),
+        Cell::plain(&r.scenario),
+        Cell::plain(&r.profile),
+        Cell::number(Some(s.rate_target), grouped),
+        Cell::number(Some(s.rate_achieved), grouped),
+        with_raw(Cell::number(Some(s.p50_us), ms), s.p50_us),
+        with_raw(Cell::number(Some(s.p99_us), ms), s.p99_us),
+        with_raw(Cell::number(Some(s.p999_us), ms), s.p999_us),
+        Cell::number(Some(s.errors_pct), |v| format!("{v:.3}")),
+        Cell {
+            text: if s.met { "met" } else { "missed" }.into(),
+            raw: s.met.to_string(),
+            hint: None,
+        },
+        Cell::number(s.server_cpu_us_per_request, |v| format!("{v:.1}")),
+    ]
+}
+
 /// Every step of every capacity lap for CSV: the curves; `None` without capacity laps.
 pub fn capacity_steps_csv(summary: &Summary) -> Option<Grid> {
     if summary.capacity.is_empty() {
         return None;
     }
-    let keys = [
-        "server",
-        "scenario",
-        "profile",
-        "rate_target",
-        "rate_achieved",
-        "p50_us",
-        "p99_us",
-        "p999_us",
-        "errors_pct",
-        "met",
-        "server_cpu_us_per_req",
-    ];
-    let columns = keys
-        .iter()
-        .map(|&k| Column {
-            key: k,
-            label: k.to_string(),
-            align: Align::Left,
-        })
-        .collect();
-    let rows = summary
+    let steps: Vec<(&CapacityRow, &Step)> = summary
         .capacity
         .iter()
-        .flat_map(|r| {
-            r.curve.iter().map(move |s| Row {
-                cells: [
-                    r.server.clone(),
-                    r.scenario.clone(),
-                    r.profile.clone(),
-                    s.rate_target.to_string(),
-                    s.rate_achieved.to_string(),
-                    s.p50_us.to_string(),
-                    s.p99_us.to_string(),
-                    s.p999_us.to_string(),
-                    s.errors_pct.to_string(),
-                    s.met.to_string(),
-                    s.server_cpu_us_per_request
-                        .map_or(String::new(), |v| v.to_string()),
-                ]
-                .into_iter()
-                .map(Cell::plain)
-                .collect(),
-                ..Row::default()
-            })
-        })
+        .flat_map(|r| r.curve.iter().map(move |s| (r, s)))
         .collect();
-    Some(Grid {
-        columns,
-        rows,
-        headline: None,
-    })
+    let all = super::kept(&STEP_COLUMNS, |_| true);
+    Some(super::listed_grid(
+        &STEP_COLUMNS,
+        &all,
+        &steps,
+        |(r, s)| step_cells(r, s),
+        |_| None,
+    ))
+}
+
+/// Each server's curve, every step of every lap by rate, with its heading: the figures behind
+/// the latency-versus-load chart, for the formats without one (Markdown) and beside it (HTML).
+pub fn capacity_curve_tables(summary: &Summary) -> Vec<(String, Grid)> {
+    let shown = super::kept(&STEP_COLUMNS, |k| !CURVE_OMITS.contains(&k));
+    summary
+        .capacity
+        .iter()
+        .filter(|r| !r.curve.is_empty())
+        .map(|r| {
+            let heading = format!(
+                "Capacity curve · {} · {} · {}: every step of every lap, against {}",
+                r.server, r.scenario, r.profile, r.slo
+            );
+            let grid = super::listed_grid(
+                &STEP_COLUMNS,
+                &shown,
+                &r.curve,
+                |s| step_cells(r, s),
+                |_| None,
+            );
+            (heading, grid)
+        })
+        .collect()
 }
 
 /// What the capacity table says (shown under it).
@@ -188,7 +218,6 @@ pub fn capacity_legend(summary: &Summary) -> Vec<String> {
 mod tests {
     use super::*;
     use serverbench_analysis::stats::{Interval, IntervalMethod};
-    use serverbench_model::capacity::Step;
 
     fn row() -> CapacityRow {
         CapacityRow {
@@ -237,5 +266,10 @@ mod tests {
             ]
         );
         assert_eq!(capacity_steps_csv(&s).unwrap().rows.len(), 2);
+        let (heading, curve) = &capacity_curve_tables(&s)[0];
+        assert!(heading.contains("rust/hyper · hello · p99"), "{heading}");
+        let labels: Vec<&str> = curve.columns.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels[0], "target/s");
+        assert_eq!(curve.rows.len(), 2);
     }
 }

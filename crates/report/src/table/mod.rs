@@ -16,7 +16,9 @@ mod protocol;
 mod scaling;
 mod summary;
 
-pub use capacity::{capacity_csv, capacity_legend, capacity_steps_csv, capacity_tables};
+pub use capacity::{
+    capacity_csv, capacity_curve_tables, capacity_legend, capacity_steps_csv, capacity_tables,
+};
 pub use compare::{comparison_csv, comparison_grids, unmatched, COMPARISON_LEGEND};
 pub use cost::{cost_csv, cost_legend, cost_tables};
 pub use database::{database_csv, database_legend, database_tables};
