@@ -1,6 +1,8 @@
 //! `history trend --html FILE`: a self-contained page (no script, no network) with one chart per
 //! series, drawn with `serverbench-charts`: the median req/s per run with its interval bounds,
-//! each change point a vertical line named by its commit, and the commits under the chart.
+//! each change point a vertical line named by its commit, and the commits under the chart. A
+//! series with a cost (laps at a fixed rate, capacity searches) has a second chart: the CPU µs a
+//! request cost, by run.
 
 use crate::changepoint;
 use crate::db::{History, HistoryError};
@@ -17,18 +19,21 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-fn chart(title: &str, points: &[Point]) -> String {
+fn chart(title: &str, points: &[Point], m: Measure) -> String {
     let est: Vec<(f64, crate::series::Estimate)> = points
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| Some(((i + 1) as f64, p.stats.get(Measure::Rps)?)))
+        .filter_map(|(i, p)| Some(((i + 1) as f64, p.stats.get(m)?)))
         .collect();
     let line = |name: &str, f: fn(&crate::series::Estimate) -> f64| Series {
         name: name.into(),
         points: est.iter().map(|(x, e)| (*x, f(e))).collect(),
     };
     let mut series = vec![
-        line("median req/s", |e| e.median),
+        Series {
+            name: format!("median {}", m.unit()),
+            ..line("", |e| e.median)
+        },
         line("interval low", |e| e.low),
         line("interval high", |e| e.high),
     ];
@@ -49,7 +54,7 @@ fn chart(title: &str, points: &[Point]) -> String {
             points: vec![(x, lo), (x, hi)],
         });
     }
-    LineChart::new(title, "run", "req/s", XAxis::Linear, series).to_svg()
+    LineChart::new(title, "run", m.unit(), XAxis::Linear, series).to_svg()
 }
 
 /// The page over every series of `history`.
@@ -73,7 +78,11 @@ pub fn html(history: &History) -> Result<String, HistoryError> {
         let points = history.series(k)?;
         let title = format!("{} (testbed {:.8})", k.label(), k.testbed);
         let _ = writeln!(out, "<section><h2>{}</h2>", esc(&k.label()));
-        out.push_str(&chart(&title, &points));
+        out.push_str(&chart(&title, &points, Measure::Rps));
+        if points.iter().any(|p| p.stats.cpu.is_some()) {
+            let title = format!("{} (testbed {:.8}): CPU per request", k.label(), k.testbed);
+            out.push_str(&chart(&title, &points, Measure::Cpu));
+        }
         let first = points.len().saturating_sub(LABELS);
         let labels: Vec<String> = points
             .iter()
@@ -115,5 +124,28 @@ mod tests {
         assert!(page.contains("change -20."), "change point missing");
         assert!(page.contains("c000010"));
         assert!(!page.contains("<script"));
+    }
+
+    #[test]
+    fn a_series_at_a_fixed_rate_also_charts_what_a_request_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = History::open(&dir.path().join("h.db")).unwrap();
+        let levels = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.4, 1.4, 1.4, 1.4, 1.4, 1.4];
+        record_series(
+            &mut h,
+            dir.path(),
+            &levels,
+            &RunSpec::at_rate(40.0, 2_000.0, 3),
+        )
+        .unwrap();
+        let page = html(&h).unwrap();
+        assert_eq!(page.matches("<svg").count(), 2, "req/s and µs/req");
+        assert!(page.contains("CPU per request"));
+        let shift: f64 = page
+            .split("change +")
+            .nth(1)
+            .and_then(|rest| rest.split('%').next()?.parse().ok())
+            .expect("the cost's change point");
+        assert!((35.0..45.0).contains(&shift), "{shift}");
     }
 }
