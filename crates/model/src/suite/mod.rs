@@ -108,6 +108,25 @@ pub struct Scenario {
     /// The mix file's entries, read by [`Suite::load`] (never written in a suite).
     #[serde(skip)]
     pub mix_requests: Option<crate::Mix>,
+    /// `http`: the method (default `GET`, or `POST` when a body is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<crate::Method>,
+    /// `http`: the same body with every request (`body = "20"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// `http`: random bytes, the size drawn per request (`"500KB..20MB"`, or one size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_size: Option<crate::SizeRange>,
+    /// `http`: the body sent `Transfer-Encoding: chunked`, in `chunk_size` pieces.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub chunked: bool,
+    /// With `chunked`: bytes per chunk (`"16KB"`; default [`crate::spec::DEFAULT_CHUNK_SIZE`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::size::opt_text"
+    )]
+    pub chunk_size: Option<u64>,
 }
 
 impl Scenario {
@@ -279,6 +298,7 @@ impl Profile {
 
 use durations::{duration, duration_text, opt_duration, scaled};
 
+mod body;
 mod changes;
 mod durations;
 mod find_max;
@@ -388,6 +408,9 @@ impl Suite {
             }
             if let Err((key, message)) = s.validate_protocol() {
                 return bad(&k(key), message);
+            }
+            if let Err((key, message)) = s.validate_body() {
+                return bad(&k(key), &message);
             }
             if !self.profiles.iter().any(|p| s.runs_at(p)) {
                 return bad(&k("connections"), "no profile has these connections");
