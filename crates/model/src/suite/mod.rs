@@ -3,7 +3,7 @@
 //! A suite names the servers to run, the scenarios (what is requested) and the load profiles
 //! (how hard), the number of laps, the warm-up and the load tool.
 
-use crate::toml_pos::{field_in_message, line_of, line_of_key};
+use crate::toml_pos::{array_table_at, field_in_message, line_of, line_of_key};
 use crate::Feature;
 use crate::Tool;
 pub use crate::{Mode, Protocol, TlsResume, Transport};
@@ -550,24 +550,24 @@ impl Suite {
 fn toml_error(text: &str, file: &Path, err: &toml::de::Error) -> SuiteError {
     let message = err.message().trim().to_string();
     let span = err.span().unwrap_or(0..0);
-    if let Some((line, key)) = flattened_value(text, span.clone(), &message) {
-        return SuiteError::Invalid {
-            file: file.to_path_buf(),
-            line,
-            key,
-            message,
-        };
-    }
-    let line = line_of(text, span.start);
-    let key = field_in_message(&message).unwrap_or_else(|| {
-        let line_text = text.lines().nth(line - 1).unwrap_or("");
-        line_text
-            .split('=')
-            .next()
-            .unwrap_or("?")
-            .trim()
-            .to_string()
+    let (line, key) = flattened_value(text, span.clone(), &message).unwrap_or_else(|| {
+        let line = line_of(text, span.start);
+        let key = field_in_message(&message).unwrap_or_else(|| {
+            let line_text = text.lines().nth(line - 1).unwrap_or("");
+            line_text
+                .split('=')
+                .next()
+                .unwrap_or("?")
+                .trim()
+                .to_string()
+        });
+        (line, key)
     });
+    // A key of a [[scenario]] or [[profile]] says which one (`scenario[2].body_size`).
+    let key = match array_table_at(text, line) {
+        Some(table) if !key.contains(['.', '[']) => format!("{table}.{key}"),
+        _ => key,
+    };
     SuiteError::Invalid {
         file: file.to_path_buf(),
         line,

@@ -47,7 +47,7 @@ fn all_servers_is_accepted() {
 #[test]
 fn unknown_key_names_file_line_and_key() {
     let (line, key, _) = err(&GOOD.replace("connections = 10", "connections = 10\nconections = 5"));
-    assert_eq!((line, key.as_str()), (14, "conections"));
+    assert_eq!((line, key.as_str()), (14, "profile[1].conections"));
     let e = Suite::parse(
         &GOOD.replace("laps", "lapz").replace("warmup", "lapz"),
         Path::new("suites/t.toml"),
@@ -61,10 +61,14 @@ fn unknown_key_names_file_line_and_key() {
 fn wrong_type_and_bad_duration_name_their_key() {
     assert_eq!(
         err(&GOOD.replace("connections = 10", "connections = \"ten\"")).1,
-        "connections"
+        "profile[1].connections"
     );
     let (line, key, message) = err(&GOOD.replace("\"1s\"", "\"1 fortnight\""));
-    assert_eq!((line, key.as_str()), (14, "duration"), "{message}");
+    assert_eq!(
+        (line, key.as_str()),
+        (14, "profile[1].duration"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -86,7 +90,7 @@ fn profile_without_duration_or_requests_is_invalid() {
 #[test]
 fn unknown_feature_is_refused() {
     let (_, key, message) = err(&GOOD.replace("requires = \"hello\"", "requires = \"jsonp\""));
-    assert_eq!(key, "requires", "{message}");
+    assert_eq!(key, "scenario[1].requires", "{message}");
 }
 
 #[test]
@@ -336,7 +340,7 @@ fn protocol_keys_parse_into_types_and_h2_implies_tls() {
 #[test]
 fn protocol_keys_that_cannot_apply_are_refused_naming_the_key() {
     let key = |lines: &str| err(&with_scenario_keys(lines)).1;
-    assert_eq!(key("protocol = \"h3\""), "protocol");
+    assert_eq!(key("protocol = \"h3\""), "scenario[1].protocol");
     assert_eq!(key("streams = 16"), "scenario[1].streams");
     assert_eq!(key("protocol = \"h2c\"\ntls = true"), "scenario[1].tls");
     assert_eq!(
@@ -490,7 +494,10 @@ fn a_backwards_body_range_names_the_file_the_line_and_the_key() {
     let e = Suite::parse(&text, Path::new("suites/t.toml"))
         .unwrap_err()
         .to_string();
-    assert!(e.starts_with("suites/t.toml:11: body_size: "), "{e}");
+    assert!(
+        e.starts_with("suites/t.toml:11: scenario[1].body_size: "),
+        "{e}"
+    );
     assert!(e.contains("backwards"), "{e}");
 }
 
@@ -516,7 +523,7 @@ fn body_keys_that_cannot_apply_are_refused_naming_the_scenario_key() {
     let (key, _) = refused("protocol = \"h2\"\nbody = \"20\"\nchunked = true");
     assert_eq!(key, "scenario[1].chunked");
     let (key, message) = refused("method = \"HEAD\"");
-    assert_eq!(key, "method");
+    assert_eq!(key, "scenario[1].method");
     assert!(message.contains("unknown variant"), "{message}");
 }
 
