@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub const SPLICE_MIN: usize = 16 * 1024;
 
 /// `--chunk-size`'s default.
-pub const DEFAULT_CHUNK: usize = 16 * 1024;
+pub const DEFAULT_CHUNK: usize = serverbench_model::spec::DEFAULT_CHUNK_SIZE as usize;
 
 /// A piece of the request line: text, or `{rand:A-B}` (a fresh integer per request).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -117,6 +117,36 @@ impl<'de> Deserialize<'de> for SizeRange {
     }
 }
 
+/// An optional size in a suite or a record: written back as [`format_size`] text (`"16KiB"`),
+/// read from that text or from a plain number of bytes (`chunk_size = 16384`).
+pub mod opt_text {
+    use super::{format_size, parse_size};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(n) => s.serialize_str(&format_size(*n)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum TextOrNumber {
+            Number(u64),
+            Text(String),
+        }
+        match Option::<TextOrNumber>::deserialize(d)? {
+            None => Ok(None),
+            Some(TextOrNumber::Number(n)) => Ok(Some(n)),
+            Some(TextOrNumber::Text(t)) => {
+                parse_size(&t).map(Some).map_err(serde::de::Error::custom)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +184,21 @@ mod tests {
             e.to_string(),
             "`20MB..500KB`: the range is backwards (give SMALLER..LARGER)"
         );
+    }
+
+    #[test]
+    fn an_optional_size_reads_text_or_a_number_and_is_written_as_text() {
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        struct S {
+            #[serde(default, with = "opt_text")]
+            n: Option<u64>,
+        }
+        let text: S = serde_json::from_str(r#"{"n": "16KiB"}"#).unwrap();
+        let number: S = serde_json::from_str(r#"{"n": 16384}"#).unwrap();
+        assert_eq!((text.n, number.n), (Some(16384), Some(16384)));
+        assert_eq!(serde_json::to_string(&text).unwrap(), r#"{"n":"16KiB"}"#);
+        let bad = serde_json::from_str::<S>(r#"{"n": "16 parsecs"}"#).unwrap_err();
+        assert!(bad.to_string().contains("unknown unit"), "{bad}");
     }
 
     #[test]

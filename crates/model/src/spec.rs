@@ -220,6 +220,14 @@ impl Default for HttpLoad {
     }
 }
 
+/// `--chunk-size`'s default (and a suite scenario's `chunk_size`'s): bytes per chunk of a
+/// chunked body.
+pub const DEFAULT_CHUNK_SIZE: u64 = 16 * 1024;
+
+/// The largest `--body-size` (and a scenario's `body_size`): each load thread holds that many
+/// random bytes.
+pub const MAX_BODY_SIZE: u64 = 1 << 30;
+
 /// The measured duration when neither a duration nor a request count is given.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 

@@ -59,6 +59,33 @@ pub fn field_in_message(message: &str) -> Option<String> {
     Some(message[start..start + len].to_string())
 }
 
+/// The `[[array]]` table a line of `text` (1-based) belongs to, as keys name it: `scenario[2]`
+/// for a line after the second `[[scenario]]` header; `None` at the top or in a plain `[table]`.
+pub fn array_table_at(text: &str, line: usize) -> Option<String> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    let mut current = None;
+    for l in text.lines().take(line) {
+        let l = l.trim();
+        if let Some(name) = l.strip_prefix("[[").and_then(|r| r.split_once("]]")) {
+            let name = name.0.trim().to_string();
+            let n = match counts.iter_mut().find(|(k, _)| *k == name) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    counts.push((name.clone(), 1));
+                    1
+                }
+            };
+            current = Some(format!("{name}[{n}]"));
+        } else if l.starts_with('[') {
+            current = None;
+        }
+    }
+    current
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +121,14 @@ mod tests {
         assert_eq!(line_of_key(SUITE, "scenario[1].paths"), 1);
         assert_eq!(line_of_key(SUITE, "requires.lockfiles"), 1);
         assert_eq!(line_of_key("not = = toml", "not"), 1);
+    }
+
+    #[test]
+    fn a_line_is_placed_in_its_array_of_tables_counted_from_1() {
+        assert_eq!(array_table_at(SUITE, 1), None);
+        assert_eq!(array_table_at(SUITE, 3).as_deref(), Some("scenario[1]"));
+        assert_eq!(array_table_at(SUITE, 6).as_deref(), Some("scenario[2]"));
+        assert_eq!(array_table_at(SUITE, 8), None);
     }
 
     #[test]

@@ -330,6 +330,9 @@ fn load_line(table: &Table, records: &[LapRecord]) -> String {
         if !p.paths.is_empty() {
             parts.push(p.paths.join(" "));
         }
+        if !table.body.is_empty() {
+            parts.push(table.body.clone());
+        }
     }
     if let Some(b) = &table.baseline {
         parts.push(format!("speed factor vs {b}"));

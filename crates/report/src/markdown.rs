@@ -126,7 +126,7 @@ fn title(t: &Table) -> String {
         "### {} · {} ({}, {})\n\n",
         escape(&t.scenario),
         escape(&t.profile),
-        escape(&table::transport(t)),
+        escape(&table::load(t)),
         count(t.connections, "connection")
     )
 }

@@ -195,7 +195,7 @@ fn title(t: &Table) -> String {
         "{} / {} ({}, {}){baseline}\n",
         t.scenario,
         t.profile,
-        table::transport(t),
+        table::load(t),
         count(t.connections, "connection")
     )
 }
@@ -283,9 +283,28 @@ mod tests {
             mode: serverbench_model::Mode::Http,
             connections: 1,
             transport: String::new(),
+            body: String::new(),
             baseline: None,
             servers: Vec::new(),
         };
         assert_eq!(title(&t), "hello / c1 (http, 1 connection)\n");
+    }
+
+    #[test]
+    fn a_scenario_body_is_named_in_the_title_after_the_transport() {
+        let t = Table {
+            scenario: "upload".into(),
+            profile: "c4".into(),
+            mode: serverbench_model::Mode::Http,
+            connections: 4,
+            transport: String::new(),
+            body: "POST 500KB..20MB chunked (16KiB chunks)".into(),
+            baseline: None,
+            servers: Vec::new(),
+        };
+        assert_eq!(
+            title(&t),
+            "upload / c4 (http, POST 500KB..20MB chunked (16KiB chunks), 4 connections)\n"
+        );
     }
 }

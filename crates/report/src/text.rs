@@ -178,6 +178,7 @@ mod tests {
             mode: Mode::TcpStream,
             connections: 100,
             transport: String::new(),
+            body: String::new(),
             baseline: None,
             servers: Vec::new(),
         };

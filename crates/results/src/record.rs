@@ -62,6 +62,22 @@ pub struct LoadParams {
     /// The mix's entries, handed to the engine (not recorded: the result has each entry).
     #[serde(skip)]
     pub mix_requests: Option<serverbench_model::Mix>,
+    /// The scenario's method when not GET; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<serverbench_model::Method>,
+    /// The scenario's fixed body (`body = "20"`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The scenario's random bodies, their size drawn per request; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_size: Option<serverbench_model::SizeRange>,
+    /// The body sent chunked, in chunks of this many bytes; absent otherwise.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "serverbench_model::size::opt_text"
+    )]
+    pub chunked: Option<u64>,
 }
 
 impl LoadParams {
@@ -86,6 +102,34 @@ impl LoadParams {
     /// keep-alive.
     pub fn transport_label(&self) -> String {
         self.transport.label()
+    }
+
+    /// What the scenario's own requests send, empty when they are bodiless GETs: `POST`,
+    /// `POST 500KB..20MB`, `POST 2 bytes chunked (16KiB chunks)`.
+    pub fn body_label(&self) -> String {
+        let size = match (&self.body, self.body_size) {
+            (Some(b), _) => Some(b.len().to_string()),
+            (None, Some(r)) => Some(r.to_string()),
+            (None, None) => None,
+        };
+        let mut parts: Vec<String> = self.method.iter().map(|m| m.to_string()).collect();
+        if let Some(size) = size {
+            let unitless = size.ends_with(|c: char| c.is_ascii_digit());
+            parts.push(if unitless {
+                format!("{size} bytes")
+            } else {
+                size
+            });
+        }
+        if let Some(c) = self.chunked {
+            let chunk = serverbench_model::size::format_size(c);
+            let unitless = chunk.ends_with(|c: char| c.is_ascii_digit());
+            parts.push(match unitless {
+                true => format!("chunked ({chunk}-byte chunks)"),
+                false => format!("chunked ({chunk} chunks)"),
+            });
+        }
+        parts.join(" ")
     }
 }
 
@@ -367,6 +411,32 @@ mod tests {
     }
 
     use serverbench_model::Protocol;
+
+    #[test]
+    fn a_laps_body_is_recorded_with_its_method_and_named_in_its_label() {
+        let p = LoadParams {
+            method: Some(serverbench_model::Method::Post),
+            body_size: Some("500KB..20MB".parse().unwrap()),
+            chunked: Some(16 << 10),
+            ..LoadParams::default()
+        };
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(json.contains(r#""method":"POST""#), "{json}");
+        assert!(json.contains(r#""body_size":"500KB..20MB""#), "{json}");
+        assert!(json.contains(r#""chunked":"16KiB""#), "{json}");
+        assert_eq!(serde_json::from_str::<LoadParams>(&json).unwrap(), p);
+        assert_eq!(p.body_label(), "POST 500KB..20MB chunked (16KiB chunks)");
+        let fixed = LoadParams {
+            method: Some(serverbench_model::Method::Post),
+            body: Some("20".into()),
+            chunked: Some(100),
+            ..LoadParams::default()
+        };
+        assert_eq!(fixed.body_label(), "POST 2 bytes chunked (100-byte chunks)");
+        let plain = serde_json::to_string(&LoadParams::default()).unwrap();
+        assert!(!plain.contains("method") && !plain.contains("body") && !plain.contains("chunked"));
+        assert_eq!(LoadParams::default().body_label(), "");
+    }
 
     #[test]
     fn params_recorded_before_the_protocol_keys_load_as_plain_http11_and_write_back_unchanged() {

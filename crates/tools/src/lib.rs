@@ -240,6 +240,9 @@ fn refuse_protocol(tool: Tool, p: &LoadParams) -> Result<(), ToolError> {
     let why = match tool {
         Tool::Serverbench => return Ok(()),
         _ if p.mix.is_some() => "a mix of requests drawn by weight needs serverbench",
+        _ if p.method.is_some() || p.body.is_some() || p.body_size.is_some() => {
+            "a scenario's own method and body (method, body, body_size, chunked) needs serverbench"
+        }
         _ if p.transport.new_conn || p.transport.tls_resume.is_some() => {
             "a new connection per request (new_conn, tls_resume) needs serverbench"
         }

@@ -68,10 +68,21 @@ pub fn spec(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Result<Lo
                 s.mix = Some(mix.clone());
             } else {
                 s.urls = p.paths.iter().map(|path| format!("{base}{path}")).collect();
+                body(p, &mut s.http);
             }
         }
     }
     Ok(s)
+}
+
+/// The scenario's own method and body: fixed or drawn, chunked or with a Content-Length.
+fn body(p: &LoadParams, h: &mut HttpLoad) {
+    if let Some(m) = p.method {
+        h.method = m.as_str().to_string();
+    }
+    h.body = p.body.clone();
+    h.body_size = p.body_size;
+    h.chunked = p.chunked;
 }
 
 /// HTTP/2 and its streams, a new connection per request, resumption and the trust (the run's
@@ -163,6 +174,51 @@ mod tests {
         assert_eq!((s.connections, s.cpus.as_slice()), (100, &[1][..]));
         assert_eq!(s.duration, Some(Duration::from_secs(10)));
         assert_eq!(args(&p), ["load", "--json", "--spec", "-"]);
+    }
+
+    #[test]
+    fn a_lap_with_a_body_hands_the_engine_its_method_sizes_and_chunks() {
+        let p = LoadParams {
+            mode: Mode::Http,
+            paths: vec!["/upload".into()],
+            connections: 4,
+            duration_s: Some(1.0),
+            pipeline: 1,
+            method: Some(serverbench_model::Method::Put),
+            body_size: Some("500KB..20MB".parse().unwrap()),
+            chunked: Some(4096),
+            ..LoadParams::default()
+        };
+        let s = spec(&p, &target(), &[1]).unwrap();
+        assert_eq!(s.urls, ["http://127.0.0.1:8080/upload"]);
+        assert_eq!(s.http.method, "PUT");
+        assert_eq!(s.http.body_size, p.body_size);
+        assert_eq!((s.http.chunked, s.http.body.as_deref()), (Some(4096), None));
+        for tool in [
+            Tool::Wrk,
+            Tool::Ab,
+            Tool::Oha,
+            Tool::Hey,
+            Tool::Autocannon,
+            Tool::H2load,
+        ] {
+            let refused = crate::refuse_protocol(tool, &p).unwrap_err().to_string();
+            assert!(refused.contains("needs serverbench"), "{tool:?}: {refused}");
+        }
+        let plain = spec(
+            &LoadParams {
+                mode: Mode::Http,
+                paths: vec!["/".into()],
+                ..LoadParams::default()
+            },
+            &target(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            (plain.http.method.as_str(), plain.http.body_size),
+            ("GET", None)
+        );
     }
 
     #[test]

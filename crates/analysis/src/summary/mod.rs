@@ -95,6 +95,10 @@ pub struct Table {
     /// HTTP/1.1 keep-alive over plain TCP.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub transport: String,
+    /// What the scenario's own requests send (from the first lap), e.g. `POST 500KB..20MB`;
+    /// empty for bodiless GETs and mixes.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub body: String,
     /// The server the speed factors of this table are relative to.
     pub baseline: Option<String>,
     /// Rows sorted by rank, then median req/s (highest first); unranked rows last.
@@ -255,6 +259,7 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
         mode: first.params.mode,
         connections: first.params.connections,
         transport: first.params.transport_label(),
+        body: first.params.body_label(),
         baseline: None,
         servers: Vec::new(),
     };

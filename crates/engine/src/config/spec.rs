@@ -106,7 +106,7 @@ fn tcp_target(tcp: &TcpLoad) -> Result<Target, ConfigError> {
 }
 
 /// The largest `--body-size`: each thread holds that many random bytes.
-const MAX_BODY: u64 = 1 << 30;
+const MAX_BODY: u64 = serverbench_model::spec::MAX_BODY_SIZE;
 
 /// `--body-size` and `--chunked` describe HTTP request bodies: refused with other targets.
 fn http_only_flags(a: &LoadSpec, target: &str) -> Result<(), ConfigError> {

@@ -232,6 +232,10 @@ pub(super) fn load_params(s: &Suite, j: &Job) -> LoadParams {
         find_max: p.find_max.clone(),
         mix: sc.mix.clone(),
         mix_requests: sc.mix_requests.clone(),
+        method: sc.request_method(),
+        body: sc.body.clone(),
+        body_size: sc.body_size,
+        chunked: sc.chunk(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! A suite names the servers to run, the scenarios (what is requested) and the load profiles
 //! (how hard), the number of laps, the warm-up and the load tool.
 
-use crate::toml_pos::{field_in_message, line_of, line_of_key};
+use crate::toml_pos::{array_table_at, field_in_message, line_of, line_of_key};
 use crate::Feature;
 use crate::Tool;
 pub use crate::{Mode, Protocol, TlsResume, Transport};
@@ -108,6 +108,25 @@ pub struct Scenario {
     /// The mix file's entries, read by [`Suite::load`] (never written in a suite).
     #[serde(skip)]
     pub mix_requests: Option<crate::Mix>,
+    /// `http`: the method (default `GET`, or `POST` when a body is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<crate::Method>,
+    /// `http`: the same body with every request (`body = "20"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// `http`: random bytes, the size drawn per request (`"500KB..20MB"`, or one size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_size: Option<crate::SizeRange>,
+    /// `http`: the body sent `Transfer-Encoding: chunked`, in `chunk_size` pieces.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub chunked: bool,
+    /// With `chunked`: bytes per chunk (`"16KB"`; default [`crate::spec::DEFAULT_CHUNK_SIZE`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::size::opt_text"
+    )]
+    pub chunk_size: Option<u64>,
 }
 
 impl Scenario {
@@ -279,6 +298,7 @@ impl Profile {
 
 use durations::{duration, duration_text, opt_duration, scaled};
 
+mod body;
 mod changes;
 mod durations;
 mod find_max;
@@ -388,6 +408,9 @@ impl Suite {
             }
             if let Err((key, message)) = s.validate_protocol() {
                 return bad(&k(key), message);
+            }
+            if let Err((key, message)) = s.validate_body() {
+                return bad(&k(key), &message);
             }
             if !self.profiles.iter().any(|p| s.runs_at(p)) {
                 return bad(&k("connections"), "no profile has these connections");
@@ -527,24 +550,24 @@ impl Suite {
 fn toml_error(text: &str, file: &Path, err: &toml::de::Error) -> SuiteError {
     let message = err.message().trim().to_string();
     let span = err.span().unwrap_or(0..0);
-    if let Some((line, key)) = flattened_value(text, span.clone(), &message) {
-        return SuiteError::Invalid {
-            file: file.to_path_buf(),
-            line,
-            key,
-            message,
-        };
-    }
-    let line = line_of(text, span.start);
-    let key = field_in_message(&message).unwrap_or_else(|| {
-        let line_text = text.lines().nth(line - 1).unwrap_or("");
-        line_text
-            .split('=')
-            .next()
-            .unwrap_or("?")
-            .trim()
-            .to_string()
+    let (line, key) = flattened_value(text, span.clone(), &message).unwrap_or_else(|| {
+        let line = line_of(text, span.start);
+        let key = field_in_message(&message).unwrap_or_else(|| {
+            let line_text = text.lines().nth(line - 1).unwrap_or("");
+            line_text
+                .split('=')
+                .next()
+                .unwrap_or("?")
+                .trim()
+                .to_string()
+        });
+        (line, key)
     });
+    // A key of a [[scenario]] or [[profile]] says which one (`scenario[2].body_size`).
+    let key = match array_table_at(text, line) {
+        Some(table) if !key.contains(['.', '[']) => format!("{table}.{key}"),
+        _ => key,
+    };
     SuiteError::Invalid {
         file: file.to_path_buf(),
         line,

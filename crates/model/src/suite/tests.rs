@@ -47,7 +47,7 @@ fn all_servers_is_accepted() {
 #[test]
 fn unknown_key_names_file_line_and_key() {
     let (line, key, _) = err(&GOOD.replace("connections = 10", "connections = 10\nconections = 5"));
-    assert_eq!((line, key.as_str()), (14, "conections"));
+    assert_eq!((line, key.as_str()), (14, "profile[1].conections"));
     let e = Suite::parse(
         &GOOD.replace("laps", "lapz").replace("warmup", "lapz"),
         Path::new("suites/t.toml"),
@@ -61,10 +61,14 @@ fn unknown_key_names_file_line_and_key() {
 fn wrong_type_and_bad_duration_name_their_key() {
     assert_eq!(
         err(&GOOD.replace("connections = 10", "connections = \"ten\"")).1,
-        "connections"
+        "profile[1].connections"
     );
     let (line, key, message) = err(&GOOD.replace("\"1s\"", "\"1 fortnight\""));
-    assert_eq!((line, key.as_str()), (14, "duration"), "{message}");
+    assert_eq!(
+        (line, key.as_str()),
+        (14, "profile[1].duration"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -86,7 +90,7 @@ fn profile_without_duration_or_requests_is_invalid() {
 #[test]
 fn unknown_feature_is_refused() {
     let (_, key, message) = err(&GOOD.replace("requires = \"hello\"", "requires = \"jsonp\""));
-    assert_eq!(key, "requires", "{message}");
+    assert_eq!(key, "scenario[1].requires", "{message}");
 }
 
 #[test]
@@ -336,7 +340,7 @@ fn protocol_keys_parse_into_types_and_h2_implies_tls() {
 #[test]
 fn protocol_keys_that_cannot_apply_are_refused_naming_the_key() {
     let key = |lines: &str| err(&with_scenario_keys(lines)).1;
-    assert_eq!(key("protocol = \"h3\""), "protocol");
+    assert_eq!(key("protocol = \"h3\""), "scenario[1].protocol");
     assert_eq!(key("streams = 16"), "scenario[1].streams");
     assert_eq!(key("protocol = \"h2c\"\ntls = true"), "scenario[1].tls");
     assert_eq!(
@@ -439,4 +443,115 @@ fn a_scenario_mix_is_read_relative_to_the_suite_file_and_made_absolute() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("give no paths"), "{err}");
+}
+
+#[test]
+fn body_keys_parse_into_a_method_a_size_range_and_a_chunk_size() {
+    let s = Suite::parse(
+        &with_scenario_keys("body_size = \"500KB..20MB\"\nchunked = true\nchunk_size = \"64KiB\""),
+        Path::new("t"),
+    )
+    .unwrap();
+    let sc = &s.scenarios[0];
+    assert_eq!(sc.body_size, Some("500KB..20MB".parse().unwrap()));
+    assert_eq!(sc.request_method(), Some(crate::Method::Post));
+    assert_eq!(sc.chunk(), Some(64 << 10));
+    let s = Suite::parse(
+        &with_scenario_keys("method = \"PUT\"\nbody = \"20\"\nchunked = true"),
+        Path::new("t"),
+    )
+    .unwrap();
+    let sc = &s.scenarios[0];
+    assert_eq!(sc.request_method(), Some(crate::Method::Put));
+    assert_eq!(sc.chunk(), Some(crate::spec::DEFAULT_CHUNK_SIZE));
+    let plain = Suite::parse(GOOD, Path::new("t")).unwrap();
+    assert_eq!(
+        (
+            plain.scenarios[0].request_method(),
+            plain.scenarios[0].chunk()
+        ),
+        (None, None)
+    );
+}
+
+#[test]
+fn a_scenario_with_a_body_round_trips_through_json_as_env_json_records_it() {
+    let s = Suite::parse(
+        &with_scenario_keys("body_size = \"1MiB..2MiB\"\nchunked = true\nchunk_size = 4096"),
+        Path::new("t"),
+    )
+    .unwrap();
+    let json = serde_json::to_string(&s.scenarios[0]).unwrap();
+    assert!(json.contains(r#""body_size":"1MiB..2MiB""#), "{json}");
+    assert!(json.contains(r#""chunk_size":"4KiB""#), "{json}");
+    let back: Scenario = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, s.scenarios[0]);
+}
+
+#[test]
+fn a_backwards_body_range_names_the_file_the_line_and_the_key() {
+    let text = with_scenario_keys("body_size = \"20MB..500KB\"");
+    let e = Suite::parse(&text, Path::new("suites/t.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("suites/t.toml:11: scenario[1].body_size: "),
+        "{e}"
+    );
+    assert!(e.contains("backwards"), "{e}");
+}
+
+#[test]
+fn body_keys_that_cannot_apply_are_refused_naming_the_scenario_key() {
+    let refused = |lines: &str| {
+        let (_, key, message) = err(&with_scenario_keys(lines));
+        (key, message)
+    };
+    let (key, message) = refused("chunked = true");
+    assert_eq!(key, "scenario[1].chunked");
+    assert!(message.contains("needs a body"), "{message}");
+    let (key, _) = refused("chunk_size = \"16KB\"\nbody = \"20\"");
+    assert_eq!(key, "scenario[1].chunk_size");
+    let (key, _) = refused("body = \"20\"\nbody_size = \"1KB\"");
+    assert_eq!(key, "scenario[1].body_size");
+    let (key, message) = refused("body_size = \"2GiB\"");
+    assert_eq!(key, "scenario[1].body_size");
+    assert!(message.contains("at most 1GiB"), "{message}");
+    let (key, message) = refused("protocol = \"h2c\"\nbody_size = \"1KB\"");
+    assert_eq!(key, "scenario[1].body_size");
+    assert!(message.contains("HTTP/2"), "{message}");
+    let (key, _) = refused("protocol = \"h2\"\nbody = \"20\"\nchunked = true");
+    assert_eq!(key, "scenario[1].chunked");
+    let (key, message) = refused("method = \"HEAD\"");
+    assert_eq!(key, "scenario[1].method");
+    assert!(message.contains("unknown variant"), "{message}");
+}
+
+#[test]
+fn a_body_on_a_ws_tcp_or_mix_scenario_is_refused() {
+    let ws = "name = \"t\"\ndescription = \"d\"\nreproduces = \"none\"\nservers = \"all\"\n\
+              [[scenario]]\nname = \"ws\"\nmode = \"ws\"\nrequires = \"ws-echo\"\nbody_size = \"1KB\"\n\
+              [[profile]]\nconnections = 4\nduration = \"1s\"\n";
+    let e = Suite::parse(ws, Path::new("suites/ws.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("suites/ws.toml:9: scenario[1].body_size: applies to http only"),
+        "{e}"
+    );
+    let tcp = ws.replace(
+        "mode = \"ws\"\nrequires = \"ws-echo\"",
+        "mode = \"tcp-pingpong\"\nsize = 64\nrequires = \"echo\"",
+    );
+    let e = Suite::parse(&tcp, Path::new("t")).unwrap_err().to_string();
+    assert!(e.contains("applies to http only"), "{e}");
+    let mix = ws.replace(
+        "mode = \"ws\"\nrequires = \"ws-echo\"\nbody_size = \"1KB\"",
+        "mix = \"m.toml\"\nmethod = \"POST\"",
+    );
+    let e = Suite::parse(&mix, Path::new("t")).unwrap_err().to_string();
+    assert!(
+        e.contains("scenario[1].method: a mix entry has its own"),
+        "{e}"
+    );
 }

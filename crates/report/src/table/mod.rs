@@ -44,6 +44,15 @@ pub fn transport(t: &Table) -> String {
     }
 }
 
+/// How a table's load is described in its title: [`transport`], then what the scenario's own
+/// requests send when they carry a method or a body (`http, POST 500KB..20MB`).
+pub fn load(t: &Table) -> String {
+    match t.body.as_str() {
+        "" => transport(t),
+        body => format!("{}, {body}", transport(t)),
+    }
+}
+
 /// How a column is aligned (beside [`crate::text::pad`], which applies it).
 pub use crate::text::Align;
 

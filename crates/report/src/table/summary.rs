@@ -512,6 +512,7 @@ mod tests {
             mode,
             connections: 50,
             transport: String::new(),
+            body: String::new(),
             baseline: None,
             servers: Vec::new(),
         }
