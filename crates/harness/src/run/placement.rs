@@ -48,6 +48,45 @@ pub(super) fn capacity_cost(stats: &mut BTreeMap<Role, ProcessStats>, m: &Measur
     }
 }
 
+/// The measured load run here by `tool` on `client_cpus`, `samplers` running; a capacity
+/// search reads the server's CPU per step, and one that stopped without an answer keeps its
+/// steps in the failed lap.
+fn measure_here(
+    (tool, client_cpus): (&Prepared, &[usize]),
+    params: &LoadParams,
+    target: &Target,
+    roles: &[(Role, Pid)],
+    samplers: Samplers,
+    cancel: &AtomicBool,
+) -> Lap {
+    let server = roles.iter().find_map(|r| match r {
+        (Role::Server, Pid::Here(pid)) => Some(*pid),
+        _ => None,
+    });
+    let result = run_load(tool, params, target, client_cpus, server, cancel);
+    // A capacity search's lap spans every step: no one request count to divide by.
+    let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
+    let requests = requests.filter(|_| params.find_max.is_none());
+    let mut stats = samplers.finish(requests);
+    if let Ok(o) = &result {
+        capacity_cost(&mut stats, &o.measurement);
+    }
+    let kept = match &result {
+        Err(LoadError::Search { kept, .. }) => Some((**kept).clone()),
+        _ => None,
+    };
+    Lap {
+        stats,
+        outcome: result.map(|o| o.measurement).map_err(|e| match e {
+            LoadError::Cancelled => LapError::Cancelled,
+            _ if cancel.load(Ordering::SeqCst) => LapError::Cancelled,
+            e => LapError::Local(e),
+        }),
+        hosts: None,
+        kept,
+    }
+}
+
 /// Where a role's process runs, for its sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Pid {
@@ -205,33 +244,7 @@ impl Placement<'_> {
                     .for_each(|&(r, pid)| samplers.arm(self, r, pid));
                 at_start();
                 samplers.start();
-                let server = roles.iter().find_map(|r| match r {
-                    (Role::Server, Pid::Here(pid)) => Some(*pid),
-                    _ => None,
-                });
-                let result = run_load(tool, params, target, client_cpus, server, cancel);
-                // A capacity search's lap spans every step: no one request count to divide by.
-                let requests = result.as_ref().ok().and_then(|o| o.measurement.requests);
-                let requests = requests.filter(|_| params.find_max.is_none());
-                let mut stats = samplers.finish(requests);
-                if let Ok(o) = &result {
-                    capacity_cost(&mut stats, &o.measurement);
-                }
-                // A search that stopped without an answer keeps its steps in the failed lap.
-                let kept = match &result {
-                    Err(LoadError::Search { kept, .. }) => Some((**kept).clone()),
-                    _ => None,
-                };
-                Lap {
-                    stats,
-                    outcome: result.map(|o| o.measurement).map_err(|e| match e {
-                        LoadError::Cancelled => LapError::Cancelled,
-                        _ if cancel.load(Ordering::SeqCst) => LapError::Cancelled,
-                        e => LapError::Local(e),
-                    }),
-                    hosts: None,
-                    kept,
-                }
+                measure_here((tool, client_cpus), params, target, roles, samplers, cancel)
             }
             Placement::Hosts { run, tls } => {
                 let jobs = match hosts::client_jobs(run, params, target, tls) {

@@ -3,7 +3,7 @@
 //! A suite names the servers to run, the scenarios (what is requested) and the load profiles
 //! (how hard), the number of laps, the warm-up and the load tool.
 
-use crate::toml_pos::{array_table_at, field_in_message, line_of, line_of_key};
+use crate::toml_pos::line_of_key;
 use crate::Feature;
 use crate::Tool;
 pub use crate::{Mode, Protocol, TlsResume, Transport};
@@ -304,6 +304,7 @@ mod durations;
 mod find_max;
 mod scenarios;
 mod sweep;
+mod toml_error;
 pub mod until_ci;
 
 pub use sweep::CpuCount;
@@ -330,7 +331,8 @@ impl Suite {
 
     /// Parses and validates suite text; `file` names the source in errors.
     pub fn parse(text: &str, file: &Path) -> Result<Suite, SuiteError> {
-        let mut suite: Suite = toml::from_str(text).map_err(|e| toml_error(text, file, &e))?;
+        let mut suite: Suite =
+            toml::from_str(text).map_err(|e| toml_error::invalid(text, file, &e))?;
         for s in &mut suite.scenarios {
             // h2 is HTTP/2 over TLS: recorded as such.
             s.transport.tls |= s.transport.protocol == Protocol::H2;
@@ -544,59 +546,6 @@ impl Suite {
         v.dedup();
         v
     }
-}
-
-/// Turns a toml error into `SuiteError::Invalid` with the line and the key.
-fn toml_error(text: &str, file: &Path, err: &toml::de::Error) -> SuiteError {
-    let message = err.message().trim().to_string();
-    let span = err.span().unwrap_or(0..0);
-    let (line, key) = flattened_value(text, span.clone(), &message).unwrap_or_else(|| {
-        let line = line_of(text, span.start);
-        let key = field_in_message(&message).unwrap_or_else(|| {
-            let line_text = text.lines().nth(line - 1).unwrap_or("");
-            line_text
-                .split('=')
-                .next()
-                .unwrap_or("?")
-                .trim()
-                .to_string()
-        });
-        (line, key)
-    });
-    // A key of a [[scenario]] or [[profile]] says which one (`scenario[2].body_size`).
-    let key = match array_table_at(text, line) {
-        Some(table) if !key.contains(['.', '[']) => format!("{table}.{key}"),
-        _ => key,
-    };
-    SuiteError::Invalid {
-        file: file.to_path_buf(),
-        line,
-        key,
-        message,
-    }
-}
-
-/// A bad value of a flattened key (a scenario's transport) comes with the span of its whole
-/// table: the line and key of the value the message quotes (`unknown variant `h3``), if one
-/// line of that table sets it.
-fn flattened_value(
-    text: &str,
-    span: std::ops::Range<usize>,
-    message: &str,
-) -> Option<(usize, String)> {
-    let rest = message.strip_prefix("unknown variant `")?;
-    let value = &rest[..rest.find('`')?];
-    let table = text.get(span.clone())?;
-    let mut offset = span.start;
-    for line in table.split_inclusive('\n') {
-        if let Some((key, v)) = line.split_once('=') {
-            if v.trim().trim_matches('"') == value {
-                return Some((line_of(text, offset), key.trim().to_string()));
-            }
-        }
-        offset += line.len();
-    }
-    None
 }
 
 #[cfg(test)]
