@@ -10,15 +10,14 @@ import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.ext.web.handler.FileSystemAccess;
 import io.vertx.ext.web.handler.StaticHandler;
 import java.util.List;
-import java.util.Set;
 
 /**
  * The HTTP shapes of issue 32 (spec/contract.md) on a vertx-web {@link Router}: /baseline (GET,
  * and POST through a {@link BodyHandler} with a small body limit), /upload (the body counted
  * buffer by buffer as it streams in, never held) and /static/ (vertx-web's {@link
- * StaticHandler} on STATIC_DIR). Compression is the HTTP server's own (gzip and deflate when the
- * client asks, HttpVerticle's options); the router also answers every path the core switch does
- * not know with the contract's 404.
+ * StaticHandler} on STATIC_DIR, behind {@link StaticText}, which sends the text files gzip- or
+ * deflate-encoded when asked); the router also answers every path the core switch does not know
+ * with the contract's 404.
  */
 final class Shapes {
     /** POST /baseline's body is one integer: anything past 1 KiB is answered 413. */
@@ -26,8 +25,6 @@ final class Shapes {
 
     private static final CharSequence TEXT = HttpHeaders.createOptimized("text/plain");
     private static final Buffer NOT_FOUND = Buffer.buffer("Not Found");
-    /** Already compressed: the server's gzip would only spend CPU on them. */
-    private static final Set<String> PACKED = Set.of("png", "woff2");
 
     private Shapes() {}
 
@@ -40,12 +37,15 @@ final class Shapes {
                 .handler(ctx -> plain(ctx, query(ctx) + parse(ctx.body().asString())));
         router.post("/upload").handler(Shapes::upload);
         if (staticDir != null && !staticDir.isEmpty()) {
-            // Last-Modified on every file, 304 on If-Modified-Since; file properties cached
-            // (the tree never changes while the server runs); Vary: Accept-Encoding.
-            router.get("/static/*").handler(StaticHandler.create(FileSystemAccess.ROOT, staticDir)
-                    .setFilesReadOnly(true)
-                    .setSendVaryHeader(true)
-                    .skipCompressionForSuffixes(PACKED));
+            // Text files asked gzip or deflate: encoded once and kept (StaticText). Everything
+            // else: StaticHandler, Last-Modified on every file, 304 on If-Modified-Since, file
+            // properties cached (the tree never changes while the server runs), Vary.
+            router.get("/static/*")
+                    .handler(new StaticText(staticDir, "/static/"))
+                    .handler(StaticHandler.create(FileSystemAccess.ROOT, staticDir)
+                            .setFilesReadOnly(true)
+                            .setSendVaryHeader(true)
+                            .setDefaultContentEncoding("UTF-8"));
         }
         // A missing file, an unknown path or a path that leaves the folder: the contract's 404.
         router.errorHandler(404, ctx -> ctx.response().setStatusCode(404)
