@@ -33,13 +33,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * after it gets a 304 with no body.
  */
 final class StaticText implements Handler<RoutingContext> {
-    /** Compressible extensions and their Content-Type (StaticHandler's, UTF-8 for text). */
+    /** Compressible extensions, with the Content-Type StaticHandler sends for them. */
     private static final Map<String, String> TYPES = Map.of(
             "html", "text/html;charset=UTF-8",
             "htm", "text/html;charset=UTF-8",
             "css", "text/css;charset=UTF-8",
-            "js", "application/javascript",
-            "mjs", "application/javascript",
+            "js", "text/javascript;charset=UTF-8",
             "json", "application/json",
             "svg", "image/svg+xml",
             "xml", "application/xml",
@@ -47,7 +46,7 @@ final class StaticText implements Handler<RoutingContext> {
     /** An HTTP-date (RFC 9110 IMF-fixdate), as StaticHandler writes Last-Modified. */
     private static final DateTimeFormatter HTTP_DATE =
             DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
-    private static final String CACHE_CONTROL = "public, max-age=86400";
+    private static final String CACHE_CONTROL = "public, immutable, max-age=86400";
 
     /** One file in one coding, with what its answers say about it. */
     private record Encoded(Buffer body, String type, long modifiedSeconds, String lastModified) {}
