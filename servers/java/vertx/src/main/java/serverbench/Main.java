@@ -14,6 +14,9 @@ public final class Main {
         int workers = Math.max(1, Integer.parseInt(env("WORKERS", "1")));
         HttpVerticle.Tls tls = tlsFromEnv();
         Database.Config db = Database.Config.fromEnv(workers);
+        if (tls != null) {
+            initJdkSslServerContext();
+        }
 
         Vertx vertx = Vertx.vertx(new VertxOptions()
                 .setEventLoopPoolSize(workers)
@@ -54,6 +57,21 @@ public final class Main {
             System.exit(2);
         }
         return new HttpVerticle.Tls(Integer.parseInt(port), cert, key);
+    }
+
+    /**
+     * Runs the static initializer of Netty's JdkSslServerContext here, before any verticle
+     * starts. Vert.x builds a TLS server's SSL context lazily, on the event loop, when the
+     * first TLS connection arrives; that class's initializer (a one-time check that builds a
+     * PKCS12 key store: PBKDF2 over 10,000 rounds, on a cold JIT) then held the event loop, and
+     * every plain HTTP connection on it, for 1-5 s on a busy machine. Here it costs the start.
+     */
+    private static void initJdkSslServerContext() {
+        try {
+            Class.forName("io.netty.handler.ssl.JdkSslServerContext", true, Main.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException("vertx: Netty's JDK TLS is missing from the class path", e);
+        }
     }
 
     private static String env(String name, String fallback) {
