@@ -122,6 +122,7 @@ pub fn run_gated(
         arrived: AtomicU64::new(0),
         up: AtomicU64::new(0),
         abort: AtomicBool::new(false),
+        gated: gate.is_some(),
         measure_from: AtomicU64::new(if gate.is_some() { u64::MAX } else { 0 }),
         live: live::Board::new(plans.len()),
     };

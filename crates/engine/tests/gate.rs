@@ -82,6 +82,22 @@ fn a_gate_that_stays_shut_cancels_the_run() {
 }
 
 #[test]
+fn a_gate_that_answers_no_at_once_stops_every_thread_however_late_it_reaches_its_loop() {
+    // The gate answers before some threads reach their loop: each must still go through it
+    // (a thread that read the gate's answer as "no gate" ran the whole 5 s).
+    let addr = http_server(|_, _| Reply::Send(ok("hi")));
+    let mut cfg = http_config(addr, &["/"], false);
+    cfg.stop = serverbench_engine::Stop::Duration(Duration::from_secs(5));
+    (cfg.threads, cfg.connections) = (4, 4);
+    for _ in 0..10 {
+        let t = Instant::now();
+        let err = run_gated(&cfg, &|_| {}, Some(&|| false)).unwrap_err();
+        assert!(matches!(err, EngineError::Cancelled), "{err}");
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    }
+}
+
+#[test]
 fn a_request_count_cannot_be_gated() {
     let addr = http_server(|_, _| Reply::Send(ok("hi")));
     let mut cfg = http_config(addr, &["/"], false);

@@ -256,7 +256,7 @@ impl<'a> Worker<'a> {
     /// Runs until the stop condition; returns the nanoseconds measured.
     fn main_loop(&mut self, shared: &Shared) -> io::Result<u64> {
         let start = sys::now_ns();
-        let mut gated = shared.measure_from.load(Ordering::SeqCst) == u64::MAX;
+        let mut gated = shared.gated;
         let pause_at = start + self.cfg.warmup.as_nanos() as u64;
         let mut measure = if gated {
             u64::MAX

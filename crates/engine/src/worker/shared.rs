@@ -26,6 +26,10 @@ pub struct Shared {
     /// Connections up so far during setup (for the live view).
     pub up: AtomicU64,
     pub abort: AtomicBool,
+    /// The run has a gate: fixed before the threads start, so a thread that reaches its loop
+    /// after the gate answered still goes through it (reading `measure_from` alone raced with a
+    /// gate answering at once: that thread ran the whole duration).
+    pub gated: bool,
     /// 0: measure after the warm-up; `u64::MAX`: wait for the gate; else the monotonic ns at
     /// which measurement starts (set once by the gate).
     pub measure_from: AtomicU64,
