@@ -137,16 +137,23 @@ fn wait_for_load_in(ns: &str) {
     panic!("no serverbench load started in {ns}");
 }
 
-#[test]
-fn a_client_host_dying_mid_search_fails_the_lap_naming_it_and_keeps_the_steps_so_far() {
-    let Some(bed) = bed() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = run_over_hosts(&bed, dir.path())
+/// The search of [`run_over_hosts`] started quietly, once its first step's load runs in
+/// sb-client1.
+fn search_under_way(bed: &Bed, dir: &Path) -> std::process::Child {
+    let child = run_over_hosts(bed, dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     wait_for_load_in("sb-client1");
+    child
+}
+
+#[test]
+fn a_client_host_dying_mid_search_fails_the_lap_naming_it_and_keeps_the_steps_so_far() {
+    let Some(bed) = bed() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = search_under_way(&bed, dir.path());
     // The first two steps (100/s and 200/s) take about 3 s each with their warm-up.
     std::thread::sleep(Duration::from_secs(8));
     bed.script(&["kill-sshd", "sb-client1"]);
@@ -177,12 +184,7 @@ fn a_client_host_dying_mid_search_fails_the_lap_naming_it_and_keeps_the_steps_so
 fn ctrl_c_mid_search_over_the_hosts_records_no_failure_and_leaves_nothing_behind() {
     let Some(bed) = bed() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut child = run_over_hosts(&bed, dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for_load_in("sb-client1");
+    let mut child = search_under_way(&bed, dir.path());
     std::thread::sleep(Duration::from_secs(5));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
