@@ -326,7 +326,10 @@ fn the_readme_starts_with_the_two_commands_of_a_fresh_machine() {
         .filter(|l| !l.trim().is_empty() && !l.starts_with("# "))
         .take(4)
         .collect();
-    assert_eq!(lines[0], "```sh", "the README opens with a sh block: {lines:?}");
+    assert_eq!(
+        lines[0], "```sh",
+        "the README opens with a sh block: {lines:?}"
+    );
     assert!(lines[1].starts_with("make bench "), "{lines:?}");
     assert!(lines[2].starts_with("make test "), "{lines:?}");
     assert_eq!(lines[3], "```", "{lines:?}");
@@ -388,7 +391,9 @@ fn every_relative_link_in_the_readme_and_docs_resolves() {
             if let Some(anchor) = anchor.filter(|_| file.ends_with(".md")) {
                 let there = std::fs::read_to_string(repo().join(&file)).unwrap();
                 if !anchors(&there).contains(anchor) {
-                    broken.push(format!("{page}: ({target}): no heading #{anchor} in {file}"));
+                    broken.push(format!(
+                        "{page}: ({target}): no heading #{anchor} in {file}"
+                    ));
                 }
             }
         }
@@ -420,12 +425,20 @@ fn every_serverbench_command_the_readme_names_is_a_real_subcommand() {
             }
         }
     }
-    for must in ["load", "run", "verify", "list", "setup", "report", "compare"] {
-        assert!(named.contains(must), "the README names no `serverbench {must}`: {named:?}");
+    for must in [
+        "load", "run", "verify", "list", "setup", "report", "compare",
+    ] {
+        assert!(
+            named.contains(must),
+            "the README names no `serverbench {must}`: {named:?}"
+        );
     }
     let bin = env!("CARGO_BIN_EXE_serverbench");
     for sub in &named {
-        let out = Command::new(bin).args([sub.as_str(), "--help"]).output().unwrap();
+        let out = Command::new(bin)
+            .args([sub.as_str(), "--help"])
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "the README names `serverbench {sub}`, which is no subcommand:\n{}",
@@ -444,7 +457,10 @@ fn the_anchor_of_a_heading_is_githubs() {
         "notes-1",
         "serverbench-load-the-load",
     ];
-    assert_eq!(anchors(text).iter().map(String::as_str).collect::<Vec<_>>(), want);
+    assert_eq!(
+        anchors(text).iter().map(String::as_str).collect::<Vec<_>>(),
+        want
+    );
     assert_eq!(
         link_targets("see [a](b.md#c) and `[x](y)`\n```\n[p](q)\n```\n"),
         vec!["b.md#c"]
