@@ -9,7 +9,7 @@
 //! idles. Against nginx (one worker) serving h2c with 50 connections x 10 streams on this
 //! project's 2-vCPU VM: blocking costs the client ~480 wake-ups per 1,000 requests and nginx
 //! ~11.5 µs per request; h2load, busy all the time, ~15 wake-ups and ~10.3 µs; napping, ~50
-//! wake-ups (its own timer's) and ~8.8 µs (README, "Against h2load over HTTP/2").
+//! wake-ups (its own timer's) and ~8.8 µs (docs/results/h2.md).
 //!
 //! A nap delays noticing a response by at most its span, so the span follows what is measured:
 //! [`Idle::Auto`] naps 1/[`DIVISOR`] of this thread's *fast* latencies (at most [`MAX_NAP`]), so

@@ -7,7 +7,7 @@
 //! one share-nothing worker loop (schedules, timers, stats) to stay the same on both backends.
 //!
 //! `--io auto` picks epoll (see [`choose`]): measured on this project's 2-core machine the ring
-//! did not make the closed loop cheaper per request (README, "engine vs wrk").
+//! did not make the closed loop cheaper per request (docs/results/engine-vs-wrk.md).
 
 mod bufs;
 

@@ -4,7 +4,7 @@
 //! whole window of responses, each counted at the smallest size its URL has answered with so
 //! far (a prediction, and a lower bound while sizes do not shrink). A pipelined window then
 //! costs one wake-up, one `recv` and one ACK instead of one of each per segment: against nginx
-//! with `-p 16` that is 4x less client CPU per request (README, "engine vs wrk").
+//! with `-p 16` that is 4x less client CPU per request (docs/results/engine-vs-wrk.md).
 //!
 //! A response smaller than every earlier one for its URL can leave a predicted mark unmet. The
 //! FIN or an error still wakes us, and housekeeping watches a predicted mark that has gone

@@ -22,9 +22,8 @@
 //! entropy: 23 ms of CPU in every process, as much as 2,000 keep-alive requests, and its
 //! per-record cost on small records is 7% higher. The keep-alive path is where the client
 //! must stay under wrk's CPU per request; with `--new-conn` on ring serverbench already uses
-//! 0.42x (full) and 0.57x (resumed) of h2load's CPU per handshake (README, "Against wrk and
-//! h2load over TLS"). ring also builds in 12 s where
-//! aws-lc-sys takes 80 s, with nothing but a C compiler. Key exchange groups are pinned to
+//! 0.42x (full) and 0.57x (resumed) of h2load's CPU per handshake (docs/results/tls.md).
+//! ring also builds in 12 s where aws-lc-sys takes 80 s, with nothing but a C compiler. Key exchange groups are pinned to
 //! X25519 first whatever features other crates switch on, so a ClientHello carries one cheap
 //! key share.
 
