@@ -24,7 +24,8 @@ pub enum Exit {
     CheckFailed,
     /// `load --barrier`: no `go` line came on stdin; nothing was measured.
     NoGo,
-    /// `history check`: a change straddles the threshold (neither clearly within nor beyond).
+    /// `history check --strict`: a change straddles the threshold (neither clearly within nor
+    /// beyond).
     Inconclusive,
     /// `load --find-max`: the goal failed at the lowest rate tried; the steps are reported.
     GoalMissed,
@@ -81,7 +82,7 @@ impl Exit {
             Exit::NoSuccess => "load: no request succeeded (socket errors or error statuses only)",
             Exit::CheckFailed => "verify, setup, hosts check: a server or host failed",
             Exit::NoGo => "load --barrier: no `go` line on stdin; nothing measured",
-            Exit::Inconclusive => "history check: a change straddles the threshold",
+            Exit::Inconclusive => "history check --strict: a change straddles the threshold",
             Exit::GoalMissed => "load --find-max: the goal failed at the lowest rate",
             Exit::Interrupted => "interrupted (Ctrl-C, SIGTERM)",
         }

@@ -131,6 +131,69 @@ fn pure_noise_passes_the_check() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
 
+/// Two runs of one server at `rps` and `rps * level`, `laps` laps each, noisy by `cv`.
+fn two_runs(parent: &Path, rps: f64, level: f64, laps: u32, cv: f64, seed: u64) -> Vec<String> {
+    [1.0, level]
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let spec = RunSpec {
+                servers: vec![("mine".into(), rps * l)],
+                laps,
+                cv,
+                seed: seed * 1000 + i as u64,
+                at_s: i as u64 * 3600,
+                commit: Some(format!("c{i:06}")),
+                ..RunSpec::default()
+            };
+            let dir = write_run(parent, &format!("run{i:03}"), &spec).unwrap();
+            dir.to_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn an_inconclusive_check_warns_with_the_laps_that_would_decide_and_fails_only_when_strict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("history.db");
+    let db = db.to_str().unwrap();
+    let out = import(db, &two_runs(tmp.path(), 100_000.0, 0.955, 3, 0.02, 7));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let args = ["history", "check", "--history", db, "--measure", "rps"];
+    let out = serverbench(&args);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stdout.contains("inconclusive"), "{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("inconclusive (exit 0; --strict exits 9)")
+            && stderr.contains("laps per run would decide (now 3)"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("laps per run would decide"), "{stdout}");
+    let strict = serverbench(&[&args[..], &["--strict"]].concat());
+    assert_eq!(strict.status.code(), Some(9), "{}", text(&strict.stdout));
+}
+
+#[test]
+fn a_p99_from_a_few_latencies_per_lap_says_it_is_too_few_to_judge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("history.db");
+    let db = db.to_str().unwrap();
+    // About 25 req/s for 10 s: about 250 requests a lap, 2 of them above the p99.
+    let out = import(db, &two_runs(tmp.path(), 25.0, 1.0, 3, 0.01, 8));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = serverbench(&["history", "check", "--history", db]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("mine hello c64 h1 p99: p99 from about 2 latencies above it per lap"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("rps: p99 from"),
+        "only the p99 row: {stdout}"
+    );
+}
+
 #[test]
 fn importing_again_records_nothing_new_and_list_and_show_read_the_series() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,6 +1,6 @@
 //! `serverbench load --find-max` over several machines: two client namespaces search the
 //! capacity of a server namespace's fixture of known capacity (bench/netns-hosts.sh). Needs
-//! root and `ip netns` (or SERVERBENCH_SKIP_NETNS=1); run under `flock /tmp/sb-netns.lock`.
+//! root and `ip netns` (or SERVERBENCH_SKIP_NETNS=1); the bed takes its own file lock (see netns/mod.rs).
 
 mod netns;
 mod skip;

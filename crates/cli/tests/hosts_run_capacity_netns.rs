@@ -1,7 +1,7 @@
 //! A suite's `find_max` profile through `serverbench run --hosts`: the server in the sb-server
 //! namespace, each step of the search split across two client namespaces and merged
-//! (bench/netns-hosts.sh). Needs root and `ip netns` (or SERVERBENCH_SKIP_NETNS=1); run under
-//! `flock /tmp/sb-netns.lock`.
+//! (bench/netns-hosts.sh). Needs root and `ip netns` (or SERVERBENCH_SKIP_NETNS=1); the bed takes its own
+//! file lock (see netns/mod.rs).
 
 mod netns;
 mod skip;

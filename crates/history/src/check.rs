@@ -12,6 +12,7 @@
 use crate::changepoint::{self, ChangePoint};
 use crate::db::{History, HistoryError};
 use crate::series::{Measure, Point, SeriesKey};
+use crate::settle::{self, Settle};
 use serde::Serialize;
 use serverbench_analysis::stats;
 
@@ -130,6 +131,11 @@ pub struct Row {
     /// Every change point of the series, oldest first.
     pub shifts: Vec<Shift>,
     pub status: Status,
+    /// An inconclusive row: about how many laps per run would decide it.
+    pub settle: Option<Settle>,
+    /// A p99 row whose laps hold fewer than [`settle::MIN_TAIL_SAMPLES`] latencies above the
+    /// p99: that many (the fewest of any lap of the two runs).
+    pub thin_tail: Option<u64>,
 }
 
 impl Row {
@@ -281,6 +287,20 @@ fn judge(key: &SeriesKey, m: Measure, points: &[Point], opts: &CheckOptions) -> 
     if shifts.iter().any(|s| s.regression) {
         status = Status::Regression;
     }
+    let settle = match (status, ratio, interval, base) {
+        (Status::Inconclusive, Some(r), Some(i), Some(b)) => {
+            let laps = b.laps(m).len().min(latest_point.laps(m).len()) as u64;
+            settle::settle(r, i, opts.threshold, laps)
+        }
+        _ => None,
+    };
+    let thin_tail = settle::thin_tail(
+        m,
+        &[
+            latest_point.fewest_requests,
+            base.and_then(|b| b.fewest_requests),
+        ],
+    );
     Some(Row {
         series: key.clone(),
         measure: m,
@@ -292,6 +312,8 @@ fn judge(key: &SeriesKey, m: Measure, points: &[Point], opts: &CheckOptions) -> 
         interval,
         shifts,
         status,
+        settle,
+        thin_tail,
     })
 }
 

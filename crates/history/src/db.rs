@@ -54,6 +54,9 @@ const MIGRATIONS: &[&str] = &[
     // 3: each lap's cost, CPU µs per request of the server's tree and the database (laps at a
     // fixed rate and capacity searches only; see `series::Measure::Cpu`).
     "ALTER TABLE laps ADD COLUMN cpu_us REAL;",
+    // 4: each lap's request count, so a check can say when a p99 rests on too few latencies
+    // (see `settle::thin_tail`); laps recorded before it have none.
+    "ALTER TABLE laps ADD COLUMN requests INTEGER;",
 ];
 
 /// Errors of the history database.

@@ -69,6 +69,7 @@ struct LapRow {
     rps: Option<f64>,
     p99_us: Option<f64>,
     cpu_us: Option<f64>,
+    requests: Option<u64>,
 }
 
 impl History {
@@ -210,6 +211,7 @@ fn group_cells(records: &[LapRecord], skipped: &mut Vec<String>) -> BTreeMap<Cel
             rps: rps.filter(|x| x.is_finite()),
             p99_us: m.latency_us.p99.filter(|x| x.is_finite()),
             cpu_us: cost(r),
+            requests: m.requests,
         });
         if let Some(h) = &m.histograms {
             cell.histograms.push(h.latency_us.clone());
@@ -321,11 +323,11 @@ fn insert_cell(tx: &Transaction, run: i64, key: &CellKey, c: &CellLaps) -> rusql
     )?;
     let cell = tx.last_insert_rowid();
     let mut st = tx.prepare_cached(
-        "INSERT OR REPLACE INTO laps (cell_id, lap, rps, p99_us, cpu_us)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT OR REPLACE INTO laps (cell_id, lap, rps, p99_us, cpu_us, requests)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     for l in &c.laps {
-        st.execute(params![cell, l.lap, l.rps, l.p99_us, l.cpu_us])?;
+        st.execute(params![cell, l.lap, l.rps, l.p99_us, l.cpu_us, l.requests])?;
     }
     Ok(())
 }

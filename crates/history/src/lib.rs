@@ -18,6 +18,7 @@ mod import;
 #[cfg(test)]
 mod import_tests;
 pub mod series;
+pub mod settle;
 pub mod show;
 pub mod synth;
 pub mod trend;

@@ -207,6 +207,9 @@ pub struct Point {
     pub stats: CellStats,
     /// The cell's merged latency histogram (V2, base64), when the tool gave one.
     pub histogram: Option<String>,
+    /// The fewest requests of any of its laps (`None` for laps recorded before history
+    /// schema 4, which kept no count).
+    pub fewest_requests: Option<u64>,
 }
 
 impl Point {
@@ -265,7 +268,8 @@ impl History {
                         (SELECT group_concat(coalesce(l.p99_us, ''), ' ') FROM laps l
                          WHERE l.cell_id = c.id),
                         (SELECT group_concat(coalesce(l.cpu_us, ''), ' ') FROM laps l
-                         WHERE l.cell_id = c.id)
+                         WHERE l.cell_id = c.id),
+                        (SELECT min(l.requests) FROM laps l WHERE l.cell_id = c.id)
                  FROM cells c JOIN runs r ON r.id = c.run_id JOIN testbeds t ON t.id = r.testbed_id
                  WHERE t.fingerprint = ?1 AND c.server = ?2 AND c.scenario = ?3
                    AND c.profile = ?4 AND c.transport = ?5 AND c.settings_hash = ?6
@@ -302,6 +306,7 @@ impl History {
                     laps,
                     stats,
                     histogram: r.get(7)?,
+                    fewest_requests: r.get(11)?,
                 })
             })
             .map_err(|e| self.err(e))?;

@@ -6,19 +6,25 @@
 //! controller dies or the connection drops, since the session wrapper ([`crate::wrap`]) then
 //! ends the command's group and the command's trap removes the folder. Each file is written by
 //! `cat` from the ssh channel's stdin under `umask 077`, so its bytes (a private key) never
-//! appear on a command line.
+//! appear on a command line. A keeper that does not end within its grace (a loaded host, a
+//! dropped connection) is killed here, and then a last `rm -rf` of the folder runs in a
+//! session of its own, bounded in time, so the folder is not left behind.
 
 use crate::inventory::Host;
 use crate::ssh::{Session, SessionLine, Transport};
 use crate::wrap::quote;
 use crate::HostError;
+use std::ffi::OsString;
+use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long making the folder or writing one file may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the session may take to remove the folder and end.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
+/// How long the last `rm -rf` after a keeper that did not end may take.
+const REMOVE_LIMIT: Duration = Duration::from_secs(15);
 
 /// The keeper: makes the folder, prints its path, waits for its stdin to end, removes it (also
 /// when the wrapper sends SIGTERM to its group).
@@ -50,6 +56,8 @@ pub struct RemoteDir {
     path: String,
     session: Session,
     _lines: Receiver<(usize, SessionLine)>,
+    /// `ssh` arguments removing the folder, for a keeper that did not end in time.
+    remove: Vec<OsString>,
 }
 
 impl RemoteDir {
@@ -78,11 +86,13 @@ impl RemoteDir {
                 message: format!("mktemp -d printed `{path}` instead of a folder"),
             });
         }
+        let remove = transport.argv(host, &format!("rm -rf -- {}", quote(&path)));
         Ok(RemoteDir {
             host: host.clone(),
             path,
             session,
             _lines: rx,
+            remove,
         })
     }
 
@@ -114,9 +124,38 @@ impl RemoteDir {
 }
 
 impl Drop for RemoteDir {
-    /// Ends the session: the keeper removes the folder.
+    /// Ends the session: the keeper removes the folder; when it had to be killed, a last
+    /// `rm -rf` does.
     fn drop(&mut self) {
-        self.session.stop(CLOSE_GRACE);
+        if self.session.stop(CLOSE_GRACE).is_none() {
+            let mut ssh = Command::new("ssh");
+            ssh.args(&self.remove);
+            run_bounded(ssh, REMOVE_LIMIT);
+        }
+    }
+}
+
+/// Runs `cmd` (no input, output discarded) for at most `limit`; whether it ended with success.
+fn run_bounded(mut cmd: Command, limit: Duration) -> bool {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return false;
+    };
+    let until = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.success(),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+        }
     }
 }
 
@@ -156,6 +195,25 @@ mod tests {
         // `Transport::run_with_input`, the exit status tells.
         let _ = child.stdin.take().unwrap().write_all(contents);
         child.wait_with_output().unwrap()
+    }
+
+    #[test]
+    fn a_bounded_command_is_killed_at_its_limit_and_one_that_ends_says_how() {
+        let mut sleep = Command::new("sleep");
+        sleep.arg("30");
+        let t = Instant::now();
+        assert!(!run_bounded(sleep, Duration::from_millis(200)));
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("serverbench-run.x");
+        std::fs::create_dir(&gone).unwrap();
+        let mut rm = Command::new("sh");
+        rm.args([
+            "-c",
+            &format!("rm -rf -- {}", quote(gone.to_str().unwrap())),
+        ]);
+        assert!(run_bounded(rm, Duration::from_secs(10)));
+        assert!(!gone.exists());
     }
 
     #[test]

@@ -70,6 +70,14 @@ impl Transport {
         args
     }
 
+    /// The arguments of `ssh` running `script` on `host` (not registered as a used host: for a
+    /// command run after this transport may be gone, such as a last clean-up).
+    pub(crate) fn argv(&self, host: &Host, script: &str) -> Vec<OsString> {
+        let mut args = self.options(host);
+        args.extend(["-T".into(), (&host.ssh).into(), script.into()]);
+        args
+    }
+
     /// `ssh -T` with every option for `host` and its destination (the caller adds the command).
     fn base(&self, host: &Host) -> Command {
         let mut cmd = Command::new("ssh");

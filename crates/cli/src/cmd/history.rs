@@ -51,7 +51,8 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         html: PathBuf,
     },
-    /// Judge each series' newest run: exit 0 ok, 4 regression, 9 inconclusive, 1 error.
+    /// Judge each series' newest run: exit 0 ok (an inconclusive row too, with a warning),
+    /// 4 regression, 9 inconclusive with --strict, 1 error.
     Check(CheckArgs),
 }
 
@@ -103,6 +104,10 @@ pub struct CheckArgs {
     /// searches). gab holds one direction: rps unless the report has none.
     #[arg(long, value_parser = parse_measure)]
     pub measure: Option<Measure>,
+    /// Exit 9 when a row is inconclusive (by default it warns and exits 0: an interval that
+    /// straddles the threshold is not evidence of a change).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// `run --record`: add the run to the history when it ends.
@@ -246,11 +251,33 @@ fn run_check(h: &History, c: CheckArgs) -> anyhow::Result<Exit> {
         }
         None => print!("{text}"),
     }
-    Ok(match report.worst() {
+    Ok(check_exit(&report, c.strict))
+}
+
+/// The exit of a check: a regression fails; an inconclusive row fails only with `--strict`,
+/// and otherwise says so on stderr with what would decide it.
+fn check_exit(report: &serverbench_history::check::CheckReport, strict: bool) -> Exit {
+    match report.worst() {
         Status::Regression => Exit::Regression,
-        Status::Inconclusive => Exit::Inconclusive,
+        Status::Inconclusive if strict => Exit::Inconclusive,
+        Status::Inconclusive => {
+            let rows: Vec<_> = report
+                .rows
+                .iter()
+                .filter(|r| r.status == Status::Inconclusive)
+                .collect();
+            eprintln!(
+                "warning: {} row(s) inconclusive (exit 0; --strict exits 9):",
+                rows.len()
+            );
+            for r in rows {
+                let how = r.settle.map_or_else(|| "-".to_owned(), |s| s.text());
+                eprintln!("  {} {}: {how}", r.series.label(), r.measure);
+            }
+            Exit::Ok
+        }
         _ => Exit::Ok,
-    })
+    }
 }
 
 /// `run --record`: adds the finished run's folder to the history.

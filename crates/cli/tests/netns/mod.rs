@@ -3,7 +3,9 @@
 //!
 //! The bed needs root and `ip netns`; without them a test says why and fails, unless
 //! SERVERBENCH_SKIP_NETNS=1 is set, in which case it says it skipped. Tests take a lock: they
-//! share the namespaces.
+//! share the namespaces. The namespaces are the machine's, so the lock is a file lock
+//! ([`BED_LOCK`]) as well as a mutex: a `make test` and a test binary run beside it (or two
+//! checkouts' tests) take turns instead of tearing each other's bed down.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -18,6 +20,31 @@ pub const PORT: u16 = 8080;
 
 static LOCK: Mutex<()> = Mutex::new(());
 
+/// The file every process holding the bed locks (`flock`), whatever started it.
+pub const BED_LOCK: &str = "/tmp/sb-netns-bed.lock";
+
+/// An exclusive `flock` on [`BED_LOCK`], released when dropped (the file is closed).
+pub struct FileLock(std::fs::File);
+
+fn file_lock() -> FileLock {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(BED_LOCK)
+        .unwrap_or_else(|e| panic!("{BED_LOCK}: {e}"));
+    // SAFETY: flock on a descriptor we own; it blocks until the other holder closes its file.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(
+        rc,
+        0,
+        "flock {BED_LOCK}: {}",
+        std::io::Error::last_os_error()
+    );
+    FileLock(file)
+}
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -30,6 +57,7 @@ fn script() -> PathBuf {
 pub struct Bed {
     pub hosts: PathBuf,
     _lock: MutexGuard<'static, ()>,
+    _file_lock: FileLock,
 }
 
 /// The bed, or None (with the reason printed) when this machine cannot have one.
@@ -53,6 +81,7 @@ pub fn bed() -> Option<Bed> {
         "hosts_netns: {why}; set SERVERBENCH_SKIP_NETNS=1 to skip these tests"
     );
     let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let file_lock = file_lock();
     let out = Command::new(script()).arg("up").output().unwrap();
     assert!(
         out.status.success(),
@@ -62,7 +91,11 @@ pub fn bed() -> Option<Bed> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let hosts = PathBuf::from(stdout.lines().last().expect("the hosts.toml path").trim());
     assert!(hosts.is_file(), "{}", hosts.display());
-    Some(Bed { hosts, _lock: lock })
+    Some(Bed {
+        hosts,
+        _lock: lock,
+        _file_lock: file_lock,
+    })
 }
 
 impl Bed {

@@ -1,7 +1,7 @@
 //! `--format github-summary`: Markdown for `$GITHUB_STEP_SUMMARY`, under GitHub's cap of
 //! 1 MiB per step: rows past the cap are counted, not written.
 
-use super::{percent, ratio_text, shift_text, value};
+use super::{caveats, percent, ratio_text, shift_text, value};
 use crate::check::{CheckReport, Status};
 use std::fmt::Write;
 
@@ -78,6 +78,11 @@ pub fn render(report: &CheckReport) -> String {
                 value(r.measure, s.mean_after),
                 s.p
             );
+        }
+    }
+    for r in &report.rows {
+        for c in caveats(r) {
+            let _ = writeln!(out, "\n- `{}` {}: {c}", r.series.label(), r.measure);
         }
     }
     out

@@ -3,7 +3,7 @@
 //! per cell and measure, a `failure` on a regression; an inconclusive row passes with its reason
 //! in `system-out`.
 
-use super::{ratio_text, shift_text, value};
+use super::{caveats, ratio_text, shift_text, value};
 use crate::check::{CheckReport, Row, Status};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -30,14 +30,19 @@ fn detail(r: &Row) -> String {
         .baseline
         .as_ref()
         .map_or("-".into(), |b| value(r.measure, b.median));
-    format!(
+    let mut text = format!(
         "latest {} (run {}), baseline {}, ratio {}, shift {}",
         value(r.measure, r.latest.median),
         r.latest.label,
         base,
         ratio_text(r),
         shift_text(r)
-    )
+    );
+    for c in caveats(r) {
+        text.push_str("; ");
+        text.push_str(&c);
+    }
+    text
 }
 
 /// The XML document.

@@ -105,6 +105,23 @@ pub(crate) fn shift_text(row: &Row) -> String {
     })
 }
 
+/// What a row's verdict cannot say by itself: what would settle an inconclusive row, and a
+/// p99 judged from too few latencies (see [`crate::settle`]).
+pub(crate) fn caveats(row: &Row) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(s) = &row.settle {
+        out.push(s.text());
+    }
+    if let Some(k) = row.thin_tail {
+        let what = if k == 1 { "latency" } else { "latencies" };
+        out.push(format!(
+            "p99 from about {k} {what} above it per lap (fewer than {}): too few to judge",
+            crate::settle::MIN_TAIL_SAMPLES
+        ));
+    }
+    out
+}
+
 /// A value with its unit: `98.2k req/s`, `1.63k µs`.
 pub(crate) fn value(m: Measure, v: f64) -> String {
     format!("{} {}", serverbench_charts::format_number(v), m.unit())
@@ -114,6 +131,7 @@ pub(crate) fn value(m: Measure, v: f64) -> String {
 pub(crate) mod fixture {
     use crate::check::{CheckReport, Row, RunRef, Shift, Status};
     use crate::series::{CellKey, Measure, SeriesKey};
+    use crate::settle::Settle;
 
     fn key(server: &str) -> SeriesKey {
         SeriesKey {
@@ -159,6 +177,8 @@ pub(crate) mod fixture {
                         regression: true,
                     }],
                     status: Status::Regression,
+                    settle: None,
+                    thin_tail: None,
                 },
                 Row {
                     series: key("mine"),
@@ -171,6 +191,8 @@ pub(crate) mod fixture {
                     interval: Some((0.98, 1.03)),
                     shifts: vec![],
                     status: Status::Ok,
+                    settle: None,
+                    thin_tail: Some(2),
                 },
                 Row {
                     series: key("node/http"),
@@ -183,6 +205,11 @@ pub(crate) mod fixture {
                     interval: Some((0.93, 0.99)),
                     shifts: vec![],
                     status: Status::Inconclusive,
+                    settle: Some(Settle {
+                        laps_now: 3,
+                        laps_needed: Some(12),
+                    }),
+                    thin_tail: None,
                 },
             ],
         }

@@ -1,6 +1,6 @@
 //! `--format term`: one line per series and measure, within 120 columns.
 
-use super::{percent, ratio_text, shift_text, value};
+use super::{caveats, percent, ratio_text, shift_text, value};
 use crate::check::CheckReport;
 use std::fmt::Write;
 
@@ -61,6 +61,17 @@ pub fn render(report: &CheckReport) -> String {
                 value(r.measure, s.mean_before),
                 value(r.measure, s.mean_after),
                 s.p
+            );
+        }
+    }
+    for r in &report.rows {
+        for c in caveats(r) {
+            let _ = writeln!(
+                out,
+                "{:<11} {} {}: {c}",
+                "note:",
+                clip(&r.series.label(), CELL),
+                r.measure
             );
         }
     }
