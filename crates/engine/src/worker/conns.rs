@@ -119,7 +119,7 @@ impl Worker<'_> {
                     self.check_lowat(i, now);
                     if let Some(sent) = self.conns[i].oldest_sent() {
                         if now.saturating_sub(sent) > self.timeout_ns {
-                            self.fail(i, now, ErrorKind::Timeout, 0);
+                            self.fail(i, now, self.timeout_kind(i), 0);
                         }
                     }
                 }

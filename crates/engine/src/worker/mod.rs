@@ -142,6 +142,7 @@ pub fn run(
     let mut measured_ns = 0;
     if !shared.abort.load(Ordering::SeqCst) {
         measured_ns = w.main_loop(shared)?;
+        w.ws_at_end();
     }
     w.publish(shared, true);
     w.stats.errors.connect += setup_failures;

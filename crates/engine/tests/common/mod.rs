@@ -3,6 +3,7 @@
 
 pub mod http2;
 pub mod tls;
+pub mod ws;
 
 use serverbench_engine::config::{http_target, HttpOptions};
 use serverbench_engine::{Config, Lifetime, Protocol, Reads, Schedule, Stop};
