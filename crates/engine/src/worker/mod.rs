@@ -302,7 +302,9 @@ impl<'a> Worker<'a> {
                 self.napper.nap(ns.min(self.end - now));
             }
             let now = sys::now_ns();
-            if now >= next_tick {
+            // After the end nothing times out: what is in flight then stays so (a WebSocket
+            // upgrade is counted unanswered), not dropped uncounted.
+            if now >= next_tick && now < self.end {
                 next_tick = now + TICK_NS;
                 self.housekeeping(now);
                 self.publish(shared, false);
