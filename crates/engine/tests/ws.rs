@@ -76,3 +76,14 @@ fn a_close_without_a_code_is_1005_and_an_end_without_a_close_frame_is_1006() {
         assert_eq!(ws.protocol_errors.get("unexpected close"), Some(&n));
     }
 }
+
+#[test]
+fn a_server_closing_before_answering_the_upgrade_fails_it_by_that_cause() {
+    let (addr, _) = ws_server(WsServe::CloseAtUpgrade);
+    let r = run(&ws_config(addr));
+    let ws = r.ws.as_ref().unwrap();
+    let n = ws.upgrade_failures.get("closed before answering").copied();
+    assert!(n.unwrap_or(0) > 0, "{ws:?}");
+    assert_eq!(Some(r.errors.ws), n, "{:?}", r.errors);
+    assert!(ws.close_codes.is_empty() && ws.protocol_errors.is_empty(), "{ws:?}");
+}

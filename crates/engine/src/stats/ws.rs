@@ -13,6 +13,8 @@ pub enum WsCause {
     Upgrade(HandshakeError),
     /// No answer to the upgrade within the load's `--timeout`.
     UpgradeTimeout,
+    /// The server closed the connection before answering the upgrade.
+    UpgradeClosed,
     /// A frame broke RFC 6455 (a masked server frame, a reserved opcode...).
     Protocol(ProtocolError),
     /// An echo whose bytes, length or kind differ from the message sent.
@@ -31,6 +33,7 @@ impl WsCause {
         match self {
             WsCause::Upgrade(e) => e.name(),
             WsCause::UpgradeTimeout => "timeout",
+            WsCause::UpgradeClosed => "closed before answering",
             WsCause::Protocol(e) => e.name(),
             WsCause::WrongEcho => "wrong echo",
             WsCause::UnexpectedMessage => "unexpected message",
@@ -41,7 +44,10 @@ impl WsCause {
 
     /// A failed upgrade, reported apart from errors on an upgraded connection.
     pub fn is_upgrade(self) -> bool {
-        matches!(self, WsCause::Upgrade(_) | WsCause::UpgradeTimeout)
+        matches!(
+            self,
+            WsCause::Upgrade(_) | WsCause::UpgradeTimeout | WsCause::UpgradeClosed
+        )
     }
 }
 

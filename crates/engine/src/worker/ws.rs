@@ -221,15 +221,17 @@ impl Worker<'_> {
         false
     }
 
-    /// The server closed connection `i`'s socket without a close frame (1006 once upgraded):
-    /// after our close that is the end we asked for; otherwise it is an unexpected close.
+    /// The server closed connection `i`'s socket without a close frame: before the 101 that is
+    /// a failed upgrade; after it a close 1006, which after our close is the end we asked for
+    /// and otherwise an unexpected close.
     pub(super) fn ws_eof(&mut self, i: usize, now: u64) {
-        let upgraded = self.conns[i]
-            .ws
-            .as_deref()
-            .is_some_and(|w| !matches!(w.phase, WsPhase::Upgrading { .. }));
-        if upgraded {
-            self.stats.ws_closed(now, close::ABNORMAL);
+        match self.conns[i].ws.as_deref().map(|w| &w.phase) {
+            Some(WsPhase::Upgrading { .. }) => {
+                let closed = ErrorKind::Ws(WsCause::UpgradeClosed);
+                return self.fail(i, now, closed, BACKOFF_NS);
+            }
+            Some(_) => self.stats.ws_closed(now, close::ABNORMAL),
+            None => {}
         }
         if self.ws_closing(i) {
             self.reopen(i, now);

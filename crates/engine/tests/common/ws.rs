@@ -14,6 +14,8 @@ use std::sync::Arc;
 pub enum WsServe {
     /// Accepts the connection and never answers the upgrade.
     NoUpgrade,
+    /// Reads the upgrade and closes the connection without answering.
+    CloseAtUpgrade,
     /// Echoes `echoes` messages, then answers the next with a close frame (with `code`, or
     /// none) and keeps the TCP connection open (it answers nothing more).
     CloseAfter { echoes: u64, code: Option<u16> },
@@ -63,6 +65,9 @@ fn serve_one(mut s: TcpStream, serve: WsServe, seen: &WsSeen) -> std::io::Result
             break i + 4;
         }
     };
+    if serve == WsServe::CloseAtUpgrade {
+        return Ok(());
+    }
     let head = String::from_utf8_lossy(&pending[..head_end]).to_string();
     pending.drain(..head_end);
     let key = head

@@ -22,7 +22,7 @@ pub struct WsResult {
     pub upgrades_per_s: f64,
     pub upgrade_latency_us: Latency,
     /// Failed upgrades by cause (`status`, `missing accept`, `wrong accept`, `timeout`: no
-    /// answer within `--timeout`...).
+    /// answer within `--timeout`, `closed before answering`...).
     pub upgrade_failures: BTreeMap<String, u64>,
     /// Closes by code: each close frame the server sent (`1000`, `1011`...; `1005` for one
     /// without a code) and `1006` for a connection that ended without one (RFC 6455, 7.4.1).
