@@ -78,6 +78,17 @@ fn a_close_without_a_code_is_1005_and_an_end_without_a_close_frame_is_1006() {
 }
 
 #[test]
+fn a_reset_connection_is_a_read_error_and_a_close_1006() {
+    let (addr, _) = ws_server(WsServe::ResetAfter { echoes: 5 });
+    let r = run(&ws_config(addr));
+    let ws = r.ws.as_ref().unwrap();
+    let n = ws.close_codes.get("1006").copied().unwrap_or(0);
+    assert!(n > 0, "{ws:?}");
+    assert_eq!(ws.close_codes.len(), 1, "{ws:?}");
+    assert_eq!(r.errors.read, n, "{:?}", r.errors);
+}
+
+#[test]
 fn a_server_closing_before_answering_the_upgrade_fails_it_by_that_cause() {
     let (addr, _) = ws_server(WsServe::CloseAtUpgrade);
     let r = run(&ws_config(addr));

@@ -230,13 +230,23 @@ impl Worker<'_> {
                 let closed = ErrorKind::Ws(WsCause::UpgradeClosed);
                 return self.fail(i, now, closed, BACKOFF_NS);
             }
-            Some(_) => self.stats.ws_closed(now, close::ABNORMAL),
-            None => {}
+            _ => self.ws_lost(i, now),
         }
         if self.ws_closing(i) {
             self.reopen(i, now);
         } else {
             self.fail(i, now, ErrorKind::Ws(WsCause::UnexpectedClose), 0);
+        }
+    }
+
+    /// Connection `i` broke (a read or write error): once upgraded, that is a close 1006.
+    pub(super) fn ws_lost(&mut self, i: usize, now: u64) {
+        let upgraded = self.conns[i]
+            .ws
+            .as_deref()
+            .is_some_and(|w| !matches!(w.phase, WsPhase::Upgrading { .. }));
+        if upgraded {
+            self.stats.ws_closed(now, close::ABNORMAL);
         }
     }
 

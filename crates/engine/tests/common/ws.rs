@@ -21,6 +21,8 @@ pub enum WsServe {
     CloseAfter { echoes: u64, code: Option<u16> },
     /// Echoes `echoes` messages, then closes the TCP connection without a close frame.
     EndAfter { echoes: u64 },
+    /// Echoes `echoes` messages, then resets the TCP connection.
+    ResetAfter { echoes: u64 },
 }
 
 /// What the server saw: the close frames the clients sent it.
@@ -101,6 +103,10 @@ fn serve_one(mut s: TcpStream, serve: WsServe, seen: &WsSeen) -> std::io::Result
                     closed = true;
                 }
                 (_, WsServe::EndAfter { echoes }) if echoed == echoes => return Ok(()),
+                (_, WsServe::ResetAfter { echoes }) if echoed == echoes => {
+                    super::reset(&s);
+                    return Ok(());
+                }
                 (op, _) => {
                     ws::encode(&mut out, Head::server(op, true), &payload);
                     echoed += 1;

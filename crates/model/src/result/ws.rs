@@ -25,7 +25,8 @@ pub struct WsResult {
     /// answer within `--timeout`, `closed before answering`...).
     pub upgrade_failures: BTreeMap<String, u64>,
     /// Closes by code: each close frame the server sent (`1000`, `1011`...; `1005` for one
-    /// without a code) and `1006` for a connection that ended without one (RFC 6455, 7.4.1).
+    /// without a code) and `1006` for a connection that ended without one, by EOF or a read or
+    /// write error (RFC 6455, 7.4.1).
     /// Results written before 1005 and 1006 were counted say `none` for a close without a code.
     pub close_codes: BTreeMap<String, u64>,
     /// Protocol errors by cause (`masked frame`, `bad opcode`, `wrong echo`, `unexpected
