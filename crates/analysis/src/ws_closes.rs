@@ -45,7 +45,11 @@ fn warning(first: &LapRecord, laps: &[&WsResult]) -> Option<Warning> {
     for w in laps {
         add(&mut codes, &w.close_codes);
         add(&mut failures, &w.upgrade_failures);
-        unexpected += w.protocol_errors.get("unexpected close").copied().unwrap_or(0);
+        unexpected += w
+            .protocol_errors
+            .get("unexpected close")
+            .copied()
+            .unwrap_or(0);
         unanswered += w.upgrades_unanswered;
     }
     let failed: u64 = failures.values().sum();
@@ -60,10 +64,15 @@ fn warning(first: &LapRecord, laps: &[&WsResult]) -> Option<Warning> {
         ));
     }
     if failed > 0 {
-        said.push(format!("{failed} upgrades failed ({})", listed(&failures, " ")));
+        said.push(format!(
+            "{failed} upgrades failed ({})",
+            listed(&failures, " ")
+        ));
     }
     if unanswered > 0 {
-        said.push(format!("{unanswered} upgrades were unanswered at a lap's end"));
+        said.push(format!(
+            "{unanswered} upgrades were unanswered at a lap's end"
+        ));
     }
     let message = format!(
         "{} ({}, {}): over {} laps {}. Each costs the client a new connection and upgrade, \
@@ -118,8 +127,10 @@ mod tests {
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(w[0].server.as_deref(), Some("node/ws"));
         assert!(
-            w[0].message.contains("over 2 laps the server closed 6 WebSocket connections \
-                                   unasked (closes 1011 ×6)"),
+            w[0].message.contains(
+                "over 2 laps the server closed 6 WebSocket connections \
+                                   unasked (closes 1011 ×6)"
+            ),
             "{}",
             w[0].message
         );
@@ -134,7 +145,8 @@ mod tests {
         };
         let w = diagnose(&[lap("node/ws", ws)]);
         assert!(
-            w[0].message.contains("4 upgrades failed (timeout 4), and 2 upgrades were"),
+            w[0].message
+                .contains("4 upgrades failed (timeout 4), and 2 upgrades were"),
             "{}",
             w[0].message
         );

@@ -376,10 +376,18 @@ fn a_server_that_never_answers_the_upgrade_times_out_by_cause_and_fails_the_load
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(code, Some(6), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(err.contains("no WebSocket upgrade succeeded (timeout "), "{err}");
+    assert!(
+        err.contains("no WebSocket upgrade succeeded (timeout "),
+        "{err}"
+    );
     let timeouts = v["ws"]["upgrade_failures"]["timeout"].as_u64().unwrap_or(0);
     assert!(timeouts >= 4, "{}", v["ws"]);
-    assert_eq!(v["errors"]["ws"].as_u64(), Some(timeouts), "{}", v["errors"]);
+    assert_eq!(
+        v["errors"]["ws"].as_u64(),
+        Some(timeouts),
+        "{}",
+        v["errors"]
+    );
     assert_eq!(v["requests"], 0);
 }
 
@@ -412,7 +420,10 @@ fn a_server_closing_with_1011_after_50_echoes_shows_the_code_and_an_unexpected_c
     let out = serverbench(&["-c", "1", "-t", "1", "-d", "300ms", &u]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    let closes = text.lines().find(|l| l.contains("Closes")).unwrap_or_default();
+    let closes = text
+        .lines()
+        .find(|l| l.contains("Closes"))
+        .unwrap_or_default();
     assert!(
         closes.contains("1011 ×") && closes.ends_with(" unexpected)"),
         "{text}"

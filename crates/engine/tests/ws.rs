@@ -21,7 +21,12 @@ fn an_upgrade_never_answered_is_an_upgrade_timeout_and_the_connection_is_reopene
     let timeouts = ws.upgrade_failures.get("timeout").copied().unwrap_or(0);
     // One connection, 100 ms each: a reopened connection times out again.
     assert!(timeouts >= 3, "{ws:?}");
-    assert_eq!((r.errors.ws, r.errors.timeout), (timeouts, 0), "{:?}", r.errors);
+    assert_eq!(
+        (r.errors.ws, r.errors.timeout),
+        (timeouts, 0),
+        "{:?}",
+        r.errors
+    );
     assert_eq!((r.requests, ws.upgrades), (0, 0));
     assert!(ws.upgrades_unanswered <= 1, "{ws:?}");
     assert!(r.no_success().unwrap().contains("timeout"), "{ws:?}");
@@ -55,7 +60,11 @@ fn a_close_1011_after_50_echoes_is_counted_echoed_and_the_run_goes_on() {
     assert_eq!(ws.protocol_errors.get("unexpected close"), Some(&closes));
     assert_eq!(r.errors.ws, closes, "{:?}", r.errors);
     // Each connection answered its 50 before the close, and a new one followed each close.
-    assert!(r.requests >= 50 * closes, "{} for {closes} closes", r.requests);
+    assert!(
+        r.requests >= 50 * closes,
+        "{} for {closes} closes",
+        r.requests
+    );
     assert!(ws.upgrades > closes, "{ws:?}");
     assert!(seen.client_closes.load(Ordering::Relaxed) >= closes - 1);
 }
@@ -63,7 +72,13 @@ fn a_close_1011_after_50_echoes_is_counted_echoed_and_the_run_goes_on() {
 #[test]
 fn a_close_without_a_code_is_1005_and_an_end_without_a_close_frame_is_1006() {
     let cases = [
-        (WsServe::CloseAfter { echoes: 5, code: None }, "1005"),
+        (
+            WsServe::CloseAfter {
+                echoes: 5,
+                code: None,
+            },
+            "1005",
+        ),
         (WsServe::EndAfter { echoes: 5 }, "1006"),
     ];
     for (serve, code) in cases {
@@ -96,5 +111,8 @@ fn a_server_closing_before_answering_the_upgrade_fails_it_by_that_cause() {
     let n = ws.upgrade_failures.get("closed before answering").copied();
     assert!(n.unwrap_or(0) > 0, "{ws:?}");
     assert_eq!(Some(r.errors.ws), n, "{:?}", r.errors);
-    assert!(ws.close_codes.is_empty() && ws.protocol_errors.is_empty(), "{ws:?}");
+    assert!(
+        ws.close_codes.is_empty() && ws.protocol_errors.is_empty(),
+        "{ws:?}"
+    );
 }

@@ -165,7 +165,8 @@ impl Worker<'_> {
                     return self.ws_fail(i, WsCause::UnexpectedClose, now);
                 }
                 // The echo failed to go out (a write error, counted): the close still counts.
-                self.stats.error(now, ErrorKind::Ws(WsCause::UnexpectedClose));
+                self.stats
+                    .error(now, ErrorKind::Ws(WsCause::UnexpectedClose));
                 false
             }
             Step::Fail(cause) => self.ws_fail(i, cause, now),

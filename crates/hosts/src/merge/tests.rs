@@ -254,10 +254,17 @@ fn websocket_close_codes_causes_and_unanswered_upgrades_add_up() {
     b.ws = Some(ws(&[("1011", 2), ("1006", 1)], 3, 2));
     let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
     let w = m.ws.unwrap();
-    let codes: Vec<(&str, u64)> = w.close_codes.iter().map(|(c, n)| (c.as_str(), *n)).collect();
+    let codes: Vec<(&str, u64)> = w
+        .close_codes
+        .iter()
+        .map(|(c, n)| (c.as_str(), *n))
+        .collect();
     assert_eq!(codes, [("1000", 1), ("1006", 1), ("1011", 5)]);
     assert_eq!(w.protocol_errors["unexpected close"], 6);
-    assert_eq!((w.upgrade_failures["timeout"], w.upgrades_unanswered), (2, 2));
+    assert_eq!(
+        (w.upgrade_failures["timeout"], w.upgrades_unanswered),
+        (2, 2)
+    );
     assert_eq!(w.upgrades, 8);
 }
 

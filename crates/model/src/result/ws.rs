@@ -56,12 +56,8 @@ impl WsResult {
                 self.upgrades_unanswered
             ));
         }
-        (!causes.is_empty()).then(|| {
-            format!(
-                "no WebSocket upgrade succeeded ({})",
-                causes.join(", ")
-            )
-        })
+        (!causes.is_empty())
+            .then(|| format!("no WebSocket upgrade succeeded ({})", causes.join(", ")))
     }
 }
 
