@@ -16,7 +16,9 @@
 //! - a server much slower on `/pingpong` than on `/payload` ([`MESSAGE_PASSING_RATIO`]);
 //! - neither the client nor the server busy ([`IDLE_CPU_FRACTION`]);
 //! - over TLS and HTTP/2 ([`crate::protocol`]): a server that never resumes when asked, a
-//!   handshake rate bound by the client, refused streams and GOAWAYs.
+//!   handshake rate bound by the client, refused streams and GOAWAYs;
+//! - over WebSocket ([`crate::ws_closes`]): closes the client did not ask for, and upgrades
+//!   failed or unanswered.
 
 use crate::stats;
 use crate::summary::{ServerSummary, Summary, Table};
@@ -75,6 +77,7 @@ pub fn diagnose(summary: &Summary, records: &[LapRecord], env: Option<&Env>) -> 
     out.extend(message_passing(summary, records));
     out.extend(summary.scaling.iter().filter_map(stops_scaling));
     out.extend(crate::protocol::diagnose(&summary.protocols, records));
+    out.extend(crate::ws_closes::diagnose(records));
     out.extend(known_deviations(summary, env));
     out
 }

@@ -27,6 +27,7 @@ pub mod stats;
 pub mod summary;
 pub mod until_ci;
 pub mod warnings;
+mod ws_closes;
 
 use serverbench_results::env::Env;
 use serverbench_results::record::LapRecord;

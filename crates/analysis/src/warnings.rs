@@ -42,6 +42,8 @@ pub enum WarningKind {
     HandshakeClientBound,
     /// HTTP/2 streams refused, GOAWAYs or protocol errors.
     H2Refused,
+    /// WebSocket connections the server closed unasked, or upgrades failed or unanswered.
+    WsCloses,
     /// Laps something other than the benchmark disturbed (steal, other processes...).
     Disturbed,
     /// Database laps outside the contract's statement rules: the row is left out of the ranks.

@@ -6,6 +6,7 @@ use serverbench_wire::ws::{self, Accept, Decoded, Decoder, Head, Opcode, Role};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// How the test server behaves.
@@ -25,7 +26,12 @@ enum Serve {
     Corrupt,
     /// Sends a close 1001 after 5 echoes.
     GoingAway,
+    /// Answers the 51st message with a close 1011 and keeps the TCP connection open.
+    InternalError,
 }
+
+/// The close frames the clients sent to `Serve::InternalError` servers (one test uses them).
+static CLIENT_CLOSES: AtomicU64 = AtomicU64::new(0);
 
 fn ws_server(serve: Serve) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -94,6 +100,20 @@ fn echo_frames(
         while let Ok(Decoded::Frame(f)) = decoder.decode(&mut pending[pos..]) {
             let payload = pending[pos + f.payload.start..pos + f.payload.end].to_vec();
             pos += f.len();
+            if serve == Serve::InternalError {
+                if f.opcode == Opcode::Close {
+                    CLIENT_CLOSES.fetch_add(1, Ordering::Relaxed);
+                    continue; // and keep the connection open
+                }
+                if echoed == 50 {
+                    ws::encode_close(&mut out, Some(ws::close::INTERNAL_ERROR), b"", None);
+                    echoed += 1;
+                    continue;
+                }
+                if echoed > 50 {
+                    continue;
+                }
+            }
             let op = match f.opcode {
                 Opcode::Ping => Opcode::Pong,
                 Opcode::Close => {
@@ -318,8 +338,8 @@ fn bad_websocket_flags_give_one_line_naming_the_flag() {
     }
 }
 
-#[test]
-fn a_server_that_never_answers_the_upgrade_times_out_and_the_load_ends_on_time() {
+/// A server that accepts every connection and never answers the upgrade.
+fn silent_server() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -328,8 +348,21 @@ fn a_server_that_never_answers_the_upgrade_times_out_and_the_load_ends_on_time()
             held.push(s); // accepted, never answered
         }
     });
+    addr
+}
+
+/// `load ARGS --json -q`: its exit code, its one-line complaint and its result.
+fn failed_load(args: &[&str]) -> (Option<i32>, String, serde_json::Value) {
+    let out = serverbench(&[args, &["--json", "-q"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    (out.status.code(), err, v)
+}
+
+#[test]
+fn a_server_that_never_answers_the_upgrade_times_out_by_cause_and_fails_the_load() {
     let started = std::time::Instant::now();
-    let v = json_of(&[
+    let (code, err, v) = failed_load(&[
         "-c",
         "2",
         "-t",
@@ -338,13 +371,62 @@ fn a_server_that_never_answers_the_upgrade_times_out_and_the_load_ends_on_time()
         "500ms",
         "--timeout",
         "100ms",
-        &url(addr),
+        &url(silent_server()),
     ]);
     assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(code, Some(6), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
-        v["errors"]["timeout"].as_u64().unwrap() > 0,
+        err.contains("no WebSocket upgrade succeeded (timeout "),
+        "{err}"
+    );
+    let timeouts = v["ws"]["upgrade_failures"]["timeout"].as_u64().unwrap_or(0);
+    assert!(timeouts >= 4, "{}", v["ws"]);
+    assert_eq!(
+        v["errors"]["ws"].as_u64(),
+        Some(timeouts),
         "{}",
         v["errors"]
     );
     assert_eq!(v["requests"], 0);
+}
+
+#[test]
+fn upgrades_unanswered_when_a_load_shorter_than_its_timeout_ends_fail_it_too() {
+    let (code, err, v) = failed_load(&["-c", "2", "-t", "1", "-d", "300ms", &url(silent_server())]);
+    assert_eq!(code, Some(6), "{err}");
+    assert!(err.contains("2 unanswered when the run ended"), "{err}");
+    assert_eq!(v["ws"]["upgrades_unanswered"], 2, "{}", v["ws"]);
+    let out = serverbench(&["-c", "2", "-t", "1", "-d", "300ms", &url(silent_server())]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2 unanswered at the end"), "{text}");
+}
+
+#[test]
+fn a_server_closing_with_1011_after_50_echoes_shows_the_code_and_an_unexpected_close() {
+    let u = url(ws_server(Serve::InternalError));
+    let v = json_of(&["-c", "1", "-t", "1", "-d", "600ms", &u]);
+    let closes = v["ws"]["close_codes"]["1011"].as_u64().unwrap_or(0);
+    assert!(closes >= 2, "{}", v["ws"]);
+    assert_eq!(
+        v["ws"]["protocol_errors"]["unexpected close"].as_u64(),
+        Some(closes),
+        "{}",
+        v["ws"]
+    );
+    // Each connection's 50 echoes are counted, and the load went on on new connections.
+    assert!(v["requests"].as_u64().unwrap() >= 50 * closes, "{v}");
+    assert!(CLIENT_CLOSES.load(Ordering::Relaxed) >= closes - 1);
+    let out = serverbench(&["-c", "1", "-t", "1", "-d", "300ms", &u]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let closes = text
+        .lines()
+        .find(|l| l.contains("Closes"))
+        .unwrap_or_default();
+    assert!(
+        closes.contains("1011 ×") && closes.ends_with(" unexpected)"),
+        "{text}"
+    );
+    assert!(text.contains("unexpected close"), "{text}");
 }

@@ -359,9 +359,10 @@ fn ws_result(config: &Config, spec: &config::WsSpec, s: &Stats, secs: f64) -> re
         close_codes: w
             .close_codes
             .iter()
-            .map(|(code, n)| (code.map_or("none".to_string(), |c| c.to_string()), *n))
+            .map(|(code, n)| (code.to_string(), *n))
             .collect(),
         protocol_errors: by_name(false),
+        upgrades_unanswered: w.upgrades_unanswered,
     }
 }
 

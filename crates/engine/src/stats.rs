@@ -301,8 +301,9 @@ impl Stats {
         }
     }
 
-    /// WebSocket: a close frame arrived (with its code, if it had one).
-    pub fn ws_closed(&mut self, now: u64, code: Option<u16>) {
+    /// WebSocket: the connection closed with `code` (1005: a close frame without one; 1006:
+    /// no close frame).
+    pub fn ws_closed(&mut self, now: u64, code: u16) {
         if self.measuring(now) {
             self.ws.closed(code);
         }

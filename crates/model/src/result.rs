@@ -5,6 +5,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod ws;
+pub use ws::WsResult;
+
 /// Latency percentiles and moments, in microseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
@@ -266,6 +269,9 @@ impl LoadResult {
     /// status (e.g. plain HTTP sent to an HTTPS port gets 400s); `None` when some did. A load
     /// like that measured nothing about the server.
     pub fn no_success(&self) -> Option<String> {
+        if let Some(why) = self.ws.as_ref().and_then(|w| w.no_success(self)) {
+            return Some(why);
+        }
         if self.requests == 0 && self.errors.total() > 0 {
             return Some(format!(
                 "no request succeeded ({} errors)",
@@ -355,31 +361,6 @@ pub struct MixEntryResult {
     pub requests: u64,
     pub errors: Errors,
     pub latency_us: Latency,
-}
-
-/// The WebSocket side of a run (mode `ws`): `requests` counts echoed messages (or pongs).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct WsResult {
-    /// `text`, `binary` or `ping` (ping frames answered by pongs).
-    pub message_kind: String,
-    /// Bytes of each message's payload.
-    pub message_size: u64,
-    /// `--reconnect-every`: messages per connection before it is closed (1000) and reopened.
-    pub reconnect_every: Option<u64>,
-    /// Messages sent during measurement (a message in flight at the end is sent, not echoed).
-    pub messages_sent: u64,
-    /// Upgrades (HTTP 101, accept key checked) completed during measurement, per second, and
-    /// how long each took (from the connection being up to the 101 read).
-    pub upgrades: u64,
-    pub upgrades_per_s: f64,
-    pub upgrade_latency_us: Latency,
-    /// Failed upgrades by cause (`status`, `missing accept`, `wrong accept`...).
-    pub upgrade_failures: BTreeMap<String, u64>,
-    /// Close frames received, by code (`1000`, `1002`, `none` for a close without a code).
-    pub close_codes: BTreeMap<String, u64>,
-    /// Protocol errors by cause (`masked frame`, `bad opcode`, `wrong echo`, `unexpected
-    /// close`...): each fails its connection.
-    pub protocol_errors: BTreeMap<String, u64>,
 }
 
 /// What `--idle` chose (see `crate::idle`).

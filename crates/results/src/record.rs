@@ -178,6 +178,10 @@ pub struct Measurement {
     /// serverbench's own engine over HTTP/2: protocol, streams and the server's SETTINGS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Result>,
+    /// serverbench's own engine over WebSocket: upgrades, closes by code, failures by cause.
+    /// Absent from records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ws: Option<serverbench_model::result::WsResult>,
     /// A capacity search's whole result (a `find_max` lap); the figures above are then its
     /// step at the capacity (the highest rate that met the goal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -357,6 +361,7 @@ impl From<&LoadResult> for Measurement {
             histograms: r.histograms.clone(),
             tls: r.tls.clone(),
             http2: r.http2.clone(),
+            ws: r.ws.clone(),
             capacity: None,
             mix: r.mix.clone(),
         }

@@ -1,5 +1,6 @@
 //! Per-thread WebSocket statistics: upgrades and how long they took (an HdrHistogram, merged
-//! like the message latency), messages sent, close frames by code, and failures by cause.
+//! like the message latency), messages sent, closes by code, upgrades unanswered at the end,
+//! and failures by cause.
 
 use super::new_histogram;
 use hdrhistogram::Histogram;
@@ -10,6 +11,10 @@ use serverbench_wire::ws::{HandshakeError, ProtocolError};
 pub enum WsCause {
     /// The server's answer to the upgrade was not a WebSocket handshake.
     Upgrade(HandshakeError),
+    /// No answer to the upgrade within the load's `--timeout`.
+    UpgradeTimeout,
+    /// The server closed the connection before answering the upgrade.
+    UpgradeClosed,
     /// A frame broke RFC 6455 (a masked server frame, a reserved opcode...).
     Protocol(ProtocolError),
     /// An echo whose bytes, length or kind differ from the message sent.
@@ -18,6 +23,8 @@ pub enum WsCause {
     UnexpectedMessage,
     /// The server closed the connection (a close frame, or EOF) without being asked.
     UnexpectedClose,
+    /// `--reconnect-every`: no answer to our close within the load's `--timeout`.
+    CloseTimeout,
 }
 
 impl WsCause {
@@ -25,16 +32,22 @@ impl WsCause {
     pub fn name(self) -> &'static str {
         match self {
             WsCause::Upgrade(e) => e.name(),
+            WsCause::UpgradeTimeout => "timeout",
+            WsCause::UpgradeClosed => "closed before answering",
             WsCause::Protocol(e) => e.name(),
             WsCause::WrongEcho => "wrong echo",
             WsCause::UnexpectedMessage => "unexpected message",
             WsCause::UnexpectedClose => "unexpected close",
+            WsCause::CloseTimeout => "close timeout",
         }
     }
 
     /// A failed upgrade, reported apart from errors on an upgraded connection.
     pub fn is_upgrade(self) -> bool {
-        matches!(self, WsCause::Upgrade(_))
+        matches!(
+            self,
+            WsCause::Upgrade(_) | WsCause::UpgradeTimeout | WsCause::UpgradeClosed
+        )
     }
 }
 
@@ -43,9 +56,12 @@ pub struct WsStats {
     pub upgrade: Histogram<u64>,
     pub upgrades: u64,
     pub messages_sent: u64,
-    /// Close frames received, by code (`None`: a close without one). A handful at most.
-    pub close_codes: Vec<(Option<u16>, u64)>,
+    /// Closes by code, a handful at most: each close frame's (1005 for one without a code),
+    /// and 1006 for a connection that ended without one.
+    pub close_codes: Vec<(u16, u64)>,
     pub causes: Vec<(WsCause, u64)>,
+    /// Upgrades sent and not answered when the run ended (counted once, at the end).
+    pub upgrades_unanswered: u64,
 }
 
 impl Default for WsStats {
@@ -56,6 +72,7 @@ impl Default for WsStats {
             messages_sent: 0,
             close_codes: Vec::new(),
             causes: Vec::new(),
+            upgrades_unanswered: 0,
         }
     }
 }
@@ -73,7 +90,7 @@ impl WsStats {
         self.upgrade.saturating_record(ns.div_ceil(1000).max(1));
     }
 
-    pub fn closed(&mut self, code: Option<u16>) {
+    pub fn closed(&mut self, code: u16) {
         bump(&mut self.close_codes, code, 1);
     }
 
@@ -85,6 +102,7 @@ impl WsStats {
         self.upgrade.add(&o.upgrade).expect("same histogram bounds");
         self.upgrades += o.upgrades;
         self.messages_sent += o.messages_sent;
+        self.upgrades_unanswered += o.upgrades_unanswered;
         for &(code, n) in &o.close_codes {
             bump(&mut self.close_codes, code, n);
         }
@@ -102,18 +120,25 @@ mod tests {
     fn merged_threads_add_upgrades_closes_and_causes() {
         let mut a = WsStats::default();
         a.upgraded(150_000);
-        a.closed(Some(1000));
+        a.closed(1000);
         a.failed(WsCause::WrongEcho);
+        a.upgrades_unanswered = 1;
         let mut b = WsStats::default();
         b.upgraded(50_000);
-        b.closed(Some(1000));
-        b.closed(None);
+        b.closed(1000);
+        b.closed(1011);
         b.failed(WsCause::Upgrade(HandshakeError::WrongAccept));
         b.failed(WsCause::WrongEcho);
+        b.failed(WsCause::UpgradeTimeout);
+        b.upgrades_unanswered = 2;
         a.merge(&b);
         assert_eq!((a.upgrades, a.upgrade.len()), (2, 2));
-        assert_eq!(a.close_codes, [(Some(1000), 2), (None, 1)]);
+        assert_eq!(a.close_codes, [(1000, 2), (1011, 1)]);
+        assert_eq!(a.upgrades_unanswered, 3);
         let names: Vec<_> = a.causes.iter().map(|(c, n)| (c.name(), *n)).collect();
-        assert_eq!(names, [("wrong echo", 2), ("wrong accept", 1)]);
+        assert_eq!(
+            names,
+            [("wrong echo", 2), ("wrong accept", 1), ("timeout", 1)]
+        );
     }
 }

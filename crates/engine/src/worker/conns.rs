@@ -42,6 +42,9 @@ impl Worker<'_> {
     /// Counts an error, drops the connection and reconnects (after `backoff` ns).
     pub(super) fn fail(&mut self, i: usize, now: u64, kind: ErrorKind, backoff: u64) {
         self.stats.error(now, kind);
+        if matches!(kind, ErrorKind::Read | ErrorKind::Write) {
+            self.ws_lost(i, now);
+        }
         if self.cfg.mix.is_some() {
             // The oldest request in flight is the one the failure is known to concern.
             if let Some(req) = self.conns[i].inflight.front() {
@@ -119,7 +122,7 @@ impl Worker<'_> {
                     self.check_lowat(i, now);
                     if let Some(sent) = self.conns[i].oldest_sent() {
                         if now.saturating_sub(sent) > self.timeout_ns {
-                            self.fail(i, now, ErrorKind::Timeout, 0);
+                            self.fail(i, now, self.timeout_kind(i), 0);
                         }
                     }
                 }

@@ -23,6 +23,9 @@
 //! (`WARM_READS` in `h2::conn`), while its congestion window is small. A reset stream (its
 //! bytes will not come) and a mark the guard had to drop count as shrinks.
 //!
+//! A WebSocket connection's mark is its window of echoes, each at least its unfragmented frame;
+//! the server may send a smaller frame instead (a close, a ping), so the guard watches it too.
+//!
 //! TLS connections keep the kernel's default. Their bytes arrive as records that rustls reads
 //! a few kilobytes at a time and may hold half-decrypted, so a mark counted in plaintext bytes
 //! can exceed what is left on the socket (the rest of a record already read), and an exact
@@ -90,7 +93,8 @@ impl Worker<'_> {
             return;
         }
         if let Protocol::WebSocket(w) = &self.cfg.protocol {
-            // Exact: every echo takes at least its unfragmented frame, whatever the server does.
+            // Every echo takes at least its unfragmented frame, but the server may send a
+            // smaller frame instead (a close, a ping): the guard watches the mark as predicted.
             let c = &mut self.conns[i];
             let want = match c.ws.as_deref() {
                 Some(ws) if ws.is_open() => {
@@ -98,7 +102,7 @@ impl Worker<'_> {
                 }
                 _ => 1,
             };
-            c.lowat_predicted = false;
+            c.lowat_predicted = want > 1;
             set_lowat(c, want.clamp(1, MAX_LOWAT));
             return;
         }

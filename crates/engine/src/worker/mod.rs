@@ -142,6 +142,7 @@ pub fn run(
     let mut measured_ns = 0;
     if !shared.abort.load(Ordering::SeqCst) {
         measured_ns = w.main_loop(shared)?;
+        w.ws_at_end();
     }
     w.publish(shared, true);
     w.stats.errors.connect += setup_failures;
@@ -301,7 +302,9 @@ impl<'a> Worker<'a> {
                 self.napper.nap(ns.min(self.end - now));
             }
             let now = sys::now_ns();
-            if now >= next_tick {
+            // After the end nothing times out: what is in flight then stays so (a WebSocket
+            // upgrade is counted unanswered), not dropped uncounted.
+            if now >= next_tick && now < self.end {
                 next_tick = now + TICK_NS;
                 self.housekeeping(now);
                 self.publish(shared, false);

@@ -8,6 +8,12 @@
 //! answered with a pong. `--reconnect-every N` sends a close 1000 after N echoes and opens a
 //! new connection when the server's close (or its EOF) arrives.
 //!
+//! Every close is counted by code (1005 for a close frame without one, 1006 for a connection
+//! that ended without a close frame, as RFC 6455 names them). A close the client did not ask
+//! for is also an `unexpected close`: its frame is echoed (RFC 6455, 5.5.1), the TCP connection
+//! closed and a new one opened, so the run goes on. An upgrade or a close unanswered for the
+//! load's `--timeout` is a `timeout` (an upgrade failure) or a `close timeout`.
+//!
 //! Received bytes go through the connection's `pending` buffer, because a frame may end in a
 //! later read and the decoder needs it whole: one copy of what is read, the price of counting
 //! frames exactly.
@@ -26,8 +32,8 @@ enum Step {
     Nothing,
     /// The echo (or pong) of the oldest message in flight is complete.
     Echoed,
-    /// A close frame arrived, with its code if it had one.
-    Closed(Option<u16>),
+    /// A close frame arrived with this code (1005 if it had none).
+    Closed(u16),
     Fail(WsCause),
 }
 
@@ -153,10 +159,15 @@ impl Worker<'_> {
                 self.stats.ws_closed(now, code);
                 if self.ws_closing(i) {
                     self.reopen(i, now);
-                    false
-                } else {
-                    self.ws_fail(i, WsCause::UnexpectedClose, now)
+                    return false;
                 }
+                if self.ws_answer_close(i, code, now) {
+                    return self.ws_fail(i, WsCause::UnexpectedClose, now);
+                }
+                // The echo failed to go out (a write error, counted): the close still counts.
+                self.stats
+                    .error(now, ErrorKind::Ws(WsCause::UnexpectedClose));
+                false
             }
             Step::Fail(cause) => self.ws_fail(i, cause, now),
         }
@@ -172,19 +183,71 @@ impl Worker<'_> {
         ws.phase = WsPhase::Closing { since: now };
     }
 
+    /// The server closed with `code` unasked: the close is echoed (1005 was no code, and is
+    /// echoed as none) and sent before the connection is dropped. Best effort: behind a send
+    /// still in io_uring's hands it goes when that send ends, which a dropped socket may not see.
+    /// Returns false if the write failed (the connection is then closed).
+    fn ws_answer_close(&mut self, i: usize, code: u16, now: u64) -> bool {
+        let c = &mut self.conns[i];
+        let Some(ws) = c.ws.as_deref_mut() else {
+            return true;
+        };
+        let code = (code != close::NO_STATUS).then_some(code);
+        ws::encode_close(&mut c.out, code, b"", Some(ws.rng.mask()));
+        self.flush(i, now)
+    }
+
+    /// What a timeout on connection `i` is: a WebSocket upgrade or close unanswered, or (any
+    /// other protocol too) a request or message.
+    pub(super) fn timeout_kind(&self, i: usize) -> ErrorKind {
+        match self.conns[i].ws.as_deref().map(|w| &w.phase) {
+            Some(WsPhase::Upgrading { .. }) => ErrorKind::Ws(WsCause::UpgradeTimeout),
+            Some(WsPhase::Closing { .. }) => ErrorKind::Ws(WsCause::CloseTimeout),
+            _ => ErrorKind::Timeout,
+        }
+    }
+
+    /// The run ended: upgrades still unanswered are counted (a load that got none says so).
+    pub(super) fn ws_at_end(&mut self) {
+        let upgrading = |c: &&crate::conn::Conn| {
+            c.ws.as_deref()
+                .is_some_and(|w| matches!(w.phase, WsPhase::Upgrading { .. }))
+        };
+        self.stats.ws.upgrades_unanswered = self.conns.iter().filter(upgrading).count() as u64;
+    }
+
     /// Counts `cause` and replaces the connection; returns false (it is closed).
     fn ws_fail(&mut self, i: usize, cause: WsCause, now: u64) -> bool {
         self.fail(i, now, ErrorKind::Ws(cause), 0);
         false
     }
 
-    /// The server closed connection `i`'s socket: after our close that is the end we asked
-    /// for; otherwise it is an unexpected close.
+    /// The server closed connection `i`'s socket without a close frame: before the 101 that is
+    /// a failed upgrade; after it a close 1006, which after our close is the end we asked for
+    /// and otherwise an unexpected close.
     pub(super) fn ws_eof(&mut self, i: usize, now: u64) {
+        match self.conns[i].ws.as_deref().map(|w| &w.phase) {
+            Some(WsPhase::Upgrading { .. }) => {
+                let closed = ErrorKind::Ws(WsCause::UpgradeClosed);
+                return self.fail(i, now, closed, BACKOFF_NS);
+            }
+            _ => self.ws_lost(i, now),
+        }
         if self.ws_closing(i) {
             self.reopen(i, now);
         } else {
             self.fail(i, now, ErrorKind::Ws(WsCause::UnexpectedClose), 0);
+        }
+    }
+
+    /// Connection `i` broke (a read or write error): once upgraded, that is a close 1006.
+    pub(super) fn ws_lost(&mut self, i: usize, now: u64) {
+        let upgraded = self.conns[i]
+            .ws
+            .as_deref()
+            .is_some_and(|w| !matches!(w.phase, WsPhase::Upgrading { .. }));
+        if upgraded {
+            self.stats.ws_closed(now, close::ABNORMAL);
         }
     }
 
@@ -224,10 +287,10 @@ fn frame_step(
             false => Step::Fail(WsCause::WrongEcho),
         },
         Opcode::Pong => Step::Nothing,
-        Opcode::Close => {
-            let code = (got.len() >= 2).then(|| u16::from_be_bytes([got[0], got[1]]));
-            Step::Closed(code)
-        }
+        Opcode::Close => match got {
+            [a, b, ..] => Step::Closed(u16::from_be_bytes([*a, *b])),
+            _ => Step::Closed(close::NO_STATUS),
+        },
         _ if want == Opcode::Ping => Step::Fail(WsCause::UnexpectedMessage),
         Opcode::Text | Opcode::Binary if opcode != want => Step::Fail(WsCause::WrongEcho),
         Opcode::Text | Opcode::Binary | Opcode::Continuation => {

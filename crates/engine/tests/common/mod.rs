@@ -3,6 +3,7 @@
 
 pub mod http2;
 pub mod tls;
+pub mod ws;
 
 use serverbench_engine::config::{http_target, HttpOptions};
 use serverbench_engine::{Config, Lifetime, Protocol, Reads, Schedule, Stop};
@@ -85,7 +86,7 @@ fn serve_http(mut s: TcpStream, handler: &dyn Fn(u64, &str) -> Reply, counter: &
 }
 
 /// Sets SO_LINGER 0 so that dropping the socket sends RST.
-fn reset(s: &TcpStream) {
+pub fn reset(s: &TcpStream) {
     use std::os::fd::AsRawFd;
     let linger = libc::linger {
         l_onoff: 1,

@@ -1,6 +1,6 @@
 use super::*;
 use serverbench_model::histo::bucket_mid;
-use serverbench_model::result::{Errors, Http2Result, TlsResult};
+use serverbench_model::result::{Errors, Http2Result, TlsResult, WsResult};
 use std::collections::BTreeMap;
 
 /// A result holding exactly `samples` (µs), as a host would send it.
@@ -236,6 +236,36 @@ fn http2_goaways_and_errors_add_up_and_the_servers_settings_are_kept() {
     assert_eq!(h.errors["PROTOCOL_ERROR"], 2);
     assert_eq!((m.errors.h2, m.errors.refused_stream), (1, 3));
     assert!(m.tls.is_none() && m.connect_latency_us.is_none());
+}
+
+#[test]
+fn websocket_close_codes_causes_and_unanswered_upgrades_add_up() {
+    let ws = |closes: &[(&str, u64)], unexpected, unanswered| WsResult {
+        message_kind: "text".into(),
+        upgrades: 4,
+        close_codes: closes.iter().map(|&(c, n)| (c.to_string(), n)).collect(),
+        protocol_errors: BTreeMap::from([("unexpected close".to_string(), unexpected)]),
+        upgrade_failures: BTreeMap::from([("timeout".to_string(), 1)]),
+        upgrades_unanswered: unanswered,
+        ..WsResult::default()
+    };
+    let (mut a, mut b) = (result(&[1], vec![], 1.0), result(&[1], vec![], 1.0));
+    a.ws = Some(ws(&[("1011", 3), ("1000", 1)], 3, 0));
+    b.ws = Some(ws(&[("1011", 2), ("1006", 1)], 3, 2));
+    let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
+    let w = m.ws.unwrap();
+    let codes: Vec<(&str, u64)> = w
+        .close_codes
+        .iter()
+        .map(|(c, n)| (c.as_str(), *n))
+        .collect();
+    assert_eq!(codes, [("1000", 1), ("1006", 1), ("1011", 5)]);
+    assert_eq!(w.protocol_errors["unexpected close"], 6);
+    assert_eq!(
+        (w.upgrade_failures["timeout"], w.upgrades_unanswered),
+        (2, 2)
+    );
+    assert_eq!(w.upgrades, 8);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! or one host's own handshakes, negotiated something else; handshakes, connects, GOAWAYs and
 //! errors by cause add up; rates are over the merged duration; the connection mode and the
 //! server's HTTP/2 settings are the same from every host; WebSocket upgrades, messages sent,
-//! close codes and failures by cause add up, and so do request and response bodies.
+//! close codes, failures by cause and upgrades unanswered at the end add up, and so do request and response bodies.
 
 use serverbench_model::result::{
     BodyResult, Http2Result, Latency, LoadResult, TlsResult, WsResult,
@@ -43,6 +43,7 @@ fn merge_ws(ws: &[&WsResult], secs: f64) -> WsResult {
         upgrade_failures: add_counts(ws.iter().map(|w| &w.upgrade_failures)),
         close_codes: add_counts(ws.iter().map(|w| &w.close_codes)),
         protocol_errors: add_counts(ws.iter().map(|w| &w.protocol_errors)),
+        upgrades_unanswered: ws.iter().map(|w| w.upgrades_unanswered).sum(),
     }
 }
 

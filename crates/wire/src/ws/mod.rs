@@ -91,8 +91,14 @@ pub mod close {
     pub const GOING_AWAY: u16 = 1001;
     /// A protocol error (what a server answers to an unmasked client frame).
     pub const PROTOCOL_ERROR: u16 = 1002;
+    /// A close frame without a code, as the receiving side names it (never sent).
+    pub const NO_STATUS: u16 = 1005;
+    /// The connection ended without a close frame, as the receiving side names it (never sent).
+    pub const ABNORMAL: u16 = 1006;
     /// A message too big to process.
     pub const TOO_BIG: u16 = 1009;
+    /// The server met a condition that kept it from serving (an internal error).
+    pub const INTERNAL_ERROR: u16 = 1011;
 
     /// True when `code` may appear in a close frame on the wire: 1000–1003, 1007–1014 and
     /// 3000–4999 (1004–1006 and 1015 are reserved or must never be sent).

@@ -185,9 +185,13 @@ fn ws_lines(s: &mut String, w: &WsResult) {
         bytes(w.message_size),
         w.messages_sent
     );
+    let unanswered = match w.upgrades_unanswered {
+        0 => String::new(),
+        n => format!(", {n} unanswered at the end"),
+    };
     let _ = writeln!(
         s,
-        "  Upgrades     {}, {:.1}/s",
+        "  Upgrades     {}, {:.1}/s{unanswered}",
         w.upgrades, w.upgrades_per_s
     );
     if w.upgrades > 0 {
@@ -199,7 +203,11 @@ fn ws_lines(s: &mut String, w: &WsResult) {
             .iter()
             .map(|(c, n)| format!("{c} ×{n}"))
             .collect();
-        let _ = writeln!(s, "  Closes       {}", c.join(", "));
+        let unexpected = match w.protocol_errors.get("unexpected close") {
+            Some(n) => format!(" ({n} unexpected)"),
+            None => String::new(),
+        };
+        let _ = writeln!(s, "  Closes       {}{unexpected}", c.join(", "));
     }
 }
 
@@ -412,6 +420,33 @@ mod tests {
             out.contains("no server limit, server window 65535"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn a_ws_summary_lists_closes_by_code_the_unexpected_ones_and_unanswered_upgrades() {
+        let ws = WsResult {
+            message_kind: "text".into(),
+            upgrades: 3,
+            upgrades_unanswered: 1,
+            close_codes: [("1000".into(), 2), ("1011".into(), 1)].into(),
+            protocol_errors: [("unexpected close".into(), 1)].into(),
+            ..Default::default()
+        };
+        let mut r = LoadResult {
+            mode: Mode::Ws,
+            requests: 150,
+            ws: Some(ws),
+            ..Default::default()
+        };
+        r.errors.ws = 1;
+        let out = render(&r);
+        for want in [
+            "Upgrades     3, 0.0/s, 1 unanswered at the end",
+            "Closes       1000 ×2, 1011 ×1 (1 unexpected)",
+            "ws 1 (unexpected close 1)",
+        ] {
+            assert!(out.contains(want), "`{want}` in\n{out}");
+        }
     }
 
     #[test]

@@ -21,8 +21,9 @@ pub fn of(r: &LoadResult) -> (Exit, Option<String>) {
 /// or None.
 pub fn no_success(r: &LoadResult) -> Option<String> {
     let why = r.no_success()?;
-    Some(match r.requests {
-        0 => format!("{why}; see the errors above"),
+    Some(match (r.requests, r.errors.total()) {
+        (0, 0) => why,
+        (0, _) => format!("{why}; see the errors above"),
         _ => format!("{why}; --expect-status accepts others"),
     })
 }
@@ -110,6 +111,23 @@ mod tests {
         let mut r = LoadResult::default();
         r.errors.read = 3;
         assert_eq!(of(&r).0, Exit::NoSuccess);
+    }
+
+    #[test]
+    fn a_ws_load_whose_upgrades_went_unanswered_fails_without_pointing_at_errors_it_has_not() {
+        let r = LoadResult {
+            ws: Some(serverbench_model::result::WsResult {
+                upgrades_unanswered: 50,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let (exit, why) = of(&r);
+        assert_eq!(exit, Exit::NoSuccess);
+        assert_eq!(
+            why.as_deref(),
+            Some("no WebSocket upgrade succeeded (50 unanswered when the run ended)")
+        );
     }
 
     #[test]
