@@ -5,10 +5,11 @@
 //! `Content-Encoding`.
 
 use super::diff::Diff;
-use super::encoding::{varies_on_encoding, Coding, Encoded};
+use super::encoding::{varies_on_encoding, Encoded};
 use super::http::{Conn, Dial, Response};
 use super::shapes::request;
 use super::Check;
+use serverbench_wire::coding::Coding;
 
 /// The `Accept-Encoding` values asked, and whether an identity answer is allowed.
 const ASKED: [(&str, bool); 5] = [

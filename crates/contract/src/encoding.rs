@@ -2,7 +2,7 @@
 //! deflate (zlib-wrapped as RFC 9110 says, or raw as some servers send), br and zstd, each with
 //! its kept crate ([`Coding`] lives in serverbench-wire: the load generator decodes too).
 
-pub use serverbench_wire::coding::Coding;
+use serverbench_wire::coding::Coding;
 
 /// What a response's `Content-Encoding` says: nothing (identity), one coding verify decodes,
 /// or something else (several codings, an unknown token).

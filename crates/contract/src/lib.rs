@@ -255,7 +255,7 @@ pub fn check_shapes(addr: SocketAddr, group: Option<u32>, features: &[Feature]) 
         match f {
             Feature::Baseline => out.extend(baseline::check_all(to)),
             Feature::Upload => {
-                let rss = move || group.map_or(0, upload::rss_of_group);
+                let rss = move || group.map_or(0, serverbench_machine::process::group_rss_bytes);
                 let memory: Option<upload::Memory<'_>> = group.map(|_| &rss as upload::Memory<'_>);
                 out.extend(upload::check_all(to, memory));
             }

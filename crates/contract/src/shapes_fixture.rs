@@ -2,10 +2,11 @@
 //! in-process server: correct by default, with one flaw per rule switchable on, so each rule is
 //! shown to fail on the flaw it is there for (naming the rule) and to pass on a correct server.
 
-use super::encoding::{encode, Coding};
+use super::encoding::encode;
 use super::static_tree::{self, Kind};
 use super::{baseline, compression, static_files, upload, Check};
 use crate::http::Dial;
+use serverbench_wire::coding::Coding;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;

@@ -75,7 +75,7 @@ fn send(c: &mut Conn, bytes: &[u8], at: &str) -> Result<(), Vec<Diff>> {
 }
 
 /// Every check of `upload`; `memory` reads the server's resident memory (the harness: its
-/// process group's, [`rss_of_group`]), sampled during the large upload (`None`: not sampled,
+/// process group's, `serverbench_machine::process::group_rss_bytes`), sampled during the large upload (`None`: not sampled,
 /// said in a note).
 pub fn check_all(to: Dial<'_>, memory: Option<Memory<'_>>) -> Vec<Check> {
     let host = to.host();
@@ -195,45 +195,4 @@ fn large(to: Dial<'_>, memory: Option<Memory<'_>>) -> Result<Option<String>, Vec
         mib(before),
         mib(grew)
     )))
-}
-
-/// The resident memory of every process in the group `pgid`, in bytes (0 when none is found).
-pub fn rss_of_group(pgid: u32) -> u64 {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| group_of(*pid) == Some(pgid))
-        .map(rss_of)
-        .sum()
-}
-
-fn group_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command's closing parenthesis: state, ppid, pgrp.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(2)?.parse().ok()
-}
-
-fn rss_of(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_resident_memory_of_our_own_group_is_found() {
-        let me = std::process::id();
-        let group = group_of(me).unwrap();
-        assert!(rss_of_group(group) >= rss_of(me));
-        assert!(rss_of(me) > 1 << 20);
-    }
 }

@@ -73,7 +73,7 @@ impl FromStr for Idle {
         match s {
             "auto" => Ok(Idle::Auto),
             "block" => Ok(Idle::Block),
-            other => match crate::duration::parse_duration(other) {
+            other => match serverbench_model::parse_duration(other) {
                 Ok(d) if !d.is_zero() && d <= Duration::from_millis(10) => Ok(Idle::Nap(d)),
                 _ => Err(BadIdle(other.to_string())),
             },

@@ -1,7 +1,7 @@
 //! serverbench's load generator: share-nothing, edge-triggered event loops (one per thread) for
 //! HTTP/1.1 (closed loop, pipelined, or constant rate; plain or TLS; keep-alive or a connection
-//! per request), HTTP/2 (h2 over TLS or h2c, streams per connection) and TCP echo (stream or
-//! ping-pong), on epoll or, with `--io uring`, on one io_uring per thread ([`uring`]).
+//! per request), HTTP/2 (h2 over TLS or h2c, streams per connection), WebSocket echo (ws:// or
+//! wss://, messages per connection) and TCP echo (stream or ping-pong), on epoll or, with `--io uring`, on one io_uring per thread ([`uring`]).
 //!
 //! The library never prints: progress goes to an observer callback, the outcome is a
 //! [`LoadResult`] or an [`EngineError`].
@@ -10,7 +10,7 @@ pub mod config;
 use serverbench_wire::{h2, http, tls};
 mod conn;
 mod coordinator;
-use serverbench_model::{duration, result};
+use serverbench_model::result;
 mod histo;
 pub mod idle;
 pub mod limits;

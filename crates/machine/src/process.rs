@@ -29,6 +29,17 @@ pub fn comm(pid: u32) -> String {
     text.trim().to_string()
 }
 
+/// The resident memory of every process in the group `pgid`, in bytes (0 when none is found).
+pub fn group_rss_bytes(pgid: u32) -> u64 {
+    let page = page_size();
+    pids()
+        .into_iter()
+        .filter_map(stat)
+        .filter(|st| st.pgrp == pgid)
+        .map(|st| st.rss_pages * page)
+        .sum()
+}
+
 /// Every pid in /proc now.
 pub fn pids() -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -107,6 +118,15 @@ pub fn page_size() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_resident_memory_of_our_own_group_holds_our_own() {
+        let me = stat(std::process::id()).unwrap();
+        let own = me.rss_pages * page_size();
+        assert!(own > 1 << 20, "{own}");
+        assert!(group_rss_bytes(me.pgrp) >= own);
+        assert_eq!(group_rss_bytes(u32::MAX), 0, "no such group");
+    }
 
     #[test]
     fn this_process_reads_as_live_with_a_thread_and_memory() {

@@ -98,6 +98,14 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_number_is_seconds_and_decimals_work_with_or_without_a_unit() {
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration(" 0.5 "), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1m 30s"), Ok(Duration::from_secs(90)));
+    }
+
+    #[test]
     fn a_bad_duration_quotes_what_was_given() {
         for text in ["s", "", "1 fortnight", "-1s", "1.", "5 apples"] {
             let err = parse_duration(text).unwrap_err();

@@ -1,6 +1,7 @@
 //! serverbench-results owns the results folder: `results.jsonl` (one flushed line per lap, a
 //! [`record::LapRecord`]), `env.json` (the typed [`env::Env`]) and the servers' logs, and the
-//! types every other crate passes around: [`Mode`], [`Tool`] and [`LapKey`].
+//! key every other crate passes around for a lap: [`LapKey`] (the load's `Mode` and the `Tool`
+//! that ran it are serverbench-model's).
 //!
 //! Everything that reads or writes a results folder goes through this crate. It must not run
 //! processes, compute statistics or print (a warning about a partial line is returned, not shown).

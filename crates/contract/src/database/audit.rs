@@ -163,7 +163,7 @@ pub fn check(addr: SocketAddr, plan: &Plan, referee: &mut dyn Referee) -> Check 
         let d = Diff::new(
             "pg_stat_statements",
             "a snapshot (a role allowed to read it)",
-            e,
+            e.to_string(),
         );
         return Check::new(name, vec![d]);
     }
@@ -178,7 +178,10 @@ pub fn check(addr: SocketAddr, plan: &Plan, referee: &mut dyn Referee) -> Check 
             diffs.extend(pool_diff(most, referee.pool()));
             Check::new(name, diffs).with_note(describe(plan, &ran, most))
         }
-        Err(e) => Check::new(name, vec![Diff::new("pg_stat_statements", "a snapshot", e)]),
+        Err(e) => Check::new(
+            name,
+            vec![Diff::new("pg_stat_statements", "a snapshot", e.to_string())],
+        ),
     }
 }
 

@@ -47,7 +47,11 @@ pub fn check(addr: SocketAddr, declared: &[Feature], referee: &mut dyn Referee) 
                 Ok(r) => fortunes::compare(&r, &table),
                 Err(e) => vec![Diff::error("response", "200 /fortunes", &e)],
             },
-            Err(e) => vec![Diff::new("database", "fortune changed by verify", e)],
+            Err(e) => vec![Diff::new(
+                "database",
+                "fortune changed by verify",
+                e.to_string(),
+            )],
         };
         out.push(Check::new(name, diffs));
     }
@@ -58,7 +62,13 @@ fn world_rounds(addr: SocketAddr, db: bool, queries: bool, referee: &mut dyn Ref
     for round in 1..=ROUNDS {
         let world = match referee.change_world() {
             Ok(w) => w,
-            Err(e) => return vec![Diff::new("database", "world changed by verify", e)],
+            Err(e) => {
+                return vec![Diff::new(
+                    "database",
+                    "world changed by verify",
+                    e.to_string(),
+                )]
+            }
         };
         let at = format!("after change {round} of {ROUNDS}");
         let mut diffs = Vec::new();

@@ -3,7 +3,7 @@
 //! caching. The real thing, with deliberately wrong servers on PostgreSQL, is in
 //! `tests/database.rs`.
 
-use super::{Referee, Statements, World};
+use super::{Referee, RefereeError, Statements, World};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -38,17 +38,17 @@ impl Memory {
 }
 
 impl Referee for MemoryReferee {
-    fn world(&mut self) -> Result<World, String> {
+    fn world(&mut self) -> Result<World, RefereeError> {
         let mut m = self.0.lock().unwrap();
         m.save();
         Ok(m.world.clone())
     }
-    fn fortunes(&mut self) -> Result<Vec<(i32, String)>, String> {
+    fn fortunes(&mut self) -> Result<Vec<(i32, String)>, RefereeError> {
         let mut m = self.0.lock().unwrap();
         m.save();
         Ok(m.fortunes.clone())
     }
-    fn change_world(&mut self) -> Result<World, String> {
+    fn change_world(&mut self) -> Result<World, RefereeError> {
         let mut m = self.0.lock().unwrap();
         m.save();
         m.changes += 1;
@@ -58,14 +58,14 @@ impl Referee for MemoryReferee {
         }
         Ok(m.world.clone())
     }
-    fn change_fortunes(&mut self) -> Result<Vec<(i32, String)>, String> {
+    fn change_fortunes(&mut self) -> Result<Vec<(i32, String)>, RefereeError> {
         let mut m = self.0.lock().unwrap();
         m.save();
         m.fortunes.push((13, "Added by verify".into()));
         m.fortunes[0].1 = "Changed by verify".into();
         Ok(m.fortunes.clone())
     }
-    fn restore(&mut self) -> Result<(), String> {
+    fn restore(&mut self) -> Result<(), RefereeError> {
         let mut m = self.0.lock().unwrap();
         if let Some((w, f)) = m.before.clone() {
             m.world = w;
@@ -73,12 +73,12 @@ impl Referee for MemoryReferee {
         }
         Ok(())
     }
-    fn mark(&mut self) -> Result<(), String> {
+    fn mark(&mut self) -> Result<(), RefereeError> {
         let mut m = self.0.lock().unwrap();
         m.marked = m.ran.clone();
         Ok(())
     }
-    fn since_mark(&mut self) -> Result<Statements, String> {
+    fn since_mark(&mut self) -> Result<Statements, RefereeError> {
         let m = self.0.lock().unwrap();
         let d = |f: fn(&Statements) -> u64| f(&m.ran) - f(&m.marked);
         Ok(Statements {
@@ -91,7 +91,7 @@ impl Referee for MemoryReferee {
             ..Statements::default()
         })
     }
-    fn server_connections(&mut self) -> Result<u32, String> {
+    fn server_connections(&mut self) -> Result<u32, RefereeError> {
         Ok(1)
     }
     fn pool(&self) -> Option<u32> {

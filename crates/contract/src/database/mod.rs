@@ -77,26 +77,67 @@ pub struct LogFindings {
     pub shared_transaction: u64,
 }
 
+/// Why the referee could not read, change or audit the database; each names the database (its
+/// URL without the password) or the role involved.
+#[derive(Debug, thiserror::Error)]
+pub enum RefereeError {
+    /// One of the referee's statements failed.
+    #[error("{what} on {db}: {source}")]
+    Statement {
+        /// What the statement did (`UPDATE world`, `pg_stat_activity`).
+        what: &'static str,
+        /// The database.
+        db: String,
+        /// The cause.
+        source: postgres::Error,
+    },
+    /// Reading the tables, the statement counters or the statement log failed.
+    #[error(transparent)]
+    Database(#[from] serverbench_database::DbError),
+    /// [`Referee::since_mark`] without a [`Referee::mark`] before it.
+    #[error("no mark taken before reading the statements since it")]
+    NoMark,
+    /// Statements of this database that the referee's role may not see.
+    #[error("{statements} statements hidden from role {role} (grant it pg_read_all_stats)")]
+    Hidden {
+        /// How many ran in the window.
+        statements: i64,
+        /// The referee's role.
+        role: String,
+    },
+    /// Other sessions log in as the referee's role, so their statements would be left out.
+    #[error(
+        "{sessions} other sessions log in as verify's role {role}: verify needs a role of its \
+         own (its statements are told from the server's by role)"
+    )]
+    SharedRole {
+        /// How many.
+        sessions: i64,
+        /// The referee's role.
+        role: String,
+    },
+}
+
 /// What verify needs of the database: the tables as they are, changes behind the server's back,
 /// the statement counters and the server's connections. The real one is PostgreSQL through
 /// serverbench-database; the unit tests use one in memory.
 pub trait Referee {
     /// The whole `world` table, read now.
-    fn world(&mut self) -> Result<World, String>;
+    fn world(&mut self) -> Result<World, RefereeError>;
     /// Every row of `fortune` (id, message), read now.
-    fn fortunes(&mut self) -> Result<Vec<(i32, String)>, String>;
+    fn fortunes(&mut self) -> Result<Vec<(i32, String)>, RefereeError>;
     /// Gives every row of `world` a new random number; the table now.
-    fn change_world(&mut self) -> Result<World, String>;
+    fn change_world(&mut self) -> Result<World, RefereeError>;
     /// Adds a fortune and changes the message of another; the table now.
-    fn change_fortunes(&mut self) -> Result<Vec<(i32, String)>, String>;
+    fn change_fortunes(&mut self) -> Result<Vec<(i32, String)>, RefereeError>;
     /// Puts `world` and `fortune` back as the first read found them.
-    fn restore(&mut self) -> Result<(), String>;
+    fn restore(&mut self) -> Result<(), RefereeError>;
     /// Starts a window of the audit (a snapshot of `pg_stat_statements`, the log's end).
-    fn mark(&mut self) -> Result<(), String>;
+    fn mark(&mut self) -> Result<(), RefereeError>;
     /// The statements run since the last [`Referee::mark`].
-    fn since_mark(&mut self) -> Result<Statements, String>;
+    fn since_mark(&mut self) -> Result<Statements, RefereeError>;
     /// The server's connections to the database now (client backends of roles but verify's).
-    fn server_connections(&mut self) -> Result<u32, String>;
+    fn server_connections(&mut self) -> Result<u32, RefereeError>;
     /// The `DATABASE_POOL` the server was given, when verify knows it.
     fn pool(&self) -> Option<u32>;
 }
@@ -147,17 +188,25 @@ pub fn check_all(addr: SocketAddr, features: &[Feature], referee: &mut dyn Refer
         restored = referee.restore();
     }
     if let Err(e) = restored {
-        let d = Diff::new("database", "world and fortune as verify found them", e);
+        let d = Diff::new(
+            "database",
+            "world and fortune as verify found them",
+            e.to_string(),
+        );
         out.push(Check::new("put the world and fortune tables back", vec![d]));
     }
     out
 }
 
 /// The check of a table verify could not read or write.
-fn referee_failed(table: &str, e: &str) -> Check {
+fn referee_failed(table: &str, e: &RefereeError) -> Check {
     Check::new(
         format!("read the {table} table"),
-        vec![Diff::new("database", format!("the {table} table"), e)],
+        vec![Diff::new(
+            "database",
+            format!("the {table} table"),
+            e.to_string(),
+        )],
     )
 }
 

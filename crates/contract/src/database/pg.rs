@@ -4,7 +4,7 @@
 //! `userid` in `pg_stat_statements` and by role in the statement log, never by their text. The
 //! audit's windows are deltas of `pg_stat_statements` snapshots (no reset).
 
-use super::{LogFindings, Referee, Statements, World, WORLD_IDS};
+use super::{LogFindings, Referee, RefereeError, Statements, World, WORLD_IDS};
 use serverbench_database::{
     classify, connect, read_fortunes, read_worlds, DbUrl, LoggedStatement, Snapshot,
     StatementDelta, StatementKind, StatementLog,
@@ -58,14 +58,18 @@ impl PgReferee {
         self
     }
 
-    fn err(&self, what: &str) -> impl Fn(postgres::Error) -> String + '_ {
-        let what = what.to_owned();
-        move |e| format!("{what} on {}: {e}", self.url)
+    /// The error of the statement that did `what`.
+    fn err(&self, what: &'static str) -> impl Fn(postgres::Error) -> RefereeError + '_ {
+        move |source| RefereeError::Statement {
+            what,
+            db: self.url.to_string(),
+            source,
+        }
     }
 
     /// A snapshot, and the calls of this database's statements the role may not see (their
     /// text and id are hidden; their calls are not).
-    fn snapshot(&mut self) -> Result<(Snapshot, i64), String> {
+    fn snapshot(&mut self) -> Result<(Snapshot, i64), RefereeError> {
         let hidden: i64 = self
             .client
             .query_one(
@@ -74,15 +78,15 @@ impl PgReferee {
                  WHERE d.datname = current_database() AND s.queryid IS NULL",
                 &[],
             )
-            .map_err(|e| format!("pg_stat_statements on {}: {e}", self.url))?
+            .map_err(self.err("pg_stat_statements"))?
             .get(0);
-        let snapshot = Snapshot::take(&mut self.client).map_err(|e| e.to_string())?;
+        let snapshot = Snapshot::take(&mut self.client)?;
         Ok((snapshot, hidden))
     }
 
     /// Other sessions on verify's own role: a server that logs in as it would have its
     /// statements left out of the audit.
-    fn shared_role(&mut self) -> Result<(), String> {
+    fn shared_role(&mut self) -> Result<(), RefereeError> {
         let n: i64 = self
             .client
             .query_one(
@@ -94,16 +98,15 @@ impl PgReferee {
             .map_err(self.err("pg_stat_activity"))?
             .get(0);
         if n > 0 {
-            return Err(format!(
-                "{n} other sessions log in as verify's role {}: verify needs a role of its own \
-                 (its statements are told from the server's by role)",
-                self.url.user
-            ));
+            return Err(RefereeError::SharedRole {
+                sessions: n,
+                role: self.url.user.clone(),
+            });
         }
         Ok(())
     }
 
-    fn save_before(&mut self) -> Result<(), String> {
+    fn save_before(&mut self) -> Result<(), RefereeError> {
         if self.world_before.is_none() {
             self.world()?;
         }
@@ -172,21 +175,21 @@ pub fn log_findings(logged: &[LoggedStatement], referee: &str) -> LogFindings {
 }
 
 impl Referee for PgReferee {
-    fn world(&mut self) -> Result<World, String> {
+    fn world(&mut self) -> Result<World, RefereeError> {
         let ids: Vec<i32> = WORLD_IDS.collect();
-        let rows = read_worlds(&mut self.client, &ids).map_err(|e| e.to_string())?;
+        let rows = read_worlds(&mut self.client, &ids)?;
         let world: World = rows.into_iter().map(|w| (w.id, w.random_number)).collect();
         self.world_before.get_or_insert_with(|| world.clone());
         Ok(world)
     }
 
-    fn fortunes(&mut self) -> Result<Vec<(i32, String)>, String> {
-        let table = read_fortunes(&mut self.client).map_err(|e| e.to_string())?;
+    fn fortunes(&mut self) -> Result<Vec<(i32, String)>, RefereeError> {
+        let table = read_fortunes(&mut self.client)?;
         self.fortunes_before.get_or_insert_with(|| table.clone());
         Ok(table)
     }
 
-    fn change_world(&mut self) -> Result<World, String> {
+    fn change_world(&mut self) -> Result<World, RefereeError> {
         self.save_before()?;
         self.client
             .batch_execute("UPDATE world SET randomnumber = 1 + floor(random() * 10000)::int4")
@@ -194,14 +197,20 @@ impl Referee for PgReferee {
         self.world()
     }
 
-    fn change_fortunes(&mut self) -> Result<Vec<(i32, String)>, String> {
+    fn change_fortunes(&mut self) -> Result<Vec<(i32, String)>, RefereeError> {
         self.save_before()?;
         let nonce = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let added = format!("Added by verify <{nonce}> & not cached.");
         let changed = format!("Changed by verify: \"{nonce}\".");
-        let mut tx = self.client.transaction().map_err(|e| e.to_string())?;
+        let url = self.url.to_string();
+        let failed = move |source| RefereeError::Statement {
+            what: "INSERT and UPDATE of fortune",
+            db: url.clone(),
+            source,
+        };
+        let mut tx = self.client.transaction().map_err(&failed)?;
         let result = tx
             .execute(
                 "INSERT INTO fortune (id, message) SELECT max(id) + 1, $1 FROM fortune",
@@ -214,11 +223,11 @@ impl Referee for PgReferee {
                 )
             })
             .and_then(|_| tx.commit());
-        result.map_err(self.err("INSERT and UPDATE of fortune"))?;
+        result.map_err(failed)?;
         self.fortunes()
     }
 
-    fn restore(&mut self) -> Result<(), String> {
+    fn restore(&mut self) -> Result<(), RefereeError> {
         if let Some(world) = &self.world_before {
             let (ids, numbers): (Vec<i32>, Vec<i32>) = world.iter().map(|(i, n)| (*i, *n)).unzip();
             self.client
@@ -228,11 +237,17 @@ impl Referee for PgReferee {
                      WHERE w.id = v.id AND w.randomnumber <> v.r",
                     &[&ids, &numbers],
                 )
-                .map_err(|e| format!("restoring world on {}: {e}", self.url))?;
+                .map_err(self.err("restoring world"))?;
         }
         if let Some(table) = &self.fortunes_before {
             let (ids, messages): (Vec<i32>, Vec<String>) = table.iter().cloned().unzip();
-            let mut tx = self.client.transaction().map_err(|e| e.to_string())?;
+            let url = self.url.to_string();
+            let failed = move |source| RefereeError::Statement {
+                what: "restoring fortune",
+                db: url.clone(),
+                source,
+            };
+            let mut tx = self.client.transaction().map_err(&failed)?;
             tx.execute("DELETE FROM fortune", &[])
                 .and_then(|_| {
                     tx.execute(
@@ -242,39 +257,38 @@ impl Referee for PgReferee {
                     )
                 })
                 .and_then(|_| tx.commit())
-                .map_err(|e| format!("restoring fortune: {e}"))?;
+                .map_err(failed)?;
         }
         Ok(())
     }
 
-    fn mark(&mut self) -> Result<(), String> {
+    fn mark(&mut self) -> Result<(), RefereeError> {
         self.mark = Some(self.snapshot()?);
         if let Some(log) = &mut self.log {
-            log.read_new().map_err(|e| e.to_string())?;
+            log.read_new()?;
         }
         Ok(())
     }
 
-    fn since_mark(&mut self) -> Result<Statements, String> {
-        let (before, hidden_before) = self.mark.take().ok_or("no mark taken before")?;
+    fn since_mark(&mut self) -> Result<Statements, RefereeError> {
+        let (before, hidden_before) = self.mark.take().ok_or(RefereeError::NoMark)?;
         let (after, hidden_after) = self.snapshot()?;
         if hidden_after > hidden_before {
-            return Err(format!(
-                "{} statements hidden from role {} (grant it pg_read_all_stats)",
-                hidden_after - hidden_before,
-                self.url.user
-            ));
+            return Err(RefereeError::Hidden {
+                statements: hidden_after - hidden_before,
+                role: self.url.user.clone(),
+            });
         }
         self.shared_role()?;
         let mut ran = statements(&before.delta(&after));
         if let Some(log) = &mut self.log {
-            let logged = log.read_new().map_err(|e| e.to_string())?;
+            let logged = log.read_new()?;
             ran.log = Some(log_findings(&logged, &self.url.user));
         }
         Ok(ran)
     }
 
-    fn server_connections(&mut self) -> Result<u32, String> {
+    fn server_connections(&mut self) -> Result<u32, RefereeError> {
         let n: i64 = self
             .client
             .query_one(

@@ -139,8 +139,13 @@ fn update_diffs(
     changed: bool,
 ) -> Vec<Diff> {
     let table = |r: &mut dyn Referee, when: &str| {
-        r.world()
-            .map_err(|e| vec![Diff::new("database", format!("the world table {when}"), e)])
+        r.world().map_err(|e| {
+            vec![Diff::new(
+                "database",
+                format!("the world table {when}"),
+                e.to_string(),
+            )]
+        })
     };
     let before = match table(referee, "before the request") {
         Ok(w) => w,

@@ -12,7 +12,6 @@ mod spec;
 mod url;
 mod ws;
 
-pub use crate::duration::{format_duration, parse_duration, BadDuration};
 use mix::{wanted, Wanted};
 pub use mix::{MixPlan, Picker};
 pub use url::{resolve, split_host_port, Url};

@@ -40,11 +40,3 @@ fn new_conn_asks_the_server_to_close_unless_told_otherwise() {
     opts.headers = vec!["connection: keep-alive".into()];
     assert!(!req(&opts).contains("Connection: close"));
 }
-
-#[test]
-fn a_bare_number_is_seconds_and_decimals_work_with_or_without_a_unit() {
-    assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
-    assert_eq!(parse_duration(" 0.5 "), Ok(Duration::from_millis(500)));
-    assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-    assert_eq!(parse_duration("1m 30s"), Ok(Duration::from_secs(90)));
-}
