@@ -143,6 +143,8 @@ pub fn run(
     if !shared.abort.load(Ordering::SeqCst) {
         measured_ns = w.main_loop(shared)?;
     }
+    let in_flight = w.in_flight();
+    w.stats.finish(sys::now_ns(), in_flight);
     w.publish(shared, true);
     w.stats.errors.connect += setup_failures;
     w.stats.naps = w.napper.stats;
