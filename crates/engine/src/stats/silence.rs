@@ -121,4 +121,22 @@ mod tests {
         answered.intersect(&never);
         assert!(answered.from(0).is_empty());
     }
+
+    #[test]
+    fn merged_threads_add_their_requests_in_flight_and_keep_their_common_silence() {
+        use crate::stats::Stats;
+        let (mut a, mut b) = (Stats::new(false), Stats::new(false));
+        a.set_window(0, 5 * S);
+        b.set_window(0, 5 * S);
+        a.record(S / 2, 1_000, 1_000, 200);
+        b.record(S, 1_000, 1_000, 200);
+        a.finish(6 * S, 40);
+        b.finish(6 * S, 24);
+        a.close();
+        b.close();
+        a.merge(&b);
+        assert_eq!(a.in_flight_at_end, 64);
+        let spans: Vec<(f64, f64)> = a.silences_s().iter().map(|s| (s.from_s, s.to_s)).collect();
+        assert_eq!(spans, vec![(1.0, 5.0)], "from the last answer to the window's end");
+    }
 }
