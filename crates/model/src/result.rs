@@ -588,7 +588,11 @@ mod silence_tests {
         let a = [s(0.0, 1.5), s(2.0, 5.8)];
         let b = [s(1.0, 4.5), s(5.0, 9.0)];
         let both = Silence::intersect(&[&a, &b]);
-        assert_eq!(both, vec![s(2.0, 4.5)], "overlaps under a second are dropped");
+        assert_eq!(
+            both,
+            vec![s(2.0, 4.5)],
+            "overlaps under a second are dropped"
+        );
         assert_eq!(Silence::longest(&both).map(|l| l.seconds()), Some(2.5));
     }
 

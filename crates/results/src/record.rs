@@ -4,8 +4,8 @@
 
 use crate::{Mode, Role, Tool, Transport};
 use serde::{Deserialize, Serialize};
-use serverbench_model::disturbance::Disturbance;
 use serverbench_model::answers::Answers;
+use serverbench_model::disturbance::Disturbance;
 use serverbench_model::failure::LapFailure;
 use serverbench_model::result::{
     Errors, Histograms, Http2Result, Latency, LoadResult, Silence, TimelinePoint, TlsResult,

@@ -137,6 +137,10 @@ mod tests {
         a.merge(&b);
         assert_eq!(a.in_flight_at_end, 64);
         let spans: Vec<(f64, f64)> = a.silences_s().iter().map(|s| (s.from_s, s.to_s)).collect();
-        assert_eq!(spans, vec![(1.0, 5.0)], "from the last answer to the window's end");
+        assert_eq!(
+            spans,
+            vec![(1.0, 5.0)],
+            "from the last answer to the window's end"
+        );
     }
 }

@@ -449,10 +449,19 @@ mod tests {
             ..Default::default()
         };
         let out = render(&r);
-        assert!(out.contains("10 requests, 0.0/s, 64 in flight at the end"), "{out}");
-        assert!(out.contains("Silence      no answer for 3.5 s, from 0.5 s to 4.0 s"), "{out}");
+        assert!(
+            out.contains("10 requests, 0.0/s, 64 in flight at the end"),
+            "{out}"
+        );
+        assert!(
+            out.contains("Silence      no answer for 3.5 s, from 0.5 s to 4.0 s"),
+            "{out}"
+        );
         let quiet = render(&LoadResult::default());
-        assert!(!quiet.contains("in flight") && !quiet.contains("Silence"), "{quiet}");
+        assert!(
+            !quiet.contains("in flight") && !quiet.contains("Silence"),
+            "{quiet}"
+        );
     }
 
     #[test]
