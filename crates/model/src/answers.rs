@@ -146,6 +146,7 @@ impl AnswerFault {
                 unit,
             } => {
                 let mut parts: Vec<String> = in_flight
+                    .filter(|&n| n > 0)
                     .map(|n| format!("{n} {unit} in flight"))
                     .into_iter()
                     .collect();
@@ -231,6 +232,8 @@ mod tests {
             fault.to_string(),
             "no answer in the 1.0 s lap: 64 requests in flight"
         );
+        a.in_flight = Some(0);
+        assert_eq!(judge(&a).unwrap().to_string(), "no answer in the 1.0 s lap");
         a.in_flight = None;
         a.errors = 3;
         assert_eq!(

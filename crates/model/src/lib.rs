@@ -22,6 +22,7 @@ pub mod io;
 mod method;
 pub mod mix;
 pub mod result;
+mod silence;
 pub mod size;
 pub mod slo;
 pub mod spec;
