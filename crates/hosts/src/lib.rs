@@ -195,3 +195,17 @@ pub const SAMPLER_ARMED: &str = "armed";
 pub const SAMPLER_START: &str = "start";
 /// See [`SAMPLER_ARMED`].
 pub const SAMPLER_SAMPLING: &str = "sampling";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_load_that_nothing_answered_still_stands_and_one_that_failed_otherwise_does_not() {
+        assert!(load_result_stands(Some(0), Some(100)));
+        assert!(load_result_stands(Some(LOAD_NO_SUCCESS_EXIT), Some(0)));
+        assert!(!load_result_stands(Some(LOAD_NO_SUCCESS_EXIT), Some(100)));
+        assert!(!load_result_stands(Some(1), Some(0)));
+        assert!(!load_result_stands(None, Some(0)));
+    }
+}
