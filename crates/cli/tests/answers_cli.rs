@@ -143,13 +143,12 @@ fn records(results: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-#[test]
-fn a_server_that_hangs_after_the_warm_up_has_no_lap_ok_and_the_run_says_why() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("hangs.py"), HANGS).unwrap();
+/// `run` of [`HANGS`] as a server of the test's own, with `laps` of `lap` after `warmup`.
+fn run_hangs(tmp: &Path, lap: &str, laps: &str, warmup: &str) -> Output {
+    std::fs::write(tmp.join("hangs.py"), HANGS).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/run-catalog");
-    let results = tmp.path().join("results");
-    let out = serverbench(
+    let results = tmp.join("results");
+    serverbench(
         &[
             "run",
             "--root",
@@ -162,14 +161,21 @@ fn a_server_that_hangs_after_the_warm_up_has_no_lap_ok_and_the_run_says_why() {
             "-c",
             "2",
             "-d",
-            "1s",
+            lap,
             "--laps",
-            "2",
+            laps,
             "--warmup",
-            "1s",
+            warmup,
         ],
-        tmp.path(),
-    );
+        tmp,
+    )
+}
+
+#[test]
+fn a_server_that_hangs_after_the_warm_up_has_no_lap_ok_and_the_run_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_hangs(tmp.path(), "1s", "2", "1s");
+    let results = tmp.path().join("results");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
     let recs = records(&results);
@@ -186,4 +192,22 @@ fn a_server_that_hangs_after_the_warm_up_has_no_lap_ok_and_the_run_says_why() {
     );
     let row = stdout.lines().find(|l| l.contains("hangs")).unwrap_or("");
     assert!(row.contains("failed"), "the table's row: {stdout}");
+}
+
+#[test]
+fn a_server_that_stops_answering_part_way_through_a_lap_fails_it_as_a_stall() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_hangs(tmp.path(), "3s", "1", "0s");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+    let recs = records(&tmp.path().join("results"));
+    let lap = &recs[0];
+    assert_eq!(lap["failure"]["kind"], "stall", "{lap}");
+    let why = lap["failure"]["detail"].as_str().unwrap();
+    assert!(why.starts_with("stall: no answer for "), "{why}");
+    assert!(why.contains(" s of the 3.0 s lap, from "), "{why}");
+    assert!(lap["load"]["requests"].as_u64().unwrap() > 0, "{lap}");
+    let silence = &lap["load"]["silences"][0];
+    let to_s = silence["to_s"].as_f64().unwrap();
+    assert!((to_s - 3.0).abs() < 0.01, "silent to the end: {lap}");
 }
