@@ -24,6 +24,7 @@
 //! a floor (a second: queues must have time to build) and a ceiling (so a low first rate does
 //! not take minutes); a step that still falls short of the count is flagged in the curve.
 
+use serverbench_model::answers::{self, Answers};
 use serverbench_model::capacity::{CapacityResult, Ending, FindMax, Step};
 use serverbench_model::slo::Slo;
 use serverbench_model::{LoadResult, LoadSpec};
@@ -137,9 +138,13 @@ pub fn step_spec(spec: &LoadSpec, rate: f64, length: Duration, warmup: Duration)
 }
 
 /// The step an open-loop load measured (not yet judged), or why it measured nothing about the
-/// server (no request succeeded), naming the rate.
+/// server (no request succeeded, or none was answered: its latency would meet any goal),
+/// naming the rate.
 pub fn step_of(r: &LoadResult) -> Result<Step, String> {
-    match r.no_success() {
+    let unanswered = (r.requests == 0)
+        .then(|| answers::judge(&Answers::of(r)).map(|f| f.describe("step")))
+        .flatten();
+    match r.no_success().or(unanswered) {
         Some(why) => Err(format!("at {:.0}/s: {why}", r.rate_target.unwrap_or(0.0))),
         None => Ok(Step::from_load(r)),
     }
@@ -468,5 +473,20 @@ mod tests {
         assert!(why.starts_with("at 800/s: no request succeeded"), "{why}");
         r.requests = 100;
         assert_eq!(step_of(&r).unwrap().requests, 112);
+    }
+
+    #[test]
+    fn a_step_that_nothing_answered_is_an_error_and_not_a_goal_met() {
+        let r = LoadResult {
+            rate_target: Some(800.0),
+            duration_s: 2.0,
+            in_flight_at_end: 1600,
+            ..LoadResult::default()
+        };
+        let why = step_of(&r).unwrap_err();
+        assert_eq!(
+            why,
+            "at 800/s: no answer in the 2.0 s step: 1600 requests in flight"
+        );
     }
 }

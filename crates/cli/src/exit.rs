@@ -18,7 +18,9 @@ pub enum Exit {
     Regression,
     /// `load` over TLS: every handshake failed, or resumption was asked and the server resumed none.
     Tls,
-    /// `load`: no request succeeded: every one failed at the socket or got an error status.
+    /// `load`: no request succeeded: every one failed at the socket or got an error status, or
+    /// none was answered at all ([`serverbench_hosts::LOAD_NO_SUCCESS_EXIT`], which the harness
+    /// reads from a load tool here or on a client host).
     NoSuccess,
     /// `verify`, `setup`, `hosts check`: a server failed the contract or its setup, or a host its check.
     CheckFailed,
@@ -204,5 +206,11 @@ mod tests {
         assert_ne!(Exit::NoSuccess.code(), bad);
         assert_ne!(Exit::NoSuccess.code(), Exit::CheckFailed.code());
         assert_ne!(Exit::NoGo.code(), Exit::LapsFailed.code());
+    }
+
+    #[test]
+    fn the_harness_knows_the_exit_of_a_load_that_nothing_answered() {
+        let code = i32::from(Exit::NoSuccess.code());
+        assert_eq!(code, serverbench_hosts::LOAD_NO_SUCCESS_EXIT);
     }
 }

@@ -335,6 +335,12 @@ fn build_result(
             _ => None,
         },
         mix,
+        in_flight_at_end: s.in_flight_at_end,
+        // A stream has no answers to time: it would read as silent throughout.
+        silences: match mode {
+            result::Mode::TcpStream => Vec::new(),
+            _ => s.silences_s(),
+        },
     }
 }
 

@@ -4,6 +4,7 @@ mod bodies;
 mod connections;
 mod http2;
 mod mix;
+mod silence;
 mod warmup;
 mod ws;
 
@@ -11,6 +12,7 @@ pub use bodies::{BodyStats, EncodingCause};
 pub use connections::ConnStats;
 pub use http2::H2Stats;
 pub use mix::{results as mix_results, EntryStats};
+pub use silence::Silences;
 pub use warmup::WarmUp;
 pub use ws::{WsCause, WsStats};
 
@@ -126,6 +128,10 @@ pub struct Stats {
     pub naps: crate::idle::NapStats,
     /// `--mix`: per entry (empty without a mix).
     pub mix: Vec<EntryStats>,
+    /// The measured window's spans without an answer (merged: without any answer anywhere).
+    pub silences: Silences,
+    /// Requests sent and not answered when the thread's loop ended.
+    pub in_flight_at_end: u64,
     /// The current second's latency buckets, dense (fixed size), packed into `seconds` by
     /// [`Stats::close`] or when the next second starts.
     current: Box<[u32; BUCKETS]>,
@@ -151,6 +157,8 @@ impl Stats {
             seconds: Vec::new(),
             naps: Default::default(),
             mix: Vec::new(),
+            silences: Silences::default(),
+            in_flight_at_end: 0,
             conn: ConnStats::new(),
             h2: H2Stats::default(),
             ws: WsStats::default(),
@@ -169,6 +177,21 @@ impl Stats {
         self.start = start;
         self.end = end;
         self.cur_end = start;
+        self.silences.reset(start);
+    }
+
+    /// The thread's loop ended at `now` with `in_flight` requests unanswered: the silence since
+    /// its last answer runs to the window's end (with `-n`, to `now`).
+    pub fn finish(&mut self, now: u64, in_flight: u64) {
+        if self.started(now) {
+            self.silences.finish(now.min(self.end));
+        }
+        self.in_flight_at_end = in_flight;
+    }
+
+    /// The silences in seconds from the start of measurement.
+    pub fn silences_s(&self) -> Vec<serverbench_model::result::Silence> {
+        self.silences.from(self.start)
     }
 
     #[inline]
@@ -225,6 +248,7 @@ impl Stats {
             return;
         }
         self.requests += 1;
+        self.silences.answer(now);
         self.latency.saturating_record(us);
         if let Some(h) = &mut self.uncorrected {
             h.saturating_record(uncorrected_ns.div_ceil(1000).max(1));
@@ -404,6 +428,8 @@ impl Stats {
         self.bytes_read += o.bytes_read;
         self.bytes_written += o.bytes_written;
         self.bytes_in_flight += o.bytes_in_flight;
+        self.in_flight_at_end += o.in_flight_at_end;
+        self.silences.intersect(&o.silences);
         if self.seconds.len() < o.seconds.len() {
             self.seconds.resize(o.seconds.len(), Second::default());
         }

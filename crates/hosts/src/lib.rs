@@ -153,6 +153,17 @@ pub struct ServeReady {
 /// The start of `serve --ready-line`'s announcement.
 pub const SERVE_READY_PREFIX: &str = "serverbench-serve-ready ";
 
+/// `serverbench load`'s exit when nothing succeeded, a server that answered nothing included.
+/// Its result is printed all the same: one that answered nothing is a result about the server
+/// (judged with the lap), not a fault of the host or of the tool.
+pub const LOAD_NO_SUCCESS_EXIT: i32 = 6;
+
+/// Whether a load that exited with `code` printed a result to keep: it succeeded, or its
+/// server answered nothing (`requests` 0, see [`LOAD_NO_SUCCESS_EXIT`]).
+pub fn load_result_stands(code: Option<i32>, requests: Option<u64>) -> bool {
+    code == Some(0) || (code == Some(LOAD_NO_SUCCESS_EXIT) && requests == Some(0))
+}
+
 /// What `serverbench db run` prints once its cluster accepts connections, after
 /// [`DB_READY_PREFIX`], as one JSON line: how a controller learns, over ssh, where a database
 /// host's cluster listens, how to log in (the URL the server is given) and which process tree
@@ -184,3 +195,17 @@ pub const SAMPLER_ARMED: &str = "armed";
 pub const SAMPLER_START: &str = "start";
 /// See [`SAMPLER_ARMED`].
 pub const SAMPLER_SAMPLING: &str = "sampling";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_load_that_nothing_answered_still_stands_and_one_that_failed_otherwise_does_not() {
+        assert!(load_result_stands(Some(0), Some(100)));
+        assert!(load_result_stands(Some(LOAD_NO_SUCCESS_EXIT), Some(0)));
+        assert!(!load_result_stands(Some(LOAD_NO_SUCCESS_EXIT), Some(100)));
+        assert!(!load_result_stands(Some(1), Some(0)));
+        assert!(!load_result_stands(None, Some(0)));
+    }
+}

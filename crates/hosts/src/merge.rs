@@ -3,13 +3,14 @@
 //! Latency percentiles are read from the sum of the hosts' HdrHistograms (never averaged),
 //! the connect and TLS handshake latencies too; counters, errors, status codes and CPU add up;
 //! the timeline adds up second by second, its per-second p99 read from the summed latency
-//! buckets and its mean weighted by sample counts. What TLS and HTTP/2 negotiated is merged in
+//! buckets and its mean weighted by sample counts; requests in flight at the end add up and the
+//! silences are those of every host at once. What TLS and HTTP/2 negotiated is merged in
 //! [`transport`].
 
 use serverbench_model::histo::{
     self, latency_of, merge_sparse, new_histogram, p99_of_buckets, HistogramError,
 };
-use serverbench_model::result::{Histograms, IdleResult, LoadResult, TimelinePoint};
+use serverbench_model::result::{Histograms, IdleResult, LoadResult, Silence, TimelinePoint};
 
 /// A result that cannot be merged.
 #[derive(Debug, thiserror::Error)]
@@ -146,6 +147,9 @@ fn sum_counters(rs: &[&LoadResult]) -> LoadResult {
             .bytes_per_connection
             .map(|_| (bytes_read + bytes_written) as f64 / f64::from(connections.max(1))),
         bytes_in_flight: rs.iter().map(|r| r.bytes_in_flight).sum(),
+        in_flight_at_end: sum_u(|r| r.in_flight_at_end),
+        // Hosts started together (their offsets coincide): silent where every host was.
+        silences: Silence::intersect(&rs.iter().map(|r| &r.silences[..]).collect::<Vec<_>>()),
         measure_start_unix_s: rs
             .iter()
             .filter_map(|r| r.measure_start_unix_s)

@@ -24,6 +24,12 @@ pub enum FailureKind {
     Database,
     /// A machine of a `run --hosts` failed (ssh, the remote tool, the sampler).
     Hosts,
+    /// The server answered nothing in the measured window, or fewer requests than it left in
+    /// flight at its end (see [`crate::answers`]).
+    NoAnswer,
+    /// Answers stopped part-way: no answer at all for longer than the lap's latency explains
+    /// (see [`crate::answers`]).
+    Stall,
     /// The lap was not run (the server was excluded, or had died earlier in this lap).
     NotRun,
     /// Recorded before failures had kinds.

@@ -1,6 +1,7 @@
 //! serverbench's shared model: the types every crate passes around, with no I/O and no
 //! networking (no mio, no rustls), so reports and analysis build without the load generator.
 //!
+//! - [`answers`]: whether a load's server answered (no answer, outnumbered, stall);
 //! - [`result`]: the load result schema (`spec/load-result.schema.json`), and [`histo`] its
 //!   HdrHistogram V2 codec;
 //! - [`duration`]: the one duration grammar; [`cpus`]: CPU lists (`0-3,5`);
@@ -8,6 +9,7 @@
 //! - [`spec::LoadSpec`]: one load, described once; [`suite::Suite`]: the suites, parsed and
 //!   checked, as `env.json` records them.
 
+pub mod answers;
 pub mod capacity;
 pub mod cpus;
 pub mod disturbance;
@@ -20,6 +22,7 @@ pub mod io;
 mod method;
 pub mod mix;
 pub mod result;
+mod silence;
 pub mod size;
 pub mod slo;
 pub mod spec;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod ws;
+pub use crate::silence::Silence;
 pub use ws::WsResult;
 
 /// Latency percentiles and moments, in microseconds.
@@ -262,6 +263,16 @@ pub struct LoadResult {
     /// `--mix`: each entry's requests, errors and latency, in the mix file's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mix: Vec<MixEntryResult>,
+    /// Requests (WebSocket and TCP ping-pong: messages; HTTP/2: streams) sent and not yet
+    /// answered when the measured window ended: counted nowhere else. 0 in results written
+    /// before it was counted.
+    #[serde(default)]
+    pub in_flight_at_end: u64,
+    /// The spans of the measured window in which no answer came at all, each at least a second
+    /// long (see [`Silence`]); empty when answers never stopped that long, for the TCP stream
+    /// mode (no answers to time) and in results written before silences were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub silences: Vec<Silence>,
 }
 
 impl LoadResult {

@@ -4,10 +4,11 @@
 
 use crate::{Mode, Role, Tool, Transport};
 use serde::{Deserialize, Serialize};
+use serverbench_model::answers::Answers;
 use serverbench_model::disturbance::Disturbance;
 use serverbench_model::failure::LapFailure;
 use serverbench_model::result::{
-    Errors, Histograms, Http2Result, Latency, LoadResult, TimelinePoint, TlsResult,
+    Errors, Histograms, Http2Result, Latency, LoadResult, Silence, TimelinePoint, TlsResult,
 };
 use std::collections::BTreeMap;
 
@@ -189,6 +190,34 @@ pub struct Measurement {
     /// serverbench's own engine with a mix: each entry's requests, errors and latency.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mix: Vec<serverbench_model::result::MixEntryResult>,
+    /// serverbench's own engine: requests (messages) sent and unanswered when the measured
+    /// window ended (summed over client hosts); absent from other tools and older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight_at_end: Option<u64>,
+    /// serverbench's own engine: the spans of a second or more without any answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub silences: Vec<Silence>,
+}
+
+impl Measurement {
+    /// What the lap answered, for [`serverbench_model::answers::judge`]: `None` for a capacity
+    /// search (its steps are judged by the search) or a tool that gave no request count.
+    pub fn answers(&self, params: &LoadParams) -> Option<Answers<'_>> {
+        if self.capacity.is_some() {
+            return None;
+        }
+        let answered = self.requests?;
+        Some(Answers {
+            mode: params.mode,
+            answered,
+            errors: self.errors_total.unwrap_or(0),
+            in_flight: self.in_flight_at_end,
+            seconds: self.duration_s.or(params.duration_s).unwrap_or(0.0),
+            p99_us: self.latency_us.p99.filter(|_| answered > 0),
+            rate: params.rate,
+            silences: &self.silences,
+        })
+    }
 }
 
 /// A lap over several machines (`run --hosts`): where it ran and every client host's own
@@ -364,6 +393,8 @@ impl From<&LoadResult> for Measurement {
             ws: r.ws.clone(),
             capacity: None,
             mix: r.mix.clone(),
+            in_flight_at_end: Some(r.in_flight_at_end),
+            silences: r.silences.clone(),
         }
     }
 }

@@ -144,6 +144,8 @@ pub fn run(
         measured_ns = w.main_loop(shared)?;
         w.ws_at_end();
     }
+    let in_flight = w.in_flight();
+    w.stats.finish(sys::now_ns(), in_flight);
     w.publish(shared, true);
     w.stats.errors.connect += setup_failures;
     w.stats.naps = w.napper.stats;

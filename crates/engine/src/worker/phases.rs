@@ -139,13 +139,18 @@ impl Worker<'_> {
         }
     }
 
+    /// Requests (messages, streams) sent on this thread's connections and not answered yet.
+    pub(super) fn in_flight(&self) -> u64 {
+        self.conns.iter().map(|c| c.in_flight() as u64).sum()
+    }
+
     /// Copies this worker's figures to its live slot when the coordinator asked for them
     /// (one relaxed load when it did not), or with `done` as its last copy.
     pub(super) fn publish(&mut self, shared: &Shared, done: bool) {
         if !done && !shared.live.wanted(self.answered) {
             return;
         }
-        let in_flight = self.conns.iter().map(|c| c.in_flight() as u64).sum();
+        let in_flight = self.in_flight();
         self.answered = shared.live.publish(
             self.slot,
             self.answered,

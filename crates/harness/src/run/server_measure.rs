@@ -6,11 +6,12 @@ use super::context::Context;
 use super::plan::Job;
 use super::running::Running;
 use super::server_db::LapDatabase;
-use crate::results::record::{LapRecord, LapStatus, LoadParams};
+use crate::results::record::{LapRecord, LapStatus, LoadParams, Measurement};
 use crate::run::placement::{Lap as MeasuredLap, LapError, Pid, Placement};
 use crate::run::{disturbance, hosts_capacity};
 use crate::run::{run_load, Event, LoadError};
 use crate::tools::Target;
+use serverbench_model::answers;
 use serverbench_model::failure::{FailureKind, LapFailure};
 use serverbench_results::{LapKey, Role};
 use std::sync::atomic::Ordering;
@@ -114,11 +115,11 @@ impl Lap<'_> {
                 record.load = measured.kept;
             }
             Ok(m) => {
-                record.load = Some(m);
-                if let Some(why) = died(self.proc) {
+                if let Some(why) = judged(&m, &params, self.proc) {
                     record.status = LapStatus::Failed;
                     record.failure = Some(why);
                 }
+                record.load = Some(m);
             }
         }
         if let Some(machine) = machine.filter(|_| record.load.is_some()) {
@@ -183,6 +184,17 @@ pub(super) fn died(proc: &mut Running) -> Option<LapFailure> {
         )
         .with_log_tail(proc.log_tail(LOG_TAIL)),
     )
+}
+
+/// Why a lap that measured failed all the same: its server died, or it answered nothing, fewer
+/// requests than it left in flight, or stopped answering part-way ([`answers::judge`], the
+/// same for a lap here and over the hosts); with the server's log tail.
+fn judged(m: &Measurement, params: &LoadParams, proc: &mut Running) -> Option<LapFailure> {
+    if let Some(dead) = died(proc) {
+        return Some(dead);
+    }
+    let fault = answers::judge(&m.answers(params)?)?;
+    Some(fault.failure().with_log_tail(proc.log_tail(LOG_TAIL)))
 }
 
 /// Why a measured load failed, with the server's state: how it died, or its log tail when the

@@ -336,3 +336,21 @@ fn a_host_with_other_mix_entries_is_named() {
     let err = merge(&parts).unwrap_err().to_string();
     assert!(err.starts_with("b: "), "{err}");
 }
+
+#[test]
+fn requests_in_flight_add_up_and_only_a_silence_of_every_host_is_kept() {
+    let silence = |from_s, to_s| Silence { from_s, to_s };
+    let mut a = result(&[100, 200], vec![], 1.0);
+    a.in_flight_at_end = 40;
+    a.silences = vec![silence(0.5, 3.0)];
+    let mut b = result(&[100], vec![], 1.0);
+    b.in_flight_at_end = 24;
+    b.silences = vec![silence(1.5, 4.0)];
+    let parts = [("a".to_string(), a.clone()), ("b".to_string(), b)];
+    let m = merge(&parts).unwrap();
+    assert_eq!(m.in_flight_at_end, 64);
+    assert_eq!(m.silences, vec![silence(1.5, 3.0)]);
+    let answered = result(&[100], vec![], 1.0);
+    let m = merge(&[("a".to_string(), a), ("c".to_string(), answered)]).unwrap();
+    assert!(m.silences.is_empty(), "host c answered throughout");
+}

@@ -2,7 +2,8 @@
 
 use super::units::us;
 use serverbench_model::result::{
-    BodyResult, Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, TlsResult, WsResult,
+    BodyResult, Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, Silence, TlsResult,
+    WsResult,
 };
 use std::fmt::Write;
 
@@ -21,12 +22,7 @@ pub fn render(r: &LoadResult) -> String {
         plural(u64::from(r.connections), "connection"),
         r.duration_s
     );
-    let (label, what) = if r.mode.is_stream() || r.mode.counts_messages() {
-        ("Messages", "messages")
-    } else {
-        ("Requests", "requests")
-    };
-    let _ = writeln!(s, "  {label:<12} {} {what}, {:.1}/s", r.requests, r.rps);
+    requests_lines(&mut s, r);
     let _ = writeln!(
         s,
         "  Transfer     {} read, {} written",
@@ -103,6 +99,33 @@ pub fn render(r: &LoadResult) -> String {
         let _ = writeln!(s, "  Note         {note}");
     }
     s
+}
+
+/// Requests answered, those still in flight at the end, and the longest silence.
+fn requests_lines(s: &mut String, r: &LoadResult) {
+    let (label, what) = if r.mode.is_stream() || r.mode.counts_messages() {
+        ("Messages", "messages")
+    } else {
+        ("Requests", "requests")
+    };
+    let in_flight = match r.in_flight_at_end {
+        0 => String::new(),
+        n => format!(", {n} in flight at the end"),
+    };
+    let _ = writeln!(
+        s,
+        "  {label:<12} {} {what}, {:.1}/s{in_flight}",
+        r.requests, r.rps
+    );
+    if let Some(l) = Silence::longest(&r.silences) {
+        let _ = writeln!(
+            s,
+            "  Silence      no answer for {:.1} s, from {:.1} s to {:.1} s",
+            l.seconds(),
+            l.from_s,
+            l.to_s
+        );
+    }
 }
 
 /// Request bodies sent, response bodies on the wire and decoded, encodings and their errors.
@@ -447,6 +470,33 @@ mod tests {
         ] {
             assert!(out.contains(want), "`{want}` in\n{out}");
         }
+    }
+
+    #[test]
+    fn requests_left_in_flight_and_a_silence_are_shown() {
+        let r = LoadResult {
+            requests: 10,
+            in_flight_at_end: 64,
+            silences: vec![Silence {
+                from_s: 0.5,
+                to_s: 4.0,
+            }],
+            ..Default::default()
+        };
+        let out = render(&r);
+        assert!(
+            out.contains("10 requests, 0.0/s, 64 in flight at the end"),
+            "{out}"
+        );
+        assert!(
+            out.contains("Silence      no answer for 3.5 s, from 0.5 s to 4.0 s"),
+            "{out}"
+        );
+        let quiet = render(&LoadResult::default());
+        assert!(
+            !quiet.contains("in flight") && !quiet.contains("Silence"),
+            "{quiet}"
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Runs that completed but did not measure what was asked: every TLS handshake failed, or
 //! resumption was asked for and the server resumed nothing (`Exit::Tls`); no request succeeded,
-//! at the socket or by status (`Exit::NoSuccess`). `load` prints the result, then this message.
+//! at the socket or by status, or none was answered at all (`Exit::NoSuccess`). `load` prints the result, then this message.
 
 use crate::exit::Exit;
+use serverbench_model::answers::{self, Answers};
 use serverbench_model::result::LoadResult;
 use serverbench_wire::tls::TlsCause;
 
@@ -14,7 +15,19 @@ pub fn of(r: &LoadResult) -> (Exit, Option<String>) {
     if let Some(why) = no_success(r) {
         return (Exit::NoSuccess, Some(why));
     }
+    if let Some(why) = no_answer(r) {
+        return (Exit::NoSuccess, Some(why));
+    }
     (Exit::Ok, None)
+}
+
+/// Why nothing was answered, without an error either (a server that hangs, or is not ready):
+/// `no answer in the 1.0 s run: 64 requests in flight`.
+pub fn no_answer(r: &LoadResult) -> Option<String> {
+    if r.requests > 0 {
+        return None;
+    }
+    answers::judge(&Answers::of(r)).map(|f| f.describe("run"))
 }
 
 /// Why no request succeeded ([`LoadResult::no_success`]), with where to look or what to pass,
@@ -127,6 +140,21 @@ mod tests {
         assert_eq!(
             why.as_deref(),
             Some("no WebSocket upgrade succeeded (50 unanswered when the run ended)")
+        );
+    }
+
+    #[test]
+    fn a_load_that_nothing_answered_exits_6_naming_what_was_in_flight() {
+        let r = LoadResult {
+            duration_s: 1.0,
+            in_flight_at_end: 64,
+            ..Default::default()
+        };
+        let (exit, why) = of(&r);
+        assert_eq!(exit, Exit::NoSuccess);
+        assert_eq!(
+            why.as_deref(),
+            Some("no answer in the 1.0 s run: 64 requests in flight")
         );
     }
 
