@@ -75,16 +75,6 @@ impl Paths {
         Paths::new(root, cache)
     }
 
-    /// Finds the root as [`Paths::discover`] does, and fails with [`PathsError::NoCatalog`]
-    /// naming `what` (the command) when there is none.
-    pub fn with_catalog(flag: Option<&Path>, what: &str) -> Result<Paths, PathsError> {
-        let paths = Paths::discover(flag)?;
-        match paths.root {
-            Some(_) => Ok(paths),
-            None => Err(no_catalog(what)),
-        }
-    }
-
     /// The root, or [`PathsError::NoCatalog`] naming `what` when there is none.
     pub fn catalog_root(&self, what: &str) -> Result<&Path, PathsError> {
         self.root.as_deref().ok_or_else(|| no_catalog(what))

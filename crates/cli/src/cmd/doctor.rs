@@ -2,7 +2,7 @@
 //! `serverbench_machine::doctor`.
 
 use anyhow::Context;
-use serverbench_catalog::paths::{Paths, PathsError};
+use serverbench_catalog::paths::Paths;
 use serverbench_harness::run;
 use serverbench_machine::doctor::{self, Options};
 use serverbench_machine::{Live, Recorded, Source};

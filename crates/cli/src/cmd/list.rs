@@ -1,9 +1,7 @@
 //! `serverbench list`: every catalog server, what it implements and whether it can run here.
 
 use crate::exit::Exit;
-use anyhow::Context;
-use serverbench_catalog::paths::Paths;
-use serverbench_catalog::{availability, Catalog};
+use serverbench_catalog::availability;
 use std::path::PathBuf;
 
 /// Arguments of `serverbench list`.

@@ -1,7 +1,6 @@
 //! `serverbench setup [SERVER...]`: install what is missing and build, idempotent and cached.
 
 use crate::exit::Exit;
-use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::setup::{setup_servers, Outcome, SetupEvent, SetupOptions, Step};
 use serverbench_catalog::{Catalog, Server};

@@ -1,12 +1,13 @@
 //! Collecting `env.json` at the start of a run: the machine, the toolchains, the binary's own
-//! commit (baked in at build time) and the catalog's, every server's version, the suite and the pinning (the typed
-//! [`serverbench_results::env::Env`] is written and read by serverbench-results).
+//! commit (baked in at build time) and the catalog's, every server's version, the suite and the
+//! pinning (the typed [`serverbench_results::env::Env`] is written and read by
+//! serverbench-results).
 
 use crate::catalog::command::{output_within, version_of};
 use crate::catalog::{availability, Availability, Catalog};
 use crate::paths::Paths;
 use crate::suite::Suite;
-use serverbench_results::env::{Env, Git, Machine, Pinning, ServerVersion, Skipped, SuiteRecord};
+use serverbench_results::env::{Env, Git, Machine, ServerVersion, Skipped, SuiteRecord};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;

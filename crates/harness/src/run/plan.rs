@@ -77,6 +77,10 @@ pub fn plan(suite: &Suite, catalog: &Catalog, paths: &Paths) -> Plan {
     };
     let candidates: Vec<&Server> = match &suite.servers {
         ServerSelection::All(_) => {
+            if catalog.absent {
+                let why = crate::paths::no_catalog("running every catalog server");
+                skip("all", why.to_string());
+            }
             for b in &catalog.broken {
                 skip(&b.id, format!("broken manifest: {}", b.error));
             }
