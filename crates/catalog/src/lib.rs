@@ -178,7 +178,7 @@ impl Catalog {
             return Err(reload_error(b));
         }
         if self.absent {
-            let e = paths::no_catalog(&format!("`{id}`, not a server of yours,"));
+            let e = paths::no_catalog("not a server of yours; running a catalog server");
             return Err(CatalogError::NoCatalog(e.to_string()));
         }
         Err(CatalogError::UnknownServer {

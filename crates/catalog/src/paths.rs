@@ -26,8 +26,8 @@ pub enum PathsError {
     },
     /// A command that needs the catalog found no root.
     #[error(
-        "{what} needs the serverbench catalog (a checkout's servers/ and spec/contract.md) and none \
-         is above {}: run inside a checkout, pass --root DIR or set SERVERBENCH_ROOT",
+        "{what} needs the catalog of a serverbench checkout and none is above {}: run inside a \
+         checkout, pass --root DIR or set SERVERBENCH_ROOT",
         start.display()
     )]
     NoCatalog {
@@ -242,7 +242,7 @@ mod tests {
         assert_eq!(paths.default_results(), here.join("results"));
         assert_eq!(Paths::new("/r", "/c").default_results(), Path::new("/r/results"));
         let err = paths.catalog_root("serve").unwrap_err().to_string();
-        assert!(err.starts_with("serve needs the serverbench catalog"), "{err}");
+        assert!(err.starts_with("serve needs the catalog of a serverbench checkout"), "{err}");
         assert!(err.contains("--root DIR or set SERVERBENCH_ROOT"), "{err}");
     }
 

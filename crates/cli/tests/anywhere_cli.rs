@@ -131,7 +131,7 @@ fn a_catalog_command_outside_a_checkout_says_how_to_point_at_one() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
         assert!(
-            stderr.contains("needs the serverbench catalog")
+            stderr.contains("needs the catalog of a serverbench checkout")
                 && stderr.contains("run inside a checkout, pass --root DIR or set SERVERBENCH_ROOT"),
             "{args:?}: {stderr}"
         );
