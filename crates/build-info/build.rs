@@ -51,12 +51,20 @@ fn git(workspace: &Path, args: &[&str]) -> Option<String> {
 /// Git's own files that change with the commit or the index: HEAD, the branch's ref, packed
 /// refs and the index (a worktree's HEAD and index are its own, the refs shared).
 fn watch_git(workspace: &Path) {
-    let mut files = vec!["HEAD".to_owned(), "packed-refs".to_owned(), "index".to_owned()];
+    let mut files = vec![
+        "HEAD".to_owned(),
+        "packed-refs".to_owned(),
+        "index".to_owned(),
+    ];
     files.extend(git(workspace, &["symbolic-ref", "-q", "HEAD"]));
     for f in files {
         if let Some(path) = git(workspace, &["rev-parse", "--git-path", &f]) {
             let path = PathBuf::from(path);
-            let path = if path.is_absolute() { path } else { workspace.join(path) };
+            let path = if path.is_absolute() {
+                path
+            } else {
+                workspace.join(path)
+            };
             if path.exists() {
                 println!("cargo:rerun-if-changed={}", path.display());
             }

@@ -59,9 +59,13 @@ impl Paths {
     /// Paths without a root: `SERVERBENCH_CACHE`, else `$XDG_CACHE_HOME/serverbench`, else
     /// `~/.cache/serverbench` (`./.serverbench-cache` without a home folder).
     pub fn without_root() -> Paths {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let cache = cache_from_env()
-            .unwrap_or_else(|| user_cache(var("XDG_CACHE_HOME"), var("HOME")));
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let cache =
+            cache_from_env().unwrap_or_else(|| user_cache(var("XDG_CACHE_HOME"), var("HOME")));
         Paths {
             root: None,
             cache: absolute(cache),
@@ -240,9 +244,15 @@ mod tests {
         };
         let here = std::env::current_dir().unwrap();
         assert_eq!(paths.default_results(), here.join("results"));
-        assert_eq!(Paths::new("/r", "/c").default_results(), Path::new("/r/results"));
+        assert_eq!(
+            Paths::new("/r", "/c").default_results(),
+            Path::new("/r/results")
+        );
         let err = paths.catalog_root("serve").unwrap_err().to_string();
-        assert!(err.starts_with("serve needs the catalog of a serverbench checkout"), "{err}");
+        assert!(
+            err.starts_with("serve needs the catalog of a serverbench checkout"),
+            "{err}"
+        );
         assert!(err.contains("--root DIR or set SERVERBENCH_ROOT"), "{err}");
     }
 

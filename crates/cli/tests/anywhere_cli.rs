@@ -101,7 +101,11 @@ fn an_installed_binary_benchmarks_and_verifies_your_server_from_a_folder_without
     let dir = run_dir(&work.join("results"));
     let records = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
     let lap: serde_json::Value = serde_json::from_str(records.lines().next().unwrap()).unwrap();
-    assert_eq!((lap["server"].as_str(), lap["status"].as_str()), (Some("mine"), Some("ok")), "{lap}");
+    assert_eq!(
+        (lap["server"].as_str(), lap["status"].as_str()),
+        (Some("mine"), Some("ok")),
+        "{lap}"
+    );
     assert!(lap["load"]["requests"].as_u64().unwrap() > 0, "{lap}");
     let mut left: Vec<String> = std::fs::read_dir(&work)
         .unwrap()
@@ -111,7 +115,10 @@ fn an_installed_binary_benchmarks_and_verifies_your_server_from_a_folder_without
     assert_eq!(left, ["fixture.py", "results"]);
     let env = env_json(&dir);
     assert_eq!(env["git"]["commit"].as_str(), source_commit().as_deref());
-    assert!(env.get("catalog_git").is_none(), "no catalog was used: {env}");
+    assert!(
+        env.get("catalog_git").is_none(),
+        "no catalog was used: {env}"
+    );
     // verify --url from the same folder.
     let port = contract::in_process_server();
     let url = format!("http://127.0.0.1:{port}");
@@ -125,14 +132,19 @@ fn an_installed_binary_benchmarks_and_verifies_your_server_from_a_folder_without
 fn a_catalog_command_outside_a_checkout_says_how_to_point_at_one() {
     let tmp = tempfile::tempdir().unwrap();
     let exe = install(&tmp.path().join("prefix"));
-    for args in [&["serve", "node/http"][..], &["list"], &["verify", "node/http"]] {
+    for args in [
+        &["serve", "node/http"][..],
+        &["list"],
+        &["verify", "node/http"],
+    ] {
         let out = installed(&exe, tmp.path(), tmp.path(), args);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
         assert!(
             stderr.contains("needs the catalog of a serverbench checkout")
-                && stderr.contains("run inside a checkout, pass --root DIR or set SERVERBENCH_ROOT"),
+                && stderr
+                    .contains("run inside a checkout, pass --root DIR or set SERVERBENCH_ROOT"),
             "{args:?}: {stderr}"
         );
     }
@@ -194,12 +206,18 @@ fn env_json_names_the_binarys_commit_not_the_repository_around_the_root() {
     assert_eq!(env["catalog_git"]["dirty"], false, "{env}");
     // The toolchain is a version or null (absent), never a shell's error.
     let rustc = &env["toolchains"]["rustc"];
-    assert!(rustc.is_null() || rustc.as_str().unwrap().starts_with("rustc "), "{env}");
+    assert!(
+        rustc.is_null() || rustc.as_str().unwrap().starts_with("rustc "),
+        "{env}"
+    );
     // --version names the same commit.
     let version = Command::new(env!("CARGO_BIN_EXE_serverbench"))
         .arg("--version")
         .output()
         .unwrap();
     let short = commit.map_or("unknown".to_owned(), |c| c[..12].to_owned());
-    assert!(text(&version.stdout).contains(&format!("(commit {short}")), "{version:?}");
+    assert!(
+        text(&version.stdout).contains(&format!("(commit {short}")),
+        "{version:?}"
+    );
 }

@@ -188,7 +188,10 @@ mod tests {
 
     #[test]
     fn a_host_with_the_same_release_built_from_another_commit_is_usable() {
-        let v = format!("{} (commit 1a2b3c4d5e6f, uncommitted changes)", expected_version());
+        let v = format!(
+            "{} (commit 1a2b3c4d5e6f, uncommitted changes)",
+            expected_version()
+        );
         assert_eq!(release(&v), expected_version());
         assert_eq!(release("serverbench 0.0.9"), "serverbench 0.0.9");
     }

@@ -125,7 +125,10 @@ pub fn diagnose(args: &Args) -> Vec<Check> {
 /// never a shared folder. A root given that is not one is an error.
 fn undo_record(root: Option<&Path>) -> anyhow::Result<PathBuf> {
     let dir = match Paths::discover(root).context("doctor")? {
-        Paths { root: Some(_), cache } => cache,
+        Paths {
+            root: Some(_),
+            cache,
+        } => cache,
         Paths { root: None, .. } => doctor::state_folder(
             std::env::var("XDG_STATE_HOME").ok().as_deref(),
             std::env::var("HOME").ok().as_deref(),

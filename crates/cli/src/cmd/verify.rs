@@ -80,7 +80,8 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     if let Some(url) = &args.url {
         return verify_url(url, &args);
     }
-    let (paths, catalog) = super::catalog(args.root.as_deref(), "serverbench verify (without --url)")?;
+    let (paths, catalog) =
+        super::catalog(args.root.as_deref(), "serverbench verify (without --url)")?;
     let servers = pick(&catalog, &paths, &args.servers, json)?;
     let cpus = crate::cpus::of(&args.cpus).unwrap_or_default();
     let mut opts = VerifyOptions::new(&paths);

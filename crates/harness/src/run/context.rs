@@ -112,9 +112,7 @@ fn results_dir(
             });
             old
         }
-        None => {
-            env::gather(paths, catalog, opts, skipped, &started)
-        }
+        None => env::gather(paths, catalog, opts, skipped, &started),
     };
     value.write(&env_path)?;
     Ok(dir)

@@ -134,12 +134,12 @@ impl Scenario {
 
     /// Whether `name` is in [`Scenario::BUILTIN`] (`N` standing for any text after the `-`).
     fn listed(name: &str) -> bool {
-        Scenario::BUILTIN.iter().any(|b| match b.strip_suffix("-N") {
-            Some(stem) => name
-                .strip_prefix(stem)
-                .is_some_and(|n| n.starts_with('-')),
-            None => *b == name,
-        })
+        Scenario::BUILTIN
+            .iter()
+            .any(|b| match b.strip_suffix("-N") {
+                Some(stem) => name.strip_prefix(stem).is_some_and(|n| n.starts_with('-')),
+                None => *b == name,
+            })
     }
 
     /// [`Scenario::BUILTIN`] with an example `N` (20): names [`Scenario::builtin`] builds.
