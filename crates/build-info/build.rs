@@ -1,7 +1,8 @@
 //! Bakes the commit this binary is built from, and whether its sources had uncommitted changes,
-//! into `SERVERBENCH_COMMIT` (40 hex digits, or `unknown` outside git) and `SERVERBENCH_DIRTY`
-//! (`true`, `false` or `unknown`) and the suffix of `--version`, read by src/lib.rs: `serverbench --version` and the `git` of
-//! `env.json` say which code ran, wherever the binary runs from.
+//! into `SERVERBENCH_COMMIT` (40 hex digits, or `unknown` outside git), `SERVERBENCH_DIRTY`
+//! (`true`, `false` or `unknown`) and `SERVERBENCH_VERSION_SUFFIX` (` (commit 1a2b3c4d5e6f)`),
+//! read by src/lib.rs: `serverbench --version` and the `git` of `env.json` say which code ran,
+//! wherever the binary runs from.
 //!
 //! A crate of its own so that computing it again (whenever a source changes) rebuilds this
 //! crate and the binary only, not every test of the command line.
