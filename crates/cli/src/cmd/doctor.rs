@@ -32,7 +32,7 @@ pub struct Args {
     /// Output: `term` (a table) or `json`.
     #[arg(short = 'f', long = "format", default_value = "term")]
     pub format: Format,
-    /// The serverbench checkout whose catalog to use (default: SERVERBENCH_ROOT, else found
+    /// The serverbench checkout whose cache to use (default: SERVERBENCH_ROOT, else found
     /// above the current folder).
     #[arg(long, value_name = "DIR", long_help = crate::cmd::ROOT_HELP)]
     pub root: Option<PathBuf>,
