@@ -4,13 +4,20 @@ SHELL := /bin/bash
 CARGO ?= cargo
 BIN   := target/release/serverbench
 SUITE ?= suites/quick.toml
+# `make install` puts PREFIX/bin/serverbench; ~/.local/bin is on PATH on most systems.
+PREFIX ?= $(HOME)/.local
 
-.PHONY: all build bench test lint verify setup clean example-report
+.PHONY: all build install bench test lint verify setup clean example-report
 
 all: build
 
 build:
 	$(CARGO) build --release --locked -p serverbench
+
+## Install the binary as PREFIX/bin/serverbench (default ~/.local/bin); it runs anywhere:
+## your own servers need no checkout, the catalog's are found with --root or SERVERBENCH_ROOT.
+install:
+	$(CARGO) install --path crates/cli --locked --root "$(PREFIX)"
 
 ## Set up every server that can be set up here, build, run the default suite, print the table.
 bench: build

@@ -92,6 +92,16 @@ pub fn availability(server: &Server, paths: &Paths) -> Availability {
     }
 }
 
+/// Why `server` cannot start here, as the one line every command that starts a catalog server
+/// says (`needs setup (try `serverbench setup node/net`)`), or `None` when it is ready.
+pub fn not_ready(server: &Server, paths: &Paths) -> Option<String> {
+    match availability(server, paths) {
+        Availability::Ready => None,
+        a @ Availability::Unavailable { .. } => Some(a.to_string()),
+        a => Some(format!("{a} (try `serverbench setup {}`)", server.id)),
+    }
+}
+
 /// The full path of an executable found on PATH (or the path itself when it has a `/`).
 pub fn on_path(command: &str) -> Option<PathBuf> {
     which::which(command).ok()

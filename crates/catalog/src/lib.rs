@@ -20,7 +20,9 @@ mod stamps;
 /// Where a key stands in TOML text: the model's, kept at this path.
 use serverbench_model::toml_pos;
 
-pub use availability::{apt_package_for, availability, on_path, Availability, MissingCommand};
+pub use availability::{
+    apt_package_for, availability, not_ready, on_path, Availability, MissingCommand,
+};
 pub use manifest::{Commands, DatabaseClient, Deviation, Manifest, Requires, ShapeLibraries};
 
 use std::path::{Path, PathBuf};
@@ -59,6 +61,10 @@ pub enum CatalogError {
         /// The closest ids that exist.
         closest: Vec<String>,
     },
+    /// A catalog server was asked for and there is no catalog (no root): an installed binary
+    /// run outside a checkout.
+    #[error("{0}")]
+    NoCatalog(String),
 }
 
 fn closest_hint(closest: &[String]) -> String {
@@ -117,9 +123,31 @@ pub struct Catalog {
     pub servers: Vec<Server>,
     /// Server folders with a broken manifest.
     pub broken: Vec<BrokenServer>,
+    /// True when there is no catalog (no root): only servers added to it (your own) are known.
+    pub absent: bool,
 }
 
 impl Catalog {
+    /// The catalog of `paths`' root, or an empty one marked [`Catalog::absent`] without a root
+    /// (then [`Catalog::get`] of any other id says how to point at a catalog).
+    pub fn of(paths: &paths::Paths) -> Result<Catalog, CatalogError> {
+        match &paths.root {
+            Some(root) => Catalog::load(root),
+            None => Ok(Catalog {
+                absent: true,
+                ..Catalog::default()
+            }),
+        }
+    }
+
+    /// The catalog of `paths`' root; without one, [`CatalogError::NoCatalog`] naming `what`.
+    pub fn required(paths: &paths::Paths, what: &str) -> Result<Catalog, CatalogError> {
+        let root = paths
+            .catalog_root(what)
+            .map_err(|e| CatalogError::NoCatalog(e.to_string()))?;
+        Catalog::load(root)
+    }
+
     /// Reads every `<root>/servers/*/*/server.toml`. Only an unreadable `servers/` folder is an
     /// error; a broken manifest goes to [`Catalog::broken`].
     pub fn load(root: &Path) -> Result<Catalog, CatalogError> {
@@ -148,6 +176,10 @@ impl Catalog {
         }
         if let Some(b) = self.broken.iter().find(|b| b.id == id) {
             return Err(reload_error(b));
+        }
+        if self.absent {
+            let e = paths::no_catalog("not a server of yours; running a catalog server");
+            return Err(CatalogError::NoCatalog(e.to_string()));
         }
         Err(CatalogError::UnknownServer {
             id: id.to_string(),
@@ -186,6 +218,7 @@ fn reload_error(b: &BrokenServer) -> CatalogError {
             id: id.clone(),
             closest: closest.clone(),
         },
+        CatalogError::NoCatalog(why) => CatalogError::NoCatalog(why.clone()),
     }
 }
 

@@ -1,11 +1,16 @@
-//! Where things live: the project root (the folder holding `servers/` and `spec/contract.md`)
-//! and the cache folder (stamps, setup logs, shared build caches).
+//! Where things live: the project root (the folder holding `servers/` and `spec/contract.md`),
+//! when there is one, and the cache folder (stamps, setup logs, shared build caches).
+//!
+//! The root is needed only for the catalog's servers: an installed binary run outside a
+//! checkout has none and still runs your own servers (`run --server`, `--url`), `load` and
+//! `verify --url`, with its cache in the user's cache folder.
 
 use std::path::{Path, PathBuf};
 
 /// Environment variable naming the project root (overridden by `--root`).
 pub const ROOT_ENV: &str = "SERVERBENCH_ROOT";
-/// Environment variable naming the cache folder (default `<root>/.cache`).
+/// Environment variable naming the cache folder (default `<root>/.cache` in a checkout, else
+/// `$XDG_CACHE_HOME/serverbench` or `~/.cache/serverbench`).
 pub const CACHE_ENV: &str = "SERVERBENCH_CACHE";
 
 /// Errors while locating the project root.
@@ -19,23 +24,26 @@ pub enum PathsError {
         /// The folder given.
         path: PathBuf,
     },
-    /// No root found walking up from the current folder or the executable.
+    /// A command that needs the catalog found no root.
     #[error(
-        "cannot find the serverbench root (a folder holding servers/ and spec/contract.md) above \
-         {start}; pass --root or set SERVERBENCH_ROOT"
+        "{what} needs the catalog of a serverbench checkout and none is above {}: run inside a \
+         checkout, pass --root DIR or set SERVERBENCH_ROOT",
+        start.display()
     )]
-    NotFound {
+    NoCatalog {
+        /// What needed it (`serve`, `node/http`...).
+        what: String,
         /// Where the search started.
         start: PathBuf,
     },
 }
 
-/// The project root and the cache folder, both absolute.
+/// The project root, when there is one, and the cache folder, both absolute.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
-    /// The project root.
-    pub root: PathBuf,
-    /// The cache folder (`SERVERBENCH_CACHE` or `<root>/.cache`).
+    /// The project root: `None` outside a checkout (no catalog, only your own servers).
+    pub root: Option<PathBuf>,
+    /// The cache folder (`SERVERBENCH_CACHE`, `<root>/.cache`, else the user's cache folder).
     pub cache: PathBuf,
 }
 
@@ -43,24 +51,51 @@ impl Paths {
     /// Paths with an explicit root and cache folder (made absolute against the current folder).
     pub fn new(root: impl Into<PathBuf>, cache: impl Into<PathBuf>) -> Paths {
         Paths {
-            root: absolute(root.into()),
+            root: Some(absolute(root.into())),
             cache: absolute(cache.into()),
+        }
+    }
+
+    /// Paths without a root: `SERVERBENCH_CACHE`, else `$XDG_CACHE_HOME/serverbench`, else
+    /// `~/.cache/serverbench` (`./.serverbench-cache` without a home folder).
+    pub fn without_root() -> Paths {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let cache =
+            cache_from_env().unwrap_or_else(|| user_cache(var("XDG_CACHE_HOME"), var("HOME")));
+        Paths {
+            root: None,
+            cache: absolute(cache),
         }
     }
 
     /// Paths for `root` with the cache from `SERVERBENCH_CACHE` or `<root>/.cache`.
     pub fn for_root(root: impl Into<PathBuf>) -> Paths {
         let root = absolute(root.into());
-        let cache = match std::env::var_os(CACHE_ENV) {
-            Some(c) if !c.is_empty() => PathBuf::from(c),
-            _ => root.join(".cache"),
-        };
+        let cache = cache_from_env().unwrap_or_else(|| root.join(".cache"));
         Paths::new(root, cache)
+    }
+
+    /// The root, or [`PathsError::NoCatalog`] naming `what` when there is none.
+    pub fn catalog_root(&self, what: &str) -> Result<&Path, PathsError> {
+        self.root.as_deref().ok_or_else(|| no_catalog(what))
+    }
+
+    /// Where results folders go by default: `<root>/results` in a checkout, else `./results`.
+    pub fn default_results(&self) -> PathBuf {
+        match &self.root {
+            Some(root) => root.join("results"),
+            None => absolute(PathBuf::from("results")),
+        }
     }
 
     /// Finds the root: `flag` (from `--root`), else `SERVERBENCH_ROOT`, else the first folder
     /// holding `servers/` and `spec/contract.md` walking up from the current folder, then from
-    /// the executable's folder.
+    /// the executable's folder; without one, [`Paths::without_root`]. A root given by flag or
+    /// environment that is not one is an error.
     pub fn discover(flag: Option<&Path>) -> Result<Paths, PathsError> {
         if let Some(p) = flag {
             return explicit(p, "--root");
@@ -78,12 +113,7 @@ impl Paths {
         {
             return Ok(Paths::for_root(root));
         }
-        Err(PathsError::NotFound { start: cwd })
-    }
-
-    /// `<root>/servers`.
-    pub fn servers_dir(&self) -> PathBuf {
-        self.root.join("servers")
+        Ok(Paths::without_root())
     }
 
     /// `<cache>/stamps`.
@@ -116,6 +146,30 @@ pub fn slug(server_id: &str) -> String {
 /// True when `dir` holds `servers/` and `spec/contract.md`.
 pub fn is_root(dir: &Path) -> bool {
     dir.join("servers").is_dir() && dir.join("spec").join("contract.md").is_file()
+}
+
+/// The user's cache folder for serverbench, from `XDG_CACHE_HOME` and `HOME`.
+fn user_cache(xdg_cache_home: Option<PathBuf>, home: Option<PathBuf>) -> PathBuf {
+    match (xdg_cache_home, home) {
+        (Some(xdg), _) => xdg.join("serverbench"),
+        (None, Some(home)) => home.join(".cache").join("serverbench"),
+        (None, None) => PathBuf::from(".serverbench-cache"),
+    }
+}
+
+/// `SERVERBENCH_CACHE` when set and not empty.
+fn cache_from_env() -> Option<PathBuf> {
+    std::env::var_os(CACHE_ENV)
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from)
+}
+
+/// [`PathsError::NoCatalog`] for `what`, from the current folder.
+pub fn no_catalog(what: &str) -> PathsError {
+    PathsError::NoCatalog {
+        what: what.to_owned(),
+        start: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+    }
 }
 
 fn explicit(p: &Path, origin: &str) -> Result<Paths, PathsError> {
@@ -169,6 +223,37 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = Paths::discover(Some(dir.path())).unwrap_err();
         assert!(err.to_string().contains("--root"), "{err}");
+    }
+
+    #[test]
+    fn without_a_checkout_the_cache_is_the_users_cache_folder() {
+        let xdg = Some(PathBuf::from("/x"));
+        let home = Some(PathBuf::from("/home/u"));
+        assert_eq!(user_cache(xdg, home.clone()), Path::new("/x/serverbench"));
+        assert_eq!(
+            user_cache(None, home),
+            Path::new("/home/u/.cache/serverbench")
+        );
+    }
+
+    #[test]
+    fn without_a_checkout_results_go_to_the_current_folder() {
+        let paths = Paths {
+            root: None,
+            cache: "/c".into(),
+        };
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(paths.default_results(), here.join("results"));
+        assert_eq!(
+            Paths::new("/r", "/c").default_results(),
+            Path::new("/r/results")
+        );
+        let err = paths.catalog_root("serve").unwrap_err().to_string();
+        assert!(
+            err.starts_with("serve needs the catalog of a serverbench checkout"),
+            "{err}"
+        );
+        assert!(err.contains("--root DIR or set SERVERBENCH_ROOT"), "{err}");
     }
 
     #[test]

@@ -213,3 +213,28 @@ fn an_unknown_deviation_is_a_manifest_error() {
     assert!(file.ends_with("server.toml"));
     assert!(line > 0);
 }
+
+#[test]
+fn without_a_root_the_catalog_is_absent_and_a_server_of_it_says_how_to_point_at_one() {
+    let paths = paths::Paths {
+        root: None,
+        cache: "/c".into(),
+    };
+    let catalog = Catalog::of(&paths).unwrap();
+    assert!(catalog.absent && catalog.servers.is_empty());
+    let err = catalog.get("node/http").unwrap_err().to_string();
+    assert!(
+        err.starts_with("not a server of yours; running a catalog server needs"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("pass --root DIR or set SERVERBENCH_ROOT"),
+        "{err}"
+    );
+    let err = Catalog::required(&paths, "serverbench list").unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("serverbench list needs the catalog"),
+        "{err}"
+    );
+}

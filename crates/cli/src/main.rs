@@ -12,7 +12,12 @@ use std::process::ExitCode;
 
 /// A reproducible, polyglot benchmark suite for HTTP and TCP servers.
 #[derive(Parser)]
-#[command(name = "serverbench", version, about, propagate_version = true)]
+#[command(
+    name = "serverbench",
+    version = serverbench_build_info::VERSION,
+    about,
+    propagate_version = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

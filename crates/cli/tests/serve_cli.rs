@@ -159,3 +159,45 @@ fn serve_refuses_a_certificate_for_a_server_without_tls() {
         "{stderr}"
     );
 }
+
+/// `serverbench ARGS --root <fixture catalog>` with a fresh cache, stopped after 30 s at most
+/// (SIGTERM, which `serve` answers by stopping its server's group).
+fn within_30s(args: &[&str], cache: &std::path::Path) -> std::process::Output {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../harness/tests/fixtures/catalog");
+    let child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .env("SERVERBENCH_CACHE", cache)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
+    rx.recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_else(|_| {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            panic!("`serverbench {args:?}` was still running after 30 s")
+        })
+}
+
+#[test]
+fn serve_refuses_a_server_that_is_not_set_up_with_the_line_verify_prints() {
+    let cache = tempfile::tempdir().unwrap();
+    let id = "python/setup-counter";
+    let line = format!("needs setup (try `serverbench setup {id}`)");
+    let serve = within_30s(&["serve", id], cache.path());
+    let stderr = String::from_utf8_lossy(&serve.stderr);
+    assert_eq!(serve.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim(), format!("serverbench: error: {id}: {line}"));
+    assert!(
+        !cache.path().join("setup-count").exists(),
+        "serve ran no setup"
+    );
+    let verify = within_30s(&["verify", id], cache.path());
+    let stdout = String::from_utf8_lossy(&verify.stdout);
+    assert!(stdout.contains(&line), "{stdout}");
+}

@@ -2,8 +2,10 @@
 //! server in one run, a server already running (`run --url NAME=URL --pid PID`), and
 //! `verify --url`. The servers here are written by the tests themselves.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
+#[path = "common/contract.rs"]
+mod contract;
+
+use contract::in_process_server;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -99,54 +101,6 @@ fn your_own_command_is_ranked_beside_a_catalog_server_in_one_run() {
         mine["server_stats"]["rss_peak_mb"].as_f64().unwrap() > 1.0,
         "your server's process tree is sampled: {mine}"
     );
-}
-
-/// An HTTP/1.1 server inside this test process, answering `/hello` until the test ends.
-fn in_process_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut out = stream;
-                loop {
-                    let mut head = String::new();
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                        head.push_str(&line);
-                    }
-                    let (status, body) = if head.starts_with("GET /hello ") {
-                        ("200 OK", "Hello World!")
-                    } else {
-                        ("404 Not Found", "Not Found")
-                    };
-                    let http10 = head.lines().next().is_some_and(|l| l.ends_with("HTTP/1.0"));
-                    let keep = head.to_ascii_lowercase().contains("connection: keep-alive");
-                    // An HTTP/1.0 client keeps the connection only when told so (the contract).
-                    let connection = if http10 && keep {
-                        "Connection: keep-alive\r\n"
-                    } else {
-                        ""
-                    };
-                    let reply = format!(
-                        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\n{connection}Content-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                    if out.write_all(reply.as_bytes()).is_err() || (http10 && !keep) {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    port
 }
 
 #[test]

@@ -40,6 +40,7 @@ fn options(suite: Suite, results: &Path) -> RunOptions {
         hosts: None,
         database: Default::default(),
         doctor: None,
+        build: Default::default(),
     }
 }
 

@@ -40,7 +40,7 @@ impl Probe {
                 host: host.name.clone(),
                 message: format!("no serverbench at {}", host.binary.display()),
             }),
-            Some(v) if *v != expected_version() => Err(HostError::Version {
+            Some(v) if release(v) != expected_version() => Err(HostError::Version {
                 host: host.name.clone(),
                 found: v.clone(),
                 expected: expected_version(),
@@ -50,9 +50,16 @@ impl Probe {
     }
 }
 
-/// What `serverbench --version` prints for this build.
+/// What `serverbench --version` prints for this build, up to the commit it names.
 pub fn expected_version() -> String {
     format!("serverbench {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// `serverbench --version` without the commit it was built from (`serverbench 0.1.0 (commit
+/// 1a2b3c4d5e6f)` → `serverbench 0.1.0`): hosts must run the same release, and a build of it
+/// with other local changes is still that release.
+fn release(version: &str) -> &str {
+    version.split(" (").next().unwrap_or(version).trim()
 }
 
 /// The probe, run by `sh` in the checkout with the binary as `$1`: facts first, then one
@@ -173,4 +180,19 @@ pub fn unix_s() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_with_the_same_release_built_from_another_commit_is_usable() {
+        let v = format!(
+            "{} (commit 1a2b3c4d5e6f, uncommitted changes)",
+            expected_version()
+        );
+        assert_eq!(release(&v), expected_version());
+        assert_eq!(release("serverbench 0.0.9"), "serverbench 0.0.9");
+    }
 }

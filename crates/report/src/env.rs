@@ -2,7 +2,7 @@
 //! [`Env`] of the results folder: one sentence-like line per setting, in a fixed order.
 
 use serverbench_analysis::summary::Summary;
-use serverbench_results::env::{Env, HostsEnv, Pinning, Warmup};
+use serverbench_results::env::{Env, Git, HostsEnv, Pinning, Warmup};
 
 /// The version of `server` as one line, `-` when `env.json` has none.
 pub fn server_version(env: Option<&Env>, server: &str) -> String {
@@ -59,14 +59,32 @@ fn pinning(p: &Pinning) -> String {
     )
 }
 
+/// `commit 1a2b3c4d5e6f (uncommitted changes)`, `None` when the commit is unknown.
+fn commit(git: &Git) -> Option<String> {
+    let c = git.commit.as_deref()?;
+    let c = &c[..c.len().min(12)];
+    Some(match git.dirty {
+        Some(true) => format!("commit {c} (uncommitted changes)"),
+        _ => format!("commit {c}"),
+    })
+}
+
 /// `0.1.0, commit 1a2b3c4d5e6f (uncommitted changes)`.
 fn serverbench(env: &Env) -> Option<String> {
     let version = env.serverbench_version.clone()?;
-    let commit = env.git.commit.as_deref().map(|c| &c[..c.len().min(12)]);
-    Some(match (commit, env.git.dirty) {
-        (Some(c), Some(true)) => format!("{version}, commit {c} (uncommitted changes)"),
-        (Some(c), _) => format!("{version}, commit {c}"),
-        (None, _) => version,
+    Some(match commit(&env.git) {
+        Some(c) => format!("{version}, {c}"),
+        None => version,
+    })
+}
+
+/// The rustc line: its version, or `not found` when it was absent (older runs recorded the
+/// shell's `sh: 1: rustc: not found`); `None` when not recorded at all.
+fn rustc(env: &Env) -> Option<String> {
+    let recorded = env.toolchains.get("rustc")?;
+    Some(match recorded.as_deref() {
+        Some(v) if !(v.starts_with("sh: ") && v.ends_with("not found")) => v.to_owned(),
+        _ => "not found".to_owned(),
     })
 }
 
@@ -83,7 +101,7 @@ pub fn config_lines(env: Option<&Env>) -> Vec<(&'static str, String)> {
     };
     let suite = env.suite.as_ref();
     let m = &env.machine;
-    let lines: [(&'static str, Option<String>); 15] = [
+    let lines: [(&'static str, Option<String>); 17] = [
         ("Suite", suite.map(|s| s.name.clone())),
         ("Reproduces", suite.and_then(|s| s.reproduces.clone())),
         ("Baseline", env.baseline().map(str::to_owned)),
@@ -98,12 +116,12 @@ pub fn config_lines(env: Option<&Env>) -> Vec<(&'static str, String)> {
         ("Laps", suite.and_then(|s| s.laps).map(|n| n.to_string())),
         ("Warm-up", suite.and_then(|s| s.warmup.as_ref()).map(warmup)),
         ("serverbench", serverbench(env)),
+        ("Catalog", env.catalog_git.as_ref().and_then(commit)),
         ("Started", env.started_at.clone()),
+        ("rustc", rustc(env)),
     ];
-    let rustc = env.toolchains.get("rustc").cloned().flatten();
     lines
         .into_iter()
-        .chain([("rustc", rustc)])
         .filter_map(|(label, v)| Some((label, v.filter(|s| !s.is_empty())?)))
         .collect()
 }
@@ -244,6 +262,37 @@ mod tests {
                 ("serverbench", "0.1.0".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn a_missing_rustc_reads_not_found_and_the_catalog_has_its_own_commit() {
+        let git = |c: char, dirty| Git {
+            commit: Some(c.to_string().repeat(40)),
+            dirty: Some(dirty),
+        };
+        let mut env = Env {
+            serverbench_version: Some("0.2.0".into()),
+            git: git('a', false),
+            catalog_git: Some(git('b', true)),
+            toolchains: [("rustc".to_owned(), None)].into(),
+            ..Env::default()
+        };
+        let line = |env: &Env, label: &str| {
+            let lines = config_lines(Some(env));
+            lines.into_iter().find(|(l, _)| *l == label).map(|(_, v)| v)
+        };
+        assert_eq!(
+            line(&env, "serverbench").unwrap(),
+            "0.2.0, commit aaaaaaaaaaaa"
+        );
+        assert_eq!(
+            line(&env, "Catalog").unwrap(),
+            "commit bbbbbbbbbbbb (uncommitted changes)"
+        );
+        assert_eq!(line(&env, "rustc").unwrap(), "not found");
+        // What older runs recorded when rustc was absent.
+        env.toolchains = [("rustc".to_owned(), Some("sh: 1: rustc: not found".into()))].into();
+        assert_eq!(line(&env, "rustc").unwrap(), "not found");
     }
 
     #[test]

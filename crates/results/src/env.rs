@@ -40,16 +40,21 @@ pub struct Env {
     /// The serverbench version that ran.
     #[serde(default)]
     pub serverbench_version: Option<String>,
-    /// The checkout's commit.
+    /// The commit the serverbench binary was built from, baked in at build time (runs before
+    /// it: the commit of the checkout the run was started in).
     #[serde(default)]
     pub git: Git,
+    /// The catalog's commit (the repository holding the `--root` used), when a catalog was
+    /// used; absent in older runs and runs of your own servers only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_git: Option<Git>,
     /// RFC 3339 UTC start time.
     #[serde(default)]
     pub started_at: Option<String>,
     /// The machine.
     #[serde(default)]
     pub machine: Machine,
-    /// Toolchain versions by name (`rustc`).
+    /// Toolchain versions by name (`rustc`); `None` when the toolchain is not installed.
     #[serde(default)]
     pub toolchains: BTreeMap<String, Option<String>>,
     /// Every catalog server's version (or why it could not run).
@@ -116,13 +121,13 @@ pub struct HostEnv {
     pub rtt_ms: f64,
 }
 
-/// The checkout's commit.
+/// A commit: the binary's, or the catalog's.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Git {
-    /// The full commit hash, when the root is a git checkout.
+    /// The full commit hash, when known.
     #[serde(default)]
     pub commit: Option<String>,
-    /// Uncommitted changes at the start.
+    /// Uncommitted changes (in the binary's sources at build time; in the catalog at the start).
     #[serde(default)]
     pub dirty: Option<bool>,
 }

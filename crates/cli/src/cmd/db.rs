@@ -77,8 +77,9 @@ struct Where {
     /// The address it listens on (besides its private socket).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     db_host: IpAddr,
-    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
-    #[arg(long, value_name = "DIR")]
+    /// The serverbench checkout whose cache to use (default: SERVERBENCH_ROOT, else found
+    /// above the current folder).
+    #[arg(long, value_name = "DIR", long_help = crate::cmd::ROOT_HELP)]
     root: Option<PathBuf>,
 }
 

@@ -2,7 +2,7 @@
 //! `serverbench_machine::doctor`.
 
 use anyhow::Context;
-use serverbench_catalog::paths::{Paths, PathsError};
+use serverbench_catalog::paths::Paths;
 use serverbench_harness::run;
 use serverbench_machine::doctor::{self, Options};
 use serverbench_machine::{Live, Recorded, Source};
@@ -32,8 +32,9 @@ pub struct Args {
     /// Output: `term` (a table) or `json`.
     #[arg(short = 'f', long = "format", default_value = "term")]
     pub format: Format,
-    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
-    #[arg(long, value_name = "DIR")]
+    /// The serverbench checkout whose cache to use (default: SERVERBENCH_ROOT, else found
+    /// above the current folder).
+    #[arg(long, value_name = "DIR", long_help = crate::cmd::ROOT_HELP)]
     pub root: Option<PathBuf>,
     /// The folder that stands for `/` when reading and writing sysfs and procfs (tests).
     #[arg(long, value_name = "DIR", default_value = "/", hide = true)]
@@ -123,10 +124,12 @@ pub fn diagnose(args: &Args) -> Vec<Check> {
 /// in the user's state folder (`$XDG_STATE_HOME/serverbench`, else `~/.local/state/serverbench`),
 /// never a shared folder. A root given that is not one is an error.
 fn undo_record(root: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let dir = match Paths::discover(root) {
-        Ok(p) => p.cache,
-        Err(e @ PathsError::NotARoot { .. }) => return Err(e).context("doctor"),
-        Err(PathsError::NotFound { .. }) => doctor::state_folder(
+    let dir = match Paths::discover(root).context("doctor")? {
+        Paths {
+            root: Some(_),
+            cache,
+        } => cache,
+        Paths { root: None, .. } => doctor::state_folder(
             std::env::var("XDG_STATE_HOME").ok().as_deref(),
             std::env::var("HOME").ok().as_deref(),
         )

@@ -157,8 +157,9 @@ fn history_path(flag: Option<&Path>, root: Option<&Path>) -> PathBuf {
         return f.to_path_buf();
     }
     let root = serverbench_catalog::paths::Paths::discover(root)
-        .map(|p| p.root)
-        .unwrap_or_else(|_| root.map_or_else(|| PathBuf::from("."), Path::to_path_buf));
+        .ok()
+        .and_then(|p| p.root)
+        .unwrap_or_else(|| root.map_or_else(|| PathBuf::from("."), Path::to_path_buf));
     serverbench_history::default_path(&root)
 }
 
@@ -281,14 +282,14 @@ fn check_exit(report: &serverbench_history::check::CheckReport, strict: bool) ->
 }
 
 /// `run --record`: adds the finished run's folder to the history.
-pub fn record_run(args: &RecordArgs, root: &Path, dir: &Path) -> anyhow::Result<()> {
+pub fn record_run(args: &RecordArgs, root: Option<&Path>, dir: &Path) -> anyhow::Result<()> {
     if !args.record {
         return Ok(());
     }
     let path = args
         .history
         .clone()
-        .unwrap_or_else(|| serverbench_history::default_path(root));
+        .unwrap_or_else(|| serverbench_history::default_path(root.unwrap_or(Path::new("."))));
     let mut h = History::open(&path)?;
     let git = |a: &[&str]| -> Option<String> {
         let out = std::process::Command::new("git").args(a).output().ok()?;

@@ -84,9 +84,9 @@ fn sample(args: SampleArgs) -> anyhow::Result<Exit> {
 /// Where this controller runs from: the checkout (if found) and the running binary.
 pub fn local() -> anyhow::Result<Local> {
     let binary = std::env::current_exe().context("locating the serverbench binary")?;
-    let checkout = match Paths::discover(None) {
-        Ok(p) => p.root,
-        Err(_) => std::env::current_dir().context("reading the current folder")?,
+    let checkout = match Paths::discover(None).ok().and_then(|p| p.root) {
+        Some(root) => root,
+        None => std::env::current_dir().context("reading the current folder")?,
     };
     Ok(Local { checkout, binary })
 }

@@ -1,9 +1,7 @@
 //! `serverbench list`: every catalog server, what it implements and whether it can run here.
 
 use crate::exit::Exit;
-use anyhow::Context;
-use serverbench_catalog::paths::Paths;
-use serverbench_catalog::{availability, Catalog};
+use serverbench_catalog::availability;
 use std::path::PathBuf;
 
 /// Arguments of `serverbench list`.
@@ -12,8 +10,9 @@ pub struct Args {
     /// `-f json` (or `--json`): one array of objects instead of a table.
     #[command(flatten)]
     pub format: crate::flags::Format,
-    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
-    #[arg(long, value_name = "DIR")]
+    /// The serverbench checkout whose catalog to use (default: SERVERBENCH_ROOT, else found
+    /// above the current folder).
+    #[arg(long, value_name = "DIR", long_help = crate::cmd::ROOT_HELP)]
     pub root: Option<PathBuf>,
 }
 
@@ -29,9 +28,7 @@ struct Row {
 
 /// Runs `serverbench list`; exits 0 even when some manifests are broken (they are listed).
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let paths = Paths::discover(args.root.as_deref())?;
-    let catalog = Catalog::load(&paths.root)
-        .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
+    let (paths, catalog) = super::catalog(args.root.as_deref(), "serverbench list")?;
     let mut rows: Vec<Row> = catalog
         .servers
         .iter()
@@ -76,7 +73,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         let all: Vec<&serde_json::Value> = rows.iter().map(|r| &r.json).collect();
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else if rows.is_empty() {
-        println!("no servers in {}", paths.servers_dir().display());
+        let root = paths.root.unwrap_or_default();
+        println!("no servers in {}", root.join("servers").display());
     } else {
         print_table(&rows);
     }

@@ -21,7 +21,7 @@ use serverbench_model::failure::LapFailure;
 use serverbench_model::parse_duration;
 use serverbench_model::suite::{CpuCount, Profile, Scenario, ServerSelection, Suite};
 use serverbench_model::Tool;
-use serverbench_results::env::Pinning;
+use serverbench_results::env::{Git, Pinning};
 use serverbench_results::record::{LapRecord, LapStatus, Measurement};
 use std::path::PathBuf;
 
@@ -64,13 +64,12 @@ pub struct Args {
     /// With --resume: continue even though the settings differ from the recorded ones.
     #[arg(long, requires = "resume")]
     pub force: bool,
-    /// Folder in which `<timestamp>-<suite>/` is created (default: `<root>/results`).
+    /// Folder in which `<timestamp>-<suite>/` is created (default: `<root>/results` in a
+    /// checkout, else `./results`).
     #[arg(long, value_name = "DIR")]
     pub results: Option<PathBuf>,
-    /// Ad hoc: scenarios (hello, routes, json, payload, pingpong, https-hello, https-routes,
-    /// https-payload, https-handshake, https-resume, h2-hello, h2c-hello, h2-payload,
-    /// h2c-payload, echo-stream, echo-pingpong).
-    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    /// Ad hoc: scenarios (the list: --help).
+    #[arg(long, value_name = "NAME", value_delimiter = ',', long_help = scenario_help())]
     pub scenario: Vec<String>,
     /// Ad hoc: connections (default 50).
     #[arg(short = 'c', long)]
@@ -99,8 +98,9 @@ pub struct Args {
     /// Address servers bind and the load goes to.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
-    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
-    #[arg(long, value_name = "DIR")]
+    /// The serverbench checkout whose catalog to use (default: SERVERBENCH_ROOT, else found
+    /// above the current folder).
+    #[arg(long, value_name = "DIR", long_help = crate::cmd::ROOT_HELP)]
     pub root: Option<PathBuf>,
     /// Run each server at each of these server CPU counts, WORKERS following (`1,2,all`):
     /// a core sweep; counts that do not fit next to the client are skipped with the reason.
@@ -156,11 +156,19 @@ pub struct Args {
     pub record: super::history::RecordArgs,
 }
 
+/// `--help` of `--scenario`: every built-in scenario, from the one list.
+fn scenario_help() -> String {
+    format!(
+        "Ad hoc: scenarios, comma-separated: {} (N: queries per request, 1 to 500; default \
+         hello). Suites define more (the HTTP shapes of suites/http-profiles.toml...)",
+        Scenario::BUILTIN.join(", ")
+    )
+}
+
 /// Runs `serverbench run`: exit 0 when every lap succeeded, 3 when any failed, 130 on Ctrl-C.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let paths = Paths::discover(args.root.as_deref())?;
-    let mut catalog = Catalog::load(&paths.root)
-        .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
+    let mut catalog = Catalog::of(&paths)?;
     let yours = args.yours.resolve(&catalog)?;
     let ids: Vec<String> = yours.servers.iter().map(|s| s.id.clone()).collect();
     let hosts = on_hosts::prepare(&args, &paths)?;
@@ -192,7 +200,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         results_parent: args
             .results
             .clone()
-            .unwrap_or_else(|| paths.root.join("results")),
+            .unwrap_or_else(|| paths.default_results()),
         resume: args.resume.clone(),
         pinning,
         host: args.host.clone(),
@@ -207,6 +215,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             install: true,
         },
         doctor: None,
+        build: Git {
+            commit: serverbench_build_info::commit().map(str::to_owned),
+            dirty: serverbench_build_info::dirty(),
+        },
         suite,
     };
     if args.dry_run {
@@ -230,7 +242,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let outcome = outcome.with_context(|| format!("running suite `{}`", opts.suite.name))?;
     process::stop_all_registered();
     print_table(&outcome, &opts.suite, &args);
-    super::history::record_run(&args.record, &paths.root, &outcome.dir)?;
+    super::history::record_run(&args.record, paths.root.as_deref(), &outcome.dir)?;
     Ok(exit_code(&outcome))
 }
 

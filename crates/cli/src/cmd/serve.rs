@@ -3,7 +3,7 @@
 use crate::exit::Exit;
 use anyhow::{bail, Context};
 use serverbench_catalog::paths::{slug, Paths};
-use serverbench_catalog::{Catalog, Server};
+use serverbench_catalog::{not_ready, Server};
 use serverbench_harness::certs;
 use serverbench_harness::process::{self, OnInterrupt, StartOptions};
 use serverbench_hosts::{ServeReady, SERVE_READY_PREFIX};
@@ -43,8 +43,9 @@ pub struct Args {
     /// The private key (PEM, PKCS#8) of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
-    #[arg(long, value_name = "DIR")]
+    /// The serverbench checkout whose catalog to use (default: SERVERBENCH_ROOT, else found
+    /// above the current folder).
+    #[arg(long, value_name = "DIR", long_help = crate::cmd::ROOT_HELP)]
     pub root: Option<PathBuf>,
     /// When ready, also print one `serverbench-serve-ready {json}` line (pid, ports) for a
     /// controller driving this over ssh (`run --hosts`).
@@ -59,10 +60,11 @@ pub struct Args {
 /// Runs `serverbench serve` until Ctrl-C (`Exit::Interrupted`) or the server exits (`Exit::BadInput`).
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let interrupted = crate::interrupt::install(OnInterrupt::Exit);
-    let paths = Paths::discover(args.root.as_deref())?;
-    let catalog = Catalog::load(&paths.root)
-        .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
+    let (paths, catalog) = super::catalog(args.root.as_deref(), "serverbench serve")?;
     let server = catalog.get(&args.server)?;
+    if let Some(why) = not_ready(server, &paths) {
+        bail!("{}: {why}", server.id);
+    }
     // One folder per server in the cache, overwritten by the next `serve`: a temporary folder
     // would outlive every Ctrl-C or SIGTERM (the exit skips destructors).
     let cert_dir = paths.cache.join("serve-tls").join(slug(&server.id));

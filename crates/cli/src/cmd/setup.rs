@@ -1,7 +1,6 @@
 //! `serverbench setup [SERVER...]`: install what is missing and build, idempotent and cached.
 
 use crate::exit::Exit;
-use anyhow::Context;
 use serverbench_catalog::paths::Paths;
 use serverbench_catalog::setup::{setup_servers, Outcome, SetupEvent, SetupOptions, Step};
 use serverbench_catalog::{Catalog, Server};
@@ -23,17 +22,16 @@ pub struct Args {
     /// Never run apt-get, even as root.
     #[arg(long)]
     pub no_apt: bool,
-    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
-    #[arg(long, value_name = "DIR")]
+    /// The serverbench checkout whose catalog to use (default: SERVERBENCH_ROOT, else found
+    /// above the current folder).
+    #[arg(long, value_name = "DIR", long_help = crate::cmd::ROOT_HELP)]
     pub root: Option<PathBuf>,
 }
 
 /// Runs `serverbench setup`; `Exit::CheckFailed` when an available server failed to set up.
 pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     args.servers = args.servers_flag.merged(&args.servers);
-    let paths = Paths::discover(args.root.as_deref())?;
-    let catalog = Catalog::load(&paths.root)
-        .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
+    let (paths, catalog) = super::catalog(args.root.as_deref(), "serverbench setup")?;
     let servers = select(&catalog, &args.servers)?;
     if args.servers.is_empty() {
         for b in &catalog.broken {

@@ -3,7 +3,7 @@
 use crate::exit::Exit;
 use anyhow::Context;
 use serverbench_catalog::paths::Paths;
-use serverbench_catalog::{availability, Availability, Catalog, Server};
+use serverbench_catalog::{availability, not_ready, Catalog, Server};
 use serverbench_contract::database::{self, pg::PgReferee};
 use serverbench_contract::{check_all, Check, Diff, Targets, TlsTarget, VerifyReport};
 use serverbench_database::DbUrl;
@@ -66,8 +66,9 @@ pub struct Args {
     pub format: crate::flags::Format,
     #[command(flatten)]
     pub servers_flag: crate::flags::Servers,
-    /// The project root (default: SERVERBENCH_ROOT, else found above the current folder).
-    #[arg(long, value_name = "DIR")]
+    /// The serverbench checkout whose catalog to use (default: SERVERBENCH_ROOT, else found
+    /// above the current folder).
+    #[arg(long, value_name = "DIR", long_help = crate::cmd::ROOT_HELP)]
     pub root: Option<PathBuf>,
 }
 
@@ -79,9 +80,8 @@ pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     if let Some(url) = &args.url {
         return verify_url(url, &args);
     }
-    let paths = Paths::discover(args.root.as_deref())?;
-    let catalog = Catalog::load(&paths.root)
-        .with_context(|| format!("reading the catalog in {}", paths.servers_dir().display()))?;
+    let (paths, catalog) =
+        super::catalog(args.root.as_deref(), "serverbench verify (without --url)")?;
     let servers = pick(&catalog, &paths, &args.servers, json)?;
     let cpus = crate::cpus::of(&args.cpus).unwrap_or_default();
     let mut opts = VerifyOptions::new(&paths);
@@ -261,13 +261,7 @@ fn pick<'a>(
         .iter()
         .map(|n| {
             let s = catalog.get(n)?;
-            let a = availability(s, paths);
-            let why = match a {
-                Availability::Ready => None,
-                Availability::Unavailable { .. } => Some(a.to_string()),
-                _ => Some(format!("{a} (try `serverbench setup {n}`)")),
-            };
-            Ok((s, why))
+            Ok((s, not_ready(s, paths)))
         })
         .collect()
 }

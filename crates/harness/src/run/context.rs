@@ -112,13 +112,7 @@ fn results_dir(
             });
             old
         }
-        None => {
-            let suite = &opts.suite;
-            let mut env = env::gather(paths, catalog, suite, &opts.pinning, skipped, &started);
-            env.hosts = opts.hosts.as_ref().map(|h| h.env.clone());
-            env.doctor = opts.doctor.clone();
-            env
-        }
+        None => env::gather(paths, catalog, opts, skipped, &started),
     };
     value.write(&env_path)?;
     Ok(dir)

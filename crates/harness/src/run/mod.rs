@@ -74,6 +74,8 @@ pub struct RunOptions {
     pub database: database::DbOptions,
     /// `serverbench doctor`'s checks at the start of the run, kept in `env.json`.
     pub doctor: Option<Vec<serverbench_model::doctor::Check>>,
+    /// The commit the serverbench binary was built from, kept in `env.json` as its `git`.
+    pub build: serverbench_results::env::Git,
 }
 
 /// Progress of a run.

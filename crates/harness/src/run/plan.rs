@@ -2,7 +2,7 @@
 //! and where server and client are pinned.
 
 use super::{Event, RunError};
-use crate::catalog::{availability, Availability, Catalog, CatalogError, Server};
+use crate::catalog::{not_ready, Catalog, CatalogError, Server};
 use crate::paths::Paths;
 use crate::results::record::LoadParams;
 use crate::suite::{Scenario, ServerSelection, Suite};
@@ -77,6 +77,10 @@ pub fn plan(suite: &Suite, catalog: &Catalog, paths: &Paths) -> Plan {
     };
     let candidates: Vec<&Server> = match &suite.servers {
         ServerSelection::All(_) => {
+            if catalog.absent {
+                let why = crate::paths::no_catalog("running every catalog server");
+                skip("all", why.to_string());
+            }
             for b in &catalog.broken {
                 skip(&b.id, format!("broken manifest: {}", b.error));
             }
@@ -101,14 +105,8 @@ pub fn plan(suite: &Suite, catalog: &Catalog, paths: &Paths) -> Plan {
         if servers.iter().any(|s: &Server| s.id == server.id) {
             continue;
         }
-        let avail = availability(server, paths);
-        if let Availability::Unavailable { .. } = avail {
-            skip(&server.id, avail.to_string());
-        } else if !avail.is_ready() {
-            skip(
-                &server.id,
-                format!("{avail} (run `serverbench setup {}`)", server.id),
-            );
+        if let Some(why) = not_ready(server, paths) {
+            skip(&server.id, why);
         } else if !runs_any(server, suite) {
             let needed: Vec<&str> = suite
                 .required_features()

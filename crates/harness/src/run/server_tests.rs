@@ -67,6 +67,7 @@ pub(in crate::run) fn options(suite: Suite, dir: &Path) -> RunOptions {
         hosts: None,
         database: Default::default(),
         doctor: None,
+        build: Default::default(),
     }
 }
 

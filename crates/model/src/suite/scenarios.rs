@@ -5,7 +5,8 @@ use super::{Mode, Protocol, Scenario, TlsResume};
 use crate::Feature;
 
 impl Scenario {
-    /// The built-in scenarios of the ad-hoc form (`serverbench run --scenario NAME`).
+    /// The built-in scenario `name` of the ad-hoc form (`serverbench run --scenario NAME`), one
+    /// of [`Scenario::BUILTIN`].
     pub fn builtin(name: &str) -> Option<Scenario> {
         let http = |paths: &[&str], f: &[Feature]| Scenario {
             name: name.to_string(),
@@ -29,6 +30,9 @@ impl Scenario {
         };
         let (hello, routes) = (&["/hello"][..], &["/hey", "/hell", "/hello", "/about"][..]);
         let payload = &["/payload"][..];
+        if !Scenario::listed(name) {
+            return None;
+        }
         if let Some(s) = Scenario::database(name) {
             return Some(s);
         }
@@ -101,9 +105,10 @@ impl Scenario {
         self.requires.iter().any(|f| f.is_database())
     }
 
-    /// Names accepted by [`Scenario::builtin`] (`queries-N` and `updates-N` take any N from 1
-    /// to 500).
-    pub const BUILTIN: [&'static str; 20] = [
+    /// Every built-in scenario, in the order `run --help` lists them: the one list
+    /// [`Scenario::builtin`] accepts names from (`queries-N` and `updates-N` take N queries per
+    /// request, 1 to 500).
+    pub const BUILTIN: [&'static str; 21] = [
         "hello",
         "routes",
         "json",
@@ -120,11 +125,30 @@ impl Scenario {
         "h2c-payload",
         "echo-stream",
         "echo-pingpong",
+        "ws-echo",
         "db",
-        "queries-20",
+        "queries-N",
         "fortunes",
-        "updates-20",
+        "updates-N",
     ];
+
+    /// Whether `name` is in [`Scenario::BUILTIN`] (`N` standing for any text after the `-`).
+    fn listed(name: &str) -> bool {
+        Scenario::BUILTIN
+            .iter()
+            .any(|b| match b.strip_suffix("-N") {
+                Some(stem) => name.strip_prefix(stem).is_some_and(|n| n.starts_with('-')),
+                None => *b == name,
+            })
+    }
+
+    /// [`Scenario::BUILTIN`] with an example `N` (20): names [`Scenario::builtin`] builds.
+    pub fn builtin_examples() -> Vec<String> {
+        Scenario::BUILTIN
+            .iter()
+            .map(|b| b.replace("-N", "-20"))
+            .collect()
+    }
 
     /// The transport feature the scenario's protocol needs: `tls`, `h2` or `h2c`.
     pub fn transport_feature(&self) -> Option<Feature> {

@@ -102,10 +102,11 @@ pub fn prepare(args: &Args, paths: &Paths) -> anyhow::Result<Option<(Arc<HostsRu
             .collect(),
         database: own_host.then(|| host_env(&database, &probes[1 + clients.len()])),
     };
+    let root = paths.catalog_root("run --hosts")?;
     let run = HostsRun {
         transport,
-        root_there: server.path_there(&local, &paths.root),
-        root_on_database: database.path_there(&local, &paths.root),
+        root_there: server.path_there(&local, root),
+        root_on_database: database.path_there(&local, root),
         database,
         server,
         clients,
