@@ -89,6 +89,28 @@ pub fn ctx_switches(pid: u32) -> (u64, u64) {
     sum
 }
 
+/// The first line of a file, trimmed; `None` when it is missing or empty.
+fn first_line(path: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().next().unwrap_or("").trim();
+    (!line.is_empty()).then(|| line.to_string())
+}
+
+/// The running kernel's release (`/proc/sys/kernel/osrelease`).
+pub fn kernel_release() -> Option<String> {
+    first_line("/proc/sys/kernel/osrelease")
+}
+
+/// CPU 0's frequency governor (`scaling_governor`), when cpufreq is there.
+pub fn cpu_governor() -> Option<String> {
+    first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+}
+
+/// The Debian release (`/etc/debian_version`), as `Debian 12.8`.
+pub fn debian_release() -> Option<String> {
+    first_line("/etc/debian_version").map(|v| format!("Debian {v}"))
+}
+
 /// `model name` of /proc/cpuinfo.
 pub fn cpu_model() -> Option<String> {
     let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
@@ -139,6 +161,12 @@ mod tests {
         assert!(is_running(std::process::id()));
         assert!(!comm(std::process::id()).is_empty());
         assert!(page_size() >= 4096 && procfs::ticks_per_second() >= 1.0);
+    }
+
+    #[test]
+    fn the_kernel_release_is_read_and_a_missing_file_is_none() {
+        assert!(kernel_release().is_some_and(|k| k.chars().next().unwrap().is_ascii_digit()));
+        assert_eq!(first_line("/nonexistent/serverbench"), None);
     }
 
     #[test]

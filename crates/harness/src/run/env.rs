@@ -13,14 +13,6 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-/// The first line of a file, trimmed.
-fn read_trimmed(path: &str) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.lines().next().unwrap_or("").trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
 /// `git ARGS` in `dir`, its trimmed output when it succeeded.
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("git")
@@ -109,9 +101,9 @@ pub fn gather(
         machine: Machine {
             cpu_model: serverbench_machine::process::cpu_model(),
             cpus_available: Some(cpus),
-            kernel: read_trimmed("/proc/sys/kernel/osrelease"),
-            os: read_trimmed("/etc/debian_version").map(|v| format!("Debian {v}")),
-            governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            kernel: serverbench_machine::process::kernel_release(),
+            os: serverbench_machine::process::debian_release(),
+            governor: serverbench_machine::process::cpu_governor(),
             memory_kb: serverbench_machine::process::memory_kb(),
         },
         toolchains: BTreeMap::from([("rustc".to_owned(), rustc_version())]),
