@@ -11,10 +11,14 @@
 //! at the first rate ends the search with no capacity ([`Ending::GoalMissedAtStart`]).
 //!
 //! **The client's limit.** A step where the client could not keep the schedule says nothing
-//! about the server: its CPU was ≥ 90% busy, or fewer than 95% of the asked requests completed
+//! about the server: its threads were busy or waiting for a CPU ≥ 90% of the time, or it sent fewer than 95% of the asked requests
 //! while every latency goal still held (a server at its limit shows it in the latency, which
-//! counts from the intended send time; a client that cannot send shows only a shortfall). The
-//! search stops there ([`Ending::ClientLimit`]) and the capacity is a lower bound.
+//! counts from the intended send time; a client that cannot send shows only a shortfall). Such
+//! a rate closes the bracket from above as a missed goal does, and the search bisects below it:
+//! the knee may lie under what the client can send. When the bracket closes on the client's
+//! rate (the server met the goal at every rate the client could send), the search ends with
+//! [`Ending::ClientLimit`] and the capacity is a lower bound. Either way the most the client
+//! sent in a step it could not keep is its open-loop ceiling ([`Outcome::client_ceiling`]).
 //!
 //! **Requests per step.** A quantile q is read from the slowest `(1 − q)·n` of n samples; with
 //! at least 100 samples beyond it (`n ≥ 100 / (1 − q)`: 10 000 for p99, 100 000 for p99.9,
@@ -99,6 +103,10 @@ pub struct Outcome {
     pub capacity: Option<f64>,
     /// Lowest rate that missed it.
     pub failed_at: Option<f64>,
+    /// Lowest rate the client could not send (the bracket's top when under `failed_at`).
+    pub client_limit_at: Option<f64>,
+    /// The most the client sent in a step it could not keep, requests/s.
+    pub client_ceiling: Option<f64>,
     pub ending: Ending,
     /// Why it stopped, when that needs saying.
     pub note: Option<String>,
@@ -162,6 +170,7 @@ impl Outcome {
             max_steps: plan.max_steps,
             capacity_rps: self.capacity,
             failed_at_rps: self.failed_at,
+            client_ceiling_rps: self.client_ceiling,
             ending: self.ending,
             note: aborted.or(self.note),
             search_s,
@@ -188,7 +197,7 @@ pub fn judge(slo: &Slo, step: &mut Step) {
 fn client_limit(step: &Step) -> Option<String> {
     if step.client_saturated {
         return Some(format!(
-            "at {:.0}/s the client's CPU was ≥90% busy",
+            "at {:.0}/s the client's CPU was ≥90% busy (or waiting for a CPU)",
             step.rate_target
         ));
     }
@@ -226,42 +235,96 @@ pub fn search<E>(
         };
         step.rate_target = rate;
         judge(slo, &mut step);
-        let (met, limit) = (step.met, step.client_limit.clone());
-        out.steps.push(step);
-        if let Some(why) = limit {
-            out.ending = Ending::ClientLimit;
-            out.note = Some(why);
-            break;
-        }
-        if met {
-            out.capacity = Some(rate);
-        } else {
-            out.failed_at = Some(rate);
-        }
-        match (out.capacity, out.failed_at) {
-            (None, _) => {
-                out.ending = Ending::GoalMissedAtStart;
-                out.note = Some(format!(
-                    "the goal failed at the first rate, {rate:.0}/s: {}",
-                    out.steps
-                        .last()
-                        .map_or(String::new(), |s| s.misses.join(", "))
-                ));
+        out.record(step);
+        match out.next(plan) {
+            Ok(next) => rate = next,
+            Err((ending, note)) => {
+                out.ending = ending;
+                out.note = note;
                 break;
             }
-            (Some(met), None) if met >= plan.ceiling => {
-                out.ending = Ending::RateCeiling;
-                break;
-            }
-            (Some(met), None) => rate = (met * plan.growth).min(plan.ceiling),
-            (Some(met), Some(missed)) if missed <= met * (1.0 + plan.precision) => {
-                out.ending = Ending::Converged;
-                break;
-            }
-            (Some(met), Some(missed)) => rate = (met + missed) / 2.0,
         }
     }
     (out, None)
+}
+
+impl Outcome {
+    /// Takes in a judged step: the highest met, the lowest missed, the lowest the client could
+    /// not send and the most it sent then.
+    fn record(&mut self, step: Step) {
+        let rate = step.rate_target;
+        let lowest = |at: Option<f64>| Some(at.map_or(rate, |r| r.min(rate)));
+        if step.client_limit.is_some() {
+            self.client_limit_at = lowest(self.client_limit_at);
+            let sent = step.rate_achieved;
+            self.client_ceiling = Some(self.client_ceiling.map_or(sent, |c| c.max(sent)));
+        } else if step.met {
+            self.capacity = Some(self.capacity.map_or(rate, |c| c.max(rate)));
+        } else {
+            self.failed_at = lowest(self.failed_at);
+        }
+        self.steps.push(step);
+    }
+
+    /// The bracket's top: the lowest rate that missed the goal or that the client could not
+    /// send, and whether it is the client's.
+    fn top(&self) -> Option<(f64, bool)> {
+        match (self.failed_at, self.client_limit_at) {
+            (Some(f), Some(c)) if c < f => Some((c, true)),
+            (Some(f), _) => Some((f, false)),
+            (None, Some(c)) => Some((c, true)),
+            (None, None) => None,
+        }
+    }
+
+    /// The next rate, or why the search ends (with its note).
+    fn next(&self, plan: &Plan) -> Result<f64, (Ending, Option<String>)> {
+        let last = self.steps.last().expect("a step was recorded");
+        match (self.capacity, self.top()) {
+            (None, Some((rate, true))) => Err((
+                Ending::ClientLimit,
+                Some(format!(
+                    "{}; the first rate, {rate:.0}/s, is above what the client can send: \
+                     lower --start-rate, or add client threads (-t) or hosts (--hosts)",
+                    last.client_limit.as_deref().unwrap_or_default()
+                )),
+            )),
+            (None, _) => Err((
+                Ending::GoalMissedAtStart,
+                Some(format!(
+                    "the goal failed at the first rate, {:.0}/s: {}",
+                    last.rate_target,
+                    last.misses.join(", ")
+                )),
+            )),
+            (Some(met), None) if met >= plan.ceiling => Err((Ending::RateCeiling, None)),
+            (Some(met), None) => Ok((met * plan.growth).min(plan.ceiling)),
+            (Some(met), Some((top, client))) if top <= met * (1.0 + plan.precision) => {
+                match client {
+                    true => Err((Ending::ClientLimit, Some(self.client_note(met)))),
+                    false => Err((Ending::Converged, None)),
+                }
+            }
+            (Some(met), Some((top, _))) => Ok((met + top) / 2.0),
+        }
+    }
+
+    /// Why a search that ended at the client's limit is a lower bound, and what would find
+    /// the knee.
+    fn client_note(&self, met: f64) -> String {
+        let why = self
+            .steps
+            .iter()
+            .find(|s| Some(s.rate_target) == self.client_limit_at)
+            .and_then(|s| s.client_limit.clone())
+            .unwrap_or_default();
+        format!(
+            "capacity ≥ {met:.0}/s (client limit {:.0}/s): the goal held at every rate the \
+             client could send ({why}); more client threads (-t) or client hosts (--hosts) \
+             would find the server's knee",
+            self.client_ceiling.unwrap_or(0.0)
+        )
+    }
 }
 
 #[cfg(test)]
@@ -342,28 +405,59 @@ mod tests {
         assert!(out.note.unwrap().contains("p99 50ms > 5ms"));
     }
 
+    /// A client that sends at most `ceiling` req/s (its CPU ≥ 90% busy above it when `busy`,
+    /// else only short) against a server of `capacity` req/s.
+    fn client(ceiling: f64, busy: bool, capacity: f64) -> impl FnMut(f64) -> Result<Step, String> {
+        let mut server = server(capacity);
+        move |rate| {
+            let mut step = server(rate)?;
+            step.rate_achieved = rate.min(ceiling);
+            step.client_saturated = busy && rate > ceiling;
+            Ok(step)
+        }
+    }
+
     #[test]
-    fn a_client_that_cannot_keep_the_schedule_is_its_own_limit() {
-        let slow_client = |rate: f64| -> Result<Step, String> {
-            Ok(Step {
-                rate_achieved: rate.min(1500.0),
-                p99_us: 1000.0,
-                ..Step::default()
-            })
-        };
-        let (out, _) = search(&slo("p99<=5ms"), &Plan::default(), slow_client);
+    fn a_rate_the_client_cannot_send_is_bisected_below_and_ends_at_the_clients_limit() {
+        let plan = Plan::default();
+        let (out, _) = search(&slo("p99<=5ms"), &plan, client(1500.0, false, 1e9));
         assert_eq!(out.ending, Ending::ClientLimit);
-        assert_eq!(out.capacity, Some(1000.0));
-        assert!(out.note.unwrap().contains("could not keep the schedule"));
-        let busy = |_: f64| -> Result<Step, String> {
-            Ok(Step {
-                client_saturated: true,
-                ..Step::default()
-            })
-        };
-        let (out, _) = search(&slo("p99<=5ms"), &Plan::default(), busy);
+        let rates: Vec<f64> = out.steps.iter().map(|s| s.rate_target).collect();
+        assert_eq!(&rates[..4], &[500.0, 1000.0, 2000.0, 1500.0], "{rates:?}");
+        // Up to 95% of the rate asked is a kept schedule: the answer is within that.
+        let met = out.capacity.unwrap();
+        assert!((1500.0..=1500.0 / 0.95).contains(&met), "{rates:?}");
+        let top = out.client_limit_at.unwrap();
+        assert!(top > met && top <= met * 1.05, "{met} {top}");
+        assert_eq!(out.client_ceiling, Some(1500.0));
+        assert_eq!(out.failed_at, None);
+        let note = out.note.unwrap();
+        assert!(note.contains(&format!("capacity ≥ {met:.0}/s (client limit 1500/s)")), "{note}");
+        assert!(note.contains("-t") && note.contains("--hosts"), "{note}");
+    }
+
+    #[test]
+    fn a_busy_client_above_the_servers_knee_still_finds_the_knee_and_its_own_ceiling() {
+        let plan = Plan::default();
+        let (out, _) = search(&slo("p99<=5ms"), &plan, client(3000.0, true, 2000.0));
+        assert_eq!(out.ending, Ending::Converged, "{:?}", out.steps);
+        assert_eq!(out.capacity, Some(2000.0));
+        let missed = out.failed_at.unwrap();
+        assert!(missed > 2000.0 && missed <= 2100.0, "{missed}");
+        assert_eq!(out.client_limit_at, Some(4000.0));
+        assert_eq!(out.client_ceiling, Some(3000.0));
+        assert!(out.steps[3].client_limit.as_ref().unwrap().contains("CPU"));
+        assert_eq!(out.note, None);
+    }
+
+    #[test]
+    fn a_client_that_cannot_send_the_first_rate_finds_no_capacity_and_says_what_to_change() {
+        let (out, _) = search(&slo("p99<=5ms"), &Plan::default(), client(100.0, true, 1e9));
         assert_eq!(out.ending, Ending::ClientLimit);
-        assert!(out.note.unwrap().contains("CPU"));
+        assert_eq!((out.capacity, out.client_ceiling), (None, Some(100.0)));
+        assert_eq!(out.steps.len(), 1);
+        let note = out.note.unwrap();
+        assert!(note.contains("CPU") && note.contains("--start-rate"), "{note}");
     }
 
     #[test]
