@@ -34,6 +34,13 @@ pub fn process_cpu_s() -> f64 {
     }
 }
 
+/// Nanoseconds this thread has spent runnable but waiting for a CPU (the second figure of
+/// `/proc/thread-self/schedstat`); `None` where the kernel does not keep it.
+pub fn thread_run_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// A non-blocking CLOCK_MONOTONIC timerfd armed with absolute deadlines.
 pub struct TimerFd {
     fd: OwnedFd,
