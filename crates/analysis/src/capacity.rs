@@ -313,12 +313,11 @@ impl Outcome {
             )),
             (Some(met), None) if met >= plan.ceiling => Err((Ending::RateCeiling, None)),
             (Some(met), None) => Ok((met * plan.growth).min(plan.ceiling)),
-            (Some(met), Some((top, client))) if top <= met * (1.0 + plan.precision) => {
-                match client {
-                    true => Err((Ending::ClientLimit, Some(self.client_note(met)))),
-                    false => Err((Ending::Converged, None)),
-                }
-            }
+            (Some(met), Some((top, client))) if top <= met * (1.0 + plan.precision) => match client
+            {
+                true => Err((Ending::ClientLimit, Some(self.client_note(met)))),
+                false => Err((Ending::Converged, None)),
+            },
             (Some(met), Some((top, _))) => Ok((met + top) / 2.0),
         }
     }

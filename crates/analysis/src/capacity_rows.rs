@@ -103,7 +103,10 @@ fn row(laps: &[&LapRecord]) -> CapacityRow {
     let lap_capacity: Vec<f64> = searches.iter().filter_map(|c| c.capacity_rps).collect();
     let failed: Vec<f64> = searches.iter().filter_map(|c| c.failed_at_rps).collect();
     let secs: Vec<f64> = searches.iter().map(|c| c.search_s).collect();
-    let ceiling: Vec<f64> = searches.iter().filter_map(|c| c.client_ceiling_rps).collect();
+    let ceiling: Vec<f64> = searches
+        .iter()
+        .filter_map(|c| c.client_ceiling_rps)
+        .collect();
     let cpu: Vec<f64> = searches
         .iter()
         .filter_map(|c| c.capacity_step()?.server_cpu_us_per_request)

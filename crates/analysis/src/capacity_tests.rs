@@ -103,7 +103,10 @@ fn a_rate_the_client_cannot_send_is_bisected_below_and_ends_at_the_clients_limit
     assert_eq!(out.client_ceiling, Some(1500.0));
     assert_eq!(out.failed_at, None);
     let note = out.note.unwrap();
-    assert!(note.contains(&format!("capacity ≥ {met:.0}/s (client limit 1500/s)")), "{note}");
+    assert!(
+        note.contains(&format!("capacity ≥ {met:.0}/s (client limit 1500/s)")),
+        "{note}"
+    );
     assert!(note.contains("-t") && note.contains("--hosts"), "{note}");
 }
 
@@ -128,7 +131,10 @@ fn a_client_that_cannot_send_the_first_rate_finds_no_capacity_and_says_what_to_c
     assert_eq!((out.capacity, out.client_ceiling), (None, Some(100.0)));
     assert_eq!(out.steps.len(), 1);
     let note = out.note.unwrap();
-    assert!(note.contains("CPU") && note.contains("--start-rate"), "{note}");
+    assert!(
+        note.contains("CPU") && note.contains("--start-rate"),
+        "{note}"
+    );
 }
 
 #[test]

@@ -101,7 +101,15 @@ fn load(args: &[&str], url: &str) -> (Output, serde_json::Value) {
 }
 
 fn find_max(url: &str, slo: &str, start: &str) -> (Output, serde_json::Value) {
-    let search = ["--find-max", "--slo", slo, "--start-rate", start, "-d", "1s"];
+    let search = [
+        "--find-max",
+        "--slo",
+        slo,
+        "--start-rate",
+        start,
+        "-d",
+        "1s",
+    ];
     load(&search, url)
 }
 
@@ -116,14 +124,25 @@ fn a_server_faster_than_the_client_gets_a_lower_bound_and_the_clients_ceiling() 
     let (out, v) = find_max(&url, "p99<=200ms", &start);
     assert_eq!(out.status.code(), Some(0), "{v:#}");
     assert_eq!(v["ending"], "client-limit", "{v:#}");
-    assert!(v["failed_at_rps"].is_null(), "the server missed nothing: {v:#}");
+    assert!(
+        v["failed_at_rps"].is_null(),
+        "the server missed nothing: {v:#}"
+    );
     let capacity = v["capacity_rps"].as_f64().expect("a lower bound");
-    let ceiling = v["client_ceiling_rps"].as_f64().expect("the client's ceiling");
+    let ceiling = v["client_ceiling_rps"]
+        .as_f64()
+        .expect("the client's ceiling");
     // The client sends open loop at most what it answers closed loop, and the lower bound was
     // bisected up to what it sends (a kept schedule is 95% of the rate asked).
-    assert!(ceiling <= closed * 1.25, "ceiling {ceiling}/s, closed loop {closed}/s: {v:#}");
+    assert!(
+        ceiling <= closed * 1.25,
+        "ceiling {ceiling}/s, closed loop {closed}/s: {v:#}"
+    );
     assert!(capacity <= ceiling / 0.95 * 1.05, "{v:#}");
-    assert!(capacity >= ceiling * 0.5, "bisected toward the ceiling: {v:#}");
+    assert!(
+        capacity >= ceiling * 0.5,
+        "bisected toward the ceiling: {v:#}"
+    );
     let steps = v["steps"].as_array().unwrap();
     let limited = steps.iter().filter(|s| s["client_limit"].is_string());
     assert!(limited.count() >= 1, "{v:#}");
@@ -139,14 +158,23 @@ fn a_server_faster_than_the_client_gets_a_lower_bound_and_the_clients_ceiling() 
 #[test]
 fn a_server_slower_than_the_client_is_found_within_the_precision() {
     // 4 workers x 10 ms: 400 requests/s; 64 KB answers leave the client far above that.
-    let url = format!("http://{}/", gzip_server(64 << 10, 4, Duration::from_millis(10)));
+    let url = format!(
+        "http://{}/",
+        gzip_server(64 << 10, 4, Duration::from_millis(10))
+    );
     let (out, v) = find_max(&url, "p99<=100ms", "100");
     assert_eq!(out.status.code(), Some(0), "{v:#}");
     assert_eq!(v["ending"], "converged", "{v:#}");
     let capacity = v["capacity_rps"].as_f64().expect("a capacity");
-    assert!((capacity - 400.0).abs() <= 40.0, "found {capacity}/s, true 400/s: {v:#}");
+    assert!(
+        (capacity - 400.0).abs() <= 40.0,
+        "found {capacity}/s, true 400/s: {v:#}"
+    );
     let missed = v["failed_at_rps"].as_f64().unwrap();
-    assert!(missed > capacity && missed <= capacity * 1.05 + 1.0, "{v:#}");
+    assert!(
+        missed > capacity && missed <= capacity * 1.05 + 1.0,
+        "{v:#}"
+    );
     // Any step the client could not keep lies above the knee.
     if let Some(ceiling) = v["client_ceiling_rps"].as_f64() {
         assert!(ceiling > capacity, "{v:#}");

@@ -247,7 +247,10 @@ pub fn processes_in(ns: &str) -> Vec<(u32, String)> {
         .split_whitespace()
         .filter_map(|pid| {
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            Some((pid.parse().ok()?, String::from_utf8_lossy(&cmd).replace('\0', " ")))
+            Some((
+                pid.parse().ok()?,
+                String::from_utf8_lossy(&cmd).replace('\0', " "),
+            ))
         })
         .collect()
 }

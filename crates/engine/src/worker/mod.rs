@@ -318,9 +318,9 @@ impl<'a> Worker<'a> {
             self.drain_stream(&mut events);
         }
         let now = sys::now_ns();
-        let run_wait = waited_from.flatten().and_then(|(w0, t0)| {
-            Some((sys::thread_run_wait_ns()?.saturating_sub(w0), now - t0))
-        });
+        let run_wait = waited_from
+            .flatten()
+            .and_then(|(w0, t0)| Some((sys::thread_run_wait_ns()?.saturating_sub(w0), now - t0)));
         Ok((now.min(self.end).saturating_sub(measure), run_wait))
     }
 

@@ -171,7 +171,11 @@ fn report(args: &Args, result: &CapacityResult, failed: Option<Exit>) -> anyhow:
     let say = exit != Exit::Ok || result.ending == Ending::ClientLimit;
     if let (Some(note), true) = (&result.note, say) {
         for (i, line) in wrap(note, 90).iter().enumerate() {
-            let head = if i == 0 { "serverbench load --find-max:" } else { "" };
+            let head = if i == 0 {
+                "serverbench load --find-max:"
+            } else {
+                ""
+            };
             eprintln!("{head:<28} {line}");
         }
     }
@@ -403,12 +407,18 @@ mod tests {
         r.ending = Ending::ClientLimit;
         r.failed_at_rps = None;
         r.client_ceiling_rps = Some(1040.0);
-        r.note = Some(format!("capacity ≥ 1000/s (client limit 1040/s): {}", "x ".repeat(80)));
+        r.note = Some(format!(
+            "capacity ≥ 1000/s (client limit 1040/s): {}",
+            "x ".repeat(80)
+        ));
         let text = render(&r);
         for line in text.lines() {
             assert!(line.chars().count() <= 120, "{line}");
         }
-        assert!(text.contains("Capacity     ≥ 1000 req/s (client limit 1040)"), "{text}");
+        assert!(
+            text.contains("Capacity     ≥ 1000 req/s (client limit 1040)"),
+            "{text}"
+        );
         assert!(!text.contains('…'), "the note is wrapped, not cut: {text}");
         r.ending = Ending::Converged;
         r.failed_at_rps = Some(1031.0);
