@@ -13,14 +13,22 @@
 # is the limit). With SYSCALLS=1 (default) a last run of each under `perf stat` counts the
 # syscalls per request.
 #
-# Where the time goes (measured on the 2-core machine of docs/results, see the report's
-# figures): closed loop with 50 connections, every epoll wake-up returns many ready
-# connections and each gets one read and one write: ~2 syscalls per request plus the
-# epoll_wait shared by the batch. Open loop at a rate below what a connection's answer takes
-# to come back, most wake-ups carry one due request: a timerfd read/arm (timerfd_settime),
-# epoll_wait, then the send and later the read, each in its own wake-up: ~5 syscalls per
-# request and no batching. That is why one thread's open-loop ceiling sits at about half its
-# closed-loop rate: the open loop pays per request what the closed loop pays per batch.
+# Where the time goes (a 2-vCPU VM, nginx 1.22 on one core; medians of 3 rounds of 3 s):
+#   closed loop    ~60,000 req/s (nginx's limit here), 6.6 us client CPU/request, 2.2 syscalls
+#                  per request: sendto 1.0, recvfrom 1.0, epoll_wait 0.16 (bursts share a wake-up);
+#   open 10,000/s  34.7 us/request, 5.5 syscalls: epoll_wait 1.6, timerfd read 0.9,
+#                  timerfd_settime 0.9, sendto 1.0, recvfrom 1.0;
+#   open 20,000/s  24.1 us/request, 3.5 syscalls;
+#   open 30,000/s+ 8-11 us/request, 2.1-2.3 syscalls (timer syscalls under 0.06 per request).
+# Below the server's pace each request is a wake-up of its own: the due request's timer wakes
+# the thread (read, send, re-arm), then its answer wakes it again. The cost is the wake-ups
+# (the thread sleeps and is woken twice per request), not the schedule's syscalls, which the
+# loop already batches: every due request goes out per wake-up, the timer is re-armed only when
+# the next due time changes. As the rate rises, wake-ups carry several events and the open
+# loop's cost per request meets the closed loop's, so its ceiling is not set by the timer. On
+# this machine nginx on one core answers fewer requests than one client thread sends (the
+# open loop is late from ~30,000/s and its p99 climbs): the ceiling found here is the
+# server's. Run it where the server has more cores than the client's one to see the client's.
 #
 # Usage: bench/open-loop-ceiling.sh   (env: DURATION=3s ROUNDS=3 CONNS=50
 #        RATES="20000 40000 60000 80000 100000" SERVERBENCH=path/to/serverbench SYSCALLS=1)
