@@ -211,8 +211,13 @@ fn short(step: &Step) -> bool {
 
 fn client_limit(step: &Step) -> Option<String> {
     if step.client_saturated {
+        let who = match step.saturated_hosts.as_slice() {
+            [] => "the client's CPU was".to_string(),
+            [one] => format!("client host {one}'s CPU was"),
+            many => format!("the CPUs of client hosts {} were", many.join(", ")),
+        };
         return Some(format!(
-            "at {:.0}/s the client's CPU was ≥90% busy (or waiting for a CPU)",
+            "at {:.0}/s {who} ≥90% busy (or waiting for a CPU)",
             step.rate_target
         ));
     }

@@ -151,6 +151,23 @@ fn a_server_at_its_limit_misses_the_goal_rather_than_the_clients() {
 }
 
 #[test]
+fn a_saturated_client_host_is_named_in_its_steps_limit() {
+    let mut step = Step {
+        rate_target: 800.0,
+        rate_achieved: 800.0,
+        client_saturated: true,
+        saturated_hosts: vec!["sb-client2".into()],
+        ..Step::default()
+    };
+    judge(&slo("p99<=60ms"), &mut step);
+    let why = step.client_limit.unwrap();
+    assert!(
+        why.starts_with("at 800/s client host sb-client2's CPU was ≥90% busy"),
+        "{why}"
+    );
+}
+
+#[test]
 fn a_shortfall_with_failed_requests_is_a_miss_and_never_the_clients_limit() {
     // Half the requests failed (a client host died mid-step): the goal is on p99 only.
     let mut step = Step {

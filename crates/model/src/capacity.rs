@@ -29,6 +29,9 @@ pub struct Step {
     pub late: u64,
     /// The client's threads were busy or waiting for a CPU ≥ 90% of the time.
     pub client_saturated: bool,
+    /// Over `--hosts`: the client hosts that were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub saturated_hosts: Vec<String>,
     /// Server CPU µs per request when the server's process is known (the harness).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_us_per_request: Option<f64>,

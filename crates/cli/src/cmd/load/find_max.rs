@@ -243,10 +243,12 @@ fn measure_over_hosts(
         exit: f.exit,
         why: format!("at {rate:.0}/s: {}", f.lines.join("; ")),
     })?;
-    capacity::step_of(&d.merged).map_err(|why| StepFailed {
+    let mut step = capacity::step_of(&d.merged).map_err(|why| StepFailed {
         exit: Exit::NoSuccess,
         why,
-    })
+    })?;
+    step.saturated_hosts = d.saturated_hosts;
+    Ok(step)
 }
 
 /// The terminal view: one line on the search, the curve, the answer (under 120 columns).
