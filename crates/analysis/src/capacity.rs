@@ -11,10 +11,14 @@
 //! at the first rate ends the search with no capacity ([`Ending::GoalMissedAtStart`]).
 //!
 //! **The client's limit.** A step where the client could not keep the schedule says nothing
-//! about the server: its CPU was ≥ 90% busy, or fewer than 95% of the asked requests completed
+//! about the server: its threads were busy or waiting for a CPU ≥ 90% of the time, or it sent fewer than 95% of the asked requests
 //! while every latency goal still held (a server at its limit shows it in the latency, which
-//! counts from the intended send time; a client that cannot send shows only a shortfall). The
-//! search stops there ([`Ending::ClientLimit`]) and the capacity is a lower bound.
+//! counts from the intended send time; a client that cannot send shows only a shortfall). Such
+//! a rate closes the bracket from above as a missed goal does, and the search bisects below it:
+//! the knee may lie under what the client can send. When the bracket closes on the client's
+//! rate (the server met the goal at every rate the client could send), the search ends with
+//! [`Ending::ClientLimit`] and the capacity is a lower bound. Either way the most the client
+//! sent in a step it could not keep is its open-loop ceiling ([`Outcome::client_ceiling`]).
 //!
 //! **Requests per step.** A quantile q is read from the slowest `(1 − q)·n` of n samples; with
 //! at least 100 samples beyond it (`n ≥ 100 / (1 − q)`: 10 000 for p99, 100 000 for p99.9,
@@ -100,6 +104,10 @@ pub struct Outcome {
     pub capacity: Option<f64>,
     /// Lowest rate that missed it.
     pub failed_at: Option<f64>,
+    /// Lowest rate the client could not send (the bracket's top when under `failed_at`).
+    pub client_limit_at: Option<f64>,
+    /// The most the client sent in a step it could not keep, requests/s.
+    pub client_ceiling: Option<f64>,
     pub ending: Ending,
     /// Why it stopped, when that needs saying.
     pub note: Option<String>,
@@ -167,6 +175,7 @@ impl Outcome {
             max_steps: plan.max_steps,
             capacity_rps: self.capacity,
             failed_at_rps: self.failed_at,
+            client_ceiling_rps: self.client_ceiling,
             ending: self.ending,
             note: aborted.or(self.note),
             search_s,
@@ -184,21 +193,40 @@ pub fn target_of(spec: &LoadSpec) -> Vec<String> {
 }
 
 /// Judges `step` against `slo`: its misses, whether it is the client's limit, and `met`.
+///
+/// A rate that fell short while requests failed (≥ 1%) is the server's or the network's doing
+/// (a connection reset or timed out stops sending on it; a client host that died mid-step
+/// leaves its share unsent), never the client's limit: it is a miss, whatever the goal.
 pub fn judge(slo: &Slo, step: &mut Step) {
     step.misses = slo.misses(&step.observed());
+    if short(step) && step.errors_pct >= 1.0 && !step.client_saturated {
+        step.misses.push(format!(
+            "sent {:.0}/s of {:.0}/s with {:.1}% errors",
+            step.rate_achieved, step.rate_target, step.errors_pct
+        ));
+    }
     step.client_limit = client_limit(step);
     step.met = step.misses.is_empty() && step.client_limit.is_none();
 }
 
+/// Under 95% of the rate asked was sent.
+fn short(step: &Step) -> bool {
+    step.rate_achieved < 0.95 * step.rate_target
+}
+
 fn client_limit(step: &Step) -> Option<String> {
     if step.client_saturated {
+        let who = match step.saturated_hosts.as_slice() {
+            [] => "the client's CPU was".to_string(),
+            [one] => format!("client host {one}'s CPU was"),
+            many => format!("the CPUs of client hosts {} were", many.join(", ")),
+        };
         return Some(format!(
-            "at {:.0}/s the client's CPU was ≥90% busy",
+            "at {:.0}/s {who} ≥90% busy (or waiting for a CPU)",
             step.rate_target
         ));
     }
-    let short = step.rate_achieved < 0.95 * step.rate_target;
-    if short && step.misses.is_empty() {
+    if short(step) && step.misses.is_empty() {
         return Some(format!(
             "at {:.0}/s the client sent only {:.0}/s (<95%) while the goal held: it could not \
              keep the schedule",
@@ -231,262 +259,97 @@ pub fn search<E>(
         };
         step.rate_target = rate;
         judge(slo, &mut step);
-        let (met, limit) = (step.met, step.client_limit.clone());
-        out.steps.push(step);
-        if let Some(why) = limit {
-            out.ending = Ending::ClientLimit;
-            out.note = Some(why);
-            break;
-        }
-        if met {
-            out.capacity = Some(rate);
-        } else {
-            out.failed_at = Some(rate);
-        }
-        match (out.capacity, out.failed_at) {
-            (None, _) => {
-                out.ending = Ending::GoalMissedAtStart;
-                out.note = Some(format!(
-                    "the goal failed at the first rate, {rate:.0}/s: {}",
-                    out.steps
-                        .last()
-                        .map_or(String::new(), |s| s.misses.join(", "))
-                ));
+        out.record(step);
+        match out.next(plan) {
+            Ok(next) => rate = next,
+            Err((ending, note)) => {
+                out.ending = ending;
+                out.note = note;
                 break;
             }
-            (Some(met), None) if met >= plan.ceiling => {
-                out.ending = Ending::RateCeiling;
-                break;
-            }
-            (Some(met), None) => rate = (met * plan.growth).min(plan.ceiling),
-            (Some(met), Some(missed)) if missed <= met * (1.0 + plan.precision) => {
-                out.ending = Ending::Converged;
-                break;
-            }
-            (Some(met), Some(missed)) => rate = (met + missed) / 2.0,
         }
     }
     (out, None)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn slo(s: &str) -> Slo {
-        s.parse().unwrap()
+impl Outcome {
+    /// Takes in a judged step: the highest met, the lowest missed, the lowest the client could
+    /// not send and the most it sent then.
+    fn record(&mut self, step: Step) {
+        let rate = step.rate_target;
+        let lowest = |at: Option<f64>| Some(at.map_or(rate, |r| r.min(rate)));
+        if step.client_limit.is_some() {
+            self.client_limit_at = lowest(self.client_limit_at);
+            let sent = step.rate_achieved;
+            self.client_ceiling = Some(self.client_ceiling.map_or(sent, |c| c.max(sent)));
+        } else if step.met {
+            self.capacity = Some(self.capacity.map_or(rate, |c| c.max(rate)));
+        } else {
+            self.failed_at = lowest(self.failed_at);
+        }
+        self.steps.push(step);
     }
 
-    /// A server of `capacity` req/s: 1 ms p99 below it, 50 ms above, the client never short.
-    fn server(capacity: f64) -> impl FnMut(f64) -> Result<Step, String> {
-        move |rate| {
-            let p99 = if rate <= capacity { 1000.0 } else { 50_000.0 };
-            Ok(Step {
-                rate_target: rate,
-                rate_achieved: rate.min(capacity),
-                requests: 10_000,
-                p50_us: p99 / 2.0,
-                p90_us: p99,
-                p99_us: p99,
-                p999_us: p99,
-                ..Step::default()
-            })
+    /// The bracket's top: the lowest rate that missed the goal or that the client could not
+    /// send, and whether it is the client's.
+    fn top(&self) -> Option<(f64, bool)> {
+        match (self.failed_at, self.client_limit_at) {
+            (Some(f), Some(c)) if c < f => Some((c, true)),
+            (Some(f), _) => Some((f, false)),
+            (None, Some(c)) => Some((c, true)),
+            (None, None) => None,
         }
     }
 
-    #[test]
-    fn the_search_brackets_then_bisects_to_within_the_precision() {
-        let plan = Plan::default();
-        let (out, err) = search(&slo("p99<=5ms"), &plan, server(2000.0));
-        assert!(err.is_none());
-        assert_eq!(out.ending, Ending::Converged);
-        let (met, missed) = (out.capacity.unwrap(), out.failed_at.unwrap());
-        assert!(met <= 2000.0 && missed > 2000.0, "{met} {missed}");
-        assert!(missed <= met * 1.05, "{met} {missed}");
-        let rates: Vec<f64> = out.steps.iter().map(|s| s.rate_target).collect();
-        assert_eq!(&rates[..4], &[500.0, 1000.0, 2000.0, 4000.0]);
-        assert!(out.steps.len() < 12, "{rates:?}");
+    /// The next rate, or why the search ends (with its note).
+    fn next(&self, plan: &Plan) -> Result<f64, (Ending, Option<String>)> {
+        let last = self.steps.last().expect("a step was recorded");
+        match (self.capacity, self.top()) {
+            (None, Some((rate, true))) => Err((
+                Ending::ClientLimit,
+                Some(format!(
+                    "{}; the first rate, {rate:.0}/s, is above what the client can send: \
+                     lower --start-rate, or add client threads (-t) or hosts (--hosts)",
+                    last.client_limit.as_deref().unwrap_or_default()
+                )),
+            )),
+            (None, _) => Err((
+                Ending::GoalMissedAtStart,
+                Some(format!(
+                    "the goal failed at the first rate, {:.0}/s: {}",
+                    last.rate_target,
+                    last.misses.join(", ")
+                )),
+            )),
+            (Some(met), None) if met >= plan.ceiling => Err((Ending::RateCeiling, None)),
+            (Some(met), None) => Ok((met * plan.growth).min(plan.ceiling)),
+            (Some(met), Some((top, client))) if top <= met * (1.0 + plan.precision) => match client
+            {
+                true => Err((Ending::ClientLimit, Some(self.client_note(met)))),
+                false => Err((Ending::Converged, None)),
+            },
+            (Some(met), Some((top, _))) => Ok((met + top) / 2.0),
+        }
     }
 
-    #[test]
-    fn a_tighter_precision_takes_more_steps_and_lands_closer() {
-        let coarse = Plan {
-            precision: 0.2,
-            ..Plan::default()
-        };
-        let fine = Plan {
-            precision: 0.01,
-            ..Plan::default()
-        };
-        let (c, _) = search(&slo("p99<=5ms"), &coarse, server(3000.0));
-        let (f, _) = search(&slo("p99<=5ms"), &fine, server(3000.0));
-        assert!(f.steps.len() > c.steps.len());
-        assert!(3000.0 - f.capacity.unwrap() < 3000.0 - c.capacity.unwrap() + 1.0);
-        assert!(f.capacity.unwrap() >= 2970.0, "{:?}", f.capacity);
-    }
-
-    #[test]
-    fn the_step_limit_stops_the_search_with_the_bracket_so_far() {
-        let plan = Plan {
-            max_steps: 5,
-            ..Plan::default()
-        };
-        let (out, _) = search(&slo("p99<=5ms"), &plan, server(2500.0));
-        assert_eq!(out.ending, Ending::StepLimit);
-        assert_eq!(out.steps.len(), 5);
-        assert_eq!(out.capacity, Some(2000.0));
-        assert_eq!(out.failed_at, Some(3000.0));
-    }
-
-    #[test]
-    fn a_goal_missed_at_the_first_rate_finds_no_capacity_and_says_why() {
-        let (out, _) = search(&slo("p99<=5ms"), &Plan::default(), server(100.0));
-        assert_eq!(out.ending, Ending::GoalMissedAtStart);
-        assert_eq!(out.capacity, None);
-        assert_eq!(out.steps.len(), 1);
-        assert!(out.note.unwrap().contains("p99 50ms > 5ms"));
-    }
-
-    #[test]
-    fn a_client_that_cannot_keep_the_schedule_is_its_own_limit() {
-        let slow_client = |rate: f64| -> Result<Step, String> {
-            Ok(Step {
-                rate_achieved: rate.min(1500.0),
-                p99_us: 1000.0,
-                ..Step::default()
-            })
-        };
-        let (out, _) = search(&slo("p99<=5ms"), &Plan::default(), slow_client);
-        assert_eq!(out.ending, Ending::ClientLimit);
-        assert_eq!(out.capacity, Some(1000.0));
-        assert!(out.note.unwrap().contains("could not keep the schedule"));
-        let busy = |_: f64| -> Result<Step, String> {
-            Ok(Step {
-                client_saturated: true,
-                ..Step::default()
-            })
-        };
-        let (out, _) = search(&slo("p99<=5ms"), &Plan::default(), busy);
-        assert_eq!(out.ending, Ending::ClientLimit);
-        assert!(out.note.unwrap().contains("CPU"));
-    }
-
-    #[test]
-    fn a_server_at_its_limit_misses_the_goal_rather_than_the_clients() {
-        let mut step = Step {
-            rate_target: 4000.0,
-            rate_achieved: 2000.0,
-            p99_us: 90_000.0,
-            ..Step::default()
-        };
-        judge(&slo("p99<=5ms"), &mut step);
-        assert!(!step.met);
-        assert_eq!(step.client_limit, None);
-    }
-
-    #[test]
-    fn an_error_mid_search_keeps_the_steps_measured_so_far() {
-        let mut n = 0;
-        let dying = |rate: f64| {
-            n += 1;
-            if n == 3 {
-                return Err("refused".to_string());
-            }
-            server(1e9)(rate)
-        };
-        let (out, err) = search(&slo("p99<=5ms"), &Plan::default(), dying);
-        assert_eq!(err.as_deref(), Some("refused"));
-        assert_eq!(out.ending, Ending::Aborted);
-        assert_eq!(out.steps.len(), 2);
-        assert_eq!(out.capacity, Some(1000.0));
-    }
-
-    #[test]
-    fn the_ceiling_ends_a_search_whose_goal_always_holds() {
-        let plan = Plan {
-            ceiling: 3000.0,
-            ..Plan::default()
-        };
-        let (out, _) = search(&slo("p99<=5ms"), &plan, server(1e9));
-        assert_eq!(out.ending, Ending::RateCeiling);
-        assert_eq!(out.capacity, Some(3000.0));
-    }
-
-    #[test]
-    fn a_step_lasts_long_enough_for_a_hundred_samples_beyond_the_quantile() {
-        assert_eq!(samples_needed(&slo("p99<=5ms")), 10_000);
-        assert_eq!(samples_needed(&slo("p50<=1ms,p99.9<=9ms")), 100_000);
-        assert_eq!(samples_needed(&slo("errors<=1%")), 1000);
-        let (floor, cap) = (Duration::from_secs(1), Duration::from_secs(10));
-        let p99 = slo("p99<=5ms");
-        assert_eq!(
-            step_duration(&p99, 2000.0, floor, cap),
-            Duration::from_secs(5)
-        );
-        assert_eq!(step_duration(&p99, 100.0, floor, cap), cap);
-        assert_eq!(step_duration(&p99, 1e6, floor, cap), floor);
-    }
-
-    #[test]
-    fn a_suites_find_max_becomes_a_plan_and_a_bad_value_names_its_key() {
-        let find_max = |precision, max_steps, start_rate| FindMax {
-            slo: slo("p99<=5ms"),
-            precision,
-            max_steps,
-            start_rate,
-        };
-        let plan = Plan::of(&find_max(Some(2.0), None, Some(100.0))).unwrap();
-        assert_eq!(
-            (plan.start, plan.precision, plan.max_steps),
-            (100.0, 0.02, 20)
-        );
-        let bad = |f: FindMax| Plan::of(&f).unwrap_err();
-        assert!(bad(find_max(Some(0.0), None, None)).contains("precision"));
-        assert!(bad(find_max(None, Some(1), None)).contains("max_steps"));
-        assert!(bad(find_max(None, None, Some(0.0))).contains("start_rate"));
-    }
-
-    #[test]
-    fn a_step_is_the_spec_at_its_rate_for_its_length_after_its_warm_up() {
-        let spec = LoadSpec {
-            requests: Some(5),
-            connections: 16,
-            ..LoadSpec::default()
-        };
-        let fixed = Some(Duration::from_secs(2));
-        let length = step_length(&slo("p99<=5ms"), 400.0, fixed);
-        let s = step_spec(&spec, 400.0, length, STEP_WARMUP);
-        assert_eq!((s.rate, s.requests, s.connections), (Some(400.0), None, 16));
-        assert_eq!((s.duration, s.warmup), (fixed, STEP_WARMUP));
-        let free = step_length(&slo("p99<=5ms"), 2000.0, None);
-        assert_eq!(free, Duration::from_secs(5));
-    }
-
-    #[test]
-    fn a_step_where_no_request_succeeded_is_an_error_naming_its_rate() {
-        let mut r = LoadResult {
-            rate_target: Some(800.0),
-            ..LoadResult::default()
-        };
-        r.errors.connect = 12;
-        let why = step_of(&r).unwrap_err();
-        assert!(why.starts_with("at 800/s: no request succeeded"), "{why}");
-        r.requests = 100;
-        assert_eq!(step_of(&r).unwrap().requests, 112);
-    }
-
-    #[test]
-    fn a_step_that_nothing_answered_is_an_error_and_not_a_goal_met() {
-        let r = LoadResult {
-            rate_target: Some(800.0),
-            duration_s: 2.0,
-            in_flight_at_end: 1600,
-            ..LoadResult::default()
-        };
-        let why = step_of(&r).unwrap_err();
-        assert_eq!(
-            why,
-            "at 800/s: no answer in the 2.0 s step: 1600 requests in flight"
-        );
+    /// Why a search that ended at the client's limit is a lower bound, and what would find
+    /// the knee.
+    fn client_note(&self, met: f64) -> String {
+        let why = self
+            .steps
+            .iter()
+            .find(|s| Some(s.rate_target) == self.client_limit_at)
+            .and_then(|s| s.client_limit.clone())
+            .unwrap_or_default();
+        format!(
+            "capacity ≥ {met:.0}/s (client limit {:.0}/s): the goal held at every rate the \
+             client could send ({why}); more client threads (-t) or client hosts (--hosts) \
+             would find the server's knee",
+            self.client_ceiling.unwrap_or(0.0)
+        )
     }
 }
+
+#[cfg(test)]
+#[path = "capacity_tests.rs"]
+mod tests;

@@ -34,6 +34,10 @@ pub struct CapacityRow {
     pub endings: Vec<Ending>,
     /// Some lap stopped at the client's limit: the capacity is a lower bound.
     pub client_limited: bool,
+    /// Median over the laps that met it of the client's open-loop ceiling (the most it sent
+    /// in a step it could not keep), requests/s.
+    #[serde(default)]
+    pub client_ceiling_rps: Option<f64>,
     /// Every step of every successful lap, by rate.
     pub curve: Vec<Step>,
     pub rank: Option<u32>,
@@ -99,6 +103,10 @@ fn row(laps: &[&LapRecord]) -> CapacityRow {
     let lap_capacity: Vec<f64> = searches.iter().filter_map(|c| c.capacity_rps).collect();
     let failed: Vec<f64> = searches.iter().filter_map(|c| c.failed_at_rps).collect();
     let secs: Vec<f64> = searches.iter().map(|c| c.search_s).collect();
+    let ceiling: Vec<f64> = searches
+        .iter()
+        .filter_map(|c| c.client_ceiling_rps)
+        .collect();
     let cpu: Vec<f64> = searches
         .iter()
         .filter_map(|c| c.capacity_step()?.server_cpu_us_per_request)
@@ -131,6 +139,7 @@ fn row(laps: &[&LapRecord]) -> CapacityRow {
         server_cpu_us_per_request: stats::median(&cpu),
         endings: searches.iter().map(|c| c.ending).collect(),
         client_limited: searches.iter().any(|c| c.ending == Ending::ClientLimit),
+        client_ceiling_rps: stats::median(&ceiling),
         curve,
         rank: None,
         laps: searches.len(),
@@ -172,6 +181,7 @@ mod tests {
             max_steps: 20,
             capacity_rps: Some(capacity),
             failed_at_rps: Some(capacity * 1.04),
+            client_ceiling_rps: (ending == Ending::ClientLimit).then_some(capacity * 1.1),
             ending,
             note: None,
             search_s: 20.0,
@@ -193,6 +203,8 @@ mod tests {
         assert_eq!(rows[0].server, "fast");
         assert_eq!(rows[0].rank, Some(1));
         assert!(rows[0].client_limited);
+        assert_eq!(rows[0].client_ceiling_rps, Some(9500.0 * 1.1));
+        assert_eq!(rows[1].client_ceiling_rps, None);
         assert_eq!(rows[1].capacity_rps, Some(1050.0));
         let i = rows[1].interval.unwrap();
         assert_eq!((i.low, i.high), (1000.0, 1100.0));

@@ -102,6 +102,7 @@ mod tests {
                 max_steps: 20,
                 capacity_rps: Some(2000.0),
                 failed_at_rps: None,
+                client_ceiling_rps: None,
                 ending: Ending::Converged,
                 note: None,
                 search_s: 1.0,

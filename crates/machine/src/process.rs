@@ -96,6 +96,13 @@ fn first_line(path: &str) -> Option<String> {
     (!line.is_empty()).then(|| line.to_string())
 }
 
+/// Nanoseconds the calling thread has spent runnable but waiting for a CPU (the second figure
+/// of `/proc/thread-self/schedstat`); `None` where the kernel does not keep it.
+pub fn thread_run_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// The running kernel's release (`/proc/sys/kernel/osrelease`).
 pub fn kernel_release() -> Option<String> {
     first_line("/proc/sys/kernel/osrelease")

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub struct Step {
     /// Requests/s asked for (open loop).
     pub rate_target: f64,
-    /// Requests/s that completed (successes, over the measured span).
+    /// Requests/s sent over the measured span (answered or not).
     pub rate_achieved: f64,
     /// Requests measured (successes plus errors).
     pub requests: u64,
@@ -27,8 +27,11 @@ pub struct Step {
     pub errors_pct: f64,
     /// Requests that could not start on time (a connection was not free 1 ms after due).
     pub late: u64,
-    /// The client's own CPU was ≥ 90% busy.
+    /// The client's threads were busy or waiting for a CPU ≥ 90% of the time.
     pub client_saturated: bool,
+    /// Over `--hosts`: the client hosts that were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub saturated_hosts: Vec<String>,
     /// Server CPU µs per request when the server's process is known (the harness).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_us_per_request: Option<f64>,
@@ -37,7 +40,8 @@ pub struct Step {
     /// The goals missed, e.g. `p99 7.2ms > 5ms`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub misses: Vec<String>,
-    /// Why this step is the client's limit rather than the server's (then the search stops).
+    /// Why this step is the client's limit rather than the server's (the search then bisects
+    /// below it, as below a missed goal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_limit: Option<String>,
 }
@@ -88,8 +92,9 @@ pub enum Ending {
     Converged,
     /// The step limit came first; the capacity lies between the bracket's ends.
     StepLimit,
-    /// A step could not keep its schedule on the client's side: the capacity is at least the
-    /// highest passing rate, and the client, not the server, is the limit.
+    /// The bracket closed on a rate the client could not send: the server met the goal at every
+    /// rate the client could send, so the capacity is at least the highest passing rate and
+    /// the client, not the server, is the limit.
     ClientLimit,
     /// The goal failed at the lowest rate tried: no capacity was found.
     GoalMissedAtStart,
@@ -127,6 +132,10 @@ pub struct CapacityResult {
     pub capacity_rps: Option<f64>,
     /// The lowest rate that missed it (`None` when none did): the capacity lies in between.
     pub failed_at_rps: Option<f64>,
+    /// The client's own open-loop ceiling, requests/s: the most it sent in a step it could not
+    /// keep (its threads busy or waiting for a CPU ≥ 90% of the time, or short of the rate). `None` when every step was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_ceiling_rps: Option<f64>,
     pub ending: Ending,
     /// One line on why it stopped (the client's limit, the engine's error…).
     #[serde(default, skip_serializing_if = "Option::is_none")]

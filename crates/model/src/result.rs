@@ -198,6 +198,8 @@ pub struct LoadResult {
     pub status: BTreeMap<String, u64>,
     pub client_cpu_s: f64,
     pub client_cpu_us_per_request: Option<f64>,
+    /// The client's threads were busy or runnable but waiting for a CPU ≥ 90% of the measured
+    /// span, on the CPUs they ran on: the result may measure the client.
     pub client_saturated: bool,
     pub timeline: Vec<TimelinePoint>,
     /// `-R`: the requested and achieved rates (requests/s), the count of requests that could not

@@ -96,6 +96,7 @@ mod tests {
             server_cpu_us_per_request: None,
             endings: vec![],
             client_limited: false,
+            client_ceiling_rps: None,
             curve: vec![
                 step(1000.0, 1000.0),
                 step(2000.0, 3000.0),

@@ -267,15 +267,23 @@ pub fn run_folders() -> Vec<String> {
 
 /// The command lines of the processes in `ns` (arguments separated by spaces).
 pub fn command_lines_in(ns: &str) -> Vec<String> {
+    processes_in(ns).into_iter().map(|(_, cmd)| cmd).collect()
+}
+
+/// The processes in `ns`: each PID and its command line (arguments separated by spaces).
+pub fn processes_in(ns: &str) -> Vec<(u32, String)> {
     let out = Command::new("ip")
         .args(["netns", "pids", ns])
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
-        .map(|pid| {
+        .filter_map(|pid| {
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmd).replace('\0', " ")
+            Some((
+                pid.parse().ok()?,
+                String::from_utf8_lossy(&cmd).replace('\0', " "),
+            ))
         })
         .collect()
 }

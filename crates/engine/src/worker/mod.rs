@@ -139,9 +139,9 @@ pub fn run(
     shared.arrived.fetch_add(1, Ordering::SeqCst);
     shared.barrier.wait();
     shared.barrier.wait();
-    let mut measured_ns = 0;
+    let (mut measured_ns, mut run_wait) = (0, None);
     if !shared.abort.load(Ordering::SeqCst) {
-        measured_ns = w.main_loop(shared)?;
+        (measured_ns, run_wait) = w.main_loop(shared)?;
         w.ws_at_end();
     }
     let in_flight = w.in_flight();
@@ -159,6 +159,7 @@ pub fn run(
         stats: w.stats,
         connect_failures_at_setup: setup_failures,
         measured_ns,
+        run_wait,
     })
 }
 
@@ -256,8 +257,9 @@ impl<'a> Worker<'a> {
         self.stats.set_window(measure, self.end);
     }
 
-    /// Runs until the stop condition; returns the nanoseconds measured.
-    fn main_loop(&mut self, shared: &Shared) -> io::Result<u64> {
+    /// Runs until the stop condition; returns the nanoseconds measured and, over them, how long
+    /// this thread waited for a CPU (see [`Outcome::run_wait`]).
+    fn main_loop(&mut self, shared: &Shared) -> io::Result<(u64, Option<(u64, u64)>)> {
         let start = sys::now_ns();
         let mut gated = shared.gated;
         let pause_at = start + self.cfg.warmup.as_nanos() as u64;
@@ -277,6 +279,8 @@ impl<'a> Worker<'a> {
         }
         let mut events = Events::with_capacity(1024);
         let mut next_tick = start + TICK_NS;
+        // (CPU wait so far, when) read once measuring has begun.
+        let mut waited_from: Option<Option<(u64, u64)>> = None;
         loop {
             if gated {
                 // Until the gate opens nothing is measured (end and window at infinity).
@@ -293,6 +297,10 @@ impl<'a> Worker<'a> {
             let now = sys::now_ns();
             if now >= self.end || self.done >= self.quota {
                 break;
+            }
+            if waited_from.is_none() && now >= measure {
+                waited_from =
+                    Some(serverbench_machine::process::thread_run_wait_ns().map(|w| (w, now)));
             }
             let nap = self.napper.span_ns();
             let wait = nap.map_or((self.end - now).min(TICK_NS), |_| 0);
@@ -315,7 +323,14 @@ impl<'a> Worker<'a> {
         if matches!(self.cfg.protocol, Protocol::TcpStream { .. }) {
             self.drain_stream(&mut events);
         }
-        Ok(sys::now_ns().min(self.end).saturating_sub(measure))
+        let now = sys::now_ns();
+        let run_wait = waited_from.flatten().and_then(|(w0, t0)| {
+            Some((
+                serverbench_machine::process::thread_run_wait_ns()?.saturating_sub(w0),
+                now - t0,
+            ))
+        });
+        Ok((now.min(self.end).saturating_sub(measure), run_wait))
     }
 
     /// One epoll wait of up to `wait_ns` (from `now`, which the napper learns from) and its

@@ -46,4 +46,7 @@ pub struct Outcome {
     pub connect_failures_at_setup: u64,
     /// Nanoseconds from the start of measurement to the end of this thread's loop.
     pub measured_ns: u64,
+    /// Over the measured span: nanoseconds this thread waited for a CPU while runnable, and
+    /// the span's length (`None` where the kernel does not say).
+    pub run_wait: Option<(u64, u64)>,
 }

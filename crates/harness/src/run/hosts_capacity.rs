@@ -130,6 +130,7 @@ impl Search<'_> {
             },
         })?;
         let mut step = capacity::step_of(&d.merged).map_err(Stop::Unmeasured)?;
+        step.saturated_hosts = d.saturated_hosts;
         // A sampler that could not start (or answer) leaves the step's server CPU out.
         let stats = sampler
             .filter(|_| sampling)

@@ -10,7 +10,7 @@ use serverbench_analysis::capacity_rows::CapacityRow;
 use serverbench_analysis::summary::Summary;
 use serverbench_model::capacity::{Ending, Step};
 
-const COLUMNS: [(&str, &str, Align); 12] = [
+const COLUMNS: [(&str, &str, Align); 13] = [
     ("rank", "rank", Align::Right),
     ("server", "server", Align::Left),
     ("scenario", "scenario", Align::Left),
@@ -23,6 +23,7 @@ const COLUMNS: [(&str, &str, Align); 12] = [
     ("laps", "laps", Align::Right),
     ("search_s", "search s", Align::Right),
     ("ending", "ended", Align::Left),
+    ("client_ceiling_rps", "client max/s", Align::Right),
 ];
 
 const CSV_ONLY: [&str; 3] = ["scenario", "profile", "slo"];
@@ -44,7 +45,7 @@ fn ending(r: &CapacityRow) -> String {
     e.join(", ")
 }
 
-fn cells(r: &CapacityRow) -> [Cell; 12] {
+fn cells(r: &CapacityRow) -> [Cell; 13] {
     let interval = match r.interval {
         Some(i) => Cell {
             text: format!("{}–{}", grouped(i.low), grouped(i.high)),
@@ -66,6 +67,7 @@ fn cells(r: &CapacityRow) -> [Cell; 12] {
         Cell::plain(r.laps.to_string()),
         Cell::number(r.search_s, |v| format!("{v:.1}")),
         Cell::plain(ending(r)),
+        Cell::number(r.client_ceiling_rps, grouped),
     ]
 }
 
@@ -97,7 +99,10 @@ pub fn capacity_tables(summary: &Summary) -> Vec<(String, Grid)> {
                 .collect();
             let heading =
                 format!("Capacity · {scenario} · {profile}: the highest rate meeting {slo}");
-            (heading, grid(&rows, |k| !CSV_ONLY.contains(&k)))
+            // The client's ceiling only where some search met it.
+            let client = rows.iter().any(|r| r.client_ceiling_rps.is_some());
+            let keep = |k: &str| !CSV_ONLY.contains(&k) && (client || k != "client_ceiling_rps");
+            (heading, grid(&rows, keep))
         })
         .collect()
 }
@@ -208,8 +213,12 @@ pub fn capacity_legend(summary: &Summary) -> Vec<String> {
           failed, then halving the bracket to the precision. capacity/s is the median of the \
           laps, interval its 95% bootstrap interval (3 laps or more) or the laps' range; missed \
           at/s the lowest rate that failed; µs/req the server's CPU per request at its \
-          capacity (its whole process tree, over that step alone). A search that stopped at the client's limit gives \
-          a lower bound."
+          capacity (its whole process tree, over that step alone); client max/s the most \
+          the client sent open loop in a step it could not keep (its CPU ≥ 90% busy, or short \
+          of the rate): its own ceiling. A rate the client could not send is bisected below \
+          like a missed goal; a search whose goal held at every rate the client could send \
+          ended at the client's limit and its capacity is a lower bound (more client threads, \
+          -t, or client hosts, --hosts, would find the knee)."
             .to_string(),
     ]
 }
@@ -237,6 +246,7 @@ mod tests {
             server_cpu_us_per_request: Some(23.46),
             endings: vec![Ending::Converged, Ending::Converged],
             client_limited: false,
+            client_ceiling_rps: None,
             curve: vec![Step::default(), Step::default()],
             rank: Some(1),
             laps: 2,
@@ -266,6 +276,13 @@ mod tests {
             ]
         );
         assert_eq!(capacity_steps_csv(&s).unwrap().rows.len(), 2);
+        s.capacity[0].client_ceiling_rps = Some(52_000.0);
+        s.capacity[0].endings = vec![Ending::ClientLimit];
+        let (_, g) = &capacity_tables(&s)[0];
+        let last = |g: &Grid, i: usize| g.rows[0].cells[g.columns.len() - i].text.clone();
+        assert_eq!(last(g, 1), "52,000");
+        assert_eq!(last(g, 2), "client limit (a lower bound)");
+        assert_eq!(g.columns.last().unwrap().label, "client max/s");
         let (heading, curve) = &capacity_curve_tables(&s)[0];
         assert!(heading.contains("rust/hyper · hello · p99"), "{heading}");
         let labels: Vec<&str> = curve.columns.iter().map(|c| c.label.as_str()).collect();

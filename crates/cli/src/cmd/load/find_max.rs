@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 #[command(next_help_heading = "Capacity search")]
 pub struct FindMaxArgs {
     /// Search for the highest open-loop rate that meets --slo: ramp ×2 from --start-rate until
-    /// the goal fails, then bisect to --precision; each step warms up (--warmup, default 1s)
-    /// and lasts long enough for 100 samples beyond the SLO's quantile (1-10s) unless -d is
-    /// given.
+    /// the goal fails or the client cannot send the rate, then bisect to --precision; each step
+    /// warms up (--warmup, default 1s) and lasts long enough for 100 samples beyond the SLO's
+    /// quantile (1-10s) unless -d is given.
     #[arg(long)]
     pub find_max: bool,
     /// The goal, e.g. `p99<=5ms,errors<=0.1%` (measures: p50, p90, p99, p99.9, errors).
@@ -170,7 +170,14 @@ fn report(args: &Args, result: &CapacityResult, failed: Option<Exit>) -> anyhow:
     };
     let say = exit != Exit::Ok || result.ending == Ending::ClientLimit;
     if let (Some(note), true) = (&result.note, say) {
-        eprintln!("serverbench load --find-max: {note}");
+        for (i, line) in wrap(note, 90).iter().enumerate() {
+            let head = if i == 0 {
+                "serverbench load --find-max:"
+            } else {
+                ""
+            };
+            eprintln!("{head:<28} {line}");
+        }
     }
     Ok(exit)
 }
@@ -236,10 +243,12 @@ fn measure_over_hosts(
         exit: f.exit,
         why: format!("at {rate:.0}/s: {}", f.lines.join("; ")),
     })?;
-    capacity::step_of(&d.merged).map_err(|why| StepFailed {
+    let mut step = capacity::step_of(&d.merged).map_err(|why| StepFailed {
         exit: Exit::NoSuccess,
         why,
-    })
+    })?;
+    step.saturated_hosts = d.saturated_hosts;
+    Ok(step)
 }
 
 /// The terminal view: one line on the search, the curve, the answer (under 120 columns).
@@ -290,10 +299,14 @@ pub fn render(r: &CapacityResult) -> String {
             clip(&verdict, room)
         );
     }
-    let answer = match (r.capacity_rps, r.failed_at_rps) {
-        (Some(c), Some(f)) => format!("{c:.0} req/s (missed at {f:.0})"),
-        (Some(c), None) => format!("at least {c:.0} req/s"),
-        (None, _) => "none found".to_string(),
+    let answer = match (r.capacity_rps, r.failed_at_rps, r.ending) {
+        (Some(c), _, Ending::ClientLimit) => format!(
+            "≥ {c:.0} req/s (client limit {:.0})",
+            r.client_ceiling_rps.unwrap_or(0.0)
+        ),
+        (Some(c), Some(f), _) => format!("{c:.0} req/s (missed at {f:.0})"),
+        (Some(c), None, _) => format!("at least {c:.0} req/s"),
+        (None, ..) => "none found".to_string(),
     };
     let _ = writeln!(
         s,
@@ -302,10 +315,34 @@ pub fn render(r: &CapacityResult) -> String {
         r.steps.len(),
         r.search_s
     );
+    if let (Some(c), false) = (r.client_ceiling_rps, r.ending == Ending::ClientLimit) {
+        let _ = writeln!(
+            s,
+            "  Client       sent at most {c:.0} req/s open loop in a step it could not keep"
+        );
+    }
     if let Some(note) = &r.note {
-        let _ = writeln!(s, "  Note         {}", clip(note, 105));
+        for (i, line) in wrap(note, 105).iter().enumerate() {
+            let head = if i == 0 { "Note" } else { "" };
+            let _ = writeln!(s, "  {head:<12} {line}");
+        }
     }
     s
+}
+
+/// `text` in lines of at most `n` characters, broken at spaces.
+fn wrap(text: &str, n: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= n => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(clip(word, n)),
+        }
+    }
+    lines
 }
 
 /// `text` cut to `n` characters with an ellipsis.
@@ -345,6 +382,7 @@ mod tests {
             max_steps: 20,
             capacity_rps: Some(1000.0),
             failed_at_rps: Some(1031.0),
+            client_ceiling_rps: None,
             ending: Ending::Converged,
             note: None,
             search_s: 12.5,
@@ -363,6 +401,32 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("missed: p99 123.456ms > 5ms"), "{text}");
+    }
+
+    #[test]
+    fn a_search_ended_by_the_client_gives_both_figures_and_what_would_find_the_knee() {
+        let mut r = result();
+        r.ending = Ending::ClientLimit;
+        r.failed_at_rps = None;
+        r.client_ceiling_rps = Some(1040.0);
+        r.note = Some(format!(
+            "capacity ≥ 1000/s (client limit 1040/s): {}",
+            "x ".repeat(80)
+        ));
+        let text = render(&r);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 120, "{line}");
+        }
+        assert!(
+            text.contains("Capacity     ≥ 1000 req/s (client limit 1040)"),
+            "{text}"
+        );
+        assert!(!text.contains('…'), "the note is wrapped, not cut: {text}");
+        r.ending = Ending::Converged;
+        r.failed_at_rps = Some(1031.0);
+        let text = render(&r);
+        assert!(text.contains("1000 req/s (missed at 1031)"), "{text}");
+        assert!(text.contains("sent at most 1040 req/s open loop"), "{text}");
     }
 
     #[test]
