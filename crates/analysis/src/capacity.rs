@@ -196,13 +196,22 @@ pub fn target_of(spec: &LoadSpec) -> Vec<String> {
 ///
 /// A rate that fell short while requests failed (≥ 1%) is the server's or the network's doing
 /// (a connection reset or timed out stops sending on it; a client host that died mid-step
-/// leaves its share unsent), never the client's limit: it is a miss, whatever the goal.
+/// leaves its share unsent), never the client's limit: it is a miss, whatever the goal. So is
+/// a rate that fell short, with a client that was not saturated, while every connection was
+/// waiting on the server at the end: the requests not sent were queued behind the server's
+/// answers (in a short step the corrected latency may not yet show that backlog).
 pub fn judge(slo: &Slo, step: &mut Step) {
     step.misses = slo.misses(&step.observed());
     if short(step) && step.errors_pct >= 1.0 && !step.client_saturated {
         step.misses.push(format!(
             "sent {:.0}/s of {:.0}/s with {:.1}% errors",
             step.rate_achieved, step.rate_target, step.errors_pct
+        ));
+    } else if short(step) && !step.client_saturated && backlogged(step) {
+        step.misses.push(format!(
+            "sent {:.0}/s of {:.0}/s: every connection was waiting on the server ({} in flight \
+             at the end)",
+            step.rate_achieved, step.rate_target, step.in_flight_at_end
         ));
     }
     step.client_limit = client_limit(step);
@@ -212,6 +221,11 @@ pub fn judge(slo: &Slo, step: &mut Step) {
 /// Under 95% of the rate asked was sent.
 fn short(step: &Step) -> bool {
     step.rate_achieved < 0.95 * step.rate_target
+}
+
+/// Every connection had a request unanswered when the step ended.
+fn backlogged(step: &Step) -> bool {
+    step.connections > 0 && step.in_flight_at_end >= u64::from(step.connections)
 }
 
 fn client_limit(step: &Step) -> Option<String> {

@@ -184,6 +184,47 @@ fn a_shortfall_with_failed_requests_is_a_miss_and_never_the_clients_limit() {
 }
 
 #[test]
+fn a_shortfall_with_every_connection_waiting_on_the_server_is_a_miss_not_the_clients_limit() {
+    // 4 connections to a server of 400/s asked for 412/s: the goal held in a 1 s step, but
+    // the requests not sent were queued behind the server's answers.
+    let backlog = Step {
+        rate_target: 412.0,
+        rate_achieved: 384.0,
+        p99_us: 40_000.0,
+        connections: 4,
+        in_flight_at_end: 4,
+        ..Step::default()
+    };
+    let mut step = backlog.clone();
+    judge(&slo("p99<=100ms"), &mut step);
+    assert_eq!(step.client_limit, None);
+    assert_eq!(
+        step.misses,
+        ["sent 384/s of 412/s: every connection was waiting on the server (4 in flight at the end)"]
+    );
+    // Connections free at the end: the client did not keep its schedule.
+    let mut idle = Step {
+        in_flight_at_end: 1,
+        ..backlog.clone()
+    };
+    judge(&slo("p99<=100ms"), &mut idle);
+    assert!(
+        idle.misses.is_empty() && idle.client_limit.is_some(),
+        "{idle:?}"
+    );
+    // A saturated client is the client's limit, whatever its connections.
+    let mut busy = Step {
+        client_saturated: true,
+        ..backlog
+    };
+    judge(&slo("p99<=100ms"), &mut busy);
+    assert!(
+        busy.misses.is_empty() && busy.client_limit.is_some(),
+        "{busy:?}"
+    );
+}
+
+#[test]
 fn an_error_mid_search_keeps_the_steps_measured_so_far() {
     let mut n = 0;
     let dying = |rate: f64| {

@@ -43,16 +43,29 @@ fn install(prefix: &Path) -> PathBuf {
 
 /// The installed binary run in `cwd` with no hint of a checkout: no SERVERBENCH_ROOT, no
 /// SERVERBENCH_CACHE, HOME in the test's folder.
+///
+/// A copy just written may be briefly "busy" (ETXTBSY): a child forked by another test thread
+/// while the copy was open for writing holds the descriptor until it execs, so running it is
+/// retried for up to a few seconds, as Cargo's own test suite does.
 fn installed(exe: &Path, cwd: &Path, home: &Path, args: &[&str]) -> Output {
-    Command::new(exe)
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("SERVERBENCH_ROOT")
-        .env_remove("SERVERBENCH_CACHE")
-        .env_remove("XDG_CACHE_HOME")
-        .env("HOME", home)
-        .output()
-        .unwrap()
+    let mut tries = 0;
+    loop {
+        let out = Command::new(exe)
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("SERVERBENCH_ROOT")
+            .env_remove("SERVERBENCH_CACHE")
+            .env_remove("XDG_CACHE_HOME")
+            .env("HOME", home)
+            .output();
+        match out {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other.unwrap(),
+        }
+    }
 }
 
 fn text(b: &[u8]) -> String {

@@ -29,6 +29,13 @@ pub struct Step {
     pub late: u64,
     /// The client's threads were busy or waiting for a CPU ≥ 90% of the time.
     pub client_saturated: bool,
+    /// The connections the step loaded over, and the requests on them still unanswered when
+    /// it ended: as many in flight as connections means every connection was waiting on the
+    /// server (absent from results written before they were kept).
+    #[serde(default)]
+    pub connections: u32,
+    #[serde(default)]
+    pub in_flight_at_end: u64,
     /// Over `--hosts`: the client hosts that were.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub saturated_hosts: Vec<String>,
@@ -67,6 +74,8 @@ impl Step {
             },
             late: r.late.unwrap_or(0),
             client_saturated: r.client_saturated,
+            connections: r.connections,
+            in_flight_at_end: r.in_flight_at_end,
             ..Step::default()
         }
     }
