@@ -60,7 +60,7 @@ impl fmt::Display for Tool {
 
 /// A tool name that is none of [`Tool::ALL`] (the text given).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown tool `{0}` (one of {})", tool_names())]
+#[error("unknown tool `{0}` (one of {names})", names = tool_names())]
 pub struct BadTool(pub String);
 
 fn tool_names() -> String {
