@@ -47,7 +47,7 @@ pub fn decoded(r: &Response, accept: Option<&str>) -> Result<(Encoded, Vec<u8>),
         Encoded::One(c) if listed.contains(c) => c
             .decode(&r.body)
             .map(|b| (enc.clone(), b))
-            .map_err(|e| Diff::new("body", format!("a valid {} body", c.as_str()), e)),
+            .map_err(|e| Diff::new("body", format!("a valid {} body", c.as_str()), e.to_string())),
         _ => Err(Diff::new("content-encoding", expected(), enc.label())),
     }
 }
