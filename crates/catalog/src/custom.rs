@@ -78,11 +78,7 @@ impl Server {
     }
 
     /// A server that is already running at `url`: nothing to start or stop.
-    pub fn attached(
-        name: &str,
-        url: &str,
-        implements: &[Feature],
-    ) -> Result<Server, CustomError> {
+    pub fn attached(name: &str, url: &str, implements: &[Feature]) -> Result<Server, CustomError> {
         check_name(name)?;
         Ok(Server {
             id: name.to_owned(),

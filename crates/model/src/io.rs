@@ -84,6 +84,10 @@ mod tests {
             assert_eq!(io.to_string().parse::<Io>(), Ok(io));
         }
         assert_eq!("io_uring".parse::<Io>(), Ok(Io::Uring));
-        assert!("kqueue".parse::<Io>().unwrap_err().to_string().contains("epoll"));
+        assert!("kqueue"
+            .parse::<Io>()
+            .unwrap_err()
+            .to_string()
+            .contains("epoll"));
     }
 }

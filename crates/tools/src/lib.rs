@@ -328,7 +328,11 @@ pub(crate) mod tests {
     #[test]
     fn tools_parse_from_their_names_and_reject_others() {
         assert_eq!("wrk".parse::<Tool>(), Ok(Tool::Wrk));
-        assert!("curl".parse::<Tool>().unwrap_err().to_string().contains("autocannon"));
+        assert!("curl"
+            .parse::<Tool>()
+            .unwrap_err()
+            .to_string()
+            .contains("autocannon"));
     }
 
     #[test]

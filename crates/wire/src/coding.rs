@@ -153,6 +153,10 @@ mod tests {
         assert_eq!(Coding::Gzip.decode(&e.finish().unwrap()).unwrap(), b"hello");
         let z = zstd::stream::encode_all(&b"hello"[..], 3).unwrap();
         assert_eq!(Coding::Zstd.decode(&z).unwrap(), b"hello");
-        assert!(Coding::Br.decode(b"plain").unwrap_err().to_string().contains("br"));
+        assert!(Coding::Br
+            .decode(b"plain")
+            .unwrap_err()
+            .to_string()
+            .contains("br"));
     }
 }

@@ -41,7 +41,8 @@ impl Url {
             return Err(bad("user info is not supported"));
         }
         let default_port = if tls { 443 } else { 80 };
-        let (host, port) = split_host_port(authority, default_port).map_err(|why| bad(&why.to_string()))?;
+        let (host, port) =
+            split_host_port(authority, default_port).map_err(|why| bad(&why.to_string()))?;
         if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
             return Err(bad("the path contains spaces or control characters"));
         }

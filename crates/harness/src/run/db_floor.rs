@@ -79,10 +79,7 @@ pub(super) fn measure(
         on_event(Event::DatabaseFloor {
             round,
             clients,
-            outcome: floor
-                .as_ref()
-                .map(|f| f.selects_per_s)
-                .map_err(Arc::clone),
+            outcome: floor.as_ref().map(|f| f.selects_per_s).map_err(Arc::clone),
         });
         floors.extend(floor.ok());
     }

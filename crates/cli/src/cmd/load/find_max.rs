@@ -215,7 +215,8 @@ fn measure_step(spec: &LoadSpec, server_pid: Option<u32>) -> Result<Step, StepFa
         EngineError::Refused { .. } => failed(Exit::Refused, e.to_string()),
         e => failed(Exit::BadInput, e.to_string()),
     })?;
-    let mut step = capacity::step_of(&result).map_err(|e| failed(Exit::NoSuccess, e.to_string()))?;
+    let mut step =
+        capacity::step_of(&result).map_err(|e| failed(Exit::NoSuccess, e.to_string()))?;
     if let (Some(pid), Some(start)) = (server_pid, at_start.get()) {
         let cpu_s = tree_cpu_s(pid) - start;
         step.server_cpu_us_per_request =
