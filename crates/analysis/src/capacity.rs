@@ -71,7 +71,7 @@ impl Default for Plan {
 impl Plan {
     /// The plan of a suite profile's `find_max` (its precision in percent; the defaults for
     /// what it leaves out), or why it cannot run, naming the key.
-    pub fn of(f: &FindMax) -> Result<Plan, String> {
+    pub fn of(f: &FindMax) -> Result<Plan, PlanError> {
         let d = Plan::default();
         let plan = Plan {
             start: f.start_rate.unwrap_or(d.start),
@@ -80,21 +80,42 @@ impl Plan {
             ..d
         };
         if !(plan.precision > 0.0 && plan.precision < 1.0) {
-            return Err("find_max precision: a percentage above 0 and below 100".into());
+            return Err(PlanError::Precision);
         }
         if plan.max_steps < 2 {
-            return Err(
-                "find_max max_steps: at least 2 (a bracket needs a pass and a miss)".into(),
-            );
+            return Err(PlanError::MaxSteps);
         }
         if !(plan.start > 0.0 && plan.start <= plan.ceiling) {
-            return Err(format!(
-                "find_max start_rate: above 0 and at most {}",
-                plan.ceiling
-            ));
+            return Err(PlanError::StartRate {
+                ceiling: plan.ceiling,
+            });
         }
         Ok(plan)
     }
+}
+
+/// Why a suite profile's `find_max` cannot run, naming the key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error("find_max precision: a percentage above 0 and below 100")]
+    Precision,
+    #[error("find_max max_steps: at least 2 (a bracket needs a pass and a miss)")]
+    MaxSteps,
+    #[error("find_max start_rate: above 0 and at most {ceiling}")]
+    StartRate {
+        /// The highest rate the search asks for, requests/s.
+        ceiling: f64,
+    },
+}
+
+/// A step that measured nothing about the server, naming the rate asked and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("at {rate:.0}/s: {why}")]
+pub struct StepError {
+    /// The rate asked, requests/s.
+    pub rate: f64,
+    /// Why nothing was measured (no request succeeded, none was answered...).
+    pub why: String,
 }
 
 /// What the search found (the caller adds the target, the goal and the time taken).
@@ -148,12 +169,15 @@ pub fn step_spec(spec: &LoadSpec, rate: f64, length: Duration, warmup: Duration)
 /// The step an open-loop load measured (not yet judged), or why it measured nothing about the
 /// server (no request succeeded, or none was answered: its latency would meet any goal),
 /// naming the rate.
-pub fn step_of(r: &LoadResult) -> Result<Step, String> {
+pub fn step_of(r: &LoadResult) -> Result<Step, StepError> {
     let unanswered = (r.requests == 0)
         .then(|| answers::judge(&Answers::of(r)).map(|f| f.describe("step")))
         .flatten();
     match r.no_success().or(unanswered) {
-        Some(why) => Err(format!("at {:.0}/s: {why}", r.rate_target.unwrap_or(0.0))),
+        Some(why) => Err(StepError {
+            rate: r.rate_target.unwrap_or(0.0),
+            why,
+        }),
         None => Ok(Step::from_load(r)),
     }
 }

@@ -280,7 +280,7 @@ fn a_suites_find_max_becomes_a_plan_and_a_bad_value_names_its_key() {
         (plan.start, plan.precision, plan.max_steps),
         (100.0, 0.02, 20)
     );
-    let bad = |f: FindMax| Plan::of(&f).unwrap_err();
+    let bad = |f: FindMax| Plan::of(&f).unwrap_err().to_string();
     assert!(bad(find_max(Some(0.0), None, None)).contains("precision"));
     assert!(bad(find_max(None, Some(1), None)).contains("max_steps"));
     assert!(bad(find_max(None, None, Some(0.0))).contains("start_rate"));
@@ -309,7 +309,7 @@ fn a_step_where_no_request_succeeded_is_an_error_naming_its_rate() {
         ..LoadResult::default()
     };
     r.errors.connect = 12;
-    let why = step_of(&r).unwrap_err();
+    let why = step_of(&r).unwrap_err().to_string();
     assert!(why.starts_with("at 800/s: no request succeeded"), "{why}");
     r.requests = 100;
     assert_eq!(step_of(&r).unwrap().requests, 112);
@@ -323,7 +323,7 @@ fn a_step_that_nothing_answered_is_an_error_and_not_a_goal_met() {
         in_flight_at_end: 1600,
         ..LoadResult::default()
     };
-    let why = step_of(&r).unwrap_err();
+    let why = step_of(&r).unwrap_err().to_string();
     assert_eq!(
         why,
         "at 800/s: no answer in the 2.0 s step: 1600 requests in flight"

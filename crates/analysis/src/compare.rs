@@ -184,8 +184,19 @@ pub fn compare(old: &[LapRecord], new: &[LapRecord]) -> Comparison {
     }
 }
 
+/// Why a `--fail-above` (or `--fail-on-regression`) threshold was refused, naming the value given.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ThresholdError {
+    /// Not a number, with or without `%`.
+    #[error("`{0}` is not a percentage (try `5%`)")]
+    NotAPercentage(String),
+    /// A number outside [0%, 100%).
+    #[error("`{0}` must be between 0% and 100%")]
+    OutOfRange(String),
+}
+
 /// Parses a `--fail-above` threshold: `5%`, `5` (percent) or `0.05` (a fraction below 1).
-pub fn parse_threshold(text: &str) -> Result<f64, String> {
+pub fn parse_threshold(text: &str) -> Result<f64, ThresholdError> {
     let t = text.trim();
     let (number, percent) = match t.strip_suffix('%') {
         Some(n) => (n.trim(), true),
@@ -193,10 +204,10 @@ pub fn parse_threshold(text: &str) -> Result<f64, String> {
     };
     let x: f64 = number
         .parse()
-        .map_err(|_| format!("`{text}` is not a percentage (try `5%`)"))?;
+        .map_err(|_| ThresholdError::NotAPercentage(text.to_string()))?;
     let fraction = if percent || x >= 1.0 { x / 100.0 } else { x };
     if !(0.0..1.0).contains(&fraction) {
-        return Err(format!("`{text}` must be between 0% and 100%"));
+        return Err(ThresholdError::OutOfRange(text.to_string()));
     }
     Ok(fraction)
 }

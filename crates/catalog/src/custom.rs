@@ -10,15 +10,26 @@ use std::path::Path;
 /// The language shown for a server known only by its command.
 pub const CUSTOM_LANGUAGE: &str = "(yours)";
 
+/// Why a server of the user's own was refused, naming it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CustomError {
+    /// The name given is not a server name.
+    #[error(
+        "`{0}` is not a server name (letters, digits, - _ . and at most one /, e.g. my/server)"
+    )]
+    BadName(String),
+    /// `--server NAME=` with nothing after the `=`.
+    #[error("{0}: the command is empty")]
+    EmptyCommand(String),
+}
+
 /// Checks a user-given server name: letters, digits, `-`, `_`, `.` and at most one `/`.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), CustomError> {
     let ok_chars = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
     if name.is_empty() || !ok_chars || name.matches('/').count() > 1 || name.starts_with('/') {
-        return Err(format!(
-            "`{name}` is not a server name (letters, digits, - _ . and at most one /, e.g. my/server)"
-        ));
+        return Err(CustomError::BadName(name.to_owned()));
     }
     Ok(())
 }
@@ -54,10 +65,10 @@ impl Server {
         command: &str,
         dir: &Path,
         implements: &[Feature],
-    ) -> Result<Server, String> {
+    ) -> Result<Server, CustomError> {
         check_name(name)?;
         if command.trim().is_empty() {
-            return Err(format!("{name}: the command is empty"));
+            return Err(CustomError::EmptyCommand(name.to_owned()));
         }
         Ok(Server {
             id: name.to_owned(),
@@ -67,7 +78,7 @@ impl Server {
     }
 
     /// A server that is already running at `url`: nothing to start or stop.
-    pub fn attached(name: &str, url: &str, implements: &[Feature]) -> Result<Server, String> {
+    pub fn attached(name: &str, url: &str, implements: &[Feature]) -> Result<Server, CustomError> {
         check_name(name)?;
         Ok(Server {
             id: name.to_owned(),

@@ -44,10 +44,15 @@ pub fn decoded(r: &Response, accept: Option<&str>) -> Result<(Encoded, Vec<u8>),
     };
     match &enc {
         Encoded::Identity => Ok((enc, r.body.clone())),
-        Encoded::One(c) if listed.contains(c) => c
-            .decode(&r.body)
-            .map(|b| (enc.clone(), b))
-            .map_err(|e| Diff::new("body", format!("a valid {} body", c.as_str()), e)),
+        Encoded::One(c) if listed.contains(c) => {
+            c.decode(&r.body).map(|b| (enc.clone(), b)).map_err(|e| {
+                Diff::new(
+                    "body",
+                    format!("a valid {} body", c.as_str()),
+                    e.to_string(),
+                )
+            })
+        }
         _ => Err(Diff::new("content-encoding", expected(), enc.label())),
     }
 }

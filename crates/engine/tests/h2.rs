@@ -226,7 +226,7 @@ fn a_mix_over_h2c_draws_by_weight_and_counts_errors_on_their_entry() {
     });
     let text = "[[request]]\npath = \"/a\"\nweight = 3\n\
                 [[request]]\nmethod = \"POST\"\npath = \"/b\"\nbody = \"xyz\"\n";
-    let no_files = |_: &std::path::Path| Err("none".to_string());
+    let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
     let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
     let mut spec = serverbench_model::LoadSpec {
         urls: vec![format!("http://{addr}")],

@@ -145,7 +145,7 @@ fn a_result_written_before_tls_existed_still_parses_and_validates() {
 fn a_mix_json_validates_and_its_entry_histograms_give_back_their_percentiles() {
     let addr = http_server(|_, _| Reply::Send(ok("Hello World!")));
     let text = "[[request]]\npath = \"/a\"\nweight = 2\n[[request]]\npath = \"/b\"\n";
-    let no_files = |_: &std::path::Path| Err("none".to_string());
+    let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
     let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
     let spec = serverbench_model::LoadSpec {
         urls: vec![format!("http://{addr}")],

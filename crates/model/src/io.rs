@@ -57,14 +57,19 @@ impl fmt::Display for IoBackend {
     }
 }
 
+/// An `--io` value that is none of the choices (the text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}`: expected auto, epoll or uring")]
+pub struct BadIo(pub String);
+
 impl FromStr for Io {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Io, String> {
+    type Err = BadIo;
+    fn from_str(s: &str) -> Result<Io, BadIo> {
         match s {
             "auto" => Ok(Io::Auto),
             "epoll" => Ok(Io::Epoll),
             "uring" | "io_uring" | "io-uring" => Ok(Io::Uring),
-            _ => Err(format!("`{s}`: expected auto, epoll or uring")),
+            _ => Err(BadIo(s.to_string())),
         }
     }
 }
@@ -79,6 +84,10 @@ mod tests {
             assert_eq!(io.to_string().parse::<Io>(), Ok(io));
         }
         assert_eq!("io_uring".parse::<Io>(), Ok(Io::Uring));
-        assert!("kqueue".parse::<Io>().unwrap_err().contains("epoll"));
+        assert!("kqueue"
+            .parse::<Io>()
+            .unwrap_err()
+            .to_string()
+            .contains("epoll"));
     }
 }

@@ -75,7 +75,7 @@ impl Mix {
             why: e.to_string(),
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        let read = |p: &Path| std::fs::read(dir.join(p)).map_err(|e| e.to_string());
+        let read = |p: &Path| std::fs::read(dir.join(p));
         Mix::parse(&text, path, &read)
     }
 
@@ -84,7 +84,7 @@ impl Mix {
     pub fn parse(
         text: &str,
         file: &Path,
-        read_body: &dyn Fn(&Path) -> Result<Vec<u8>, String>,
+        read_body: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
     ) -> Result<Mix, MixError> {
         let json = file.extension().is_some_and(|e| e == "json");
         let invalid = |line: usize, message: String| MixError::Invalid {
@@ -207,7 +207,7 @@ impl RawEntry {
     /// The entry checked and resolved; an error names its key.
     fn resolve(
         self,
-        read_body: &dyn Fn(&Path) -> Result<Vec<u8>, String>,
+        read_body: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
     ) -> Result<MixEntry, (&'static str, String)> {
         let method = self.method.as_deref().unwrap_or("GET").to_ascii_uppercase();
         if method == "HEAD" {

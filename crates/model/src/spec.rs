@@ -159,14 +159,19 @@ impl fmt::Display for TlsVersion {
     }
 }
 
+/// A `--tls-version` that is neither 1.2 nor 1.3 (the text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}`: expected 1.2 or 1.3")]
+pub struct BadTlsVersion(pub String);
+
 /// `1.2`/`1.3` (the flag's spelling) or `TLSv1.2`/`TLSv1.3`.
 impl FromStr for TlsVersion {
-    type Err = String;
-    fn from_str(s: &str) -> Result<TlsVersion, String> {
+    type Err = BadTlsVersion;
+    fn from_str(s: &str) -> Result<TlsVersion, BadTlsVersion> {
         match s.strip_prefix("TLSv").unwrap_or(s) {
             "1.2" => Ok(TlsVersion::V1_2),
             "1.3" => Ok(TlsVersion::V1_3),
-            _ => Err(format!("`{s}`: expected 1.2 or 1.3")),
+            _ => Err(BadTlsVersion(s.to_string())),
         }
     }
 }

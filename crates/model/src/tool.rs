@@ -58,15 +58,22 @@ impl fmt::Display for Tool {
     }
 }
 
+/// A tool name that is none of [`Tool::ALL`] (the text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool `{0}` (one of {names})", names = tool_names())]
+pub struct BadTool(pub String);
+
+fn tool_names() -> String {
+    let all: Vec<&str> = Tool::ALL.iter().map(|t| t.as_str()).collect();
+    all.join(", ")
+}
+
 impl FromStr for Tool {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Tool, String> {
+    type Err = BadTool;
+    fn from_str(s: &str) -> Result<Tool, BadTool> {
         Tool::ALL
             .into_iter()
             .find(|t| t.as_str() == s)
-            .ok_or_else(|| {
-                let all: Vec<&str> = Tool::ALL.iter().map(|t| t.as_str()).collect();
-                format!("unknown tool `{s}` (one of {})", all.join(", "))
-            })
+            .ok_or_else(|| BadTool(s.to_string()))
     }
 }

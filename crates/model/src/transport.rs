@@ -87,13 +87,18 @@ impl fmt::Display for TlsResume {
     }
 }
 
+/// A TLS resumption that is none of tickets, ids or off (the text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown TLS resumption `{0}` (tickets, ids or off)")]
+pub struct BadTlsResume(pub String);
+
 impl FromStr for TlsResume {
-    type Err = String;
-    fn from_str(s: &str) -> Result<TlsResume, String> {
+    type Err = BadTlsResume;
+    fn from_str(s: &str) -> Result<TlsResume, BadTlsResume> {
         TlsResume::ALL
             .into_iter()
             .find(|r| r.as_str() == s)
-            .ok_or_else(|| format!("unknown TLS resumption `{s}` (tickets, ids or off)"))
+            .ok_or_else(|| BadTlsResume(s.to_string()))
     }
 }
 

@@ -50,6 +50,23 @@ pub enum ToolError {
     },
 }
 
+/// Why a URL is not a target ([`Target::from_url`]), naming what was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    /// Not `http://...`.
+    #[error("`{0}` is not an http:// URL")]
+    NotHttp(String),
+    /// `http://[::1` with no `]`.
+    #[error("unclosed [ in the host")]
+    UnclosedBracket,
+    /// `http://:8080/`.
+    #[error("`{0}` has no host")]
+    NoHost(String),
+    /// The text after the host's `:` is not a port.
+    #[error("`{0}` is not a port")]
+    BadPort(String),
+}
+
 /// Where the load goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -68,14 +85,14 @@ pub struct Target {
 impl Target {
     /// The target of `http://HOST[:PORT][/path]` (the path is the suite's business); an IPv6
     /// host is bracketed, the port defaults to 80.
-    pub fn from_url(url: &str) -> Result<Target, String> {
+    pub fn from_url(url: &str) -> Result<Target, UrlError> {
         let rest = url
             .strip_prefix("http://")
-            .ok_or_else(|| format!("`{url}` is not an http:// URL"))?;
+            .ok_or_else(|| UrlError::NotHttp(url.to_owned()))?;
         let authority = rest.split('/').next().unwrap_or("");
         let (host, port) = match authority.strip_prefix('[') {
             Some(v6) => {
-                let (h, after) = v6.split_once(']').ok_or("unclosed [ in the host")?;
+                let (h, after) = v6.split_once(']').ok_or(UrlError::UnclosedBracket)?;
                 (h, after.strip_prefix(':'))
             }
             None => match authority.rsplit_once(':') {
@@ -84,10 +101,10 @@ impl Target {
             },
         };
         if host.is_empty() {
-            return Err(format!("`{url}` has no host"));
+            return Err(UrlError::NoHost(url.to_owned()));
         }
         let port = match port {
-            Some(p) => p.parse().map_err(|_| format!("`{p}` is not a port"))?,
+            Some(p) => p.parse().map_err(|_| UrlError::BadPort(p.to_owned()))?,
             None => 80,
         };
         Ok(Target {
@@ -311,7 +328,11 @@ pub(crate) mod tests {
     #[test]
     fn tools_parse_from_their_names_and_reject_others() {
         assert_eq!("wrk".parse::<Tool>(), Ok(Tool::Wrk));
-        assert!("curl".parse::<Tool>().unwrap_err().contains("autocannon"));
+        assert!("curl"
+            .parse::<Tool>()
+            .unwrap_err()
+            .to_string()
+            .contains("autocannon"));
     }
 
     #[test]

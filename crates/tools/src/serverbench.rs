@@ -340,7 +340,7 @@ mod tests {
     #[test]
     fn a_mix_lap_hands_the_engine_its_entries_and_the_bare_base_url() {
         let text = "[[request]]\npath = \"/json\"\n";
-        let no_files = |_: &std::path::Path| Err("none".to_string());
+        let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
         let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
         let p = LoadParams {
             mode: Mode::Http,

@@ -4,6 +4,16 @@
 
 use std::io::Read;
 
+/// A body that is not valid in its coding: the coding and the decoder's error.
+#[derive(Debug, thiserror::Error)]
+#[error("not valid {}: {source}", coding.as_str())]
+pub struct DecodeError {
+    /// The coding the body claimed.
+    pub coding: Coding,
+    /// What the decoder said.
+    pub source: std::io::Error,
+}
+
 /// A content coding of `Content-Encoding` / `Accept-Encoding`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Coding {
@@ -40,7 +50,7 @@ impl Coding {
     }
 
     /// Decodes `body`; the error says why (named by the coding).
-    pub fn decode(self, body: &[u8]) -> Result<Vec<u8>, String> {
+    pub fn decode(self, body: &[u8]) -> Result<Vec<u8>, DecodeError> {
         let mut out = Vec::new();
         let r = match self {
             Coding::Gzip => flate2::read::MultiGzDecoder::new(body).read_to_end(&mut out),
@@ -58,8 +68,10 @@ impl Coding {
                 zstd::stream::read::Decoder::new(body).and_then(|mut d| d.read_to_end(&mut out))
             }
         };
-        r.map(|_| out)
-            .map_err(|e| format!("not valid {}: {e}", self.as_str()))
+        r.map(|_| out).map_err(|source| DecodeError {
+            coding: self,
+            source,
+        })
     }
 }
 
@@ -141,6 +153,10 @@ mod tests {
         assert_eq!(Coding::Gzip.decode(&e.finish().unwrap()).unwrap(), b"hello");
         let z = zstd::stream::encode_all(&b"hello"[..], 3).unwrap();
         assert_eq!(Coding::Zstd.decode(&z).unwrap(), b"hello");
-        assert!(Coding::Br.decode(b"plain").unwrap_err().contains("br"));
+        assert!(Coding::Br
+            .decode(b"plain")
+            .unwrap_err()
+            .to_string()
+            .contains("br"));
     }
 }

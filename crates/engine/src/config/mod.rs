@@ -14,7 +14,7 @@ mod ws;
 
 use mix::{wanted, Wanted};
 pub use mix::{MixPlan, Picker};
-pub use url::{resolve, split_host_port, Url};
+pub use url::{resolve, split_host_port, HostPortError, Url};
 pub use ws::{ws_target, WsKind, WsOptions, WsSpec, DEFAULT_MESSAGE};
 
 /// A configuration problem, reported before any load is generated.

@@ -443,7 +443,7 @@ mod tests {
         let text = "[[request]]\npath = \"/a\"\nweight = 3\n\
                     [[request]]\nmethod = \"POST\"\npath = \"/up\"\nbody = \"xyz\"\n\
                     headers = [\"X-E: 1\"]\n";
-        let no_files = |_: &std::path::Path| Err("none".to_string());
+        let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
         let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
         LoadSpec {
             mix: Some(mix),

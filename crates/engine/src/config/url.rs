@@ -41,7 +41,8 @@ impl Url {
             return Err(bad("user info is not supported"));
         }
         let default_port = if tls { 443 } else { 80 };
-        let (host, port) = split_host_port(authority, default_port).map_err(|why| bad(&why))?;
+        let (host, port) =
+            split_host_port(authority, default_port).map_err(|why| bad(&why.to_string()))?;
         if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
             return Err(bad("the path contains spaces or control characters"));
         }
@@ -69,15 +70,30 @@ impl Url {
     }
 }
 
+/// Why `host[:port]` does not split ([`split_host_port`]), naming the part at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostPortError {
+    #[error("unclosed `[` in the host")]
+    UnclosedBracket,
+    #[error("junk after `]`")]
+    JunkAfterBracket,
+    #[error("the host is empty")]
+    EmptyHost,
+    #[error("invalid character in host `{0}`")]
+    BadHost(String),
+    #[error("invalid port `{0}`")]
+    BadPort(String),
+}
+
 /// Splits `host[:port]` or `[v6][:port]`.
-pub fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), String> {
+pub fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), HostPortError> {
     let (host, port) = if let Some(rest) = s.strip_prefix('[') {
-        let end = rest.find(']').ok_or("unclosed `[` in the host")?;
+        let end = rest.find(']').ok_or(HostPortError::UnclosedBracket)?;
         let after = &rest[end + 1..];
         let port = match after.strip_prefix(':') {
             Some(p) => Some(p),
             None if after.is_empty() => None,
-            None => return Err("junk after `]`".into()),
+            None => return Err(HostPortError::JunkAfterBracket),
         };
         (rest[..end].to_string(), port)
     } else {
@@ -87,19 +103,19 @@ pub fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), Stri
         }
     };
     if host.is_empty() {
-        return Err("the host is empty".into());
+        return Err(HostPortError::EmptyHost);
     }
     if host
         .bytes()
         .any(|b| !(b.is_ascii_alphanumeric() || b"-._:%".contains(&b)))
     {
-        return Err(format!("invalid character in host `{host}`"));
+        return Err(HostPortError::BadHost(host));
     }
     let port = match port {
         None => default_port,
         Some(p) => match p.parse::<u16>() {
             Ok(p) if p > 0 => p,
-            _ => return Err(format!("invalid port `{p}`")),
+            _ => return Err(HostPortError::BadPort(p.to_string())),
         },
     };
     Ok((host, port))

@@ -13,9 +13,10 @@ use super::database::RunDatabase;
 use super::plan::{self, Plan};
 use super::Event;
 use crate::results::{self, database::DatabaseFloor, env::Env};
-use serverbench_database::{measure_floor, FloorMode, FloorSpec};
+use serverbench_database::{measure_floor, DbError, FloorMode, FloorSpec};
 use serverbench_model::Feature;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The longest a floor measurement runs.
@@ -72,15 +73,13 @@ pub(super) fn measure(
     }
     let mut floors = Vec::new();
     for (clients, duration) in points {
-        let floor =
-            one(db, client_cpus, clients, duration, dir).map(|f| DatabaseFloor { round, ..f });
+        let floor = one(db, client_cpus, clients, duration, dir)
+            .map(|f| DatabaseFloor { round, ..f })
+            .map_err(Arc::new);
         on_event(Event::DatabaseFloor {
             round,
             clients,
-            outcome: floor
-                .as_ref()
-                .map(|f| f.selects_per_s)
-                .map_err(String::clone),
+            outcome: floor.as_ref().map(|f| f.selects_per_s).map_err(Arc::clone),
         });
         floors.extend(floor.ok());
     }
@@ -98,8 +97,8 @@ fn one(
     clients: u32,
     duration: Duration,
     dir: &Path,
-) -> Result<DatabaseFloor, String> {
-    let (url, db_cpus) = db.for_floor().map_err(|e| e.to_string())?;
+) -> Result<DatabaseFloor, DbError> {
+    let (url, db_cpus) = db.for_floor()?;
     let client_cpus = client_cpus.to_vec();
     let spec = FloorSpec {
         clients,
@@ -107,7 +106,7 @@ fn one(
         duration,
         mode: FloorMode::Plain,
     };
-    let r = measure_floor(&url, &spec, &dir.join("scripts")).map_err(|e| e.to_string())?;
+    let r = measure_floor(&url, &spec, &dir.join("scripts"))?;
     // The same sessions in pipeline mode: a reference a pipelining driver is read against.
     let pipelined = FloorSpec {
         mode: FloorMode::Pipeline,

@@ -129,7 +129,7 @@ impl Search<'_> {
                 faults: f.faults,
             },
         })?;
-        let mut step = capacity::step_of(&d.merged).map_err(Stop::Unmeasured)?;
+        let mut step = capacity::step_of(&d.merged).map_err(|e| Stop::Unmeasured(e.to_string()))?;
         step.saturated_hosts = d.saturated_hosts;
         // A sampler that could not start (or answer) leaves the step's server CPU out.
         let stats = sampler
@@ -178,7 +178,7 @@ pub(super) fn measure(
     let find_max = params.find_max.as_ref().expect("a find_max lap");
     let plan = match Plan::of(find_max) {
         Ok(p) => p,
-        Err(why) => return failed(LapError::Search(why)),
+        Err(why) => return failed(LapError::Search(why.to_string())),
     };
     let (spec, copies) = match hosts::client_spec(run, params, target, tls) {
         Ok(s) => s,

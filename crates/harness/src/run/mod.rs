@@ -189,8 +189,8 @@ pub enum Event {
         round: u32,
         /// pgbench's sessions.
         clients: u32,
-        /// Selects per second, or why not.
-        outcome: Result<f64, String>,
+        /// Selects per second, or why not (the database's error, shared: events are cloned).
+        outcome: Result<f64, std::sync::Arc<serverbench_database::DbError>>,
     },
 }
 

@@ -1,7 +1,7 @@
 use super::*;
 
-fn no_files(p: &Path) -> Result<Vec<u8>, String> {
-    Err(format!("no file {}", p.display()))
+fn no_files(p: &Path) -> std::io::Result<Vec<u8>> {
+    Err(std::io::Error::other(format!("no file {}", p.display())))
 }
 
 fn parse(text: &str, file: &str) -> Result<Mix, MixError> {
@@ -46,7 +46,7 @@ fn a_body_file_is_read_through_the_reader_and_a_missing_one_names_its_line() {
     let text = "[[request]]\npath = \"/a\"\n\n[[request]]\npath = \"/u\"\nbody_file = \"up.bin\"\n";
     let read = |p: &Path| match p.to_str() {
         Some("up.bin") => Ok(vec![1, 2, 3]),
-        _ => Err("missing".to_string()),
+        _ => Err(std::io::Error::other("missing")),
     };
     let mix = Mix::parse(text, Path::new("m.toml"), &read).unwrap();
     assert_eq!(mix.entries[1].body.as_deref(), Some(&[1u8, 2, 3][..]));

@@ -53,14 +53,17 @@ impl Suite {
     }
 }
 
+/// An `until_ci` (or `--until-ci`) percent that is not one (the text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a percent between 0 and 100 (e.g. \"5%\")")]
+pub struct BadPct(pub String);
+
 /// A percent written `"5%"`, `"5"` or `5`.
-pub fn parse_pct(text: &str) -> Result<f64, String> {
+pub fn parse_pct(text: &str) -> Result<f64, BadPct> {
     let t = text.trim().trim_end_matches('%').trim();
     match t.parse::<f64>() {
         Ok(p) if p > 0.0 && p < 100.0 => Ok(p),
-        _ => Err(format!(
-            "`{text}` is not a percent between 0 and 100 (e.g. \"5%\")"
-        )),
+        _ => Err(BadPct(text.to_string())),
     }
 }
 

@@ -215,7 +215,8 @@ fn measure_step(spec: &LoadSpec, server_pid: Option<u32>) -> Result<Step, StepFa
         EngineError::Refused { .. } => failed(Exit::Refused, e.to_string()),
         e => failed(Exit::BadInput, e.to_string()),
     })?;
-    let mut step = capacity::step_of(&result).map_err(|why| failed(Exit::NoSuccess, why))?;
+    let mut step =
+        capacity::step_of(&result).map_err(|e| failed(Exit::NoSuccess, e.to_string()))?;
     if let (Some(pid), Some(start)) = (server_pid, at_start.get()) {
         let cpu_s = tree_cpu_s(pid) - start;
         step.server_cpu_us_per_request =
@@ -243,9 +244,9 @@ fn measure_over_hosts(
         exit: f.exit,
         why: format!("at {rate:.0}/s: {}", f.lines.join("; ")),
     })?;
-    let mut step = capacity::step_of(&d.merged).map_err(|why| StepFailed {
+    let mut step = capacity::step_of(&d.merged).map_err(|e| StepFailed {
         exit: Exit::NoSuccess,
-        why,
+        why: e.to_string(),
     })?;
     step.saturated_hosts = d.saturated_hosts;
     Ok(step)
