@@ -115,12 +115,13 @@ fn a_find_max_profile_records_the_search_and_a_rate_profile_its_cost_in_every_re
         "{capacity}"
     );
     assert_eq!(capacity["steps"][0]["rate_target"], 50.0, "{capacity}");
-    // The engine read the server's tree per step; the lap's cost is its capacity step's.
+    // The engine read the server's tree per step (a short step of a fast server can use less
+    // than one clock tick, 10 ms, so some read 0); the lap's cost is its capacity step's.
     let steps = capacity["steps"].as_array().unwrap();
+    let cpu = |s: &serde_json::Value| s["server_cpu_us_per_request"].as_f64();
     assert!(
-        steps.iter().all(|s| s["server_cpu_us_per_request"]
-            .as_f64()
-            .is_some_and(|v| v > 0.0)),
+        steps.iter().all(|s| cpu(s).is_some_and(|v| v >= 0.0))
+            && steps.iter().any(|s| cpu(s).is_some_and(|v| v > 0.0)),
         "{capacity}"
     );
     let at = steps
