@@ -3,6 +3,9 @@
 //! nothing fails with its cause instead of reading `0 req/s` as ok. The real binary against
 //! loopback servers written here.
 
+mod common;
+
+use common::records;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
@@ -130,18 +133,6 @@ ThreadingHTTPServer.daemon_threads = True
 print("listening", flush=True)
 ThreadingHTTPServer((os.environ["HOST"], int(os.environ["PORT"])), H).serve_forever()
 "#;
-
-fn records(results: &Path) -> Vec<serde_json::Value> {
-    let dir = std::fs::read_dir(results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.join("results.jsonl").is_file())
-        .expect("a results folder");
-    let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// `run` of [`HANGS`] as a server of the test's own, with `laps` of `lap` after `warmup`.
 fn run_hangs(tmp: &Path, lap: &str, laps: &str, warmup: &str) -> Output {

@@ -2,9 +2,11 @@
 //! server in one run, a server already running (`run --url NAME=URL --pid PID`), and
 //! `verify --url`. The servers here are written by the tests themselves.
 
+mod common;
 #[path = "common/contract.rs"]
 mod contract;
 
+use common::records;
 use contract::in_process_server;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -43,18 +45,6 @@ class H(BaseHTTPRequestHandler):
         pass
 ThreadingHTTPServer((os.environ["HOST"], int(os.environ["PORT"])), H).serve_forever()
 "#;
-
-fn records(results: &Path) -> Vec<serde_json::Value> {
-    let dir = std::fs::read_dir(results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.join("results.jsonl").is_file())
-        .expect("a results folder");
-    let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 #[test]
 fn your_own_command_is_ranked_beside_a_catalog_server_in_one_run() {

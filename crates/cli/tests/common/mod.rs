@@ -1,7 +1,22 @@
-//! Fixtures shared by the CLI's integration tests.
+//! Fixtures shared by the CLI's integration tests (each test crate uses some of them).
+#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+
+/// Every lap record of the one results folder under `results` (a run's `--results`).
+pub fn records(results: &Path) -> Vec<serde_json::Value> {
+    let dir = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("results.jsonl").is_file())
+        .expect("a results folder");
+    let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
 
 /// A keep-alive HTTP server answering every request with `Hello World!`.
 pub fn hello_server() -> SocketAddr {

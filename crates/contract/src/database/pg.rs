@@ -59,12 +59,8 @@ impl PgReferee {
     }
 
     /// The error of the statement that did `what`.
-    fn err(&self, what: &'static str) -> impl Fn(postgres::Error) -> RefereeError + '_ {
-        move |source| RefereeError::Statement {
-            what,
-            db: self.url.to_string(),
-            source,
-        }
+    fn err(&self, what: &'static str) -> impl Fn(postgres::Error) -> RefereeError {
+        statement_failed(self.url.to_string(), what)
     }
 
     /// A snapshot, and the calls of this database's statements the role may not see (their
@@ -114,6 +110,15 @@ impl PgReferee {
             self.fortunes()?;
         }
         Ok(())
+    }
+}
+
+/// The error of the statement that did `what` on the database `db`.
+fn statement_failed(db: String, what: &'static str) -> impl Fn(postgres::Error) -> RefereeError {
+    move |source| RefereeError::Statement {
+        what,
+        db: db.clone(),
+        source,
     }
 }
 
@@ -204,12 +209,7 @@ impl Referee for PgReferee {
             .map_or(0, |d| d.subsec_nanos());
         let added = format!("Added by verify <{nonce}> & not cached.");
         let changed = format!("Changed by verify: \"{nonce}\".");
-        let url = self.url.to_string();
-        let failed = move |source| RefereeError::Statement {
-            what: "INSERT and UPDATE of fortune",
-            db: url.clone(),
-            source,
-        };
+        let failed = self.err("INSERT and UPDATE of fortune");
         let mut tx = self.client.transaction().map_err(&failed)?;
         let result = tx
             .execute(
@@ -241,12 +241,7 @@ impl Referee for PgReferee {
         }
         if let Some(table) = &self.fortunes_before {
             let (ids, messages): (Vec<i32>, Vec<String>) = table.iter().cloned().unzip();
-            let url = self.url.to_string();
-            let failed = move |source| RefereeError::Statement {
-                what: "restoring fortune",
-                db: url.clone(),
-                source,
-            };
+            let failed = self.err("restoring fortune");
             let mut tx = self.client.transaction().map_err(&failed)?;
             tx.execute("DELETE FROM fortune", &[])
                 .and_then(|_| {
