@@ -4,29 +4,12 @@
 //! command needs one. And what it records names its own commit, not the repository around the
 //! catalog it was pointed at.
 
+mod common;
 #[path = "common/contract.rs"]
 mod contract;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-/// The test's own server: Python's http.server on $HOST:$PORT answering /hello.
-const FIXTURE: &str = r#"
-import os
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        body = b"Hello World!"
-        self.send_response(200 if self.path == "/hello" else 404)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-ThreadingHTTPServer((os.environ["HOST"], int(os.environ["PORT"])), H).serve_forever()
-"#;
 
 /// `cargo install --path crates/cli --root PREFIX` builds this package and copies its one binary
 /// to PREFIX/bin; copying the binary cargo built for these tests there gives the same file in
@@ -104,7 +87,7 @@ fn an_installed_binary_benchmarks_and_verifies_your_server_from_a_folder_without
     let (work, home) = (tmp.path().join("work"), tmp.path().join("home"));
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(work.join("fixture.py"), FIXTURE).unwrap();
+    std::fs::write(work.join("fixture.py"), common::HELLO_PY).unwrap();
     let args = ["run", "--server", "mine=exec python3 fixture.py", "-c", "2"];
     let rest = ["-d", "1s", "--laps", "1", "--warmup", "0s"];
     let out = installed(&exe, &work, &home, &[&args[..], &rest[..]].concat());

@@ -28,28 +28,10 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A user's server: Python's http.server on $HOST:$PORT answering /hello.
-const MY_SERVER: &str = r#"
-import os
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        body = b"Hello World!"
-        self.send_response(200 if self.path == "/hello" else 404)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-ThreadingHTTPServer((os.environ["HOST"], int(os.environ["PORT"])), H).serve_forever()
-"#;
-
 #[test]
 fn your_own_command_is_ranked_beside_a_catalog_server_in_one_run() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("my_server.py"), MY_SERVER).unwrap();
+    std::fs::write(tmp.path().join("my_server.py"), common::HELLO_PY).unwrap();
     let root = fixture_root();
     let results = tmp.path().join("results");
     let out = serverbench(

@@ -5,6 +5,25 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 
+/// A user's own server, as a test writes it: Python's http.server on $HOST:$PORT answering
+/// /hello (404 elsewhere).
+pub const HELLO_PY: &str = r#"
+import os
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        body = b"Hello World!"
+        self.send_response(200 if self.path == "/hello" else 404)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+ThreadingHTTPServer((os.environ["HOST"], int(os.environ["PORT"])), H).serve_forever()
+"#;
+
 /// Every lap record of the one results folder under `results` (a run's `--results`).
 pub fn records(results: &Path) -> Vec<serde_json::Value> {
     let dir = std::fs::read_dir(results)
