@@ -204,9 +204,8 @@ fn checked_pages() -> Vec<String> {
     pages
 }
 
-/// The text outside fenced code blocks, line by line (code is not Markdown: `# comment`,
-/// `[a](b)` in a shell line are neither headings nor links).
-fn prose_lines(text: &str) -> Vec<&str> {
+/// The lines inside fenced code blocks (`inside`), or outside them, fences left out.
+fn lines_fenced(text: &str, inside: bool) -> Vec<&str> {
     let mut fenced = false;
     let mut out = Vec::new();
     for line in text.lines() {
@@ -214,27 +213,22 @@ fn prose_lines(text: &str) -> Vec<&str> {
             fenced = !fenced;
             continue;
         }
-        if !fenced {
+        if fenced == inside {
             out.push(line);
         }
     }
     out
 }
 
+/// The text outside fenced code blocks, line by line (code is not Markdown: `# comment`,
+/// `[a](b)` in a shell line are neither headings nor links).
+fn prose_lines(text: &str) -> Vec<&str> {
+    lines_fenced(text, false)
+}
+
 /// The lines inside fenced code blocks.
 fn code_lines(text: &str) -> Vec<&str> {
-    let mut fenced = false;
-    let mut out = Vec::new();
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            out.push(line);
-        }
-    }
-    out
+    lines_fenced(text, true)
 }
 
 /// A line with its inline code spans (`...`) blanked out.
