@@ -5,6 +5,7 @@
 //! - [`result`]: the load result schema (`spec/load-result.schema.json`), and [`histo`] its
 //!   HdrHistogram V2 codec;
 //! - [`duration`]: the one duration grammar; [`cpus`]: CPU lists (`0-3,5`);
+//! - [`Workload`]: which protocol driver a load runs (one variant per driver);
 //! - [`Mode`], [`Transport`] ([`Protocol`], [`TlsResume`]) and [`Tool`]: what a lap runs;
 //! - [`spec::LoadSpec`]: one load, described once; [`suite::Suite`]: the suites, parsed and
 //!   checked, as `env.json` records them.
@@ -30,6 +31,7 @@ pub mod suite;
 pub mod toml_pos;
 mod tool;
 pub mod transport;
+mod workload;
 
 pub use cpus::{parse_cpu_list, BadCpuList, CpuList};
 pub use duration::{format_duration, parse_duration, BadDuration};
@@ -44,3 +46,4 @@ pub use slo::Slo;
 pub use spec::{BadTlsVersion, LoadSpec, TlsVersion};
 pub use tool::{BadTool, Tool};
 pub use transport::{BadTlsResume, Protocol, TlsResume, Transport};
+pub use workload::Workload;

@@ -1,0 +1,85 @@
+//! [`Workload`]: which protocol driver a load runs, the one enum every layer agrees on. The
+//! engine picks its driver by it, a [`crate::result::LoadResult`] carries the matching protocol
+//! block, and a suite's `mode` with its transport's `protocol` names one. Adding a protocol
+//! adds a variant here first (see `spec/adding-a-protocol.md`).
+
+use crate::result::Mode;
+use crate::transport::Protocol;
+use serde::{Deserialize, Serialize};
+
+/// What runs on each connection: one variant per driver in the engine (`engine/src/proto/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// HTTP/1.1 requests (plain or TLS; keep-alive, pipelined or a connection per request).
+    Http1,
+    /// HTTP/2 streams (h2 over TLS by ALPN, or h2c with prior knowledge).
+    Http2,
+    /// WebSocket echo: an HTTP/1.1 upgrade, then one message per frame each way.
+    WebSocket,
+    /// TCP echo, a message written repeatedly as fast as the socket takes it.
+    TcpStream,
+    /// TCP echo, one message at a time, waiting for the whole echo.
+    TcpPingPong,
+}
+
+impl Workload {
+    /// Every workload, in the order reports list them.
+    pub const ALL: [Workload; 5] = [
+        Workload::Http1,
+        Workload::Http2,
+        Workload::WebSocket,
+        Workload::TcpStream,
+        Workload::TcpPingPong,
+    ];
+
+    /// The workload a suite's (or a record's) `mode` and transport `protocol` name.
+    pub fn of(mode: Mode, protocol: Protocol) -> Workload {
+        match (mode, protocol) {
+            (Mode::Http, Protocol::H1) => Workload::Http1,
+            (Mode::Http, Protocol::H2 | Protocol::H2c) => Workload::Http2,
+            (Mode::Ws, _) => Workload::WebSocket,
+            (Mode::TcpStream, _) => Workload::TcpStream,
+            (Mode::TcpPingpong, _) => Workload::TcpPingPong,
+        }
+    }
+
+    /// The spelling in JSON and messages: `http1`, `http2`, `web-socket`, `tcp-stream`,
+    /// `tcp-ping-pong`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Workload::Http1 => "http1",
+            Workload::Http2 => "http2",
+            Workload::WebSocket => "web-socket",
+            Workload::TcpStream => "tcp-stream",
+            Workload::TcpPingPong => "tcp-ping-pong",
+        }
+    }
+
+    /// The unit one answer counts: a request (HTTP/2: a stream) or an echoed message.
+    pub fn counts_messages(self) -> bool {
+        matches!(self, Workload::WebSocket | Workload::TcpPingPong)
+    }
+}
+
+impl std::fmt::Display for Workload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mode_and_a_protocol_name_one_workload_and_its_spelling_round_trips() {
+        assert_eq!(Workload::of(Mode::Http, Protocol::H2c), Workload::Http2);
+        assert_eq!(Workload::of(Mode::Ws, Protocol::H1), Workload::WebSocket);
+        for w in Workload::ALL {
+            let json = serde_json::to_string(&w).unwrap();
+            assert_eq!(json, format!("\"{}\"", w.as_str()));
+            assert_eq!(serde_json::from_str::<Workload>(&json).unwrap(), w);
+        }
+    }
+}
