@@ -3,24 +3,15 @@
 //! over HTTP/1.1, HTTPS and h2 with 4 streams, 8 connections, 2 laps of 0.5 s). Re-importing the
 //! folder finds the run already recorded, so a lap's settings (and its hash) read the same.
 
+mod common;
+
+use common::{serverbench, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/before-seam")
         .join(name)
-}
-
-fn serverbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_serverbench"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

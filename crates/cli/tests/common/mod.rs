@@ -4,6 +4,20 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the binary under test with `args` and waits for it.
+pub fn serverbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Output bytes as text (lossy), for messages and `contains` checks.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
 
 /// A user's own server, as a test writes it: Python's http.server on $HOST:$PORT answering
 /// /hello (404 elsewhere).
