@@ -44,7 +44,7 @@ impl<'a> Answers<'a> {
     /// What the engine's result says.
     pub fn of(r: &'a LoadResult) -> Answers<'a> {
         Answers {
-            mode: r.mode,
+            mode: r.mode(),
             answered: r.requests,
             errors: r.errors.total(),
             in_flight: Some(r.in_flight_at_end),

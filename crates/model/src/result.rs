@@ -5,8 +5,16 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod merge;
+mod protocol;
+pub mod stored;
 mod ws;
 pub use crate::silence::Silence;
+pub use merge::{MergeError, ProtocolPart};
+pub use protocol::{
+    ConnectionMode, Http1Result, ProtocolResult, TcpPingPongResult, TcpStreamResult, Throughput,
+};
+pub use stored::SchemaVersion;
 pub use ws::WsResult;
 
 /// Latency percentiles and moments, in microseconds.
@@ -23,7 +31,7 @@ pub struct Latency {
     pub stdev: f64,
 }
 
-/// Errors by kind. `status` counts non-2xx responses (unless `--expect-status` says otherwise),
+/// Errors by kind (common to every protocol: a protocol's kinds stay 0 under the others). `status` counts non-2xx responses (unless `--expect-status` says otherwise),
 /// `body` counts `--verify` mismatches, `tls` failed handshakes and TLS errors (by cause in
 /// [`TlsResult::errors`]), `h2` HTTP/2 protocol errors, GOAWAYs with an error and streams reset
 /// by the server (by code in [`Http2Result::errors`]), `refused_stream` streams the server
@@ -128,7 +136,8 @@ pub struct TimelinePoint {
     pub bytes_read: u64,
 }
 
-/// What kind of load ran: the spelling in suites, results and the JSON result.
+/// What kind of load ran: the spelling in suites and lap records (a result's is
+/// [`LoadResult::mode`], from its workload).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
@@ -177,16 +186,22 @@ impl std::fmt::Display for Mode {
     }
 }
 
-/// The whole result of `serverbench load`.
+/// The whole result of `serverbench load`: what every protocol has, and the protocol's own
+/// block in [`LoadResult::protocol`] (read it through [`LoadResult::http2`], [`LoadResult::ws`],
+/// [`LoadResult::bodies`]...). Serialized as schema version 2; a result without
+/// `schema_version` (version 1, where each protocol's fields sat beside the common ones)
+/// reads into the same type (see [`stored`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct LoadResult {
-    /// `http`, `tcp-stream` or `tcp-pingpong`.
-    pub mode: Mode,
+    /// The shape of this JSON: 2 (written by every serverbench since the protocol block).
+    pub schema_version: SchemaVersion,
     /// The URL(s) or `host:port` that were loaded.
     pub target: Vec<String>,
     pub connections: u32,
     pub threads: u32,
-    /// Requests (HTTP) or echoed messages (TCP ping-pong) completed in the measured period.
+    /// Requests (HTTP), streams (HTTP/2) or echoed messages (WebSocket, TCP ping-pong)
+    /// completed in the measured period.
     pub requests: u64,
     pub duration_s: f64,
     pub rps: f64,
@@ -212,20 +227,6 @@ pub struct LoadResult {
     pub late: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us_uncorrected: Option<Latency>,
-    /// `--tcp`: megabits per second received and sent, and bytes (both ways) per connection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mbps_down: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mbps_up: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes_per_connection: Option<f64>,
-    /// `--mode stream`: bytes sent whose echo had not come back when the drain after the end
-    /// gave up (0 when every echo came back; then `bytes_read` equals `bytes_written`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes_in_flight: Option<u64>,
-    /// HTTP: `keep-alive` or `new-conn` (a connection per request).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connection_mode: Option<String>,
     /// TCP connections established during measurement, per second, and how long a connect took
     /// (`connect()` to writable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -234,7 +235,7 @@ pub struct LoadResult {
     pub connects_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_latency_us: Option<Latency>,
-    /// `https://`: handshakes and what they negotiated.
+    /// `https://`, `wss://`: handshakes and what they negotiated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsResult>,
     /// When measurement started, in seconds since the Unix epoch (this host's clock). With
@@ -244,9 +245,6 @@ pub struct LoadResult {
     /// The raw latency data, for exact merging across threads, processes and hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<Histograms>,
-    /// `--http2`: the protocol, streams and what the server's SETTINGS said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http2: Option<Http2Result>,
     /// `--idle`: what the threads did with nothing to do, and the naps they took.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<IdleResult>,
@@ -256,15 +254,6 @@ pub struct LoadResult {
     /// What the engine chose or fell back to on its own, one line each (e.g. io_uring refused).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// `ws://`/`wss://`: the upgrades, what was sent, the closes and the protocol errors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ws: Option<WsResult>,
-    /// HTTP/1.1 with request bodies, `--verify` or `Accept-Encoding`: bodies sent and received.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bodies: Option<BodyResult>,
-    /// `--mix`: each entry's requests, errors and latency, in the mix file's order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mix: Vec<MixEntryResult>,
     /// Requests (WebSocket and TCP ping-pong: messages; HTTP/2: streams) sent and not yet
     /// answered when the measured window ended: counted nowhere else. 0 in results written
     /// before it was counted.
@@ -275,6 +264,23 @@ pub struct LoadResult {
     /// mode (no answers to time) and in results written before silences were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub silences: Vec<Silence>,
+    /// What only this load's protocol measured, tagged by its workload.
+    pub protocol: ProtocolResult,
+}
+
+impl Serialize for LoadResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        LoadResult::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for LoadResult {
+    /// Reads schema version 2, or version 1 (no `schema_version`) through its old shape.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut v = serde_json::Value::deserialize(d)?;
+        stored::upgrade(&mut v).map_err(serde::de::Error::custom)?;
+        LoadResult::deserialize(v).map_err(serde::de::Error::custom)
+    }
 }
 
 impl LoadResult {
@@ -282,7 +288,7 @@ impl LoadResult {
     /// status (e.g. plain HTTP sent to an HTTPS port gets 400s); `None` when some did. A load
     /// like that measured nothing about the server.
     pub fn no_success(&self) -> Option<String> {
-        if let Some(why) = self.ws.as_ref().and_then(|w| w.no_success(self)) {
+        if let Some(why) = self.ws().and_then(|w| w.no_success(self)) {
             return Some(why);
         }
         if self.requests == 0 && self.errors.total() > 0 {
@@ -415,6 +421,12 @@ pub struct Http2Result {
     pub goaways: u64,
     /// `errors.h2` by error code, e.g. `{"PROTOCOL_ERROR": 1}`.
     pub errors: BTreeMap<String, u64>,
+    /// `keep-alive` (absent from lap records written before schema version 2).
+    #[serde(default)]
+    pub connection_mode: ConnectionMode,
+    /// `--mix`: each entry's requests, errors and latency, in the mix file's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<MixEntryResult>,
 }
 
 /// TLS handshakes of one run.

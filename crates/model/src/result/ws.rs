@@ -1,7 +1,7 @@
 //! The WebSocket block of a result: upgrades, messages sent, closes by code, failures by
 //! cause, and why a load whose upgrades all failed measured nothing.
 
-use super::{Latency, LoadResult};
+use super::{Latency, LoadResult, Throughput};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -36,6 +36,10 @@ pub struct WsResult {
     /// Upgrades sent and not answered when the run ended. Absent from older results.
     #[serde(default)]
     pub upgrades_unanswered: u64,
+    /// Megabits per second each way and bytes per connection (beside the block before
+    /// schema version 2; 0 in lap records written before).
+    #[serde(flatten)]
+    pub throughput: Throughput,
 }
 
 impl WsResult {
@@ -64,11 +68,12 @@ impl WsResult {
 #[cfg(test)]
 mod ws_tests {
     use super::*;
+    use crate::result::ProtocolResult;
 
     fn ws_load(ws: WsResult, requests: u64) -> LoadResult {
         LoadResult {
             requests,
-            ws: Some(ws),
+            protocol: ProtocolResult::WebSocket(ws),
             ..Default::default()
         }
     }
