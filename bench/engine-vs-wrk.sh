@@ -350,7 +350,7 @@ run_stream() { # mode io
   local cpu
   cpu=$(cpu_of "$TMP/out" "$SB" load -t1 -c"${1#stream}" -d"$DURATION" --io "$2" --json \
     --tcp "127.0.0.1:$ECHO_PORT" --mode stream --message 'hello world')
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); mb=(r["bytes_read"]+r["bytes_written"])/1e6; print(f"{mb:.3f}", r["mbps_down"]+r["mbps_up"], sys.argv[2], "-")' \
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); p=r.get("protocol", r); mb=(r["bytes_read"]+r["bytes_written"])/1e6; print(f"{mb:.3f}", p["mbps_down"]+p["mbps_up"], sys.argv[2], "-")' \
     "$TMP/out" "$cpu"
 }
 

@@ -76,7 +76,7 @@ run_serverbench() { # url -> "msgs/s cpu_us_per_msg"
 import json, sys
 r = json.load(open(sys.argv[1]))
 n, cpu = r["requests"], float(sys.argv[2])
-assert r["errors"]["ws"] == 0, r["ws"]
+assert r["errors"]["ws"] == 0, r.get("protocol", r.get("ws"))  # schema 2, or 1 (before)
 print(f"{r['rps']:.0f} {cpu * 1e6 / max(n, 1):.2f}")
 PY
 }

@@ -193,7 +193,7 @@ fn drawn_body_sizes_stay_in_range_and_match_their_content_length_on_both_backend
             sizes.len() > 30,
             "{io}: sizes are not drawn per request: {sizes:?}"
         );
-        let b = &r["bodies"];
+        let b = &r["protocol"]["bodies"];
         assert!(
             b["request_body_bytes_mean"].as_f64().unwrap() > 1000.0,
             "{io}: {b}"
@@ -299,7 +299,7 @@ fn gzip_and_br_answers_that_were_asked_for_verify_and_report_wire_and_decoded_si
         ]);
         assert_eq!(r["errors"]["encoding"], 0, "{coding}: {r}");
         assert_eq!(r["errors"]["body"], 0, "{coding}: {r}");
-        let b = &r["bodies"];
+        let b = &r["protocol"]["bodies"];
         assert_eq!(
             b["decoded_body_bytes_mean"].as_f64(),
             Some(TEXT.len() as f64),
@@ -328,7 +328,10 @@ fn an_answer_in_a_coding_not_asked_for_is_an_encoding_error_by_cause() {
         &url,
     ]);
     assert_eq!(r["errors"]["encoding"], 20, "{r}");
-    assert_eq!(r["bodies"]["encoding_errors"]["unlisted br"], 20, "{r}");
+    assert_eq!(
+        r["protocol"]["bodies"]["encoding_errors"]["unlisted br"], 20,
+        "{r}"
+    );
 }
 
 #[test]

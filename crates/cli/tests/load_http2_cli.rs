@@ -67,8 +67,8 @@ fn http2_with_10_streams_loads_h2c_and_reports_the_protocol() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"]["200"], 2000);
-    assert_eq!(v["http2"]["protocol"], "h2c");
-    assert_eq!(v["http2"]["streams"], 10);
+    assert_eq!(v["protocol"]["protocol"], "h2c");
+    assert_eq!(v["protocol"]["streams"], 10);
     let open = max_open.load(Ordering::SeqCst);
     assert!(
         (2..=10).contains(&open),

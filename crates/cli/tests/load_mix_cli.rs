@@ -101,7 +101,9 @@ const WEIGHTED: &str = "[[request]]\npath = \"/a\"\nweight = 6\n\n\
 
 /// Each entry's share of `total` against `want`, within `tol`.
 fn assert_shares(v: &serde_json::Value, want: &[f64], tol: f64) {
-    let mix = v["mix"].as_array().expect("a mix in the result");
+    let mix = v["protocol"]["mix"]
+        .as_array()
+        .expect("a mix in the result");
     let total = v["requests"].as_u64().unwrap() as f64;
     let sum: u64 = mix.iter().map(|e| e["requests"].as_u64().unwrap()).sum();
     assert_eq!(sum as f64, total, "entries add up to the run");
@@ -132,7 +134,7 @@ fn each_entry_gets_its_weights_share_of_the_requests_with_its_method_and_body() 
     ]);
     let v = json_of(&out);
     assert_shares(&v, &[0.6, 0.3, 0.1], 0.03);
-    let names: Vec<&str> = v["mix"]
+    let names: Vec<&str> = v["protocol"]["mix"]
         .as_array()
         .unwrap()
         .iter()
@@ -198,7 +200,7 @@ fn errors_are_counted_on_the_entry_that_got_them_and_the_summary_has_a_table() {
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
-    let mix = v["mix"].as_array().unwrap();
+    let mix = v["protocol"]["mix"].as_array().unwrap();
     assert_eq!(mix[0]["errors"]["status"], 0);
     assert_eq!(mix[1]["errors"]["status"], mix[1]["requests"]);
     assert_eq!(v["errors"]["status"], mix[1]["requests"]);

@@ -54,14 +54,17 @@ fn tcp_stream_reports_equal_bytes_both_ways_and_mbps() {
     let out = serverbench(&[&args[..], &["-d", "300ms", "--timeout", "10s", "--json"]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["mode"], "tcp-stream");
-    let (read, in_flight) = (v["bytes_read"].as_u64(), v["bytes_in_flight"].as_u64());
+    assert_eq!(v["protocol"]["workload"], "tcp-stream");
+    let (read, in_flight) = (
+        v["bytes_read"].as_u64(),
+        v["protocol"]["bytes_in_flight"].as_u64(),
+    );
     assert_eq!(
         read.zip(in_flight).map(|(r, f)| r + f),
         v["bytes_written"].as_u64()
     );
     assert_eq!(v["bytes_read"], v["bytes_written"], "every echo drained");
-    assert!(v["mbps_down"].as_f64().unwrap() > 0.0);
+    assert!(v["protocol"]["mbps_down"].as_f64().unwrap() > 0.0);
 }
 
 #[test]

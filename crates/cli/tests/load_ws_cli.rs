@@ -184,15 +184,15 @@ fn url(addr: SocketAddr) -> String {
 fn a_ws_load_counts_every_echoed_message_and_times_the_upgrades() {
     let u = url(ws_server(Serve::Echo));
     let v = json_of(&["-c", "4", "-t", "1", "-n", "2000", &u]);
-    assert_eq!(v["mode"], "ws");
+    assert_eq!(v["protocol"]["workload"], "web-socket");
     assert_eq!(v["requests"], 2000);
     assert_eq!(v["errors"]["ws"], 0);
-    let ws = &v["ws"];
+    let ws = &v["protocol"];
     assert_eq!(ws["message_kind"], "text");
     assert_eq!(ws["message_size"], 11);
     assert_eq!(ws["upgrades"], 4, "{ws}");
     assert!(ws["upgrade_latency_us"]["p50"].as_f64().unwrap() > 0.0);
-    assert!(v["mbps_down"].as_f64().unwrap() > 0.0);
+    assert!(v["protocol"]["mbps_down"].as_f64().unwrap() > 0.0);
     assert!(v["histograms"]["upgrade_latency_us"].is_string());
 }
 
@@ -214,8 +214,8 @@ fn pipelined_binary_messages_split_into_single_bytes_are_still_counted_exactly()
         &u,
     ]);
     assert_eq!(v["requests"], 400);
-    assert_eq!(v["errors"]["ws"], 0, "{}", v["ws"]);
-    assert_eq!(v["ws"]["message_kind"], "binary");
+    assert_eq!(v["errors"]["ws"], 0, "{}", v["protocol"]);
+    assert_eq!(v["protocol"]["message_kind"], "binary");
     // Two 101 answers of 129 bytes, then 400 echoes of a 300-byte binary frame (4-byte
     // header), and no more.
     assert_eq!(v["bytes_read"], 2 * 129 + 400 * 304);
@@ -226,7 +226,10 @@ fn pings_are_timed_by_their_pongs() {
     let u = url(ws_server(Serve::Echo));
     let v = json_of(&["-c", "2", "-t", "1", "--ws-ping", "-n", "300", &u]);
     assert_eq!(
-        (v["requests"].as_u64(), v["ws"]["message_kind"].as_str()),
+        (
+            v["requests"].as_u64(),
+            v["protocol"]["message_kind"].as_str()
+        ),
         (Some(300), Some("ping"))
     );
 }
@@ -246,16 +249,16 @@ fn reconnecting_every_ten_messages_upgrades_again_and_sees_the_servers_close_100
         &u,
     ]);
     assert_eq!(v["requests"], 200);
-    assert_eq!(v["errors"]["ws"], 0, "{}", v["ws"]);
-    let upgrades = v["ws"]["upgrades"].as_u64().unwrap();
+    assert_eq!(v["errors"]["ws"], 0, "{}", v["protocol"]);
+    let upgrades = v["protocol"]["upgrades"].as_u64().unwrap();
     assert!(
         (19..=21).contains(&upgrades),
         "{upgrades} upgrades for 200 messages"
     );
     assert!(
-        v["ws"]["close_codes"]["1000"].as_u64().unwrap() >= 18,
+        v["protocol"]["close_codes"]["1000"].as_u64().unwrap() >= 18,
         "{}",
-        v["ws"]
+        v["protocol"]
     );
 }
 
@@ -290,8 +293,8 @@ fn failed_upgrades_and_protocol_errors_are_counted_by_cause() {
             "200ms",
             &u,
         ]);
-        let n = v["ws"][field][cause].as_u64().unwrap_or(0);
-        assert!(n > 0, "{cause}: {}", v["ws"]);
+        let n = v["protocol"][field][cause].as_u64().unwrap_or(0);
+        assert!(n > 0, "{cause}: {}", v["protocol"]);
         assert!(
             v["errors"]["ws"].as_u64().unwrap() >= n,
             "{cause}: {}",
@@ -305,9 +308,9 @@ fn a_server_closing_with_1001_shows_its_close_code() {
     let u = url(ws_server(Serve::GoingAway));
     let v = json_of(&["-c", "1", "-t", "1", "-d", "300ms", &u]);
     assert!(
-        v["ws"]["close_codes"]["1001"].as_u64().unwrap() > 0,
+        v["protocol"]["close_codes"]["1001"].as_u64().unwrap() > 0,
         "{}",
-        v["ws"]
+        v["protocol"]
     );
 }
 
@@ -380,8 +383,10 @@ fn a_server_that_never_answers_the_upgrade_times_out_by_cause_and_fails_the_load
         err.contains("no WebSocket upgrade succeeded (timeout "),
         "{err}"
     );
-    let timeouts = v["ws"]["upgrade_failures"]["timeout"].as_u64().unwrap_or(0);
-    assert!(timeouts >= 4, "{}", v["ws"]);
+    let timeouts = v["protocol"]["upgrade_failures"]["timeout"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(timeouts >= 4, "{}", v["protocol"]);
     assert_eq!(
         v["errors"]["ws"].as_u64(),
         Some(timeouts),
@@ -396,7 +401,7 @@ fn upgrades_unanswered_when_a_load_shorter_than_its_timeout_ends_fail_it_too() {
     let (code, err, v) = failed_load(&["-c", "2", "-t", "1", "-d", "300ms", &url(silent_server())]);
     assert_eq!(code, Some(6), "{err}");
     assert!(err.contains("2 unanswered when the run ended"), "{err}");
-    assert_eq!(v["ws"]["upgrades_unanswered"], 2, "{}", v["ws"]);
+    assert_eq!(v["protocol"]["upgrades_unanswered"], 2, "{}", v["protocol"]);
     let out = serverbench(&["-c", "2", "-t", "1", "-d", "300ms", &url(silent_server())]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("2 unanswered at the end"), "{text}");
@@ -406,13 +411,13 @@ fn upgrades_unanswered_when_a_load_shorter_than_its_timeout_ends_fail_it_too() {
 fn a_server_closing_with_1011_after_50_echoes_shows_the_code_and_an_unexpected_close() {
     let u = url(ws_server(Serve::InternalError));
     let v = json_of(&["-c", "1", "-t", "1", "-d", "600ms", &u]);
-    let closes = v["ws"]["close_codes"]["1011"].as_u64().unwrap_or(0);
-    assert!(closes >= 2, "{}", v["ws"]);
+    let closes = v["protocol"]["close_codes"]["1011"].as_u64().unwrap_or(0);
+    assert!(closes >= 2, "{}", v["protocol"]);
     assert_eq!(
-        v["ws"]["protocol_errors"]["unexpected close"].as_u64(),
+        v["protocol"]["protocol_errors"]["unexpected close"].as_u64(),
         Some(closes),
         "{}",
-        v["ws"]
+        v["protocol"]
     );
     // Each connection's 50 echoes are counted, and the load went on on new connections.
     assert!(v["requests"].as_u64().unwrap() >= 50 * closes, "{v}");

@@ -8,14 +8,14 @@ use crate::stats::Second;
 use hdrhistogram::Histogram;
 
 /// The histograms of a finished run: the request latency (and `-R`'s uncorrected one), each
-/// second's buckets, and the connect and TLS handshake latencies when there were any.
+/// second's buckets, and the connect and TLS handshake latencies when there were any (the
+/// protocol's own, upgrades and `--mix` entries, come from its merge).
 pub(crate) fn of_run(
     latency: &Histogram<u64>,
     uncorrected: Option<&Histogram<u64>>,
     seconds: &[Second],
     connect: Option<&Histogram<u64>>,
     handshake: Option<&Histogram<u64>>,
-    upgrade: Option<&Histogram<u64>>,
 ) -> Histograms {
     Histograms {
         latency_us: encode(latency),
@@ -23,7 +23,6 @@ pub(crate) fn of_run(
         timeline_buckets: seconds.iter().map(|s| s.buckets.clone()).collect(),
         connect_latency_us: connect.map(encode),
         handshake_latency_us: handshake.map(encode),
-        upgrade_latency_us: upgrade.map(encode),
-        mix_latency_us: Vec::new(),
+        ..Histograms::default()
     }
 }

@@ -30,7 +30,7 @@ pub use live::{Phase, Snapshot};
 use result::LoadResult;
 use serverbench_model::IoBackend;
 
-use stats::{latency_of, Stats};
+use stats::Stats;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -161,6 +161,8 @@ pub fn run_gated(
     // Threads' shares of the measured span spent waiting for a CPU, summed.
     let mut waiting = 0.0;
     let mut merged: Option<Stats> = None;
+    // Each thread's protocol block, merged by the model's one exact merge.
+    let mut protocols = Vec::new();
     let mut refused = 0;
     let mut ran = backend;
     let mut notes: Vec<String> = note.into_iter().collect();
@@ -173,6 +175,7 @@ pub fn run_gated(
         refused += o.connect_failures_at_setup;
         measured_ns = measured_ns.max(o.measured_ns);
         waiting += o.run_wait.map_or(0.0, |(w, t)| w as f64 / t.max(1) as f64);
+        protocols.push(stats::assemble::protocol_part(config, &o.stats));
         match &mut merged {
             None => merged = Some(o.stats),
             Some(m) => m.merge(&o.stats),
@@ -193,7 +196,13 @@ pub fn run_gated(
         Stop::Requests(_) => Duration::from_nanos(measured_ns),
     };
     let waited_s = waiting * duration.as_secs_f64();
-    let mut result = build_result(config, threads, &stats, duration, (cpu_s, waited_s));
+    let mut result = stats::assemble::load_result(
+        config,
+        threads,
+        (&stats, &protocols),
+        duration,
+        (cpu_s, waited_s),
+    );
     result.measure_start_unix_s = Some(start.unix_s);
     result.io = Some(ran);
     result.notes = notes;
@@ -225,205 +234,4 @@ fn plans(config: &Config, threads: usize) -> Vec<worker::Plan> {
         })
         .filter(|p| p.connections > 0)
         .collect()
-}
-
-fn build_result(
-    config: &Config,
-    threads: usize,
-    s: &Stats,
-    duration: Duration,
-    (cpu_s, waited_s): (f64, f64),
-) -> result::LoadResult {
-    let secs = duration.as_secs_f64().max(1e-9);
-    let (mode, message_len) = match &config.protocol {
-        Protocol::Http(_) | Protocol::Http2(_) => (result::Mode::Http, 0),
-        Protocol::TcpStream { message } => (result::Mode::TcpStream, message.len() as u64),
-        Protocol::TcpPingPong { .. } => (result::Mode::TcpPingpong, 0),
-        Protocol::WebSocket(_) => (result::Mode::Ws, 0),
-    };
-    let requests = s.bytes_read.checked_div(message_len).unwrap_or(s.requests);
-    let ran_on = if config.cpus.is_empty() {
-        threads.min(serverbench_machine::affinity::affinity_cpus().len())
-    } else {
-        let mut used: Vec<usize> = (0..threads)
-            .map(|i| config.cpus[i % config.cpus.len()])
-            .collect();
-        used.sort_unstable();
-        used.dedup();
-        used.len()
-    }
-    .max(1);
-    let rate = matches!(config.schedule, Schedule::Rate { .. });
-    let tcp = mode.is_tcp();
-    let bytes_both_ways = tcp || mode == result::Mode::Ws;
-    let mbps = |b: u64| b as f64 * 8.0 / secs / 1e6;
-    let seconds = duration.as_secs_f64().ceil() as usize;
-    let connects = s.conn.connects;
-    let (mix, mix_latency_us) = match &config.mix {
-        Some(plan) => stats::mix_results(plan, &s.mix),
-        None => Default::default(),
-    };
-    let mut histograms = histo::of_run(
-        &s.latency,
-        s.uncorrected.as_ref(),
-        &s.seconds[..seconds.min(s.seconds.len())],
-        (connects > 0).then_some(&s.conn.connect),
-        config.tls.is_some().then_some(&s.conn.handshake),
-        (mode == result::Mode::Ws).then_some(&s.ws.upgrade),
-    );
-    histograms.mix_latency_us = mix_latency_us;
-    result::LoadResult {
-        mode,
-        target: config.target.clone(),
-        connections: config.connections,
-        threads: threads as u32,
-        requests,
-        duration_s: secs,
-        rps: requests as f64 / secs,
-        bytes_read: s.bytes_read,
-        bytes_written: s.bytes_written,
-        latency_us: latency_of(&s.latency),
-        errors: s.errors.clone(),
-        status: s
-            .status
-            .iter()
-            .enumerate()
-            .filter(|&(code, &n)| code > 0 && n > 0)
-            .map(|(code, &n)| (code.to_string(), n))
-            .collect(),
-        client_cpu_s: cpu_s,
-        client_cpu_us_per_request: (requests > 0).then(|| cpu_s * 1e6 / requests as f64),
-        // Busy, or runnable and waiting for a CPU (a client sharing its cores falls behind
-        // the schedule without ever showing 90% of CPU).
-        client_saturated: (cpu_s + waited_s) / (secs * ran_on as f64) >= 0.9,
-        timeline: s.timeline(seconds),
-        rate_target: match config.schedule {
-            Schedule::Rate { per_second } => Some(per_second),
-            Schedule::ClosedLoop { .. } => None,
-        },
-        rate_achieved: rate.then(|| s.sent as f64 / secs),
-        late: rate.then_some(s.late),
-        latency_us_uncorrected: s.uncorrected.as_ref().map(latency_of),
-        mbps_down: bytes_both_ways.then(|| mbps(s.bytes_read)),
-        mbps_up: bytes_both_ways.then(|| mbps(s.bytes_written)),
-        bytes_per_connection: bytes_both_ways
-            .then(|| (s.bytes_read + s.bytes_written) as f64 / config.connections as f64),
-        bytes_in_flight: (mode == result::Mode::TcpStream).then_some(s.bytes_in_flight),
-        measure_start_unix_s: None,
-        histograms: Some(histograms),
-        connection_mode: (!tcp).then(|| {
-            match config.lifetime {
-                Lifetime::KeepAlive => "keep-alive",
-                Lifetime::PerRequest => "new-conn",
-            }
-            .to_string()
-        }),
-        connects: Some(connects),
-        connects_per_s: Some(connects as f64 / secs),
-        connect_latency_us: (connects > 0).then(|| latency_of(&s.conn.connect)),
-        tls: config
-            .tls
-            .as_ref()
-            .map(|t| tls_result(config, t, s, secs, cpu_s)),
-        http2: match &config.protocol {
-            Protocol::Http2(h) => Some(http2_result(config, h, s)),
-            _ => None,
-        },
-        idle: Some(config.idle.result(&s.naps)),
-        io: None,
-        notes: Vec::new(),
-        ws: match &config.protocol {
-            Protocol::WebSocket(w) => Some(ws_result(config, w, s, secs)),
-            _ => None,
-        },
-        bodies: match &config.protocol {
-            Protocol::Http(h) if h.count_bodies => Some(s.bodies.result()),
-            _ => None,
-        },
-        mix,
-        in_flight_at_end: s.in_flight_at_end,
-        // A stream has no answers to time: it would read as silent throughout.
-        silences: match mode {
-            result::Mode::TcpStream => Vec::new(),
-            _ => s.silences_s(),
-        },
-    }
-}
-
-fn ws_result(config: &Config, spec: &config::WsSpec, s: &Stats, secs: f64) -> result::WsResult {
-    let w = &s.ws;
-    let by_name = |upgrade: bool| {
-        let mut m = std::collections::BTreeMap::new();
-        for (cause, n) in w.causes.iter().filter(|(c, _)| c.is_upgrade() == upgrade) {
-            *m.entry(cause.name().to_string()).or_insert(0) += n;
-        }
-        m
-    };
-    result::WsResult {
-        message_kind: spec.kind.as_str().to_string(),
-        message_size: spec.payload.len() as u64,
-        reconnect_every: config.reconnect_every,
-        messages_sent: w.messages_sent,
-        upgrades: w.upgrades,
-        upgrades_per_s: w.upgrades as f64 / secs,
-        upgrade_latency_us: latency_of(&w.upgrade),
-        upgrade_failures: by_name(true),
-        close_codes: w
-            .close_codes
-            .iter()
-            .map(|(code, n)| (code.to_string(), *n))
-            .collect(),
-        protocol_errors: by_name(false),
-        upgrades_unanswered: w.upgrades_unanswered,
-    }
-}
-
-fn http2_result(config: &Config, spec: &Http2Spec, s: &Stats) -> result::Http2Result {
-    let settings = s.h2.settings;
-    result::Http2Result {
-        protocol: if config.tls.is_some() { "h2" } else { "h2c" }.to_string(),
-        streams: spec.streams,
-        max_concurrent_streams: settings.and_then(|s| s.max_concurrent_streams),
-        initial_window_size: settings.map(|s| s.initial_window_size),
-        max_frame_size: settings.map(|s| s.max_frame_size),
-        goaways: s.h2.goaways,
-        errors: s
-            .h2
-            .errors_by_name()
-            .map(|(name, n)| (name.to_string(), n))
-            .collect(),
-    }
-}
-
-fn tls_result(
-    config: &Config,
-    spec: &tls::TlsSpec,
-    s: &Stats,
-    secs: f64,
-    cpu_s: f64,
-) -> result::TlsResult {
-    let c = &s.conn;
-    let n = c.negotiated;
-    let handshakes = c.handshakes();
-    let per_request = config.lifetime == Lifetime::PerRequest;
-    result::TlsResult {
-        version: n.map(|n| n.version.to_string()),
-        cipher_suite: n.and_then(|n| n.cipher_suite).map(|c| c.to_string()),
-        key_exchange_group: n.map(|n| n.key_exchange_group.to_string()),
-        alpn: n.and_then(|n| n.alpn).map(str::to_string),
-        mixed: c.mixed,
-        resume: spec.resume.as_str().to_string(),
-        handshakes,
-        handshakes_full: c.handshakes_full,
-        handshakes_resumed: c.handshakes_resumed,
-        handshakes_per_s: handshakes as f64 / secs,
-        handshake_latency_us: latency_of(&c.handshake),
-        client_cpu_us_per_handshake: (per_request && handshakes > 0)
-            .then(|| cpu_s * 1e6 / handshakes as f64),
-        errors: c
-            .tls_errors
-            .iter()
-            .map(|(cause, n)| (cause.to_string(), *n))
-            .collect(),
-    }
 }

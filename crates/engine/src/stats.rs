@@ -1,5 +1,6 @@
 //! Per-thread statistics (no sharing on the hot path), merged into a `LoadResult` at the end.
 
+pub(crate) mod assemble;
 mod bodies;
 mod connections;
 mod http2;
@@ -399,7 +400,9 @@ impl Stats {
         }
     }
 
-    /// Adds another thread's statistics into this one (both closed: see [`Stats::close`]).
+    /// Adds another thread's statistics into this one (both closed: see [`Stats::close`]),
+    /// except the protocol's own (HTTP/2, WebSocket, bodies, `--mix`): each thread's are
+    /// made a protocol block ([`assemble::protocol_part`]) and merged by the model.
     pub fn merge(&mut self, o: &Stats) {
         debug_assert!(!o.current_dirty, "merge a closed Stats");
         self.close();
@@ -409,16 +412,7 @@ impl Stats {
         }
         self.errors.add(&o.errors);
         self.conn.merge(&o.conn);
-        self.h2.merge(&o.h2);
-        self.ws.merge(&o.ws);
-        self.bodies.merge(&o.bodies);
         self.naps.merge(&o.naps);
-        if self.mix.len() < o.mix.len() {
-            self.mix.resize_with(o.mix.len(), EntryStats::new);
-        }
-        for (x, y) in self.mix.iter_mut().zip(&o.mix) {
-            x.merge(y);
-        }
         for (x, y) in self.status.iter_mut().zip(&o.status) {
             *x += y;
         }

@@ -28,7 +28,7 @@ fn streams_complete_and_are_counted() {
         (2..=10).contains(&open),
         "streams overlap, 10 at most: {open}"
     );
-    let h2 = r.http2.expect("an http2 section");
+    let h2 = r.http2().expect("an http2 section").clone();
     assert_eq!(
         (h2.protocol.as_str(), h2.streams, h2.goaways),
         ("h2c", 10, 0)
@@ -50,7 +50,7 @@ fn a_server_limiting_concurrent_streams_to_5_is_respected() {
     let r = run(&cfg);
     assert_eq!((r.requests, r.errors.total()), (2000, 0), "{:?}", r.errors);
     assert_eq!(seen.max_open.load(Ordering::SeqCst), 5);
-    let h2 = r.http2.unwrap();
+    let h2 = r.http2().unwrap().clone();
     assert_eq!((h2.streams, h2.max_concurrent_streams), (50, Some(5)));
 }
 
@@ -66,7 +66,7 @@ fn a_goaway_mid_run_reconnects_and_is_counted() {
     let r = run(&cfg);
     assert_eq!((r.requests, r.errors.total()), (1000, 0), "{:?}", r.errors);
     assert!(seen.connections.load(Ordering::SeqCst) >= 10);
-    let h2 = r.http2.unwrap();
+    let h2 = r.http2().unwrap().clone();
     assert!(h2.goaways >= 8, "a GOAWAY per 100 requests: {h2:?}");
     assert!(r.connects.unwrap() >= 8, "{:?}", r.connects);
 }
@@ -83,7 +83,7 @@ fn reset_streams_are_counted_by_code_and_refused_ones_apart() {
     let r = run(&cfg);
     assert_eq!(r.requests, 800, "{:?}", r.errors);
     assert_eq!((r.errors.h2, r.errors.refused_stream), (100, 100));
-    assert_eq!(r.http2.unwrap().errors["INTERNAL_ERROR"], 100);
+    assert_eq!(r.http2().unwrap().errors["INTERNAL_ERROR"], 100);
 }
 
 #[test]
@@ -182,9 +182,9 @@ fn h2c_json_validates_against_the_schema() {
     let (addr, _) = h2_server(server, None, hello());
     let v = serde_json::to_value(run(&h2_config(&format!("http://{addr}/"), 3, None))).unwrap();
     assert_schema_valid(&v);
-    assert_eq!(v["http2"]["protocol"], "h2c");
-    assert_eq!(v["http2"]["max_concurrent_streams"], 7);
-    assert_eq!(v["http2"]["initial_window_size"], 65_535);
+    assert_eq!(v["protocol"]["protocol"], "h2c");
+    assert_eq!(v["protocol"]["max_concurrent_streams"], 7);
+    assert_eq!(v["protocol"]["initial_window_size"], 65_535);
     assert_eq!(v["errors"]["refused_stream"], 0);
 }
 
@@ -241,7 +241,7 @@ fn a_mix_over_h2c_draws_by_weight_and_counts_errors_on_their_entry() {
     spec.http.streams = 8;
     let r = run(&serverbench_engine::Config::try_from(&spec).unwrap());
     assert_eq!(r.requests, 4000);
-    let (a, b) = (&r.mix[0], &r.mix[1]);
+    let (a, b) = (&r.mix()[0], &r.mix()[1]);
     assert_eq!(a.requests + b.requests, 4000);
     let share = a.requests as f64 / 4000.0;
     assert!((share - 0.75).abs() < 0.03, "{share}");

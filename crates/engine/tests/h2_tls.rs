@@ -27,9 +27,9 @@ fn h2_is_negotiated_by_alpn_and_streams_complete() {
     let r = run(&cfg);
     assert_eq!((r.requests, r.status["200"]), (2000, 2000));
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
-    let tls = r.tls.expect("a TLS section");
+    let tls = r.tls.clone().expect("a TLS section");
     assert_eq!((tls.alpn.as_deref(), tls.handshakes), (Some("h2"), 2));
-    assert_eq!(r.http2.unwrap().protocol, "h2");
+    assert_eq!(r.http2().unwrap().protocol, "h2");
     assert!(seen.max_open.load(std::sync::atomic::Ordering::SeqCst) > 1);
 }
 
@@ -73,7 +73,10 @@ fn h2_json_validates_against_the_schema() {
     let v = serde_json::to_value(&r).unwrap();
     assert_schema_valid(&v);
     assert_eq!(
-        (v["http2"]["protocol"].as_str(), v["tls"]["alpn"].as_str()),
+        (
+            v["protocol"]["protocol"].as_str(),
+            v["tls"]["alpn"].as_str()
+        ),
         (Some("h2"), Some("h2"))
     );
 }

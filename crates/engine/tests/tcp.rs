@@ -42,13 +42,13 @@ fn echo_stream_counts_equal_bytes_both_ways() {
     cfg.timeout = Duration::from_secs(10);
     let r = run(&cfg);
     assert!(r.bytes_written > 100_000, "{r:?}");
-    assert_eq!(r.bytes_read + r.bytes_in_flight.unwrap(), r.bytes_written);
+    assert_eq!(r.bytes_read + r.bytes_in_flight().unwrap(), r.bytes_written);
     assert_eq!(
         r.bytes_read, r.bytes_written,
         "every echo drained after the end"
     );
-    assert_eq!(r.mode, serverbench_model::result::Mode::TcpStream);
-    assert!(r.mbps_down.unwrap() > 0.0 && r.bytes_per_connection.unwrap() > 0.0);
+    assert_eq!(r.mode(), serverbench_model::result::Mode::TcpStream);
+    assert!(r.mbps_down().unwrap() > 0.0 && r.bytes_per_connection().unwrap() > 0.0);
 }
 
 #[test]
@@ -63,7 +63,7 @@ fn a_stream_whose_echoes_stop_reports_the_bytes_still_in_flight() {
     cfg.stop = Stop::Duration(Duration::from_millis(200));
     let r = run(&cfg);
     assert_eq!(r.bytes_read, 100_000, "{r:?}");
-    let in_flight = r.bytes_in_flight.unwrap();
+    let in_flight = r.bytes_in_flight().unwrap();
     assert!(in_flight > 0, "{r:?}");
     assert_eq!(r.bytes_read + in_flight, r.bytes_written, "{r:?}");
 }

@@ -26,11 +26,11 @@ fn keep_alive_over_tls_counts_every_response_and_checks_bodies() {
     let r = run(&cfg);
     assert_eq!((r.requests, r.status["200"]), (2000, 2000));
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
-    let tls = r.tls.expect("a TLS section");
+    let tls = r.tls.clone().expect("a TLS section");
     assert_eq!((tls.handshakes, tls.handshakes_full), (2, 2));
     assert_eq!(seen.handshakes.load(std::sync::atomic::Ordering::SeqCst), 2);
     assert_eq!(tls.alpn.as_deref(), Some("http/1.1"));
-    assert_eq!(r.connection_mode.as_deref(), Some("keep-alive"));
+    assert_eq!(r.connection_mode().map(|m| m.as_str()), Some("keep-alive"));
     assert!(tls.handshake_latency_us.p50 > 0.0);
     assert_eq!(tls.client_cpu_us_per_handshake, None, "keep-alive");
 }

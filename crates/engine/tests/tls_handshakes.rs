@@ -30,11 +30,11 @@ fn new_conn_makes_exactly_one_handshake_per_request() {
     cfg.stop = Stop::Requests(300);
     let r = run(&cfg);
     assert_eq!((r.requests, r.errors.total()), (300, 0), "{:?}", r.errors);
-    let tls = r.tls.unwrap();
+    let tls = r.tls.clone().unwrap();
     assert_eq!((tls.handshakes, tls.handshakes_full), (300, 300));
     assert_eq!(seen.handshakes.load(Ordering::SeqCst), 300);
     assert_eq!(seen.max_requests_per_conn.load(Ordering::SeqCst), 1);
-    assert_eq!(r.connection_mode.as_deref(), Some("new-conn"));
+    assert_eq!(r.connection_mode().map(|m| m.as_str()), Some("new-conn"));
     assert!(tls.client_cpu_us_per_handshake.unwrap() > 0.0);
     assert_eq!(
         r.connects,

@@ -17,7 +17,7 @@ fn an_upgrade_never_answered_is_an_upgrade_timeout_and_the_connection_is_reopene
     cfg.timeout = Duration::from_millis(100);
     cfg.stop = Stop::Duration(Duration::from_millis(550));
     let r = run(&cfg);
-    let ws = r.ws.as_ref().unwrap();
+    let ws = r.ws().unwrap();
     let timeouts = ws.upgrade_failures.get("timeout").copied().unwrap_or(0);
     // One connection, 100 ms each: a reopened connection times out again.
     assert!(timeouts >= 3, "{ws:?}");
@@ -38,7 +38,7 @@ fn an_upgrade_still_unanswered_when_the_run_ends_is_counted() {
     let mut cfg = ws_config(addr);
     cfg.connections = 2;
     let r = run(&cfg); // 300 ms, the default 2 s timeout
-    let ws = r.ws.as_ref().unwrap();
+    let ws = r.ws().unwrap();
     assert_eq!((ws.upgrades_unanswered, r.errors.total()), (2, 0), "{ws:?}");
     let why = r.no_success().unwrap();
     assert!(why.contains("2 unanswered when the run ended"), "{why}");
@@ -54,7 +54,7 @@ fn a_close_1011_after_50_echoes_is_counted_echoed_and_the_run_goes_on() {
     let mut cfg = ws_config(addr);
     cfg.stop = Stop::Duration(Duration::from_millis(600));
     let r = run(&cfg);
-    let ws = r.ws.as_ref().unwrap();
+    let ws = r.ws().unwrap();
     let closes = ws.close_codes.get("1011").copied().unwrap_or(0);
     assert!(closes >= 2, "{ws:?}");
     assert_eq!(ws.protocol_errors.get("unexpected close"), Some(&closes));
@@ -84,7 +84,7 @@ fn a_close_without_a_code_is_1005_and_an_end_without_a_close_frame_is_1006() {
     for (serve, code) in cases {
         let (addr, _) = ws_server(serve);
         let r = run(&ws_config(addr));
-        let ws = r.ws.as_ref().unwrap();
+        let ws = r.ws().unwrap();
         let n = ws.close_codes.get(code).copied().unwrap_or(0);
         assert!(n > 0, "{serve:?}: {ws:?}");
         assert_eq!(ws.close_codes.len(), 1, "{serve:?}: {ws:?}");
@@ -96,7 +96,7 @@ fn a_close_without_a_code_is_1005_and_an_end_without_a_close_frame_is_1006() {
 fn a_reset_connection_is_a_read_error_and_a_close_1006() {
     let (addr, _) = ws_server(WsServe::ResetAfter { echoes: 5 });
     let r = run(&ws_config(addr));
-    let ws = r.ws.as_ref().unwrap();
+    let ws = r.ws().unwrap();
     let n = ws.close_codes.get("1006").copied().unwrap_or(0);
     assert!(n > 0, "{ws:?}");
     assert_eq!(ws.close_codes.len(), 1, "{ws:?}");
@@ -107,7 +107,7 @@ fn a_reset_connection_is_a_read_error_and_a_close_1006() {
 fn a_server_closing_before_answering_the_upgrade_fails_it_by_that_cause() {
     let (addr, _) = ws_server(WsServe::CloseAtUpgrade);
     let r = run(&ws_config(addr));
-    let ws = r.ws.as_ref().unwrap();
+    let ws = r.ws().unwrap();
     let n = ws.upgrade_failures.get("closed before answering").copied();
     assert!(n.unwrap_or(0) > 0, "{ws:?}");
     assert_eq!(Some(r.errors.ws), n, "{:?}", r.errors);

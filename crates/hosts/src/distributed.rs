@@ -269,7 +269,7 @@ fn merge_fault(e: MergeError) -> HostError {
     let host = match &e {
         MergeError::NoHistograms { host }
         | MergeError::Histogram { host, .. }
-        | MergeError::Mix { host } => host.clone(),
+        | MergeError::Protocol { host, .. } => host.clone(),
         MergeError::Empty => "controller".into(),
     };
     HostError::Protocol {

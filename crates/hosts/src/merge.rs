@@ -4,13 +4,17 @@
 //! the connect and TLS handshake latencies too; counters, errors, status codes and CPU add up;
 //! the timeline adds up second by second, its per-second p99 read from the summed latency
 //! buckets and its mean weighted by sample counts; requests in flight at the end add up and the
-//! silences are those of every host at once. What TLS and HTTP/2 negotiated is merged in
-//! [`transport`].
+//! silences are those of every host at once. TLS and each protocol's own block are merged by
+//! the model's exact merges ([`TlsResult::merge`], [`ProtocolResult::merge`]), the ones the
+//! engine's threads use too.
 
 use serverbench_model::histo::{
     self, latency_of, merge_sparse, new_histogram, p99_of_buckets, HistogramError,
 };
-use serverbench_model::result::{Histograms, IdleResult, LoadResult, Silence, TimelinePoint};
+use serverbench_model::result::{
+    self, Histograms, IdleResult, LoadResult, ProtocolPart, ProtocolResult, Silence, TimelinePoint,
+    TlsResult,
+};
 
 /// A result that cannot be merged.
 #[derive(Debug, thiserror::Error)]
@@ -32,11 +36,14 @@ pub enum MergeError {
         /// The cause.
         source: HistogramError,
     },
-    /// A host's `--mix` entries are not the others'.
-    #[error("{host}: its result has other --mix entries than the first host's")]
-    Mix {
+    /// A host's protocol block cannot join the first host's (another workload, other `--mix`
+    /// entries, a histogram that does not decode).
+    #[error("{host}: {source}")]
+    Protocol {
         /// The host.
         host: String,
+        /// The cause.
+        source: result::MergeError,
     },
 }
 
@@ -46,8 +53,7 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
     let mut latency = new_histogram();
     let mut uncorrected = first.latency_us_uncorrected.is_some().then(new_histogram);
     let mut buckets: Vec<Vec<(u16, u32)>> = Vec::new();
-    let (mut connect, mut handshake, mut upgrade) =
-        (new_histogram(), new_histogram(), new_histogram());
+    let (mut connect, mut handshake) = (new_histogram(), new_histogram());
     for (host, r) in parts {
         let h = r
             .histograms
@@ -64,7 +70,6 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
         for (acc, text) in [
             (&mut connect, &h.connect_latency_us),
             (&mut handshake, &h.handshake_latency_us),
-            (&mut upgrade, &h.upgrade_latency_us),
         ] {
             if let Some(text) = text {
                 histo::add_encoded(acc, text).map_err(bad)?;
@@ -83,24 +88,27 @@ pub fn merge(parts: &[(String, LoadResult)]) -> Result<LoadResult, MergeError> {
     m.latency_us_uncorrected = uncorrected.as_ref().map(latency_of);
     m.timeline = merge_timeline(&results, &buckets);
     let connected = !connect.is_empty();
-    transport::merge_into(&mut m, &results, connected.then(|| latency_of(&connect)));
-    if let Some(t) = &mut m.tls {
-        t.handshake_latency_us = latency_of(&handshake);
-    }
-    if let Some(w) = &mut m.ws {
-        w.upgrade_latency_us = latency_of(&upgrade);
-    }
-    let (mix, mix_latency_us) = mix::merge(parts)?;
-    m.mix = mix;
-    m.histograms = Some(Histograms {
+    m.connects = results.iter().map(|r| r.connects).sum::<Option<u64>>();
+    m.connects_per_s = m.connects.map(|n| n as f64 / m.duration_s.max(1e-9));
+    m.connect_latency_us = connected.then(|| latency_of(&connect));
+    let tls: Vec<&TlsResult> = results.iter().filter_map(|r| r.tls.as_ref()).collect();
+    m.tls = TlsResult::merge(&tls, m.duration_s, m.client_cpu_s, latency_of(&handshake));
+    let mut histograms = Histograms {
         latency_us: histo::encode(&latency),
         latency_us_uncorrected: uncorrected.as_ref().map(histo::encode),
         timeline_buckets: buckets,
         connect_latency_us: connected.then(|| histo::encode(&connect)),
         handshake_latency_us: m.tls.as_ref().map(|_| histo::encode(&handshake)),
-        upgrade_latency_us: m.ws.as_ref().map(|_| histo::encode(&upgrade)),
-        mix_latency_us,
-    });
+        ..Histograms::default()
+    };
+    let protocol: Vec<ProtocolPart> = results.iter().map(|r| ProtocolPart::from(*r)).collect();
+    m.protocol = ProtocolResult::merge(&protocol, &m, &mut histograms).map_err(|source| {
+        MergeError::Protocol {
+            host: parts[source.part()].0.clone(),
+            source,
+        }
+    })?;
+    m.histograms = Some(histograms);
     Ok(m)
 }
 
@@ -124,7 +132,6 @@ fn sum_counters(rs: &[&LoadResult]) -> LoadResult {
     }
     let (bytes_read, bytes_written) = (sum_u(|r| r.bytes_read), sum_u(|r| r.bytes_written));
     LoadResult {
-        mode: first.mode,
         target: first.target.clone(),
         connections,
         threads: rs.iter().map(|r| r.threads).sum(),
@@ -141,12 +148,6 @@ fn sum_counters(rs: &[&LoadResult]) -> LoadResult {
         rate_target: sum_opt(|r| r.rate_target),
         rate_achieved: sum_opt(|r| r.rate_achieved),
         late: rs.iter().map(|r| r.late).sum(),
-        mbps_down: sum_opt(|r| r.mbps_down),
-        mbps_up: sum_opt(|r| r.mbps_up),
-        bytes_per_connection: first
-            .bytes_per_connection
-            .map(|_| (bytes_read + bytes_written) as f64 / f64::from(connections.max(1))),
-        bytes_in_flight: rs.iter().map(|r| r.bytes_in_flight).sum(),
         in_flight_at_end: sum_u(|r| r.in_flight_at_end),
         // Hosts started together (their offsets coincide): silent where every host was.
         silences: Silence::intersect(&rs.iter().map(|r| &r.silences[..]).collect::<Vec<_>>()),
@@ -217,9 +218,6 @@ fn merge_timeline(rs: &[&LoadResult], buckets: &[Vec<(u16, u32)>]) -> Vec<Timeli
         })
         .collect()
 }
-
-mod mix;
-mod transport;
 
 #[cfg(test)]
 mod tests;

@@ -65,23 +65,6 @@ impl BodyStats {
         }
     }
 
-    pub fn merge(&mut self, o: &BodyStats) {
-        self.requests += o.requests;
-        self.request_bytes += o.request_bytes;
-        self.responses += o.responses;
-        self.wire_bytes += o.wire_bytes;
-        self.decoded_bytes += o.decoded_bytes;
-        for (a, b) in self.encodings.iter_mut().zip(o.encodings) {
-            *a += b;
-        }
-        for &(c, n) in &o.causes {
-            match self.causes.iter_mut().find(|(k, _)| *k == c) {
-                Some((_, m)) => *m += n,
-                None => self.causes.push((c, n)),
-            }
-        }
-    }
-
     /// The result's `bodies`.
     pub fn result(&self) -> BodyResult {
         let mean = |bytes: u64, n: u64| if n == 0 { 0.0 } else { bytes as f64 / n as f64 };
@@ -118,10 +101,8 @@ mod tests {
     fn wire_and_decoded_bytes_have_their_own_means_and_encodings_are_counted_by_name() {
         let mut a = BodyStats::default();
         a.response(100, 400, Encoding::One(Coding::Gzip));
-        let mut b = BodyStats::default();
-        b.response(300, 300, Encoding::Identity);
-        b.failed(EncodingCause::Unlisted(Coding::Br));
-        a.merge(&b);
+        a.response(300, 300, Encoding::Identity);
+        a.failed(EncodingCause::Unlisted(Coding::Br));
         let r = a.result();
         assert_eq!(
             (r.wire_body_bytes_mean, r.decoded_body_bytes_mean),

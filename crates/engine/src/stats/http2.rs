@@ -22,16 +22,6 @@ impl H2Stats {
         add(&mut self.errors, code, 1);
     }
 
-    pub fn merge(&mut self, o: &H2Stats) {
-        if let Some(s) = o.settings {
-            self.settings(s);
-        }
-        self.goaways += o.goaways;
-        for &(code, n) in &o.errors {
-            add(&mut self.errors, code, n);
-        }
-    }
-
     /// Errors by the code's RFC name.
     pub fn errors_by_name(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         self.errors.iter().map(|&(c, n)| (frame::error_name(c), n))
@@ -50,20 +40,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn merged_threads_add_errors_by_code_and_keep_the_first_settings() {
+    fn errors_add_up_by_code_and_the_first_settings_are_kept() {
         let mut a = H2Stats::default();
-        let mut b = H2Stats::default();
         let first = Settings {
             max_concurrent_streams: Some(5),
             ..Default::default()
         };
-        b.settings(first);
-        b.settings(Settings::default());
+        a.settings(first);
+        a.settings(Settings::default());
         a.error(frame::PROTOCOL_ERROR);
-        b.error(frame::PROTOCOL_ERROR);
-        b.error(frame::FLOW_CONTROL_ERROR);
-        b.goaways = 2;
-        a.merge(&b);
+        a.error(frame::PROTOCOL_ERROR);
+        a.error(frame::FLOW_CONTROL_ERROR);
+        a.goaways = 2;
         assert_eq!(a.settings, Some(first));
         assert_eq!(a.goaways, 2);
         let named: Vec<_> = a.errors_by_name().collect();

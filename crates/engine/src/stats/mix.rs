@@ -33,12 +33,6 @@ impl EntryStats {
     pub fn error(&mut self, kind: ErrorKind) {
         count_error(&mut self.errors, kind);
     }
-
-    pub fn merge(&mut self, o: &EntryStats) {
-        self.requests += o.requests;
-        self.errors.add(&o.errors);
-        self.latency.add(&o.latency).expect("same histogram bounds");
-    }
 }
 
 impl Default for EntryStats {
@@ -72,12 +66,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn merged_entries_add_requests_errors_and_latencies() {
-        let (mut a, mut b) = (EntryStats::new(), EntryStats::new());
+    fn an_entry_counts_its_requests_errors_and_latencies() {
+        let mut a = EntryStats::new();
         a.record(100);
-        b.record(300);
-        b.error(ErrorKind::Status);
-        a.merge(&b);
+        a.record(300);
+        a.error(ErrorKind::Status);
         assert_eq!((a.requests, a.errors.status), (2, 1));
         assert_eq!(a.latency.max(), 300);
         assert_eq!(a.latency.len(), 2);

@@ -97,19 +97,6 @@ impl WsStats {
     pub fn failed(&mut self, cause: WsCause) {
         bump(&mut self.causes, cause, 1);
     }
-
-    pub fn merge(&mut self, o: &WsStats) {
-        self.upgrade.add(&o.upgrade).expect("same histogram bounds");
-        self.upgrades += o.upgrades;
-        self.messages_sent += o.messages_sent;
-        self.upgrades_unanswered += o.upgrades_unanswered;
-        for &(code, n) in &o.close_codes {
-            bump(&mut self.close_codes, code, n);
-        }
-        for &(cause, n) in &o.causes {
-            bump(&mut self.causes, cause, n);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -117,24 +104,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn merged_threads_add_upgrades_closes_and_causes() {
+    fn upgrades_closes_and_causes_are_counted_and_named() {
         let mut a = WsStats::default();
         a.upgraded(150_000);
         a.closed(1000);
         a.failed(WsCause::WrongEcho);
         a.upgrades_unanswered = 1;
-        let mut b = WsStats::default();
-        b.upgraded(50_000);
-        b.closed(1000);
-        b.closed(1011);
-        b.failed(WsCause::Upgrade(HandshakeError::WrongAccept));
-        b.failed(WsCause::WrongEcho);
-        b.failed(WsCause::UpgradeTimeout);
-        b.upgrades_unanswered = 2;
-        a.merge(&b);
+        a.upgraded(50_000);
+        a.closed(1000);
+        a.closed(1011);
+        a.failed(WsCause::Upgrade(HandshakeError::WrongAccept));
+        a.failed(WsCause::WrongEcho);
+        a.failed(WsCause::UpgradeTimeout);
+        a.upgrades_unanswered = 2;
         assert_eq!((a.upgrades, a.upgrade.len()), (2, 2));
         assert_eq!(a.close_codes, [(1000, 2), (1011, 1)]);
-        assert_eq!(a.upgrades_unanswered, 3);
+        assert_eq!(a.upgrades_unanswered, 2);
         let names: Vec<_> = a.causes.iter().map(|(c, n)| (c.name(), *n)).collect();
         assert_eq!(
             names,

@@ -1,6 +1,8 @@
 use super::*;
 use serverbench_model::histo::bucket_mid;
-use serverbench_model::result::{Errors, Http2Result, TlsResult, WsResult};
+use serverbench_model::result::{
+    ConnectionMode, Errors, Http1Result, Http2Result, TlsResult, WsResult,
+};
 use std::collections::BTreeMap;
 
 /// A result holding exactly `samples` (µs), as a host would send it.
@@ -149,7 +151,10 @@ fn over_tls(handshakes: &[u64], resumed: u64, version: &str, cause: &str) -> Loa
         h.record(us).unwrap();
     }
     r.errors.tls = 1;
-    r.connection_mode = Some("new-conn".into());
+    r.protocol = ProtocolResult::Http1(Http1Result {
+        connection_mode: ConnectionMode::NewConn,
+        ..Http1Result::default()
+    });
     r.connects = Some(handshakes.len() as u64);
     r.tls = Some(TlsResult {
         version: Some(version.into()),
@@ -192,8 +197,8 @@ fn tls_handshakes_and_errors_add_up_with_latency_from_the_summed_histograms() {
     assert_eq!(t.handshake_latency_us, latency_of(&all));
     assert_eq!(m.connect_latency_us, Some(latency_of(&all)));
     assert_eq!(
-        (m.connects, m.connection_mode.as_deref()),
-        (Some(100), Some("new-conn"))
+        (m.connects, m.connection_mode()),
+        (Some(100), Some(ConnectionMode::NewConn))
     );
     let h = m.histograms.unwrap();
     assert_eq!(
@@ -224,12 +229,12 @@ fn http2_goaways_and_errors_add_up_and_the_servers_settings_are_kept() {
         ..Http2Result::default()
     };
     let (mut a, mut b) = (result(&[1], vec![], 1.0), result(&[1], vec![], 1.0));
-    a.http2 = Some(h2(1, "PROTOCOL_ERROR"));
+    a.protocol = ProtocolResult::Http2(h2(1, "PROTOCOL_ERROR"));
     a.errors.h2 = 1;
-    b.http2 = Some(h2(2, "PROTOCOL_ERROR"));
+    b.protocol = ProtocolResult::Http2(h2(2, "PROTOCOL_ERROR"));
     b.errors.refused_stream = 3;
     let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
-    let h = m.http2.unwrap();
+    let h = m.http2().unwrap().clone();
     assert_eq!((h.protocol.as_str(), h.streams), ("h2", 16));
     assert_eq!(h.max_concurrent_streams, Some(100));
     assert_eq!(h.goaways, 3);
@@ -250,10 +255,10 @@ fn websocket_close_codes_causes_and_unanswered_upgrades_add_up() {
         ..WsResult::default()
     };
     let (mut a, mut b) = (result(&[1], vec![], 1.0), result(&[1], vec![], 1.0));
-    a.ws = Some(ws(&[("1011", 3), ("1000", 1)], 3, 0));
-    b.ws = Some(ws(&[("1011", 2), ("1006", 1)], 3, 2));
+    a.protocol = ProtocolResult::WebSocket(ws(&[("1011", 3), ("1000", 1)], 3, 0));
+    b.protocol = ProtocolResult::WebSocket(ws(&[("1011", 2), ("1006", 1)], 3, 2));
     let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
-    let w = m.ws.unwrap();
+    let w = m.ws().unwrap().clone();
     let codes: Vec<(&str, u64)> = w
         .close_codes
         .iter()
@@ -303,7 +308,10 @@ fn mixed(samples: &[u64]) -> LoadResult {
         },
         ..MixEntryResult::default()
     };
-    r.mix = vec![entry("a", samples.len() as u64, 0), entry("b", 1, 1)];
+    r.protocol = ProtocolResult::Http1(Http1Result {
+        mix: vec![entry("a", samples.len() as u64, 0), entry("b", 1, 1)],
+        ..Http1Result::default()
+    });
     let h = r.histograms.as_mut().unwrap();
     h.mix_latency_us = vec![histo::encode(&a), histo::encode(&b)];
     r
@@ -318,20 +326,22 @@ fn mix_entries_add_up_and_their_percentiles_come_from_the_summed_histograms() {
         ("b".to_string(), mixed(&slow)),
     ];
     let m = merge(&parts).unwrap();
-    assert_eq!((m.mix[0].requests, m.mix[1].requests), (100, 2));
-    assert_eq!(m.mix[1].errors.status, 2);
+    assert_eq!((m.mix()[0].requests, m.mix()[1].requests), (100, 2));
+    assert_eq!(m.mix()[1].errors.status, 2);
     let mut all = new_histogram();
     for &s in fast.iter().chain(&slow) {
         all.record(s).unwrap();
     }
-    assert_eq!(m.mix[0].latency_us, latency_of(&all));
+    assert_eq!(m.mix()[0].latency_us, latency_of(&all));
     assert_eq!(m.histograms.unwrap().mix_latency_us.len(), 2);
 }
 
 #[test]
 fn a_host_with_other_mix_entries_is_named() {
     let mut other = mixed(&[5]);
-    other.mix.pop();
+    if let ProtocolResult::Http1(h) = &mut other.protocol {
+        h.mix.pop();
+    }
     let parts = [("a".to_string(), mixed(&[5])), ("b".to_string(), other)];
     let err = merge(&parts).unwrap_err().to_string();
     assert!(err.starts_with("b: "), "{err}");

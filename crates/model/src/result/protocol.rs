@@ -62,7 +62,9 @@ impl ProtocolResult {
 /// HTTP/1.1 (mode `http`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Http1Result {
-    /// `keep-alive` or `new-conn` (a connection per request).
+    /// `keep-alive` or `new-conn` (a connection per request). Absent from the oldest results
+    /// (keep-alive then).
+    #[serde(default)]
     pub connection_mode: ConnectionMode,
     /// Request bodies, `--verify` or `Accept-Encoding`: bodies sent and received.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -10,17 +10,17 @@ const NAME: usize = 36;
 
 /// The table (nothing without a mix).
 pub fn render(s: &mut String, r: &LoadResult) {
-    if r.mix.is_empty() {
+    if r.mix().is_empty() {
         return;
     }
-    let total_weight: f64 = r.mix.iter().map(|e| e.weight).sum();
-    let total: u64 = r.mix.iter().map(|e| e.requests).sum();
+    let total_weight: f64 = r.mix().iter().map(|e| e.weight).sum();
+    let total: u64 = r.mix().iter().map(|e| e.requests).sum();
     let _ = writeln!(
         s,
         "  Mix          {:<NAME$} {:>7} {:>7} {:>10} {:>9} {:>9} {:>7}",
         "entry", "weight", "got", "req/s", "p50", "p99", "errors"
     );
-    for e in &r.mix {
+    for e in r.mix() {
         let pct = |part: f64, whole: f64| match whole > 0.0 {
             true => format!("{:.1}%", 100.0 * part / whole),
             false => "-".into(),

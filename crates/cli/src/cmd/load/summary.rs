@@ -2,17 +2,17 @@
 
 use super::units::us;
 use serverbench_model::result::{
-    BodyResult, Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, Silence, TlsResult,
-    WsResult,
+    BodyResult, ConnectionMode, Http2Result, IdlePolicy, IdleResult, Latency, LoadResult, Silence,
+    TlsResult, WsResult,
 };
 use std::fmt::Write;
 
 /// Renders the summary (several lines, ending in a newline).
 pub fn render(r: &LoadResult) -> String {
     let mut s = String::new();
-    let mode = match r.connection_mode.as_deref() {
-        Some("new-conn") => format!("{}, a new connection per request", r.mode),
-        _ => r.mode.to_string(),
+    let mode = match r.connection_mode() {
+        Some(ConnectionMode::NewConn) => format!("{}, a new connection per request", r.mode()),
+        _ => r.mode().to_string(),
     };
     let _ = writeln!(
         s,
@@ -29,14 +29,14 @@ pub fn render(r: &LoadResult) -> String {
         bytes(r.bytes_read),
         bytes(r.bytes_written)
     );
-    if let (Some(down), Some(up)) = (r.mbps_down, r.mbps_up) {
+    if let (Some(down), Some(up)) = (r.mbps_down(), r.mbps_up()) {
         let _ = writeln!(
             s,
             "  Throughput   {down:.1} Mbps down, {up:.1} Mbps up, {} per connection",
-            bytes(r.bytes_per_connection.unwrap_or(0.0) as u64)
+            bytes(r.bytes_per_connection().unwrap_or(0.0) as u64)
         );
     }
-    if r.requests > 0 && !r.mode.is_stream() {
+    if r.requests > 0 && !r.mode().is_stream() {
         latency(&mut s, "Latency", &r.latency_us);
         if let Some(u) = &r.latency_us_uncorrected {
             latency(&mut s, "Uncorrected", u);
@@ -49,13 +49,13 @@ pub fn render(r: &LoadResult) -> String {
     if let Some(tls) = &r.tls {
         tls_lines(&mut s, tls);
     }
-    if let Some(h2) = &r.http2 {
+    if let Some(h2) = r.http2() {
         http2_line(&mut s, h2);
     }
-    if let Some(ws) = &r.ws {
+    if let Some(ws) = r.ws() {
         ws_lines(&mut s, ws);
     }
-    if let Some(b) = &r.bodies {
+    if let Some(b) = r.bodies() {
         body_lines(&mut s, b);
     }
     if let (Some(target), Some(achieved)) = (r.rate_target, r.rate_achieved) {
@@ -103,7 +103,7 @@ pub fn render(r: &LoadResult) -> String {
 
 /// Requests answered, those still in flight at the end, and the longest silence.
 fn requests_lines(s: &mut String, r: &LoadResult) {
-    let (label, what) = if r.mode.is_stream() || r.mode.counts_messages() {
+    let (label, what) = if r.mode().is_stream() || r.mode().counts_messages() {
         ("Messages", "messages")
     } else {
         ("Requests", "requests")
@@ -297,11 +297,11 @@ fn errors(r: &LoadResult) -> String {
         let c: Vec<String> = t.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
         format!(" ({})", c.join(", "))
     });
-    let codes = r.http2.as_ref().filter(|h| !h.errors.is_empty()).map(|h| {
+    let codes = r.http2().filter(|h| !h.errors.is_empty()).map(|h| {
         let c: Vec<String> = h.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
         format!(" ({})", c.join(", "))
     });
-    let ws = r.ws.as_ref().map(|w| {
+    let ws = r.ws().map(|w| {
         let all = w.upgrade_failures.iter().chain(&w.protocol_errors);
         let c: Vec<String> = all.map(|(c, n)| format!("{c} {n}")).collect();
         format!(" ({})", c.join(", "))
@@ -344,12 +344,11 @@ fn plural(n: u64, what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_model::result::Mode;
+    use serverbench_model::result::{Http1Result, ProtocolResult};
 
     #[test]
     fn summary_lists_percentiles_status_and_errors() {
         let mut r = LoadResult {
-            mode: Mode::Http,
             target: vec!["http://127.0.0.1:1/".into()],
             requests: 10,
             ..Default::default()
@@ -379,8 +378,10 @@ mod tests {
         };
         tls.errors.insert("handshake eof".into(), 3);
         let mut r = LoadResult {
-            mode: Mode::Http,
-            connection_mode: Some("new-conn".into()),
+            protocol: ProtocolResult::Http1(Http1Result {
+                connection_mode: ConnectionMode::NewConn,
+                ..Default::default()
+            }),
             requests: 100,
             client_cpu_us_per_request: Some(61.5),
             tls: Some(tls),
@@ -402,7 +403,6 @@ mod tests {
     #[test]
     fn naps_are_shown_only_when_some_were_taken() {
         let mut r = LoadResult {
-            mode: Mode::Http,
             requests: 10,
             idle: Some(IdleResult {
                 policy: IdlePolicy::Auto,
@@ -456,9 +456,8 @@ mod tests {
             ..Default::default()
         };
         let mut r = LoadResult {
-            mode: Mode::Ws,
             requests: 150,
-            ws: Some(ws),
+            protocol: ProtocolResult::WebSocket(ws),
             ..Default::default()
         };
         r.errors.ws = 1;
