@@ -389,7 +389,11 @@ impl From<&LoadResult> for Measurement {
             timeline: r.timeline.clone(),
             histograms: r.histograms.clone(),
             tls: r.tls.clone(),
-            http2: r.http2().cloned(),
+            // The mix is kept once, below.
+            http2: r.http2().cloned().map(|h| Http2Result {
+                mix: Vec::new(),
+                ..h
+            }),
             ws: r.ws().cloned(),
             capacity: None,
             mix: r.mix().to_vec(),

@@ -68,10 +68,15 @@ mod tests {
         };
         let r = LoadResult {
             duration_s: 2.0,
-            mix: vec![
-                entry("/baseline?a=1&b=2", 3.0, 750),
-                entry(&format!("/static/{}", "x".repeat(80)), 1.0, 250),
-            ],
+            protocol: serverbench_model::result::ProtocolResult::Http1(
+                serverbench_model::result::Http1Result {
+                    mix: vec![
+                        entry("/baseline?a=1&b=2", 3.0, 750),
+                        entry(&format!("/static/{}", "x".repeat(80)), 1.0, 250),
+                    ],
+                    ..Default::default()
+                },
+            ),
             ..Default::default()
         };
         let mut s = String::new();

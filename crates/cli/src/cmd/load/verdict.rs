@@ -129,10 +129,12 @@ mod tests {
     #[test]
     fn a_ws_load_whose_upgrades_went_unanswered_fails_without_pointing_at_errors_it_has_not() {
         let r = LoadResult {
-            ws: Some(serverbench_model::result::WsResult {
-                upgrades_unanswered: 50,
-                ..Default::default()
-            }),
+            protocol: serverbench_model::result::ProtocolResult::WebSocket(
+                serverbench_model::result::WsResult {
+                    upgrades_unanswered: 50,
+                    ..Default::default()
+                },
+            ),
             ..Default::default()
         };
         let (exit, why) = of(&r);
