@@ -2,8 +2,9 @@
 //! networking (no mio, no rustls), so reports and analysis build without the load generator.
 //!
 //! - [`answers`]: whether a load's server answered (no answer, outnumbered, stall);
-//! - [`result`]: the load result schema (`spec/load-result.schema.json`), and [`histo`] its
-//!   HdrHistogram V2 codec;
+//! - [`result`]: the load result schema (`spec/load-result.schema.json`): the common figures,
+//!   one protocol block per [`Workload`] with its exact merge, and [`histo`] its HdrHistogram
+//!   V2 codec;
 //! - [`duration`]: the one duration grammar; [`cpus`]: CPU lists (`0-3,5`);
 //! - [`Workload`]: which protocol driver a load runs (one variant per driver);
 //! - [`Mode`], [`Transport`] ([`Protocol`], [`TlsResume`]) and [`Tool`]: what a lap runs;

@@ -1,4 +1,6 @@
-//! The result of one load run, serialized as `spec/load-result.schema.json`.
+//! The result of one load run, serialized as `spec/load-result.schema.json` (schema version 2;
+//! version 1 still reads, see [`stored`]): the common figures in [`LoadResult`], the protocol's
+//! own in [`ProtocolResult`], and their exact merge ([`ProtocolResult::merge`]).
 //!
 //! These JSON keys are relied on by the harness and by users' scripts: keep their names.
 

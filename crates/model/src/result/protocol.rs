@@ -7,7 +7,12 @@
 //! and silences. Everything else (HTTP/1.1 bodies, the server's HTTP/2 SETTINGS, WebSocket
 //! upgrades and closes, TCP stream bytes in flight, `--mix` entries, Mbps) is one variant's, and
 //! is merged by that variant's exact merge ([`ProtocolResult::merge`]). A new protocol adds a
-//! variant here, beside its `Workload`.
+//! variant here, beside its `Workload`, and an arm to the merge.
+//!
+//! The encoded histograms stay in the one common [`super::Histograms`] block, the protocol's
+//! slots included (`upgrade_latency_us`, `mix_latency_us`): lap records keep that block as it
+//! is (`results.jsonl`), and reports merge `--mix` entries across laps from it; the protocol's
+//! merge reads its slots there and writes the merged ones back.
 
 use super::{BodyResult, Http2Result, LoadResult, MixEntryResult, Mode, WsResult};
 use crate::Workload;
