@@ -122,6 +122,18 @@ fn https_json_with_tls_errors_validates_against_the_schema() {
 }
 
 #[test]
+fn every_protocol_of_a_version_1_result_upgrades_to_a_valid_version_2_document() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../model/tests/fixtures/v1");
+    for name in ["http1", "http2", "ws", "tcp-stream", "tcp-pingpong"] {
+        let text = std::fs::read_to_string(format!("{dir}/{name}.json")).unwrap();
+        let r: serverbench_model::LoadResult = serde_json::from_str(&text).unwrap();
+        let v = serde_json::to_value(&r).unwrap();
+        assert_valid(&v);
+        assert_eq!(v["protocol"]["workload"], r.workload().as_str(), "{name}");
+    }
+}
+
+#[test]
 fn a_result_written_before_tls_existed_still_parses() {
     let old = serde_json::json!({
         "mode": "http", "target": ["http://127.0.0.1:1/"], "connections": 1, "threads": 1,

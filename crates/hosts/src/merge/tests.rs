@@ -364,3 +364,15 @@ fn requests_in_flight_add_up_and_only_a_silence_of_every_host_is_kept() {
     let m = merge(&[("a".to_string(), a), ("c".to_string(), answered)]).unwrap();
     assert!(m.silences.is_empty(), "host c answered throughout");
 }
+
+#[test]
+fn a_host_that_ran_another_workload_is_named() {
+    let a = result(&[100], vec![], 1.0);
+    let mut b = result(&[100], vec![], 1.0);
+    b.protocol = ProtocolResult::TcpPingPong(Default::default());
+    let err = merge(&[("a".into(), a), ("b".into(), b)]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "b: its result ran workload tcp-ping-pong, the first ran http1"
+    );
+}

@@ -35,7 +35,7 @@ impl<'a> From<&'a LoadResult> for ProtocolPart<'a> {
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
     /// A part ran another workload than the first.
-    #[error("its result is a {found} load, the first is a {first} load")]
+    #[error("its result ran workload {found}, the first ran {first}")]
     Workload {
         part: usize,
         first: Workload,

@@ -144,7 +144,7 @@ fn parts_of_different_workloads_are_refused_naming_the_part() {
     assert_eq!(e.part(), 1);
     assert_eq!(
         e.to_string(),
-        "its result is a tcp-ping-pong load, the first is a http1 load"
+        "its result ran workload tcp-ping-pong, the first ran http1"
     );
 }
 
