@@ -107,17 +107,7 @@ impl ProtocolResult {
                     ProtocolResult::Http2(h) => Some(h),
                     _ => None,
                 });
-                ProtocolResult::Http2(Http2Result {
-                    protocol: h.protocol.clone(),
-                    streams: h.streams,
-                    max_concurrent_streams: hs.iter().find_map(|h| h.max_concurrent_streams),
-                    initial_window_size: hs.iter().find_map(|h| h.initial_window_size),
-                    max_frame_size: hs.iter().find_map(|h| h.max_frame_size),
-                    goaways: hs.iter().map(|h| h.goaways).sum(),
-                    errors: add_counts(hs.iter().map(|h| &h.errors)),
-                    connection_mode: h.connection_mode,
-                    mix: merge_mix(parts, &h.mix, histograms)?,
-                })
+                ProtocolResult::Http2(merge_http2(h, &hs, merge_mix(parts, &h.mix, histograms)?))
             }
             ProtocolResult::WebSocket(_) => {
                 let ws: Vec<&WsResult> = each(parts, |p| match p {
@@ -205,6 +195,21 @@ fn merge_mix(
     }
     histograms.mix_latency_us = hists.iter().map(histo::encode).collect();
     Ok(entries)
+}
+
+/// The parts' HTTP/2 blocks as one: the SETTINGS are the first that came.
+fn merge_http2(first: &Http2Result, hs: &[&Http2Result], mix: Vec<MixEntryResult>) -> Http2Result {
+    Http2Result {
+        protocol: first.protocol.clone(),
+        streams: first.streams,
+        max_concurrent_streams: hs.iter().find_map(|h| h.max_concurrent_streams),
+        initial_window_size: hs.iter().find_map(|h| h.initial_window_size),
+        max_frame_size: hs.iter().find_map(|h| h.max_frame_size),
+        goaways: hs.iter().map(|h| h.goaways).sum(),
+        errors: add_counts(hs.iter().map(|h| &h.errors)),
+        connection_mode: first.connection_mode,
+        mix,
+    }
 }
 
 /// The parts' WebSocket blocks as one (throughput left for the caller).
