@@ -12,6 +12,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+mod validate;
+pub use validate::{Key, Origin, SpecError, Table, Why};
+
 /// A whole load: target, how many connections and threads, how long, and what each request is.
 /// Every key is optional in JSON (the defaults are `serverbench load`'s).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,419 @@
+//! Every rule about a [`LoadSpec`], checked once: [`LoadSpec::validate`]. The CLI's flags, a
+//! suite's scenario x profile and a client host's share all become a spec and are checked here;
+//! the engine then only resolves and prepares. An error names the option as its origin spells
+//! it: the flag (`--body-size`) for flags, the suite key (`body_size`) for a suite.
+
+use super::{LoadSpec, MAX_BODY_SIZE};
+use crate::{Mode, TlsResume, Workload};
+use std::fmt;
+
+/// One option of a load, with its flag and its suite key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Key {
+    Connections,
+    Threads,
+    Duration,
+    Requests,
+    Timeout,
+    Rate,
+    ConnectRate,
+    Pipeline,
+    Streams,
+    NewConn,
+    TlsResume,
+    ReconnectEvery,
+    Method,
+    Body,
+    BodyFile,
+    BodySize,
+    Chunked,
+    ChunkSize,
+    Mix,
+    Message,
+    Size,
+}
+
+/// Where in a suite a key is written: the scenario (what is requested) or the profile (how
+/// hard).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    Scenario,
+    Profile,
+}
+
+impl Key {
+    /// `serverbench load`'s spelling: `--body-size`, `-c/--connections`.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Key::Connections => "-c/--connections",
+            Key::Threads => "-t/--threads",
+            Key::Duration => "-d/--duration",
+            Key::Requests => "-n/--requests",
+            Key::Timeout => "--timeout",
+            Key::Rate => "-R/--rate",
+            Key::ConnectRate => "--connect-rate",
+            Key::Pipeline => "-p/--pipeline",
+            Key::Streams => "-m/--streams",
+            Key::NewConn => "--new-conn",
+            Key::TlsResume => "--tls-resume",
+            Key::ReconnectEvery => "--reconnect-every",
+            Key::Method => "-X/--method",
+            Key::Body => "--body",
+            Key::BodyFile => "--body-file",
+            Key::BodySize => "--body-size",
+            Key::Chunked => "--chunked",
+            Key::ChunkSize => "--chunk-size",
+            Key::Mix => "--mix",
+            Key::Message => "--message",
+            Key::Size => "--size",
+        }
+    }
+
+    /// A suite's spelling: `body_size`, `connections` (a file has no body in a suite: `body`).
+    pub fn suite_key(self) -> &'static str {
+        match self {
+            Key::Connections => "connections",
+            Key::Threads => "threads",
+            Key::Duration => "duration",
+            Key::Requests => "requests",
+            Key::Timeout => "timeout",
+            Key::Rate => "rate",
+            Key::ConnectRate => "connect_rate",
+            Key::Pipeline => "pipeline",
+            Key::Streams => "streams",
+            Key::NewConn => "new_conn",
+            Key::TlsResume => "tls_resume",
+            Key::ReconnectEvery => "reconnect_every",
+            Key::Method => "method",
+            Key::Body | Key::BodyFile => "body",
+            Key::BodySize => "body_size",
+            Key::Chunked => "chunked",
+            Key::ChunkSize => "chunk_size",
+            Key::Mix => "mix",
+            Key::Message => "message",
+            Key::Size => "size",
+        }
+    }
+
+    /// The suite table the key is written in.
+    pub fn table(self) -> Table {
+        match self {
+            Key::Connections
+            | Key::Threads
+            | Key::Duration
+            | Key::Requests
+            | Key::Timeout
+            | Key::Rate
+            | Key::ConnectRate
+            | Key::Pipeline => Table::Profile,
+            _ => Table::Scenario,
+        }
+    }
+}
+
+/// Where a spec came from: how its errors spell the options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// `serverbench load`'s flags (or `--spec`, which has their names).
+    Flags,
+    /// A suite's scenario (by name) at one of its profiles.
+    Suite { scenario: String },
+}
+
+impl Origin {
+    fn spell(&self, key: Key) -> &'static str {
+        match self {
+            Origin::Flags => key.flag(),
+            Origin::Suite { .. } => key.suite_key(),
+        }
+    }
+}
+
+/// What is wrong with a key; other keys it names are spelled as the origin spells them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    AtLeastOne,
+    MoreThanZero,
+    NotEmpty,
+    /// Only one of the two may be given.
+    Excludes(Key),
+    /// Needs the other key (and why).
+    Needs(Key, &'static str),
+    /// Does not apply to this workload.
+    NotFor(Workload),
+    /// Applies with HTTP/1.1 only.
+    Http1Only,
+    /// Does not apply to HTTP/2: streams are its requests in flight.
+    NotHttp2,
+    /// Cannot be combined with the other key (and why).
+    With(Key, &'static str),
+    /// A body larger than [`MAX_BODY_SIZE`].
+    TooLarge(crate::SizeRange),
+    /// Chunks of no body.
+    NeedsBody,
+    /// A request option with a workload that sends no HTTP request.
+    HttpOnly(Workload),
+    /// A mix entry has its own method and body.
+    MixHasIt,
+}
+
+/// A rule a [`LoadSpec`] breaks: the key, what is wrong, and where the spec came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {}", self.origin.spell(self.key), self.message())]
+pub struct SpecError {
+    pub key: Key,
+    pub why: Why,
+    pub origin: Origin,
+}
+
+impl SpecError {
+    /// What is wrong, without the key: other keys spelled as the origin spells them, and for a
+    /// suite's profile key, the scenario it was combined with.
+    pub fn message(&self) -> String {
+        let o = &self.origin;
+        let text = match &self.why {
+            Why::AtLeastOne => "must be at least 1".to_string(),
+            Why::MoreThanZero => "must be more than 0".to_string(),
+            Why::NotEmpty => "must not be empty (leave it out for none)".to_string(),
+            Why::Excludes(other) => format!("cannot be combined with {}", o.spell(*other)),
+            Why::Needs(other, why) => format!("needs {}{why}", o.spell(*other)),
+            Why::NotFor(w) => format!("does not apply to {}", workload_name(*w, o)),
+            Why::Http1Only => "applies to HTTP/1.1 only: the engine sends no drawn or chunked \
+                               body over HTTP/2"
+                .to_string(),
+            Why::NotHttp2 => format!(
+                "does not apply to HTTP/2 ({} sets the requests in flight per connection)",
+                o.spell(Key::Streams)
+            ),
+            Why::With(other, why) => format!("cannot be combined with {}{why}", o.spell(*other)),
+            Why::TooLarge(r) => {
+                format!("{r}: at most 1GiB (each load thread holds the largest body)")
+            }
+            Why::NeedsBody => format!(
+                "needs a body ({} or {})",
+                o.spell(Key::Body),
+                o.spell(Key::BodySize)
+            ),
+            Why::HttpOnly(w) => match o {
+                Origin::Flags => {
+                    format!("applies to HTTP requests, not to {}", workload_name(*w, o))
+                }
+                Origin::Suite { .. } => {
+                    "applies to http only (ws and tcp scenarios send no request)".to_string()
+                }
+            },
+            Why::MixHasIt => format!(
+                "a mix entry has its own method and body: give them in the mix file (not with {})",
+                o.spell(Key::Mix)
+            ),
+        };
+        match o {
+            Origin::Suite { scenario } if self.key.table() == Table::Profile => {
+                format!("{text} (scenario `{scenario}`)")
+            }
+            _ => text,
+        }
+    }
+}
+
+/// A workload as the origin names it: `ws:// URLs` and `--tcp` for flags, the mode for a suite.
+fn workload_name(w: Workload, o: &Origin) -> String {
+    match (o, w) {
+        (Origin::Flags, Workload::WebSocket) => "ws:// and wss:// URLs".into(),
+        (Origin::Flags, Workload::TcpStream | Workload::TcpPingPong) => "--tcp".into(),
+        (Origin::Flags, Workload::Http2) => "--http2".into(),
+        (Origin::Suite { .. }, Workload::Http2) => "h2 and h2c".into(),
+        (Origin::Suite { .. }, _) => format!("a {} scenario", mode_of(w).as_str()),
+        (Origin::Flags, _) => w.as_str().into(),
+    }
+}
+
+fn mode_of(w: Workload) -> Mode {
+    match w {
+        Workload::Http1 | Workload::Http2 => Mode::Http,
+        Workload::WebSocket => Mode::Ws,
+        Workload::TcpStream => Mode::TcpStream,
+        Workload::TcpPingPong => Mode::TcpPingpong,
+    }
+}
+
+type Rule = Result<(), (Key, Why)>;
+
+impl LoadSpec {
+    /// What runs: TCP echo (`tcp`), WebSocket (a `ws://` or `wss://` URL), HTTP/2
+    /// (`http.http2`) or HTTP/1.1.
+    pub fn workload(&self) -> Workload {
+        match &self.tcp {
+            Some(t) if t.mode == Mode::TcpStream => Workload::TcpStream,
+            Some(_) => Workload::TcpPingPong,
+            None if self.is_ws() => Workload::WebSocket,
+            None if self.http.http2 => Workload::Http2,
+            None => Workload::Http1,
+        }
+    }
+
+    /// Whether the (first) URL is `ws://` or `wss://`.
+    fn is_ws(&self) -> bool {
+        self.urls.first().is_some_and(|u| {
+            let scheme = u.split("://").next().unwrap_or_default();
+            scheme.eq_ignore_ascii_case("ws") || scheme.eq_ignore_ascii_case("wss")
+        })
+    }
+
+    /// Checks every rule about the spec that needs no I/O (the target's address, files and
+    /// templates are the engine's to resolve); the error names the key as `origin` spells it.
+    pub fn validate(&self, origin: &Origin) -> Result<(), SpecError> {
+        self.pace()
+            .and_then(|()| self.connection())
+            .and_then(|()| self.request())
+            .map_err(|(key, why)| SpecError {
+                key,
+                why,
+                origin: origin.clone(),
+            })
+    }
+
+    /// How many, how long, how fast.
+    fn pace(&self) -> Rule {
+        let positive = |x: f64| x > 0.0 && x.is_finite();
+        let h = &self.http;
+        match () {
+            _ if self.connections == 0 => Err((Key::Connections, Why::AtLeastOne)),
+            _ if self.threads == Some(0) => Err((Key::Threads, Why::AtLeastOne)),
+            _ if self.duration.is_some_and(|d| d.is_zero()) => {
+                Err((Key::Duration, Why::MoreThanZero))
+            }
+            _ if self.requests == Some(0) => Err((Key::Requests, Why::AtLeastOne)),
+            _ if self.timeout.is_zero() => Err((Key::Timeout, Why::MoreThanZero)),
+            _ if h.pipeline == 0 => Err((Key::Pipeline, Why::AtLeastOne)),
+            _ if self.rate.is_some_and(|r| !positive(r)) => Err((Key::Rate, Why::MoreThanZero)),
+            _ if self.rate.is_some() && h.pipeline > 1 => {
+                Err((Key::Rate, Why::With(Key::Pipeline, " > 1")))
+            }
+            _ if self.connect_rate.is_some_and(|r| !positive(r)) => {
+                Err((Key::ConnectRate, Why::MoreThanZero))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Streams, pipelining, a connection per request, resumption, reconnects and TCP echo.
+    fn connection(&self) -> Rule {
+        let (h, w) = (&self.http, self.workload());
+        let one_request = " (one request per connection)";
+        match () {
+            _ if h.streams == 0 => Err((Key::Streams, Why::AtLeastOne)),
+            _ if h.pipeline > 1 && w == Workload::Http2 => Err((Key::Pipeline, Why::NotHttp2)),
+            _ if h.new_conn && !matches!(w, Workload::Http1 | Workload::Http2) => {
+                Err((Key::NewConn, Why::NotFor(w)))
+            }
+            _ if h.new_conn && h.streams > 1 => {
+                Err((Key::Streams, Why::With(Key::NewConn, one_request)))
+            }
+            _ if h.new_conn && h.pipeline > 1 => {
+                Err((Key::Pipeline, Why::With(Key::NewConn, one_request)))
+            }
+            _ if h.new_conn && self.rate.is_some() => Err((
+                Key::Rate,
+                Why::With(Key::NewConn, " (connections are opened in a closed loop)"),
+            )),
+            _ if h.tls_resume.is_some_and(|r| r != TlsResume::Off) && !h.new_conn => Err((
+                Key::TlsResume,
+                Why::Needs(Key::NewConn, " (keep-alive connections handshake once)"),
+            )),
+            _ => self.reconnects_and_echo(w),
+        }
+    }
+
+    fn reconnects_and_echo(&self, w: Workload) -> Rule {
+        let tcp = matches!(w, Workload::TcpStream | Workload::TcpPingPong);
+        match (self.reconnect_every, &self.tcp) {
+            (Some(0), _) => return Err((Key::ReconnectEvery, Why::AtLeastOne)),
+            (Some(_), _) if self.http.new_conn => {
+                let why = " (a connection per request)";
+                return Err((Key::ReconnectEvery, Why::With(Key::NewConn, why)));
+            }
+            (Some(_), _) if tcp => return Err((Key::ReconnectEvery, Why::NotFor(w))),
+            (_, Some(t)) if t.mode == Mode::TcpStream && t.message.is_empty() => {
+                return Err((Key::Message, Why::NotEmpty))
+            }
+            (_, Some(t)) if t.mode != Mode::TcpStream && t.size == 0 => {
+                return Err((Key::Size, Why::AtLeastOne))
+            }
+            (_, Some(t)) if t.mode == Mode::TcpStream && self.rate.is_some() => {
+                return Err((Key::Rate, Why::NotFor(w)))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The first request option given: the method (when not GET), the body, its size, chunks.
+    fn request_key(&self) -> Option<Key> {
+        let h = &self.http;
+        [
+            (!h.method.eq_ignore_ascii_case("GET"), Key::Method),
+            (h.body.is_some(), Key::Body),
+            (h.body_file.is_some(), Key::BodyFile),
+            (h.body_size.is_some(), Key::BodySize),
+            (h.chunked.is_some(), Key::Chunked),
+        ]
+        .into_iter()
+        .find_map(|(given, key)| given.then_some(key))
+    }
+
+    /// The request's method and body: what applies to which workload, and with what.
+    fn request(&self) -> Rule {
+        let (h, w) = (&self.http, self.workload());
+        let Some(first) = self.request_key() else {
+            return match (&self.mix, w) {
+                (Some(_), Workload::Http1 | Workload::Http2) | (None, _) => Ok(()),
+                (Some(_), _) => Err((Key::Mix, Why::HttpOnly(w))),
+            };
+        };
+        if !matches!(w, Workload::Http1 | Workload::Http2) {
+            return Err((first, Why::HttpOnly(w)));
+        }
+        if self.mix.is_some() {
+            return Err((first, Why::MixHasIt));
+        }
+        let body = h.body.is_some() || h.body_file.is_some();
+        if let Some(r) = h.body_size.filter(|r| r.max > MAX_BODY_SIZE) {
+            return Err((Key::BodySize, Why::TooLarge(r)));
+        }
+        match () {
+            _ if h.body.is_some() && h.body_file.is_some() => {
+                Err((Key::BodyFile, Why::Excludes(Key::Body)))
+            }
+            _ if h.body_size.is_some() && body => {
+                let other = match h.body.is_some() {
+                    true => Key::Body,
+                    false => Key::BodyFile,
+                };
+                Err((Key::BodySize, Why::Excludes(other)))
+            }
+            _ if h.body.as_deref() == Some("") => Err((Key::Body, Why::NotEmpty)),
+            _ if h.chunked.is_some() && !body && h.body_size.is_none() => {
+                Err((Key::Chunked, Why::NeedsBody))
+            }
+            _ if h.chunked == Some(0) => Err((Key::ChunkSize, Why::AtLeastOne)),
+            _ if w == Workload::Http2 && h.chunked.is_some() => Err((Key::Chunked, Why::Http1Only)),
+            _ if w == Workload::Http2 && h.body_size.is_some() => {
+                Err((Key::BodySize, Why::Http1Only))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Table::Scenario => "scenario",
+            Table::Profile => "profile",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
