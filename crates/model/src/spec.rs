@@ -14,6 +14,7 @@ use std::time::Duration;
 
 mod validate;
 pub use validate::{Key, Origin, SpecError, Table, Why};
+pub use validate::{DEFAULT_WS_MESSAGE, MAX_WS_MESSAGE, MAX_WS_PING};
 
 /// A whole load: target, how many connections and threads, how long, and what each request is.
 /// Every key is optional in JSON (the defaults are `serverbench load`'s).

@@ -35,6 +35,9 @@ pub enum ConfigError {
     Value { flag: &'static str, why: String },
     #[error(transparent)]
     Request(#[from] TemplateError),
+    /// A rule of the load spec ([`serverbench_model::LoadSpec::validate`]).
+    #[error(transparent)]
+    Spec(#[from] serverbench_model::spec::SpecError),
 }
 
 impl From<crate::tls::FlagError> for ConfigError {
@@ -296,17 +299,6 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
     };
     let addr = resolve(&first.host, first.port)?;
     if let Some(h2) = opts.http2 {
-        if opts.body_size.is_some() || opts.chunked.is_some() {
-            let flag = if opts.chunked.is_some() {
-                "--chunked"
-            } else {
-                "--body-size"
-            };
-            return Err(ConfigError::flag(
-                flag,
-                "applies to HTTP/1.1 only (not to --http2)",
-            ));
-        }
         let protocol = http2_spec(&method, first, &wanted, opts, h2)?;
         return Ok(HttpTarget {
             addr,
@@ -374,9 +366,6 @@ fn http2_spec(
     opts: &HttpOptions,
     h2: Http2Options,
 ) -> Result<Protocol, ConfigError> {
-    if h2.streams == 0 {
-        return Err(ConfigError::flag("-m/--streams", "must be at least 1"));
-    }
     let mut requests = Vec::with_capacity(wanted.len());
     for w in wanted {
         let split = |h: &String| {
@@ -438,117 +427,39 @@ fn plain_refuses_tls_flags(t: &TlsOptions) -> Result<(), ConfigError> {
 }
 
 impl Config {
-    /// Checks the combination of options; errors name the flag.
+    /// What a worker needs to run at all, checked again by [`crate::run`] for a `Config` made by
+    /// hand (a test's, a library user's): the rules about what a user asked for, combinations
+    /// included, are [`serverbench_model::LoadSpec::validate`]'s, checked once before a spec
+    /// becomes a `Config`. Errors name the flag.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.connections == 0 {
-            return Err(ConfigError::flag("-c/--connections", "must be at least 1"));
-        }
-        if self.threads == 0 {
-            return Err(ConfigError::flag("-t/--threads", "must be at least 1"));
-        }
-        match self.stop {
-            Stop::Duration(d) if d.is_zero() => {
-                return Err(ConfigError::flag("-d/--duration", "must be more than 0"))
+        let flag = |flag, why: &str| Err(ConfigError::flag(flag, why));
+        let positive = |x: f64| x > 0.0 && x.is_finite();
+        match () {
+            _ if self.connections == 0 => flag("-c/--connections", "must be at least 1"),
+            _ if self.threads == 0 => flag("-t/--threads", "must be at least 1"),
+            _ if self.stop == Stop::Duration(Duration::ZERO) => {
+                flag("-d/--duration", "must be more than 0")
             }
-            Stop::Requests(0) => {
-                return Err(ConfigError::flag("-n/--requests", "must be at least 1"))
+            _ if self.stop == Stop::Requests(0) => flag("-n/--requests", "must be at least 1"),
+            _ if self.timeout.is_zero() => flag("--timeout", "must be more than 0"),
+            _ if self.schedule == (Schedule::ClosedLoop { depth: 0 }) => {
+                flag("-p/--pipeline", "must be at least 1")
             }
-            _ => {}
-        }
-        if self.timeout.is_zero() {
-            return Err(ConfigError::flag("--timeout", "must be more than 0"));
-        }
-        match self.schedule {
-            Schedule::ClosedLoop { depth: 0 } => {
-                return Err(ConfigError::flag("-p/--pipeline", "must be at least 1"))
+            _ if matches!(self.schedule, Schedule::Rate { per_second } if !positive(per_second)) => {
+                flag("-R/--rate", "must be more than 0")
             }
-            Schedule::Rate { per_second } if !(per_second > 0.0 && per_second.is_finite()) => {
-                return Err(ConfigError::flag("-R/--rate", "must be more than 0"))
+            _ if self.connect_rate.is_some_and(|r| !positive(r)) => {
+                flag("--connect-rate", "must be more than 0")
             }
-            _ => {}
-        }
-        if let Some(r) = self.connect_rate {
-            if !(r > 0.0 && r.is_finite()) {
-                return Err(ConfigError::flag("--connect-rate", "must be more than 0"));
-            }
-        }
-        self.validate_lifetime()?;
-        self.validate_reconnect()?;
-        match &self.protocol {
-            Protocol::Http2(h) if h.streams == 0 => {
-                Err(ConfigError::flag("-m/--streams", "must be at least 1"))
-            }
-            Protocol::Http2(_) if matches!(self.schedule, Schedule::ClosedLoop { depth } if depth > 1) => {
-                Err(ConfigError::flag(
-                    "-p/--pipeline",
-                    "does not apply to --http2 (-m/--streams sets the requests in flight per connection)",
-                ))
-            }
-            Protocol::TcpStream { message } if message.is_empty() => {
-                Err(ConfigError::flag("--message", "must not be empty"))
-            }
-            Protocol::TcpPingPong { size: 0 } => {
-                Err(ConfigError::flag("--size", "must be at least 1"))
-            }
-            Protocol::TcpStream { .. } if matches!(self.schedule, Schedule::Rate { .. }) => Err(
-                ConfigError::flag("-R/--rate", "does not apply to --mode stream"),
-            ),
-            _ => Ok(()),
-        }
-    }
-}
-
-impl Config {
-    /// `--reconnect-every` against the rest.
-    fn validate_reconnect(&self) -> Result<(), ConfigError> {
-        const FLAG: &str = "--reconnect-every";
-        match (self.reconnect_every, &self.protocol, self.lifetime) {
-            (None, _, _) => Ok(()),
-            (Some(0), _, _) => Err(ConfigError::flag(FLAG, "must be at least 1")),
-            (Some(_), _, Lifetime::PerRequest) => Err(ConfigError::flag(
-                FLAG,
-                "cannot be combined with --new-conn (a connection per request)",
-            )),
-            (Some(_), Protocol::TcpStream { .. } | Protocol::TcpPingPong { .. }, _) => Err(
-                ConfigError::flag(FLAG, "applies to HTTP and ws:// loads, not to --tcp"),
-            ),
-            (Some(_), _, _) => Ok(()),
-        }
-    }
-
-    /// `--new-conn` and `--tls-resume` against the rest.
-    fn validate_lifetime(&self) -> Result<(), ConfigError> {
-        let resume = self.tls.as_ref().map_or(TlsResume::Off, |t| t.resume);
-        if self.lifetime == Lifetime::KeepAlive {
-            return match resume {
-                TlsResume::Off => Ok(()),
-                _ => Err(ConfigError::flag(
-                    "--tls-resume",
-                    "needs --new-conn (keep-alive connections handshake once)",
-                )),
-            };
-        }
-        match &self.protocol {
-            Protocol::Http(_) => {}
-            Protocol::Http2(h) if h.streams > 1 => {
-                return Err(ConfigError::flag(
-                    "-m/--streams",
-                    "cannot be combined with --new-conn (one request per connection)",
-                ))
-            }
-            Protocol::Http2(_) => {}
-            _ => return Err(ConfigError::flag("--new-conn", "applies to HTTP only")),
-        }
-        match self.schedule {
-            Schedule::ClosedLoop { depth: 1 } => Ok(()),
-            Schedule::ClosedLoop { .. } => Err(ConfigError::flag(
-                "-p/--pipeline",
-                "cannot be combined with --new-conn (one request per connection)",
-            )),
-            Schedule::Rate { .. } => Err(ConfigError::flag(
-                "-R/--rate",
-                "cannot be combined with --new-conn (connections are opened in a closed loop)",
-            )),
+            _ if self.reconnect_every == Some(0) => flag("--reconnect-every", "must be at least 1"),
+            _ => match &self.protocol {
+                Protocol::Http2(h) if h.streams == 0 => flag("-m/--streams", "must be at least 1"),
+                Protocol::TcpStream { message } if message.is_empty() => {
+                    flag("--message", "must not be empty")
+                }
+                Protocol::TcpPingPong { size: 0 } => flag("--size", "must be at least 1"),
+                _ => Ok(()),
+            },
         }
     }
 }

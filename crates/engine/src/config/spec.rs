@@ -1,12 +1,15 @@
 //! A [`LoadSpec`] (what `serverbench load`'s flags, `--spec` or a client host describe) turned
-//! into an engine [`Config`]: the one place a load option becomes engine input, so a new option
-//! is added in the model and here, not in the binary. Errors name the flag, on one line.
+//! into an engine [`Config`]: the spec's rules are checked once, by [`LoadSpec::validate`];
+//! here it is only resolved and prepared (the address, TLS files, request templates). A new
+//! option is added to the model's spec (and its rule to `validate`), then prepared here.
+//! Errors name the flag, on one line.
 
 use super::{http_target, resolve, split_host_port, ConfigError, Http2Options, HttpOptions};
 use super::{ws_target, WsOptions};
 use super::{Config, Lifetime, MixPlan, Protocol, Reads, Schedule, Stop};
+use serverbench_model::spec::Origin;
 use serverbench_model::spec::{HttpLoad, TcpLoad};
-use serverbench_model::{LoadSpec, Mode};
+use serverbench_model::{LoadSpec, Mode, Workload};
 use serverbench_wire::tls::{TlsOptions, TlsSpec, Trust};
 use std::net::SocketAddr;
 
@@ -24,18 +27,10 @@ impl TryFrom<&LoadSpec> for Config {
     /// Resolves the target, reads `--body-file` and the CA file, checks `--cpus` against the
     /// CPUs this process may run on and validates the whole.
     fn try_from(a: &LoadSpec) -> Result<Config, ConfigError> {
-        if a.mix.is_some() {
-            mix_refuses(a)?;
-        }
+        a.validate(&Origin::Flags)?;
         let target = match &a.tcp {
-            Some(tcp) => {
-                http_only_flags(a, "--tcp")?;
-                tcp_target(tcp)?
-            }
-            None if is_ws(&a.urls) => {
-                http_only_flags(a, "ws:// and wss:// URLs")?;
-                ws_target_of(a)?
-            }
+            Some(tcp) => tcp_target(tcp)?,
+            None if a.workload() == Workload::WebSocket => ws_target_of(a)?,
             None => http_target_of(a)?,
         };
         let (cpus, threads) = cpus_and_threads(a)?;
@@ -48,7 +43,12 @@ impl TryFrom<&LoadSpec> for Config {
             addr: target.addr,
             target: target.names,
             protocol: target.protocol,
-            schedule: schedule(a)?,
+            schedule: match a.rate {
+                Some(per_second) => Schedule::Rate { per_second },
+                None => Schedule::ClosedLoop {
+                    depth: a.http.pipeline,
+                },
+            },
             stop: match a.requests {
                 Some(n) => Stop::Requests(n),
                 None => Stop::Duration(a.measured()),
@@ -75,7 +75,6 @@ impl TryFrom<&LoadSpec> for Config {
             reconnect_every: a.reconnect_every,
             mix: a.mix.as_ref().map(|m| MixPlan::new(&m.entries)),
         };
-        config.validate()?;
         Ok(config)
     }
 }
@@ -105,52 +104,10 @@ fn tcp_target(tcp: &TcpLoad) -> Result<Target, ConfigError> {
     })
 }
 
-/// The largest `--body-size`: each thread holds that many random bytes.
-const MAX_BODY: u64 = serverbench_model::spec::MAX_BODY_SIZE;
-
-/// `--body-size` and `--chunked` describe HTTP request bodies: refused with other targets.
-fn http_only_flags(a: &LoadSpec, target: &str) -> Result<(), ConfigError> {
-    let h = &a.http;
-    let given = [
-        (h.body_size.is_some(), "--body-size"),
-        (h.chunked.is_some(), "--chunked"),
-    ];
-    match given.iter().find(|(on, _)| *on) {
-        Some((_, flag)) => Err(ConfigError::flag(
-            flag,
-            format!("applies to HTTP request bodies, not to {target}"),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// `--body-size`: in range, and not with a body of its own.
-fn body_size(h: &HttpLoad) -> Result<Option<(usize, usize)>, ConfigError> {
-    let Some(r) = h.body_size else {
-        return Ok(None);
-    };
-    if h.body.is_some() || h.body_file.is_some() {
-        return Err(ConfigError::flag(
-            "--body-size",
-            "cannot be combined with --body or --body-file",
-        ));
-    }
-    if r.max > MAX_BODY {
-        return Err(ConfigError::value(
-            "--body-size",
-            format!("{r}: at most 1GiB (each thread holds the largest body's random bytes)"),
-        ));
-    }
-    Ok(Some((r.min as usize, r.max as usize)))
-}
-
 /// The URLs with the HTTP flags: method, headers, body, HTTP/2, TLS.
 fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
     let h = &a.http;
-    let body_size = body_size(h)?;
-    if h.chunked == Some(0) {
-        return Err(ConfigError::flag("--chunk-size", "must be at least 1"));
-    }
+    let body_size = h.body_size.map(|r| (r.min as usize, r.max as usize));
     let body = match (&h.body, &h.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
         (None, Some(f)) => Some(
@@ -184,30 +141,6 @@ fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
     })
 }
 
-/// `--mix` with what the entries say themselves (method, body), or with a non-HTTP load.
-fn mix_refuses(a: &LoadSpec) -> Result<(), ConfigError> {
-    let why = match () {
-        _ if a.tcp.is_some() => "applies to HTTP, not to --tcp",
-        _ if is_ws(&a.urls) => "applies to HTTP, not to ws:// URLs",
-        _ if !a.http.method.eq_ignore_ascii_case("GET") => {
-            "cannot be combined with -X/--method (each entry has its method)"
-        }
-        _ if a.http.body.is_some() || a.http.body_file.is_some() => {
-            "cannot be combined with --body/--body-file (each entry has its body)"
-        }
-        _ => return Ok(()),
-    };
-    Err(ConfigError::flag("--mix", why))
-}
-
-/// Whether the (first) URL is `ws://` or `wss://`: a WebSocket load.
-fn is_ws(urls: &[String]) -> bool {
-    urls.first().is_some_and(|u| {
-        let scheme = u.split("://").next().unwrap_or_default();
-        scheme.eq_ignore_ascii_case("ws") || scheme.eq_ignore_ascii_case("wss")
-    })
-}
-
 /// The `ws[s]://` URL with the WebSocket flags (and the TLS ones for `wss://`).
 fn ws_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
     let opts = WsOptions {
@@ -216,7 +149,6 @@ fn ws_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
         binary: a.ws.binary,
         ping: a.ws.ping,
         tls: tls_options(&a.http),
-        http2: a.http.http2,
     };
     let t = ws_target(&a.urls, &opts)?;
     Ok(Target {
@@ -237,20 +169,6 @@ fn tls_options(h: &HttpLoad) -> TlsOptions {
         },
         version: h.tls_version,
         resume: h.tls_resume.unwrap_or_default(),
-    }
-}
-
-/// `-R` (open loop) or `-p` (closed loop, that many in flight per connection).
-fn schedule(a: &LoadSpec) -> Result<Schedule, ConfigError> {
-    match a.rate {
-        Some(_) if a.http.pipeline > 1 => Err(ConfigError::value(
-            "-R/--rate",
-            "cannot be combined with -p/--pipeline > 1",
-        )),
-        Some(per_second) => Ok(Schedule::Rate { per_second }),
-        None => Ok(Schedule::ClosedLoop {
-            depth: a.http.pipeline,
-        }),
     }
 }
 
@@ -337,7 +255,7 @@ mod tests {
         spec.http.pipeline = 4;
         assert_eq!(
             error_of(&spec),
-            "-R/--rate cannot be combined with -p/--pipeline > 1"
+            "-R/--rate: cannot be combined with -p/--pipeline > 1"
         );
     }
 

@@ -7,7 +7,7 @@ use crate::tls::{TlsOptions, TlsSpec};
 use serverbench_wire::ws::{self, Rng};
 
 /// The message when neither `--message` nor `--message-size` is given.
-pub const DEFAULT_MESSAGE: &str = "hello world";
+pub const DEFAULT_MESSAGE: &str = serverbench_model::spec::DEFAULT_WS_MESSAGE;
 
 /// What each message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +67,6 @@ pub struct WsOptions {
     pub binary: bool,
     pub ping: bool,
     pub tls: TlsOptions,
-    /// `--http2` was given (it does not apply).
-    pub http2: bool,
 }
 
 /// Parses the one `ws[s]://` URL, resolves it, builds TLS for `wss://` and makes the payload.
@@ -86,34 +84,12 @@ pub fn ws_target(urls: &[String], opts: &WsOptions) -> Result<HttpTarget, Config
             format!("`{raw}` is not ws:// or wss://"),
         ));
     }
-    if opts.http2 {
-        return Err(ConfigError::flag(
-            "--http2",
-            "does not apply to ws:// (WebSocket upgrades an HTTP/1.1 connection)",
-        ));
-    }
-    let payload = payload(opts)?;
+    let payload = payload(opts);
     let kind = match (opts.ping, opts.binary) {
-        (true, true) => {
-            return Err(ConfigError::flag(
-                "--ws-ping",
-                "cannot be combined with --binary",
-            ))
-        }
-        (true, false) => WsKind::Ping,
+        (true, _) => WsKind::Ping,
         (false, true) => WsKind::Binary,
         (false, false) => WsKind::Text,
     };
-    if kind == WsKind::Ping && payload.len() > ws::MAX_CONTROL_PAYLOAD {
-        return Err(ConfigError::flag(
-            "--ws-ping",
-            format!(
-                "a ping carries at most {} bytes; the message has {}",
-                ws::MAX_CONTROL_PAYLOAD,
-                payload.len()
-            ),
-        ));
-    }
     let tls = if url.tls {
         Some(TlsSpec::new(&opts.tls, &url.host, &[b"http/1.1"])?)
     } else {
@@ -134,35 +110,15 @@ pub fn ws_target(urls: &[String], opts: &WsOptions) -> Result<HttpTarget, Config
 }
 
 /// `--message TEXT`, or `--message-size N` random bytes (text: printable ASCII, so it is UTF-8),
-/// made once with a fixed seed.
-fn payload(opts: &WsOptions) -> Result<Vec<u8>, ConfigError> {
-    let size = match (&opts.message, opts.message_size) {
-        (Some(_), Some(_)) => {
-            return Err(ConfigError::flag(
-                "--message-size",
-                "cannot be combined with --message",
-            ))
-        }
-        (Some(m), None) => m.len(),
-        (None, Some(n)) => n,
-        (None, None) => DEFAULT_MESSAGE.len(),
-    };
-    if size > ws::MAX_MESSAGE {
-        return Err(ConfigError::flag(
-            if opts.message.is_some() {
-                "--message"
-            } else {
-                "--message-size"
-            },
-            format!("{size} bytes is over the 16 MiB a message may have"),
-        ));
-    }
+/// made once with a fixed seed. Their rules (one of the two, at most 16 MiB, a ping's at most 125
+/// bytes) are [`serverbench_model::LoadSpec::validate`]'s.
+fn payload(opts: &WsOptions) -> Vec<u8> {
     if let Some(m) = &opts.message {
-        return Ok(m.clone().into_bytes());
+        return m.clone().into_bytes();
     }
-    if opts.message_size.is_none() {
-        return Ok(DEFAULT_MESSAGE.as_bytes().to_vec());
-    }
+    let Some(size) = opts.message_size else {
+        return DEFAULT_MESSAGE.as_bytes().to_vec();
+    };
     let mut rng = Rng::new(0x5eed);
     let mut out = Vec::with_capacity(size);
     while out.len() < size {
@@ -171,7 +127,7 @@ fn payload(opts: &WsOptions) -> Result<Vec<u8>, ConfigError> {
         }
     }
     out.truncate(size);
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -216,33 +172,19 @@ mod tests {
     }
 
     #[test]
-    fn bad_combinations_name_their_flag() {
-        let flag = |opts: WsOptions| {
-            target("ws://127.0.0.1:9/ws", &opts)
-                .unwrap_err()
-                .to_string()
-        };
-        let big = flag(WsOptions {
-            message_size: Some(ws::MAX_MESSAGE + 1),
-            ..Default::default()
-        });
-        assert!(big.starts_with("--message-size:"), "{big}");
-        let h2 = flag(WsOptions {
-            http2: true,
-            ..Default::default()
-        });
-        assert!(h2.starts_with("--http2:"), "{h2}");
-        let ping = flag(WsOptions {
-            ping: true,
-            message_size: Some(200),
-            ..Default::default()
-        });
-        assert!(ping.starts_with("--ws-ping:"), "{ping}");
+    fn two_urls_or_an_http_url_are_refused_and_the_limits_are_the_wire_codecs() {
         let two = ws_target(
             &["ws://127.0.0.1:9/a".into(), "ws://127.0.0.1:9/b".into()],
             &WsOptions::default(),
         )
         .unwrap_err();
         assert!(two.to_string().contains("one ws://"), "{two}");
+        let http = target("http://127.0.0.1:9/ws", &WsOptions::default()).unwrap_err();
+        assert!(http.to_string().contains("is not ws://"), "{http}");
+        assert_eq!(serverbench_model::spec::MAX_WS_MESSAGE, ws::MAX_MESSAGE);
+        assert_eq!(
+            serverbench_model::spec::MAX_WS_PING,
+            ws::MAX_CONTROL_PAYLOAD
+        );
     }
 }

@@ -31,6 +31,10 @@ pub enum Key {
     Mix,
     Message,
     Size,
+    MessageSize,
+    Binary,
+    WsPing,
+    Http2,
 }
 
 /// Where in a suite a key is written: the scenario (what is requested) or the profile (how
@@ -66,6 +70,10 @@ impl Key {
             Key::Mix => "--mix",
             Key::Message => "--message",
             Key::Size => "--size",
+            Key::MessageSize => "--message-size",
+            Key::Binary => "--binary",
+            Key::WsPing => "--ws-ping",
+            Key::Http2 => "--http2",
         }
     }
 
@@ -91,7 +99,10 @@ impl Key {
             Key::ChunkSize => "chunk_size",
             Key::Mix => "mix",
             Key::Message => "message",
-            Key::Size => "size",
+            Key::Size | Key::MessageSize => "size",
+            Key::Binary => "binary",
+            Key::WsPing => "ws_ping",
+            Key::Http2 => "protocol",
         }
     }
 
@@ -155,6 +166,9 @@ pub enum Why {
     HttpOnly(Workload),
     /// A mix entry has its own method and body.
     MixHasIt,
+    /// A message of this many bytes, over what the frame may carry (WebSocket: 16 MiB a
+    /// message, 125 bytes a ping).
+    Over(usize, usize),
 }
 
 /// A rule a [`LoadSpec`] breaks: the key, what is wrong, and where the spec came from.
@@ -202,6 +216,7 @@ impl SpecError {
                     "applies to http only (ws and tcp scenarios send no request)".to_string()
                 }
             },
+            Why::Over(size, max) => format!("{size} bytes is over the {max} bytes it may carry"),
             Why::MixHasIt => format!(
                 "a mix entry has its own method and body: give them in the mix file (not with {})",
                 o.spell(Key::Mix)
@@ -223,7 +238,7 @@ fn workload_name(w: Workload, o: &Origin) -> String {
         (Origin::Flags, Workload::TcpStream | Workload::TcpPingPong) => "--tcp".into(),
         (Origin::Flags, Workload::Http2) => "--http2".into(),
         (Origin::Suite { .. }, Workload::Http2) => "h2 and h2c".into(),
-        (Origin::Suite { .. }, _) => format!("a {} scenario", mode_of(w).as_str()),
+        (Origin::Suite { .. }, _) => format!("{} scenarios", mode_of(w).as_str()),
         (Origin::Flags, _) => w.as_str().into(),
     }
 }
@@ -238,6 +253,13 @@ fn mode_of(w: Workload) -> Mode {
 }
 
 type Rule = Result<(), (Key, Why)>;
+
+/// The WebSocket message when neither a message nor its size is given.
+pub const DEFAULT_WS_MESSAGE: &str = "hello world";
+/// The largest WebSocket message the engine sends or takes (16 MiB).
+pub const MAX_WS_MESSAGE: usize = 16 << 20;
+/// The largest ping payload (a control frame's, RFC 6455 section 5.5).
+pub const MAX_WS_PING: usize = 125;
 
 impl LoadSpec {
     /// What runs: TCP echo (`tcp`), WebSocket (a `ws://` or `wss://` URL), HTTP/2
@@ -321,7 +343,34 @@ impl LoadSpec {
                 Key::TlsResume,
                 Why::Needs(Key::NewConn, " (keep-alive connections handshake once)"),
             )),
-            _ => self.reconnects_and_echo(w),
+            _ => self.reconnects_and_echo(w).and_then(|()| self.websocket(w)),
+        }
+    }
+
+    /// A WebSocket message: text or binary frames, or pings, of one message or a drawn size.
+    fn websocket(&self, w: Workload) -> Rule {
+        let ws = &self.ws;
+        if w != Workload::WebSocket {
+            return match () {
+                _ if ws.binary => Err((Key::Binary, Why::NotFor(w))),
+                _ if ws.ping => Err((Key::WsPing, Why::NotFor(w))),
+                _ if ws.message_size.is_some() => Err((Key::MessageSize, Why::NotFor(w))),
+                _ => Ok(()),
+            };
+        }
+        let size = ws.message.as_ref().map(String::len).or(ws.message_size);
+        match size.unwrap_or(DEFAULT_WS_MESSAGE.len()) {
+            _ if self.http.http2 => Err((Key::Http2, Why::NotFor(w))),
+            _ if ws.message.is_some() && ws.message_size.is_some() => {
+                Err((Key::MessageSize, Why::Excludes(Key::Message)))
+            }
+            n if n > MAX_WS_MESSAGE => match ws.message {
+                Some(_) => Err((Key::Message, Why::Over(n, MAX_WS_MESSAGE))),
+                None => Err((Key::MessageSize, Why::Over(n, MAX_WS_MESSAGE))),
+            },
+            _ if ws.ping && ws.binary => Err((Key::WsPing, Why::Excludes(Key::Binary))),
+            n if ws.ping && n > MAX_WS_PING => Err((Key::WsPing, Why::Over(n, MAX_WS_PING))),
+            _ => Ok(()),
         }
     }
 

@@ -158,3 +158,29 @@ fn a_mix_refuses_its_own_method_and_a_websocket_load() {
     spec.urls = vec!["ws://h:1/ws".into()];
     assert!(both(&spec).0.starts_with("--mix: applies to HTTP"));
 }
+
+#[test]
+fn a_websocket_message_is_one_of_text_or_size_within_its_frame() {
+    let mut ws = http("ws://h:1/ws");
+    assert_eq!(ws.workload(), Workload::WebSocket);
+    ws.http.http2 = true;
+    assert!(both(&ws).0.starts_with("--http2: does not apply to ws://"));
+    ws.http.http2 = false;
+    ws.ws.message_size = Some(MAX_WS_MESSAGE + 1);
+    assert!(both(&ws)
+        .0
+        .starts_with("--message-size: 16777217 bytes is over"));
+    ws.ws.message_size = Some(200);
+    ws.ws.ping = true;
+    let (flags, suite) = both(&ws);
+    assert!(
+        flags.starts_with("--ws-ping: 200 bytes is over the 125"),
+        "{flags}"
+    );
+    assert!(suite.starts_with("ws_ping: "), "{suite}");
+    let mut text = http("http://h:1/");
+    text.ws.binary = true;
+    assert!(both(&text)
+        .1
+        .starts_with("binary: does not apply to http scenarios"));
+}
