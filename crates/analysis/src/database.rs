@@ -83,7 +83,7 @@ fn empty_row(r: &LapRecord) -> DatabaseRow {
         scenario: r.scenario.clone(),
         profile: r.profile.clone(),
         connections: r.params.connections,
-        queries: r.params.paths.first().and_then(|p| queries_of(p)),
+        queries: r.params.work.paths.first().and_then(|p| queries_of(p)),
         pool: r.params.pool,
         db_host: r.database.as_ref().map(|d| d.host.clone()),
         rps: None,
@@ -144,7 +144,10 @@ pub fn with_floor(rows: &mut [DatabaseRow], records: &[LapRecord], floors: &[Dat
                 (&r.server, &r.scenario, &r.profile) == (&row.server, &row.scenario, &row.profile)
             })
             .collect();
-        if !laps.first().is_some_and(|r| is_db(row, &r.params.paths)) {
+        if !laps
+            .first()
+            .is_some_and(|r| is_db(row, &r.params.work.paths))
+        {
             continue;
         }
         let Some(sessions) = DatabaseFloor::sessions_for_lap(floors, row.connections, row.pool)
@@ -261,7 +264,7 @@ mod tests {
         r.server = server.into();
         r.scenario = format!("queries-{n}");
         r.lap = lap;
-        r.params.paths = vec![format!("/queries?queries={n}")];
+        r.params.work.paths = vec![format!("/queries?queries={n}")];
         r.params.pool = Some(16);
         r.load = Some(Measurement {
             rps: Some(rps),
@@ -305,7 +308,7 @@ mod tests {
     fn a_db_row_reads_as_a_share_of_the_floor_at_its_pools_sessions_and_others_do_not() {
         let mut one = db_lap("a", 1, 9_000.0, 1);
         one.scenario = "db".into();
-        one.params.paths = vec!["/db".into()];
+        one.params.work.paths = vec!["/db".into()];
         one.params.connections = 256;
         let mut server = ServerStats {
             cpu_s: 3.0,

@@ -321,7 +321,7 @@ fn paths_of<'a>(records: &'a [LapRecord], table: &Table) -> Option<&'a [String]>
     records
         .iter()
         .find(|r| r.scenario == table.scenario && r.profile == table.profile)
-        .map(|r| r.params.paths.as_slice())
+        .map(|r| r.params.work.paths.as_slice())
 }
 
 fn is_only(paths: Option<&[String]>, path: &str) -> bool {

@@ -31,8 +31,11 @@ fn lap(server: &str, scenario: &str, n: u32) -> LapRecord {
         started_at: String::new(),
         wall_s: 10.0,
         params: LoadParams {
-            mode: Mode::Http,
-            paths: vec![format!("/{scenario}")],
+            work: serverbench_model::spec::Work {
+                mode: Mode::Http,
+                paths: vec![format!("/{scenario}")],
+                ..Default::default()
+            },
             connections: 10,
             ..LoadParams::default()
         },

@@ -18,7 +18,10 @@ pub fn lap() -> LapRecord {
         started_at: String::new(),
         wall_s: 1.0,
         params: LoadParams {
-            mode: Mode::Http,
+            work: serverbench_model::spec::Work {
+                mode: Mode::Http,
+                ..Default::default()
+            },
             connections: 1,
             ..LoadParams::default()
         },

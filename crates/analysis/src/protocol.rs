@@ -155,7 +155,7 @@ fn is_h1_partner(o: &LapRecord, h2: &LapRecord) -> bool {
     let (a, b): (&LoadParams, &LoadParams) = (&o.params, &h2.params);
     o.server == h2.server
         && o.profile == h2.profile
-        && a.paths == b.paths
+        && a.work.paths == b.work.paths
         && a.transport.protocol == Protocol::H1
         && a.transport.tls == (b.transport.protocol == Protocol::H2)
         && !a.transport.new_conn

@@ -105,7 +105,11 @@ impl History {
             uid,
             dir: dir.display().to_string(),
             suite: first.suite.clone(),
-            settings: hash_json(&env.suite),
+            settings: hash_text(
+                &env.suite
+                    .as_ref()
+                    .map_or("null".into(), |s| s.settings_json()),
+            ),
             version: env.serverbench_version.clone(),
             started_at: env
                 .started_at
@@ -205,7 +209,8 @@ fn group_cells(records: &[LapRecord], skipped: &mut Vec<String>) -> BTreeMap<Cel
             transport,
         };
         let cell = cells.entry(key).or_default();
-        cell.settings = hash_json(&(&r.tool, &r.params));
+        let tool = serde_json::to_string(&r.tool).unwrap_or_default();
+        cell.settings = hash_text(&format!("[{tool},{}]", r.params.settings_json()));
         cell.laps.push(LapRow {
             lap: r.lap,
             rps: rps.filter(|x| x.is_finite()),
@@ -233,8 +238,13 @@ fn cost(r: &LapRecord) -> Option<f64> {
 
 /// FNV-1a of the value's JSON, in hex: equal settings, equal hash.
 fn hash_json<T: serde::Serialize>(value: &T) -> String {
+    hash_text(&serde_json::to_string(value).unwrap_or_default())
+}
+
+/// FNV-1a of a canonical JSON text (a lap's or a suite's settings), in hex.
+fn hash_text(text: &str) -> String {
     let mut h = fnv::FnvHasher::default();
-    h.write(serde_json::to_string(value).unwrap_or_default().as_bytes());
+    h.write(text.as_bytes());
     format!("{:016x}", h.finish())
 }
 

@@ -102,7 +102,10 @@ pub fn lap(spec: &RunSpec, server: &str, lap: u32, rps: f64) -> LapRecord {
         started_at: time(spec.at_s + u64::from(lap) * 10),
         wall_s: 10.0,
         params: LoadParams {
-            paths: vec!["/hello".into()],
+            work: serverbench_model::spec::Work {
+                paths: vec!["/hello".into()],
+                ..Default::default()
+            },
             connections: spec.connections,
             threads: 1,
             duration_s: Some(10.0),

@@ -13,8 +13,10 @@ use std::str::FromStr;
 use std::time::Duration;
 
 mod validate;
+mod work;
 pub use validate::{Key, Origin, SpecError, Table, Why};
 pub use validate::{DEFAULT_WS_MESSAGE, MAX_WS_MESSAGE, MAX_WS_PING};
+pub use work::{lap_duration, Address, Pace, Work};
 
 /// A whole load: target, how many connections and threads, how long, and what each request is.
 /// Every key is optional in JSON (the defaults are `serverbench load`'s).

@@ -327,8 +327,8 @@ fn load_line(table: &Table, records: &[LapRecord]) -> String {
         if p.pipeline > 1 {
             parts.push(format!("pipeline {}", p.pipeline));
         }
-        if !p.paths.is_empty() {
-            parts.push(p.paths.join(" "));
+        if !p.work.paths.is_empty() {
+            parts.push(p.work.paths.join(" "));
         }
         if !table.body.is_empty() {
             parts.push(table.body.clone());

@@ -12,6 +12,7 @@ pub mod env;
 mod read;
 pub mod record;
 pub mod roles;
+mod settings;
 mod writer;
 
 pub use read::{load_laps, read_env, LoadError, Loaded};

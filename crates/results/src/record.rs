@@ -10,6 +10,7 @@ use serverbench_model::failure::LapFailure;
 use serverbench_model::result::{
     Errors, Histograms, Http2Result, Latency, LoadResult, Silence, TimelinePoint, TlsResult,
 };
+use serverbench_model::spec::{lap_duration, Pace, Work};
 use std::collections::BTreeMap;
 
 /// Whether the lap produced a measurement.
@@ -20,36 +21,32 @@ pub enum LapStatus {
     Failed,
 }
 
-/// The load parameters of a lap, exactly as given to the load tool.
+/// The load parameters of a lap, exactly as given to the load tool: the scenario's [`Work`] and
+/// [`Transport`] (the keys a suite's scenario has), the profile's pace and what only a lap has
+/// (its warm-up, the server's CPUs in a sweep, the pool, a capacity search). The keys sit side by
+/// side, as before the types existed; [`LoadParams::settings_json`] is their canonical text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadParams {
-    /// `http`, `tcp-stream` or `tcp-pingpong`.
-    pub mode: Mode,
-    /// Paths requested in rotation (HTTP), e.g. `["/hello"]`.
-    pub paths: Vec<String>,
+    /// What each connection does: `mode`, `paths`, `message` and `size` (TCP stream message or
+    /// ping-pong size; WebSocket: the message or its size), `binary`, `reconnect_every`, `mix`,
+    /// and the scenario's `method` when not GET, `body` and `body_size`.
+    #[serde(flatten)]
+    pub work: Work,
+    /// How the lap travelled (`protocol`, `tls`, `new_conn`, `tls_resume`, `streams`, each
+    /// absent when plain).
+    #[serde(flatten)]
+    pub transport: Transport,
     pub connections: u32,
+    /// Client threads (0: the tool's default).
     pub threads: u32,
     pub duration_s: Option<f64>,
     pub requests: Option<u64>,
     pub pipeline: u32,
     pub rate: Option<f64>,
     pub warmup_s: f64,
-    /// TCP stream message or ping-pong size (WebSocket: the message or its size).
-    pub message: Option<String>,
-    pub size: Option<u32>,
-    /// WebSocket: binary frames.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub binary: bool,
-    /// A new connection after this many responses (WebSocket: echoes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reconnect_every: Option<u64>,
     /// The server's CPU count in a core sweep (`WORKERS` followed it); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpus: Option<u32>,
-    /// How the lap travelled (`protocol`, `tls`, `new_conn`, `tls_resume`, `streams`, each
-    /// absent when plain): the keys sit beside the others, as before the type existed.
-    #[serde(flatten)]
-    pub transport: Transport,
     /// Database laps: the pool size given to the server (`DATABASE_POOL`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<u32>,
@@ -57,21 +54,6 @@ pub struct LoadParams {
     /// step's length; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub find_max: Option<serverbench_model::capacity::FindMax>,
-    /// A mix scenario: its file (as the suite named it, made absolute); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mix: Option<std::path::PathBuf>,
-    /// The mix's entries, handed to the engine (not recorded: the result has each entry).
-    #[serde(skip)]
-    pub mix_requests: Option<serverbench_model::Mix>,
-    /// The scenario's method when not GET; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub method: Option<serverbench_model::Method>,
-    /// The scenario's fixed body (`body = "20"`); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
-    /// The scenario's random bodies, their size drawn per request; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body_size: Option<serverbench_model::SizeRange>,
     /// The body sent chunked, in chunks of this many bytes; absent otherwise.
     #[serde(
         default,
@@ -82,12 +64,26 @@ pub struct LoadParams {
 }
 
 impl LoadParams {
+    /// How hard the lap loads, as [`serverbench_model::LoadSpec::lap`] takes it: the duration
+    /// in whole milliseconds, threads 0 as the engine's default.
+    pub fn pace(&self) -> Pace {
+        Pace {
+            connections: self.connections,
+            threads: (self.threads > 0).then_some(self.threads),
+            duration: self.duration_s.map(lap_duration),
+            requests: self.requests,
+            pipeline: self.pipeline,
+            rate: self.rate,
+            chunked: self.chunked,
+        }
+    }
+
     /// The requests a closed-loop load had in flight when it stopped: one per connection, times
     /// its pipeline (HTTP/1.1) or its streams (HTTP/2). `None` for a load at a fixed rate (open
     /// loop: unknown) or over TCP.
     pub fn in_flight_at_end(&self) -> Option<u64> {
         let p = self;
-        if p.rate.is_some() || p.mode != Mode::Http {
+        if p.rate.is_some() || p.work.mode != Mode::Http {
             return None;
         }
         let t = &p.transport;
@@ -108,12 +104,12 @@ impl LoadParams {
     /// What the scenario's own requests send, empty when they are bodiless GETs: `POST`,
     /// `POST 500KB..20MB`, `POST 2 bytes chunked (16KiB chunks)`.
     pub fn body_label(&self) -> String {
-        let size = match (&self.body, self.body_size) {
+        let size = match (&self.work.body, self.work.body_size) {
             (Some(b), _) => Some(b.len().to_string()),
             (None, Some(r)) => Some(r.to_string()),
             (None, None) => None,
         };
-        let mut parts: Vec<String> = self.method.iter().map(|m| m.to_string()).collect();
+        let mut parts: Vec<String> = self.work.method.iter().map(|m| m.to_string()).collect();
         if let Some(size) = size {
             let unitless = size.ends_with(|c: char| c.is_ascii_digit());
             parts.push(if unitless {
@@ -208,7 +204,7 @@ impl Measurement {
         }
         let answered = self.requests?;
         Some(Answers {
-            mode: params.mode,
+            mode: params.work.mode,
             answered,
             errors: self.errors_total.unwrap_or(0),
             in_flight: self.in_flight_at_end,
@@ -455,8 +451,11 @@ mod tests {
     #[test]
     fn a_laps_body_is_recorded_with_its_method_and_named_in_its_label() {
         let p = LoadParams {
-            method: Some(serverbench_model::Method::Post),
-            body_size: Some("500KB..20MB".parse().unwrap()),
+            work: serverbench_model::spec::Work {
+                method: Some(serverbench_model::Method::Post),
+                body_size: Some("500KB..20MB".parse().unwrap()),
+                ..Default::default()
+            },
             chunked: Some(16 << 10),
             ..LoadParams::default()
         };
@@ -467,8 +466,11 @@ mod tests {
         assert_eq!(serde_json::from_str::<LoadParams>(&json).unwrap(), p);
         assert_eq!(p.body_label(), "POST 500KB..20MB chunked (16KiB chunks)");
         let fixed = LoadParams {
-            method: Some(serverbench_model::Method::Post),
-            body: Some("20".into()),
+            work: serverbench_model::spec::Work {
+                method: Some(serverbench_model::Method::Post),
+                body: Some("20".into()),
+                ..Default::default()
+            },
             chunked: Some(100),
             ..LoadParams::default()
         };
@@ -513,7 +515,7 @@ mod tests {
             },
             ..LoadParams::default()
         };
-        let json = serde_json::to_string(&p).unwrap();
+        let json = p.settings_json();
         assert!(
             json.ends_with(r#""protocol":"h2c","streams":16}"#),
             "{json}"

@@ -13,7 +13,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
         tool: Tool::Ab,
         why: why.to_string(),
     };
-    if p.paths.len() != 1 {
+    if p.work.paths.len() != 1 {
         return Err(unsupported(
             "ab requests a single path; this scenario rotates several",
         ));
@@ -32,7 +32,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
         ]),
         (None, None) => return Err(unsupported("no duration and no request count")),
     }
-    a.push(format!("{}{}", target.base_url(), p.paths[0]));
+    a.push(format!("{}{}", target.base_url(), p.work.paths[0]));
     Ok(a)
 }
 
@@ -115,8 +115,11 @@ mod tests {
 
     fn params(paths: &[&str]) -> LoadParams {
         LoadParams {
-            mode: Mode::Http,
-            paths: paths.iter().map(|p| p.to_string()).collect(),
+            work: serverbench_model::spec::Work {
+                mode: Mode::Http,
+                paths: paths.iter().map(|p| p.to_string()).collect(),
+                ..Default::default()
+            },
             connections: 100,
             requests: Some(10_000),
             pipeline: 1,

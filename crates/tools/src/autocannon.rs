@@ -10,7 +10,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
         tool: Tool::Autocannon,
         why: why.to_string(),
     };
-    if p.paths.len() != 1 {
+    if p.work.paths.len() != 1 {
         return Err(unsupported(
             "autocannon's command line requests a single path",
         ));
@@ -37,7 +37,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
             format!("{}", (r / p.connections.max(1) as f64).ceil()),
         ]);
     }
-    a.push(format!("{}{}", target.base_url(), p.paths[0]));
+    a.push(format!("{}{}", target.base_url(), p.work.paths[0]));
     Ok(a)
 }
 
@@ -115,8 +115,11 @@ mod tests {
     #[test]
     fn several_paths_are_refused() {
         let p = LoadParams {
-            mode: Mode::Http,
-            paths: vec!["/hey".into(), "/hell".into()],
+            work: serverbench_model::spec::Work {
+                mode: Mode::Http,
+                paths: vec!["/hey".into(), "/hell".into()],
+                ..Default::default()
+            },
             connections: 10,
             duration_s: Some(10.0),
             ..LoadParams::default()

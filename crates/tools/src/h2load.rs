@@ -49,7 +49,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
         }
     }
     let base = target.base_url_for(p, Tool::H2load)?;
-    a.extend(p.paths.iter().map(|path| format!("{base}{path}")));
+    a.extend(p.work.paths.iter().map(|path| format!("{base}{path}")));
     Ok(a)
 }
 
@@ -203,8 +203,11 @@ mod tests {
     #[test]
     fn rotated_paths_become_several_uris() {
         let p = LoadParams {
-            mode: Mode::Http,
-            paths: vec!["/hey".into(), "/hell".into()],
+            work: serverbench_model::spec::Work {
+                mode: Mode::Http,
+                paths: vec!["/hey".into(), "/hell".into()],
+                ..Default::default()
+            },
             connections: 100,
             threads: 1,
             duration_s: Some(10.0),

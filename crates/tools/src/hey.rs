@@ -11,7 +11,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
         tool: Tool::Hey,
         why: why.to_string(),
     };
-    if p.paths.len() != 1 {
+    if p.work.paths.len() != 1 {
         return Err(unsupported(
             "hey requests a single URL; this scenario rotates several",
         ));
@@ -27,7 +27,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
         (None, Some(d)) => a.extend(["-z".into(), super::serverbench::millis(d)]),
         (None, None) => return Err(unsupported("no duration and no request count")),
     }
-    a.push(format!("{}{}", target.base_url(), p.paths[0]));
+    a.push(format!("{}{}", target.base_url(), p.work.paths[0]));
     Ok(a)
 }
 

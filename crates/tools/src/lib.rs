@@ -189,12 +189,12 @@ impl Prepared {
         target: &Target,
         client_cpus: &[usize],
     ) -> Result<CommandLine, ToolError> {
-        if params.mode != serverbench_model::Mode::Http && self.tool != Tool::Serverbench {
+        if params.work.mode != serverbench_model::Mode::Http && self.tool != Tool::Serverbench {
             return Err(ToolError::Unsupported {
                 tool: self.tool,
                 why: format!(
                     "{} is HTTP only; {} needs serverbench",
-                    self.tool, params.mode
+                    self.tool, params.work.mode
                 ),
             });
         }
@@ -256,8 +256,8 @@ impl Prepared {
 fn refuse_protocol(tool: Tool, p: &LoadParams) -> Result<(), ToolError> {
     let why = match tool {
         Tool::Serverbench => return Ok(()),
-        _ if p.mix.is_some() => "a mix of requests drawn by weight needs serverbench",
-        _ if p.method.is_some() || p.body.is_some() || p.body_size.is_some() => {
+        _ if p.work.mix.is_some() => "a mix of requests drawn by weight needs serverbench",
+        _ if p.work.method.is_some() || p.work.body.is_some() || p.work.body_size.is_some() => {
             "a scenario's own method and body (method, body, body_size, chunked) needs serverbench"
         }
         _ if p.transport.new_conn || p.transport.tls_resume.is_some() => {
@@ -355,7 +355,10 @@ pub(crate) mod tests {
             scratch: std::env::temp_dir(),
         };
         let params = LoadParams {
-            mode: Mode::TcpStream,
+            work: serverbench_model::spec::Work {
+                mode: Mode::TcpStream,
+                ..Default::default()
+            },
             ..LoadParams::default()
         };
         let t = Target {
@@ -390,7 +393,10 @@ pub(crate) mod tests {
     /// `/hello`, 10 connections, 1 thread, 2 s, over `protocol` (shared with the tools' tests).
     pub(crate) fn http(protocol: Protocol, tls: bool) -> LoadParams {
         LoadParams {
-            paths: vec!["/hello".into()],
+            work: serverbench_model::spec::Work {
+                paths: vec!["/hello".into()],
+                ..Default::default()
+            },
             connections: 10,
             threads: 1,
             duration_s: Some(2.0),

@@ -11,7 +11,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
         tool: Tool::Oha,
         why: why.to_string(),
     };
-    if p.paths.len() != 1 {
+    if p.work.paths.len() != 1 {
         return Err(unsupported(
             "oha requests a single URL; this scenario rotates several",
         ));
@@ -33,7 +33,7 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
     if let Some(r) = p.rate {
         a.extend(["-q".into(), r.to_string()]);
     }
-    a.push(format!("{}{}", target.base_url(), p.paths[0]));
+    a.push(format!("{}{}", target.base_url(), p.work.paths[0]));
     Ok(a)
 }
 

@@ -4,10 +4,8 @@
 use super::{Target, Tool, ToolError};
 use serverbench_model::capacity::CapacityResult;
 use serverbench_model::result::LoadResult;
-use serverbench_model::spec::{HttpLoad, LoadSpec, TcpLoad};
-use serverbench_model::Mode;
+use serverbench_model::spec::{Address, LoadSpec};
 use serverbench_results::record::{LoadParams, Measurement};
-use std::time::Duration;
 
 /// Duration as whole milliseconds (`2500ms`): the one spelling `serverbench load -d`, hey, oha and
 /// h2load all accept (h2load takes no decimals, so not `config::format_duration`'s `2.5s`).
@@ -26,79 +24,26 @@ pub fn args(p: &LoadParams) -> Vec<String> {
     a
 }
 
-/// The lap against `target` as the engine's load spec, pinned to `client_cpus`: HTTP paths as
-/// URLs (on the TLS port over TLS, trusting the run's certificate, else `insecure`), or the
-/// echo port for TCP; the lap's protocol as the spec's HTTP/2, streams, new connection and
-/// resumption.
+/// The lap against `target` as the engine's load spec ([`LoadSpec::lap`], the one builder),
+/// pinned to `client_cpus`: HTTP paths as URLs (on the TLS port over TLS, trusting the run's
+/// certificate, else `insecure`), or the echo port for TCP.
 pub fn spec(p: &LoadParams, target: &Target, client_cpus: &[usize]) -> Result<LoadSpec, ToolError> {
-    let mut s = LoadSpec {
-        connections: p.connections,
-        threads: (p.threads > 0).then_some(p.threads),
-        duration: p
-            .duration_s
-            .map(|d| Duration::from_millis((d * 1000.0).round().max(1.0) as u64)),
-        requests: p.requests,
-        cpus: client_cpus.to_vec(),
-        ..LoadSpec::default()
+    let at = Address {
+        http_base: match p.work.mode.is_tcp() {
+            true => target.base_url(),
+            false => target.base_url_for(p, Tool::Serverbench)?,
+        },
+        echo: format!(
+            "{}:{}",
+            target.host_for_url(),
+            target.echo_port.unwrap_or(target.port)
+        ),
+        ca_file: target.ca_file.clone(),
     };
-    match p.mode {
-        Mode::TcpStream | Mode::TcpPingpong => {
-            let port = target.echo_port.unwrap_or(target.port);
-            s.tcp = Some(TcpLoad {
-                addr: format!("{}:{port}", target.host_for_url()),
-                mode: p.mode,
-                message: p.message.clone().unwrap_or_default(),
-                size: p.size.unwrap_or(64) as usize,
-            });
-        }
-        Mode::Http | Mode::Ws => {
-            s.http.pipeline = p.pipeline;
-            s.rate = p.rate;
-            s.reconnect_every = p.reconnect_every;
-            protocol(p, target, &mut s.http);
-            let base = target.base_url_for(p, Tool::Serverbench)?;
-            if p.mode == Mode::Ws {
-                // The upgrade goes to `/ws` on the HTTP port (`wss://` over TLS).
-                s.urls = vec![format!("{}/ws", base.replacen("http", "ws", 1))];
-                s.ws.message = p.message.clone();
-                s.ws.message_size = p.size.map(|n| n as usize);
-                s.ws.binary = p.binary;
-            } else if let Some(mix) = &p.mix_requests {
-                s.urls = vec![base];
-                s.mix = Some(mix.clone());
-            } else {
-                s.urls = p.paths.iter().map(|path| format!("{base}{path}")).collect();
-                body(p, &mut s.http);
-            }
-        }
-    }
-    Ok(s)
-}
-
-/// The scenario's own method and body: fixed or drawn, chunked or with a Content-Length.
-fn body(p: &LoadParams, h: &mut HttpLoad) {
-    if let Some(m) = p.method {
-        h.method = m.as_str().to_string();
-    }
-    h.body = p.body.clone();
-    h.body_size = p.body_size;
-    h.chunked = p.chunked;
-}
-
-/// HTTP/2 and its streams, a new connection per request, resumption and the trust (the run's
-/// certificate, else any), as the lap asks.
-fn protocol(p: &LoadParams, target: &Target, h: &mut HttpLoad) {
-    let t = &p.transport;
-    h.http2 = t.protocol.is_h2();
-    h.streams = t.streams.unwrap_or(1);
-    h.new_conn = t.new_conn;
-    h.tls_resume = t.tls_resume;
-    if t.tls {
-        match &target.ca_file {
-            Some(ca) => h.cacert = Some(ca.clone()),
-            None => h.insecure = true,
-        }
-    }
+    Ok(LoadSpec {
+        cpus: client_cpus.to_vec(),
+        ..LoadSpec::lap(&p.work, &p.transport, &p.pace(), &at)
+    })
 }
 
 /// Parses `serverbench load --json` output.
@@ -124,9 +69,9 @@ pub fn parse(stdout: &str) -> Result<Measurement, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serverbench_model::Protocol;
-    use serverbench_model::TlsResume;
-    use serverbench_model::Transport;
+    use serverbench_model::spec::Work;
+    use serverbench_model::{Mode, Protocol, TlsResume, Transport};
+    use std::time::Duration;
 
     fn target() -> Target {
         Target {
@@ -141,13 +86,16 @@ mod tests {
     #[test]
     fn a_ws_lap_upgrades_on_the_http_port_at_slash_ws_with_its_message() {
         let p = LoadParams {
-            mode: Mode::Ws,
+            work: Work {
+                mode: Mode::Ws,
+                size: Some(4096),
+                binary: true,
+                reconnect_every: Some(10),
+                ..Default::default()
+            },
             connections: 16,
             duration_s: Some(5.0),
             pipeline: 16,
-            size: Some(4096),
-            binary: true,
-            reconnect_every: Some(10),
             ..LoadParams::default()
         };
         let s = spec(&p, &target(), &[1]).unwrap();
@@ -159,8 +107,11 @@ mod tests {
     #[test]
     fn http_lap_rotates_every_path_as_urls() {
         let p = LoadParams {
-            mode: Mode::Http,
-            paths: vec!["/hey".into(), "/hell".into()],
+            work: Work {
+                mode: Mode::Http,
+                paths: vec!["/hey".into(), "/hell".into()],
+                ..Default::default()
+            },
             connections: 100,
             duration_s: Some(10.0),
             pipeline: 1,
@@ -179,20 +130,23 @@ mod tests {
     #[test]
     fn a_lap_with_a_body_hands_the_engine_its_method_sizes_and_chunks() {
         let p = LoadParams {
-            mode: Mode::Http,
-            paths: vec!["/upload".into()],
+            work: Work {
+                mode: Mode::Http,
+                paths: vec!["/upload".into()],
+                method: Some(serverbench_model::Method::Put),
+                body_size: Some("500KB..20MB".parse().unwrap()),
+                ..Default::default()
+            },
             connections: 4,
             duration_s: Some(1.0),
             pipeline: 1,
-            method: Some(serverbench_model::Method::Put),
-            body_size: Some("500KB..20MB".parse().unwrap()),
             chunked: Some(4096),
             ..LoadParams::default()
         };
         let s = spec(&p, &target(), &[1]).unwrap();
         assert_eq!(s.urls, ["http://127.0.0.1:8080/upload"]);
         assert_eq!(s.http.method, "PUT");
-        assert_eq!(s.http.body_size, p.body_size);
+        assert_eq!(s.http.body_size, p.work.body_size);
         assert_eq!((s.http.chunked, s.http.body.as_deref()), (Some(4096), None));
         for tool in [
             Tool::Wrk,
@@ -207,8 +161,11 @@ mod tests {
         }
         let plain = spec(
             &LoadParams {
-                mode: Mode::Http,
-                paths: vec!["/".into()],
+                work: Work {
+                    mode: Mode::Http,
+                    paths: vec!["/".into()],
+                    ..Default::default()
+                },
                 ..LoadParams::default()
             },
             &target(),
@@ -224,10 +181,13 @@ mod tests {
     #[test]
     fn tcp_stream_lap_targets_the_echo_port() {
         let p = LoadParams {
-            mode: Mode::TcpStream,
+            work: Work {
+                mode: Mode::TcpStream,
+                message: Some("hello world".into()),
+                ..Default::default()
+            },
             connections: 1,
             duration_s: Some(0.5),
-            message: Some("hello world".into()),
             ..LoadParams::default()
         };
         let tcp = spec(&p, &target(), &[]).unwrap().tcp.unwrap();
@@ -248,7 +208,10 @@ mod tests {
 
     fn hello(protocol: Protocol, tls: bool) -> LoadParams {
         LoadParams {
-            paths: vec!["/hello".into()],
+            work: Work {
+                paths: vec!["/hello".into()],
+                ..Default::default()
+            },
             connections: 10,
             duration_s: Some(2.0),
             pipeline: 1,
@@ -343,12 +306,15 @@ mod tests {
         let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
         let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
         let p = LoadParams {
-            mode: Mode::Http,
+            work: Work {
+                mode: Mode::Http,
+                mix: Some("m.toml".into()),
+                mix_requests: Some(mix.clone()),
+                ..Default::default()
+            },
             connections: 4,
             duration_s: Some(1.0),
             pipeline: 1,
-            mix: Some("m.toml".into()),
-            mix_requests: Some(mix.clone()),
             ..LoadParams::default()
         };
         let s = spec(&p, &target(), &[1]).unwrap();

@@ -55,9 +55,9 @@ pub fn args(p: &LoadParams, target: &Target, scratch: &Path) -> Result<Vec<Strin
     let threads = if p.threads > 0 { p.threads } else { 2 }.min(p.connections.max(1));
     let script_path = scratch.join(format!("wrk-{}.lua", std::process::id()));
     std::fs::create_dir_all(scratch)
-        .and_then(|_| std::fs::write(&script_path, script(&p.paths, p.pipeline)))
+        .and_then(|_| std::fs::write(&script_path, script(&p.work.paths, p.pipeline)))
         .map_err(|e| unsupported(&format!("cannot write {}: {e}", script_path.display())))?;
-    let first = p.paths.first().map(String::as_str).unwrap_or("/");
+    let first = p.work.paths.first().map(String::as_str).unwrap_or("/");
     Ok(vec![
         "-c".into(),
         p.connections.to_string(),
@@ -160,7 +160,10 @@ mod tests {
     #[test]
     fn a_request_count_is_refused() {
         let p = LoadParams {
-            mode: Mode::Http,
+            work: serverbench_model::spec::Work {
+                mode: Mode::Http,
+                ..Default::default()
+            },
             requests: Some(100),
             connections: 1,
             ..LoadParams::default()
@@ -178,7 +181,10 @@ mod tests {
     #[test]
     fn an_https_lap_goes_to_the_tls_port_and_its_output_parses() {
         let p = LoadParams {
-            paths: vec!["/hello".into()],
+            work: serverbench_model::spec::Work {
+                paths: vec!["/hello".into()],
+                ..Default::default()
+            },
             connections: 10,
             threads: 1,
             duration_s: Some(2.0),

@@ -256,7 +256,7 @@ fn build_table(laps: &[&LapRecord], baseline: Option<&str>) -> Table {
     let mut table = Table {
         scenario: first.scenario.clone(),
         profile: first.profile.clone(),
-        mode: first.params.mode,
+        mode: first.params.work.mode,
         connections: first.params.connections,
         transport: first.params.transport_label(),
         body: first.params.body_label(),
@@ -362,9 +362,9 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
     let values: Vec<f64> = lap_rps.iter().map(|l| l.rps).collect();
     let rps = Stats::of(&values);
     let seed = stats::seed_for(&format!("{scenario}/{profile}/{}", laps[0].server));
-    let tcp = laps[0].params.mode.is_tcp();
+    let tcp = laps[0].params.work.mode.is_tcp();
     // A stream has no requests: no latency and no CPU per request to show.
-    let per_request = !laps[0].params.mode.is_stream();
+    let per_request = !laps[0].params.work.mode.is_stream();
     let requests: u64 = ok.iter().filter_map(|(_, m)| m.requests).sum();
     let errors: u64 = ok.iter().map(|(_, m)| lap_errors(m)).sum();
     let ci = stats::bootstrap_median_ci(

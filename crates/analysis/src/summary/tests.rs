@@ -53,7 +53,7 @@ fn a_tcp_stream_table_has_no_latency_or_cpu_per_request_and_speaks_of_messages()
     let laps: Vec<LapRecord> = (1..=3)
         .map(|n| {
             let mut r = lap("echo", n, Some([100.0, 200.0, 100.0][n as usize - 1]));
-            r.params.mode = Mode::TcpStream;
+            r.params.work.mode = Mode::TcpStream;
             if let Some(m) = r.load.as_mut() {
                 m.latency_us.p50 = Some(0.0);
                 m.client_saturated = Some(true);

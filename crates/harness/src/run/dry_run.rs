@@ -185,7 +185,7 @@ fn runs(plan: &Plan, opts: &RunOptions, done: &HashSet<LapKey>, si: usize) -> Ve
             );
             PlannedRun {
                 scenario: sc.name.clone(),
-                mode: sc.mode,
+                mode: sc.work.mode,
                 transport: plan::load_params(suite, first).transport_label(),
                 profile: p.name.clone(),
                 server_cpus: p.cores,

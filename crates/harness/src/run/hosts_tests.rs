@@ -57,7 +57,10 @@ fn target() -> Target {
 
 fn https_hello() -> LoadParams {
     LoadParams {
-        paths: vec!["/hello".into()],
+        work: serverbench_model::spec::Work {
+            paths: vec!["/hello".into()],
+            ..Default::default()
+        },
         connections: 5,
         duration_s: Some(2.0),
         transport: serverbench_model::Transport {

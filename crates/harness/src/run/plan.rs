@@ -209,8 +209,10 @@ impl Plan {
 pub(super) fn load_params(s: &Suite, j: &Job) -> LoadParams {
     let (sc, p) = (&s.scenarios[j.scenario], &s.profiles[j.profile]);
     LoadParams {
-        mode: sc.mode,
-        paths: sc.paths.clone(),
+        work: serverbench_model::spec::Work {
+            method: sc.request_method(),
+            ..sc.work.clone()
+        },
         connections: p.connections,
         threads: p.threads.unwrap_or(0),
         duration_s: p.duration,
@@ -218,21 +220,12 @@ pub(super) fn load_params(s: &Suite, j: &Job) -> LoadParams {
         pipeline: p.pipeline,
         rate: p.rate,
         warmup_s: s.warmup,
-        message: sc.message.clone(),
-        size: sc.size,
-        binary: sc.binary,
-        reconnect_every: sc.reconnect_every,
         server_cpus: p.cores,
         transport: sc.transport.clone(),
         pool: sc
             .needs_database()
             .then(|| p.pool.or(s.pool).unwrap_or(crate::suite::DEFAULT_POOL)),
         find_max: p.find_max.clone(),
-        mix: sc.mix.clone(),
-        mix_requests: sc.mix_requests.clone(),
-        method: sc.request_method(),
-        body: sc.body.clone(),
-        body_size: sc.body_size,
         chunked: sc.chunk(),
     }
 }

@@ -98,7 +98,7 @@ impl LapDatabase {
         let requests = requests.map(|n| n + in_flight.unwrap_or(0));
         let seconds = record.load.as_ref().and_then(|m| m.duration_s);
         let non_2xx = record.load.as_ref().and_then(|m| m.non_2xx).unwrap_or(0);
-        let path = match record.params.paths.as_slice() {
+        let path = match record.params.work.paths.as_slice() {
             [one] => Some(one.as_str()),
             _ => None,
         };

@@ -397,15 +397,16 @@ impl LoadSpec {
         Ok(())
     }
 
-    /// The first request option given: the method (when not GET), the body, its size, chunks.
+    /// The first request option given: the body, its size, chunks, the method (when not GET;
+    /// a body makes a suite's POST).
     fn request_key(&self) -> Option<Key> {
         let h = &self.http;
         [
-            (!h.method.eq_ignore_ascii_case("GET"), Key::Method),
             (h.body.is_some(), Key::Body),
             (h.body_file.is_some(), Key::BodyFile),
             (h.body_size.is_some(), Key::BodySize),
             (h.chunked.is_some(), Key::Chunked),
+            (!h.method.eq_ignore_ascii_case("GET"), Key::Method),
         ]
         .into_iter()
         .find_map(|(given, key)| given.then_some(key))

@@ -3,6 +3,7 @@
 //! A suite names the servers to run, the scenarios (what is requested) and the load profiles
 //! (how hard), the number of laps, the warm-up and the load tool.
 
+use crate::spec::{Address, LoadSpec, Origin, Table, Work};
 use crate::toml_pos::line_of_key;
 use crate::Feature;
 use crate::Tool;
@@ -69,54 +70,23 @@ pub enum AllServers {
 pub struct Scenario {
     /// Label in results, e.g. `hello`, `routes`, `echo-stream`.
     pub name: String,
-    /// `http` (default), `tcp-stream`, `tcp-pingpong` or `ws` (WebSocket echo on `/ws`).
-    #[serde(default = "default_mode")]
-    pub mode: Mode,
-    /// HTTP paths requested in rotation.
-    #[serde(default)]
-    pub paths: Vec<String>,
-    /// `tcp-stream`: the message written repeatedly.
-    #[serde(default)]
-    pub message: Option<String>,
-    /// `tcp-pingpong` and `ws`: the message size in bytes (`ws`: random bytes made once).
-    #[serde(default)]
-    pub size: Option<u32>,
-    /// `ws`: binary frames instead of text.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub binary: bool,
-    /// `http` and `ws`: a new connection after this many responses (echoes), HttpArena's
-    /// limited-conn and echo-ws-limited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reconnect_every: Option<u64>,
-    /// Contract features a server must implement to run this scenario.
-    #[serde(default, deserialize_with = "one_or_many")]
-    pub requires: Vec<Feature>,
+    /// What each connection does (`mode`, `paths`, `message`, `size`, `binary`,
+    /// `reconnect_every`, `mix`, `method`, `body`, `body_size`), shared with the lap record.
+    /// [`Suite::load`] makes `mix` absolute and reads its entries.
+    #[serde(flatten)]
+    pub work: Work,
     /// How it travels: `protocol` (`h1`, `h2` needs the feature `h2`, `h2c` the feature
     /// `h2c`), `tls` (needs the feature `tls`, implied by `protocol = "h2"`), `new_conn`,
     /// `tls_resume` and `streams`, as keys of the scenario.
     #[serde(flatten)]
     pub transport: Transport,
+    /// Contract features a server must implement to run this scenario.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub requires: Vec<Feature>,
     /// Only the profiles of these connection counts (empty: every profile), e.g. the
     /// database suite's queries-per-request points at one concurrency.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<u32>,
-    /// `http`: a mix file (relative to the suite file; see [`crate::mix`]) whose entries are
-    /// drawn by weight instead of `paths` (serverbench's engine only). [`Suite::load`] makes
-    /// it absolute and reads it into [`Scenario::mix_requests`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mix: Option<PathBuf>,
-    /// The mix file's entries, read by [`Suite::load`] (never written in a suite).
-    #[serde(skip)]
-    pub mix_requests: Option<crate::Mix>,
-    /// `http`: the method (default `GET`, or `POST` when a body is given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub method: Option<crate::Method>,
-    /// `http`: the same body with every request (`body = "20"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
-    /// `http`: random bytes, the size drawn per request (`"500KB..20MB"`, or one size).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body_size: Option<crate::SizeRange>,
     /// `http`: the body sent `Transfer-Encoding: chunked`, in `chunk_size` pieces.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub chunked: bool,
@@ -226,9 +196,6 @@ pub struct Suite {
     pub profiles: Vec<Profile>,
 }
 
-fn default_mode() -> Mode {
-    Mode::Http
-}
 fn one() -> u32 {
     1
 }
@@ -260,6 +227,21 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Feature>, D
 }
 
 impl Profile {
+    /// How hard scenario `s` is loaded at this profile (the scenario gives the chunk size).
+    pub fn pace(&self, s: &Scenario) -> crate::spec::Pace {
+        crate::spec::Pace {
+            connections: self.connections,
+            threads: self.threads,
+            duration: self
+                .duration
+                .map(|d| std::time::Duration::try_from_secs_f64(d).unwrap_or_default()),
+            requests: self.requests,
+            pipeline: self.pipeline,
+            rate: self.rate,
+            chunked: s.chunk(),
+        }
+    }
+
     /// Changes how long the profile runs and keeps its label truthful: a default label is
     /// recomputed, a custom one ending in the old length (`t4c100/30s`) gets the new one,
     /// any other custom label gets the new length appended in brackets.
@@ -372,41 +354,8 @@ impl Suite {
         }
         for (i, s) in self.scenarios.iter().enumerate() {
             let k = |f: &str| format!("scenario[{}].{f}", i + 1);
-            if s.mix.is_some() && (s.mode != Mode::Http || !s.paths.is_empty()) {
-                return bad(
-                    &k("mix"),
-                    "a mix is an http scenario's requests: give no paths",
-                );
-            }
-            match s.mode {
-                Mode::Http if s.paths.is_empty() && s.mix.is_none() => {
-                    return bad(&k("paths"), "http needs paths (or a mix)")
-                }
-                Mode::Http if s.paths.iter().any(|p| !p.starts_with('/')) => {
-                    return bad(&k("paths"), "every path starts with /")
-                }
-                Mode::TcpStream if s.message.as_deref().unwrap_or("").is_empty() => {
-                    return bad(&k("message"), "tcp-stream needs a message")
-                }
-                Mode::TcpPingpong if s.size.unwrap_or(0) == 0 => {
-                    return bad(&k("size"), "tcp-pingpong needs a size > 0")
-                }
-                _ => {}
-            }
-            if s.mode != Mode::Http && !s.paths.is_empty() {
-                return bad(&k("paths"), "paths only apply to http");
-            }
-            if s.mode == Mode::Ws && !s.requires.contains(&Feature::WsEcho) {
-                return bad(&k("requires"), "a ws scenario requires \"ws-echo\"");
-            }
-            if s.binary && s.mode != Mode::Ws {
-                return bad(&k("binary"), "applies to ws only");
-            }
-            if s.reconnect_every == Some(0) {
-                return bad(&k("reconnect_every"), "must be at least 1");
-            }
-            if s.reconnect_every.is_some() && s.mode.is_tcp() {
-                return bad(&k("reconnect_every"), "applies to http and ws only");
+            if let Err((key, message)) = s.validate_shape() {
+                return bad(&k(key), message);
             }
             if let Err((key, message)) = s.validate_protocol() {
                 return bad(&k(key), message);
@@ -414,36 +363,50 @@ impl Suite {
             if let Err((key, message)) = s.validate_body() {
                 return bad(&k(key), &message);
             }
+            self.validate_loads(i)?;
             if !self.profiles.iter().any(|p| s.runs_at(p)) {
                 return bad(&k("connections"), "no profile has these connections");
             }
         }
-        self.validate_combinations()?;
         for (i, p) in self.profiles.iter().enumerate() {
             let k = |f: &str| format!("profile[{}].{f}", i + 1);
-            if p.connections == 0 {
-                return bad(&k("connections"), "must be at least 1");
-            }
-            if p.threads == Some(0) {
-                return bad(&k("threads"), "must be at least 1");
-            }
-            if p.pipeline == 0 {
-                return bad(&k("pipeline"), "must be at least 1");
-            }
             match (p.duration, p.requests) {
                 (Some(_), Some(_)) => {
                     return bad(&k("requests"), "give duration or requests, not both")
                 }
                 (None, None) => return bad(&k("duration"), "give duration or requests"),
-                (Some(d), None) if d <= 0.0 => return bad(&k("duration"), "must be > 0"),
-                (None, Some(0)) => return bad(&k("requests"), "must be > 0"),
                 _ => {}
-            }
-            if p.rate.is_some() && p.pipeline > 1 {
-                return bad(&k("rate"), "a rate cannot be combined with pipeline > 1");
             }
             if let Some(why) = p.find_max_conflict(self.tool) {
                 return bad(&k("find_max"), why);
+            }
+        }
+        Ok(())
+    }
+
+    /// Scenario `i` at each profile, as the load a lap runs ([`LoadSpec::lap`]), checked by
+    /// [`LoadSpec::validate`]: the error names the scenario's or the profile's key.
+    fn validate_loads(&self, i: usize) -> Result<(), (String, String)> {
+        let s = &self.scenarios[i];
+        let origin = Origin::Suite {
+            scenario: s.name.clone(),
+        };
+        let at = Address {
+            http_base: match s.transport.tls {
+                true => "https://server".into(),
+                false => "http://server".into(),
+            },
+            echo: "server:0".into(),
+            ca_file: None,
+        };
+        for (j, p) in self.profiles.iter().enumerate() {
+            let spec = LoadSpec::lap(&s.work, &s.transport, &p.pace(s), &at);
+            if let Err(e) = spec.validate(&origin) {
+                let key = match e.key.table() {
+                    Table::Scenario => format!("scenario[{}].{}", i + 1, e.key.suite_key()),
+                    Table::Profile => format!("profile[{}].{}", j + 1, e.key.suite_key()),
+                };
+                return Err((key, e.message()));
             }
         }
         Ok(())
@@ -512,31 +475,6 @@ impl Suite {
                 p.name = format!("{} ({})", originals[i], p.length_label());
             }
         }
-    }
-
-    /// Profiles that cannot apply to a scenario's protocol: pipelining over HTTP/2 (streams
-    /// are its requests in flight), pipelining, a rate or a request count with `new_conn`.
-    fn validate_combinations(&self) -> Result<(), (String, String)> {
-        for (i, p) in self.profiles.iter().enumerate() {
-            let k = |f: &str| format!("profile[{}].{f}", i + 1);
-            for s in &self.scenarios {
-                let why = match () {
-                    _ if p.pipeline > 1 && s.transport.protocol.is_h2() => {
-                        "pipeline does not apply to HTTP/2"
-                    }
-                    _ if p.pipeline > 1 && s.transport.new_conn => {
-                        "pipeline does not apply to new_conn"
-                    }
-                    _ if p.rate.is_some() && s.transport.new_conn => {
-                        "a rate does not apply to new_conn"
-                    }
-                    _ => continue,
-                };
-                let key = if p.pipeline > 1 { "pipeline" } else { "rate" };
-                return Err((k(key), format!("{why} (scenario `{}`)", s.name)));
-            }
-        }
-        Ok(())
     }
 
     /// Every feature some scenario requires, transports included.

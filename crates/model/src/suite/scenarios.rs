@@ -2,6 +2,7 @@
 //! keys need: the transport feature a server must declare, and which combinations apply.
 
 use super::{Mode, Protocol, Scenario, TlsResume};
+use crate::spec::Work;
 use crate::Feature;
 
 impl Scenario {
@@ -10,7 +11,10 @@ impl Scenario {
     pub fn builtin(name: &str) -> Option<Scenario> {
         let http = |paths: &[&str], f: &[Feature]| Scenario {
             name: name.to_string(),
-            paths: paths.iter().map(|p| p.to_string()).collect(),
+            work: Work {
+                paths: paths.iter().map(|p| p.to_string()).collect(),
+                ..Work::default()
+            },
             requires: f.to_vec(),
             ..Scenario::default()
         };
@@ -53,21 +57,30 @@ impl Scenario {
             "h2c-payload" => over(http(payload, &[Feature::Payload]), Protocol::H2c),
             "echo-stream" => Scenario {
                 name: name.to_string(),
-                mode: Mode::TcpStream,
-                message: Some("hello world".to_string()),
+                work: Work {
+                    mode: Mode::TcpStream,
+                    message: Some("hello world".to_string()),
+                    ..Work::default()
+                },
                 requires: vec![Feature::Echo],
                 ..Scenario::default()
             },
             "ws-echo" => Scenario {
                 name: name.to_string(),
-                mode: Mode::Ws,
+                work: Work {
+                    mode: Mode::Ws,
+                    ..Work::default()
+                },
                 requires: vec![Feature::WsEcho],
                 ..Scenario::default()
             },
             "echo-pingpong" => Scenario {
                 name: name.to_string(),
-                mode: Mode::TcpPingpong,
-                size: Some(64),
+                work: Work {
+                    mode: Mode::TcpPingpong,
+                    size: Some(64),
+                    ..Work::default()
+                },
                 requires: vec![Feature::Echo],
                 ..Scenario::default()
             },
@@ -94,7 +107,10 @@ impl Scenario {
         };
         Some(Scenario {
             name: name.to_string(),
-            paths: vec![path],
+            work: Work {
+                paths: vec![path],
+                ..Work::default()
+            },
             requires: vec![feature],
             ..Scenario::default()
         })
@@ -168,38 +184,62 @@ impl Scenario {
         v
     }
 
-    /// Checks the protocol keys; returns the key (within the scenario) and the message.
+    /// Checks what the scenario's mode needs and allows; returns the key (within the
+    /// scenario) and the message. The rules a load has whatever its origin are
+    /// [`crate::LoadSpec::validate`]'s.
+    pub(super) fn validate_shape(&self) -> Result<(), (&'static str, &'static str)> {
+        let w = &self.work;
+        if w.mix.is_some() && (w.mode != Mode::Http || !w.paths.is_empty()) {
+            return Err(("mix", "a mix is an http scenario's requests: give no paths"));
+        }
+        match w.mode {
+            Mode::Http if w.paths.is_empty() && w.mix.is_none() => {
+                Err(("paths", "http needs paths (or a mix)"))
+            }
+            Mode::Http if w.paths.iter().any(|p| !p.starts_with('/')) => {
+                Err(("paths", "every path starts with /"))
+            }
+            Mode::TcpStream if w.message.as_deref().unwrap_or("").is_empty() => {
+                Err(("message", "tcp-stream needs a message"))
+            }
+            Mode::TcpPingpong if w.size.unwrap_or(0) == 0 => {
+                Err(("size", "tcp-pingpong needs a size > 0"))
+            }
+            _ if w.mode != Mode::Http && !w.paths.is_empty() => {
+                Err(("paths", "paths only apply to http"))
+            }
+            Mode::Ws if !self.requires.contains(&Feature::WsEcho) => {
+                Err(("requires", "a ws scenario requires \"ws-echo\""))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks the protocol keys a suite writes (a load from flags has a URL's scheme
+    /// instead); returns the key (within the scenario) and the message.
     pub(super) fn validate_protocol(&self) -> Result<(), (&'static str, &'static str)> {
-        let transport = self.transport.protocol != Protocol::H1
-            || self.transport.tls
-            || self.transport.new_conn;
-        if self.mode != Mode::Http && (transport || self.transport.streams.is_some()) {
+        let t = &self.transport;
+        let transport = t.protocol != Protocol::H1 || t.tls || t.new_conn;
+        if self.work.mode != Mode::Http && (transport || t.streams.is_some()) {
             return Err((
                 "protocol",
                 "protocol, tls, new_conn and streams apply to http only",
             ));
         }
-        if self.transport.protocol == Protocol::H2c && self.transport.tls {
+        if t.protocol == Protocol::H2c && t.tls {
             return Err((
                 "tls",
                 "h2c is HTTP/2 without TLS; over TLS it is protocol = \"h2\"",
             ));
         }
-        if self.transport.tls_resume.is_some() && !(self.transport.tls && self.transport.new_conn) {
+        if t.tls_resume.is_some() && !t.tls {
             return Err((
                 "tls_resume",
                 "needs tls = true and new_conn = true (keep-alive connections handshake once)",
             ));
         }
-        match self.transport.streams {
-            Some(_) if !self.transport.protocol.is_h2() => {
-                Err(("streams", "applies to h2 and h2c only"))
-            }
-            Some(0) => Err(("streams", "must be at least 1")),
-            Some(m) if m > 1 && self.transport.new_conn => Err((
-                "streams",
-                "cannot be combined with new_conn (one request per connection)",
-            )),
+        match t.streams {
+            Some(_) if !t.protocol.is_h2() => Err(("streams", "applies to h2 and h2c only")),
             _ => Ok(()),
         }
     }
@@ -210,11 +250,12 @@ impl super::Suite {
     /// suite read back from `env.json` finds it too). Returns the scenario and the message.
     pub fn read_mixes(&mut self, dir: &std::path::Path) -> Result<(), (usize, String)> {
         for (i, s) in self.scenarios.iter_mut().enumerate() {
-            let Some(file) = &s.mix else { continue };
+            let w = &mut s.work;
+            let Some(file) = &w.mix else { continue };
             let file = dir.join(file);
             let file = std::path::absolute(&file).unwrap_or(file);
-            s.mix_requests = Some(crate::Mix::load(&file).map_err(|e| (i, e.to_string()))?);
-            s.mix = Some(file);
+            w.mix_requests = Some(crate::Mix::load(&file).map_err(|e| (i, e.to_string()))?);
+            w.mix = Some(file);
         }
         Ok(())
     }
@@ -227,13 +268,16 @@ mod tests {
     #[test]
     fn the_database_scenarios_request_their_paths_and_need_the_database() {
         let q = Scenario::builtin("queries-5").unwrap();
-        assert_eq!(q.paths, ["/queries?queries=5"]);
+        assert_eq!(q.work.paths, ["/queries?queries=5"]);
         assert_eq!(q.requires, [Feature::Queries]);
         assert!(q.needs_database());
         let u = Scenario::builtin("updates-20").unwrap();
-        assert_eq!(u.paths, ["/updates?queries=20"]);
-        assert_eq!(Scenario::builtin("db").unwrap().paths, ["/db"]);
-        assert_eq!(Scenario::builtin("fortunes").unwrap().paths, ["/fortunes"]);
+        assert_eq!(u.work.paths, ["/updates?queries=20"]);
+        assert_eq!(Scenario::builtin("db").unwrap().work.paths, ["/db"]);
+        assert_eq!(
+            Scenario::builtin("fortunes").unwrap().work.paths,
+            ["/fortunes"]
+        );
         assert!(!Scenario::builtin("hello").unwrap().needs_database());
     }
 

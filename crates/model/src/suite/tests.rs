@@ -431,8 +431,11 @@ fn a_scenario_mix_is_read_relative_to_the_suite_file_and_made_absolute() {
     std::fs::write(&path, suite).unwrap();
     let s = Suite::load(&path).unwrap();
     let sc = &s.scenarios[0];
-    assert!(sc.mix.as_ref().unwrap().is_absolute());
-    assert_eq!(sc.mix_requests.as_ref().unwrap().entries[0].path, "/json");
+    assert!(sc.work.mix.as_ref().unwrap().is_absolute());
+    assert_eq!(
+        sc.work.mix_requests.as_ref().unwrap().entries[0].path,
+        "/json"
+    );
     std::fs::write(&path, suite.replace("mixes/m.toml", "mixes/absent.toml")).unwrap();
     let err = Suite::load(&path).unwrap_err().to_string();
     assert!(
@@ -454,7 +457,7 @@ fn body_keys_parse_into_a_method_a_size_range_and_a_chunk_size() {
     )
     .unwrap();
     let sc = &s.scenarios[0];
-    assert_eq!(sc.body_size, Some("500KB..20MB".parse().unwrap()));
+    assert_eq!(sc.work.body_size, Some("500KB..20MB".parse().unwrap()));
     assert_eq!(sc.request_method(), Some(crate::Method::Post));
     assert_eq!(sc.chunk(), Some(64 << 10));
     let s = Suite::parse(
@@ -555,4 +558,32 @@ fn a_body_on_a_ws_tcp_or_mix_scenario_is_refused() {
         e.contains("scenario[1].method: a mix entry has its own"),
         "{e}"
     );
+}
+
+#[test]
+fn a_wrong_type_in_a_scenario_key_names_its_line_and_key() {
+    let (line, key, message) = err(&with_scenario_keys("reconnect_every = \"often\""));
+    assert_eq!(
+        (line, key.as_str()),
+        (11, "scenario[1].reconnect_every"),
+        "{message}"
+    );
+    let (_, key, _) = err(&with_scenario_keys("binary = 1"));
+    assert_eq!(key, "scenario[1].binary");
+}
+
+#[test]
+fn a_rule_of_the_load_names_the_suite_key_in_the_scenario_or_the_profile() {
+    let (_, key, message) = err(&with_scenario_keys("body = \"\""));
+    assert_eq!(key, "scenario[1].body");
+    assert!(message.starts_with("must not be empty"), "{message}");
+    let text = with_scenario_keys("new_conn = true")
+        .replace("connections = 10", "connections = 10\nrate = 100");
+    let (_, key, message) = err(&text);
+    assert_eq!(key, "profile[1].rate");
+    assert!(
+        message.contains("cannot be combined with new_conn"),
+        "{message}"
+    );
+    assert!(message.ends_with("(scenario `hello`)"), "{message}");
 }

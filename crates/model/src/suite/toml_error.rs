@@ -35,16 +35,16 @@ pub(super) fn invalid(text: &str, file: &Path, err: &toml::de::Error) -> SuiteEr
     }
 }
 
-/// A bad value of a flattened key (a scenario's transport) comes with the span of its whole
-/// table: the line and key of the value the message quotes (`unknown variant `h3``), if one
-/// line of that table sets it.
+/// A bad value of a flattened key (a scenario's work and transport) comes with the span of its
+/// whole table: the line and key of the value the message quotes (`unknown variant `h3``,
+/// `` `20MB..500KB`: the range is backwards``, `invalid type: string "x"`), if one line of that
+/// table sets it.
 fn flattened_value(
     text: &str,
     span: std::ops::Range<usize>,
     message: &str,
 ) -> Option<(usize, String)> {
-    let rest = message.strip_prefix("unknown variant `")?;
-    let value = &rest[..rest.find('`')?];
+    let value = quoted_value(message)?;
     let table = text.get(span.clone())?;
     let mut offset = span.start;
     for line in table.split_inclusive('\n') {
@@ -56,4 +56,18 @@ fn flattened_value(
         offset += line.len();
     }
     None
+}
+
+/// The value a serde message quotes first, if it starts with one.
+fn quoted_value(message: &str) -> Option<&str> {
+    let (rest, end) = [
+        ("unknown variant `", '`'),
+        ("`", '`'),
+        ("invalid type: string \"", '"'),
+        ("invalid type: integer `", '`'),
+        ("invalid type: boolean `", '`'),
+    ]
+    .into_iter()
+    .find_map(|(prefix, end)| Some((message.strip_prefix(prefix)?, end)))?;
+    rest.split(end).next()
 }

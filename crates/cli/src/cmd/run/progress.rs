@@ -206,7 +206,9 @@ impl Progress {
         );
         match (
             &r.status,
-            r.load.as_ref().and_then(|m| lap_figure(r.params.mode, m)),
+            r.load
+                .as_ref()
+                .and_then(|m| lap_figure(r.params.work.mode, m)),
         ) {
             (LapStatus::Ok, Some(figure)) => {
                 let hidden = self.bar.as_ref().is_none_or(|b| b.is_hidden());

@@ -1,0 +1,179 @@
+//! [`Work`]: what each connection of a lap does, in a suite's words. A suite's scenario and a
+//! lap record embed it and the [`Transport`] beside it (both flattened, so their keys are the
+//! ones they always had; two flattened structs side by side, not one inside the other, so a
+//! suite's unknown key is still refused), and [`LoadSpec::lap`] turns them, with the profile's
+//! pace and the server's address, into the one [`LoadSpec`] a lap runs.
+
+use super::{HttpLoad, LoadSpec, TcpLoad, WsLoad};
+use crate::{Method, Mix, Mode, SizeRange, Transport};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What is requested (or echoed), and over which protocol.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Work {
+    /// `http` (default), `tcp-stream`, `tcp-pingpong` or `ws` (WebSocket echo on `/ws`).
+    #[serde(default)]
+    pub mode: Mode,
+    /// HTTP paths requested in rotation.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// `tcp-stream`: the message written repeatedly (`ws`: the message sent).
+    #[serde(default)]
+    pub message: Option<String>,
+    /// `tcp-pingpong` and `ws`: the message size in bytes (`ws`: random bytes made once).
+    #[serde(default)]
+    pub size: Option<u32>,
+    /// `ws`: binary frames instead of text.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
+    /// `http` and `ws`: a new connection after this many responses (echoes), HttpArena's
+    /// limited-conn and echo-ws-limited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnect_every: Option<u64>,
+    /// `http`: a mix file whose entries are drawn by weight instead of `paths` (serverbench's
+    /// engine only): as the suite names it, made absolute when the suite is loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<PathBuf>,
+    /// The mix file's entries, read when the suite is loaded (never written).
+    #[serde(skip)]
+    pub mix_requests: Option<Mix>,
+    /// `http`: the method (in a suite: default `GET`, or `POST` when a body is given; in a lap
+    /// record: the method sent, when not GET).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<Method>,
+    /// `http`: the same body with every request (`body = "20"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// `http`: random bytes, the size drawn per request (`"500KB..20MB"`, or one size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_size: Option<SizeRange>,
+}
+
+impl Work {
+    /// Whether its requests carry a body (`body` or `body_size`).
+    pub fn has_body(&self) -> bool {
+        self.body.is_some() || self.body_size.is_some()
+    }
+
+    /// The method of its requests when not GET: `method`, else POST when they carry a body.
+    pub fn request_method(&self) -> Option<Method> {
+        let default = match self.has_body() {
+            true => Method::Post,
+            false => Method::Get,
+        };
+        Some(self.method.unwrap_or(default)).filter(|m| *m != Method::Get)
+    }
+}
+
+/// How hard a lap loads: a suite profile's, as a lap runs it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pace {
+    pub connections: u32,
+    /// `None`: the engine's default (one per client CPU).
+    pub threads: Option<u32>,
+    pub duration: Option<Duration>,
+    pub requests: Option<u64>,
+    pub pipeline: u32,
+    pub rate: Option<f64>,
+    /// The body sent chunked, in chunks of this many bytes.
+    pub chunked: Option<u64>,
+}
+
+/// Where a lap's load goes: the server's HTTP base (`http://host:port`, or `https://` on its
+/// TLS port), its echo address (`host:port`) and the certificate to trust over TLS (`None`:
+/// trust any).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Address {
+    pub http_base: String,
+    pub echo: String,
+    pub ca_file: Option<PathBuf>,
+}
+
+/// Seconds as a duration of whole milliseconds (at least 1 ms), as a lap runs it.
+pub fn lap_duration(seconds: f64) -> Duration {
+    Duration::from_millis((seconds * 1000.0).round().max(1.0) as u64)
+}
+
+impl LoadSpec {
+    /// The one load of a lap: `work` over `transport` at `pace` against `at`. HTTP paths become URLs on the
+    /// base, `ws` the upgrade to `/ws` (`wss://` over TLS), TCP echo the echo address; the
+    /// transport becomes HTTP/2, streams, a connection per request, resumption and the trust.
+    /// Every key of `work` and `transport` is carried over, so [`LoadSpec::validate`] sees what a suite gave.
+    pub fn lap(work: &Work, transport: &Transport, pace: &Pace, at: &Address) -> LoadSpec {
+        let mut s = LoadSpec {
+            connections: pace.connections,
+            threads: pace.threads,
+            duration: pace.duration,
+            requests: pace.requests,
+            http: request(work, pace),
+            ..LoadSpec::default()
+        };
+        if work.mode.is_tcp() {
+            // Echo runs in a closed loop, one message at a time per connection.
+            s.tcp = Some(TcpLoad {
+                addr: at.echo.clone(),
+                mode: work.mode,
+                message: work.message.clone().unwrap_or_default(),
+                size: work.size.unwrap_or(64) as usize,
+            });
+            return s;
+        }
+        s.rate = pace.rate;
+        s.reconnect_every = work.reconnect_every;
+        travel(transport, pace, at, &mut s.http);
+        if work.mode == Mode::Ws {
+            s.urls = vec![format!("{}/ws", at.http_base.replacen("http", "ws", 1))];
+            s.ws = WsLoad {
+                message: work.message.clone(),
+                message_size: work.size.map(|n| n as usize),
+                binary: work.binary,
+                ping: false,
+            };
+        } else if work.mix.is_some() || work.mix_requests.is_some() {
+            s.urls = vec![at.http_base.clone()];
+            s.mix = Some(work.mix_requests.clone().unwrap_or_else(|| Mix {
+                file: String::new(),
+                entries: Vec::new(),
+            }));
+        } else {
+            s.urls = work
+                .paths
+                .iter()
+                .map(|p| format!("{}{p}", at.http_base))
+                .collect();
+        }
+        s
+    }
+}
+
+/// The scenario's own method and body: fixed or drawn, chunked or with a Content-Length.
+fn request(work: &Work, pace: &Pace) -> HttpLoad {
+    let mut h = HttpLoad {
+        body: work.body.clone(),
+        body_size: work.body_size,
+        chunked: pace.chunked,
+        ..HttpLoad::default()
+    };
+    if let Some(m) = work.request_method() {
+        h.method = m.as_str().to_string();
+    }
+    h
+}
+
+/// Pipelining, HTTP/2 and its streams, a connection per request, resumption and the trust
+/// (the run's certificate, else any), as the lap asks.
+fn travel(t: &Transport, pace: &Pace, at: &Address, h: &mut HttpLoad) {
+    h.pipeline = pace.pipeline;
+    h.http2 = t.protocol.is_h2();
+    h.streams = t.streams.unwrap_or(1);
+    h.new_conn = t.new_conn;
+    h.tls_resume = t.tls_resume;
+    if t.tls {
+        match &at.ca_file {
+            Some(ca) => h.cacert = Some(ca.clone()),
+            None => h.insecure = true,
+        }
+    }
+}
