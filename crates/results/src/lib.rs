@@ -18,7 +18,7 @@ mod writer;
 pub use read::{load_laps, read_env, LoadError, Loaded};
 pub use record::LapKey;
 pub use roles::{ProcessStats, Role};
-use serverbench_model::{Mode, Tool, Transport};
+use serverbench_model::{Tool, Transport};
 pub use writer::{read_records, ResultsError, ResultsWriter};
 
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //!
 //! Fields a tool does not report stay `None` (JSON `null`); nothing is invented.
 
-use crate::{Mode, Role, Tool, Transport};
+use crate::{Role, Tool, Transport};
 use serde::{Deserialize, Serialize};
 use serverbench_model::answers::Answers;
 use serverbench_model::disturbance::Disturbance;
@@ -11,6 +11,7 @@ use serverbench_model::result::{
     Errors, Histograms, Http2Result, Latency, LoadResult, Silence, TimelinePoint, TlsResult,
 };
 use serverbench_model::spec::{lap_duration, Pace, Work};
+use serverbench_model::Workload;
 use std::collections::BTreeMap;
 
 /// Whether the lap produced a measurement.
@@ -82,16 +83,18 @@ impl LoadParams {
     /// its pipeline (HTTP/1.1) or its streams (HTTP/2). `None` for a load at a fixed rate (open
     /// loop: unknown) or over TCP.
     pub fn in_flight_at_end(&self) -> Option<u64> {
-        let p = self;
-        if p.rate.is_some() || p.work.mode != Mode::Http {
-            return None;
-        }
-        let t = &p.transport;
-        let depth = match t.protocol.is_h2() {
-            true => t.streams.unwrap_or(1),
-            false => p.pipeline,
+        let depth = match self.workload() {
+            _ if self.rate.is_some() => return None,
+            Workload::Http1 => self.pipeline,
+            Workload::Http2 => self.transport.streams.unwrap_or(1),
+            Workload::WebSocket | Workload::TcpStream | Workload::TcpPingPong => return None,
         };
-        Some(u64::from(p.connections) * u64::from(depth.max(1)))
+        Some(u64::from(self.connections) * u64::from(depth.max(1)))
+    }
+
+    /// The driver the lap ran: its `mode` over its `protocol`.
+    pub fn workload(&self) -> Workload {
+        Workload::of(self.work.mode, self.transport.protocol)
     }
 
     /// The protocol label of the lap ([`Transport::label`]): `h1`, `https`, `h2`, `h2c`, with

@@ -28,10 +28,10 @@ impl TryFrom<&LoadSpec> for Config {
     /// CPUs this process may run on and validates the whole.
     fn try_from(a: &LoadSpec) -> Result<Config, ConfigError> {
         a.validate(&Origin::Flags)?;
-        let target = match &a.tcp {
-            Some(tcp) => tcp_target(tcp)?,
-            None if a.workload() == Workload::WebSocket => ws_target_of(a)?,
-            None => http_target_of(a)?,
+        let target = match (a.workload(), &a.tcp) {
+            (Workload::TcpStream | Workload::TcpPingPong, Some(tcp)) => tcp_target(tcp)?,
+            (Workload::WebSocket, _) => ws_target_of(a)?,
+            _ => http_target_of(a)?,
         };
         let (cpus, threads) = cpus_and_threads(a)?;
         let idle = a

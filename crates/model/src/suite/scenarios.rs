@@ -116,6 +116,11 @@ impl Scenario {
         })
     }
 
+    /// The driver its laps run: its `mode` over its `protocol`.
+    pub fn workload(&self) -> crate::Workload {
+        crate::Workload::of(self.work.mode, self.transport.protocol)
+    }
+
     /// Whether a lap of it needs the harness's database.
     pub fn needs_database(&self) -> bool {
         self.requires.iter().any(|f| f.is_database())
@@ -279,6 +284,8 @@ mod tests {
             ["/fortunes"]
         );
         assert!(!Scenario::builtin("hello").unwrap().needs_database());
+        let h2 = Scenario::builtin("h2c-hello").unwrap();
+        assert_eq!(h2.workload(), crate::Workload::Http2);
     }
 
     #[test]
