@@ -127,8 +127,8 @@ impl Key {
 pub enum Origin {
     /// `serverbench load`'s flags (or `--spec`, which has their names).
     Flags,
-    /// A suite's scenario (by name) at one of its profiles.
-    Suite { scenario: String },
+    /// A suite's scenario at one of its profiles (by name).
+    Suite { scenario: String, profile: String },
 }
 
 impl Origin {
@@ -173,7 +173,7 @@ pub enum Why {
 
 /// A rule a [`LoadSpec`] breaks: the key, what is wrong, and where the spec came from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {}", self.origin.spell(self.key), self.message())]
+#[error("{}: {}", self.location(), self.message())]
 pub struct SpecError {
     pub key: Key,
     pub why: Why,
@@ -181,6 +181,22 @@ pub struct SpecError {
 }
 
 impl SpecError {
+    /// The flag (`--body-size`), or the suite key and its table (`body_size in [[scenario]]
+    /// hello`).
+    pub fn location(&self) -> String {
+        match &self.origin {
+            Origin::Flags => self.key.flag().to_string(),
+            Origin::Suite { scenario, profile } => {
+                let name = match self.key.table() {
+                    Table::Scenario => scenario,
+                    Table::Profile => profile,
+                };
+                let table = self.key.table();
+                format!("{} in [[{table}]] {name}", self.key.suite_key())
+            }
+        }
+    }
+
     /// What is wrong, without the key: other keys spelled as the origin spells them, and for a
     /// suite's profile key, the scenario it was combined with.
     pub fn message(&self) -> String {
@@ -223,7 +239,7 @@ impl SpecError {
             ),
         };
         match o {
-            Origin::Suite { scenario } if self.key.table() == Table::Profile => {
+            Origin::Suite { scenario, .. } if self.key.table() == Table::Profile => {
                 format!("{text} (scenario `{scenario}`)")
             }
             _ => text,

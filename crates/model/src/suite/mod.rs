@@ -388,9 +388,6 @@ impl Suite {
     /// [`LoadSpec::validate`]: the error names the scenario's or the profile's key.
     fn validate_loads(&self, i: usize) -> Result<(), (String, String)> {
         let s = &self.scenarios[i];
-        let origin = Origin::Suite {
-            scenario: s.name.clone(),
-        };
         let at = Address {
             http_base: match s.transport.tls {
                 true => "https://server".into(),
@@ -400,6 +397,10 @@ impl Suite {
             ca_file: None,
         };
         for (j, p) in self.profiles.iter().enumerate() {
+            let origin = Origin::Suite {
+                scenario: s.name.clone(),
+                profile: p.name.clone(),
+            };
             let spec = LoadSpec::lap(&s.work, &s.transport, &p.pace(s), &at);
             if let Err(e) = spec.validate(&origin) {
                 let key = match e.key.table() {

@@ -11,6 +11,7 @@ fn http(url: &str) -> LoadSpec {
 fn suite() -> Origin {
     Origin::Suite {
         scenario: "hello".into(),
+        profile: "c100".into(),
     }
 }
 
@@ -28,7 +29,10 @@ fn a_body_with_a_drawn_body_names_the_flag_from_flags_and_the_key_from_a_suite()
     spec.http.body_size = Some("1KB".parse().unwrap());
     let (flags, suite) = both(&spec);
     assert_eq!(flags, "--body-size: cannot be combined with --body");
-    assert_eq!(suite, "body_size: cannot be combined with body");
+    assert_eq!(
+        suite,
+        "body_size in [[scenario]] hello: cannot be combined with body"
+    );
 }
 
 #[test]
@@ -39,7 +43,7 @@ fn a_profile_key_names_the_scenario_it_was_combined_with() {
     let (flags, suite) = both(&spec);
     assert!(flags.starts_with("-p/--pipeline: does not apply to HTTP/2 (-m/--streams"));
     assert!(
-        suite.starts_with("pipeline: does not apply to HTTP/2 (streams"),
+        suite.starts_with("pipeline in [[profile]] c100: does not apply to HTTP/2 (streams"),
         "{suite}"
     );
     assert!(suite.ends_with("(scenario `hello`)"), "{suite}");
@@ -57,7 +61,7 @@ fn a_body_on_a_websocket_or_tcp_load_applies_to_http_only() {
         "--body-size: applies to HTTP requests, not to ws:// and wss:// URLs"
     );
     assert!(
-        suite.starts_with("body_size: applies to http only"),
+        suite.starts_with("body_size in [[scenario]] hello: applies to http only"),
         "{suite}"
     );
     let tcp = LoadSpec {
@@ -93,7 +97,7 @@ fn chunks_need_a_body_and_fit_http1_only() {
     assert_eq!(spec.workload(), Workload::Http2);
     assert!(both(&spec)
         .1
-        .starts_with("chunked: applies to HTTP/1.1 only"));
+        .starts_with("chunked in [[scenario]] hello: applies to HTTP/1.1 only"));
     spec.http.http2 = false;
     spec.http.body_size = Some("2GiB".parse().unwrap());
     assert!(both(&spec).0.contains("at most 1GiB"));
@@ -151,7 +155,7 @@ fn a_mix_refuses_its_own_method_and_a_websocket_load() {
         "{flags}"
     );
     assert!(
-        suite.starts_with("method: a mix entry has its own"),
+        suite.starts_with("method in [[scenario]] hello: a mix entry has its own"),
         "{suite}"
     );
     spec.http.method = "GET".into();
@@ -177,10 +181,13 @@ fn a_websocket_message_is_one_of_text_or_size_within_its_frame() {
         flags.starts_with("--ws-ping: 200 bytes is over the 125"),
         "{flags}"
     );
-    assert!(suite.starts_with("ws_ping: "), "{suite}");
+    assert!(
+        suite.starts_with("ws_ping in [[scenario]] hello: "),
+        "{suite}"
+    );
     let mut text = http("http://h:1/");
     text.ws.binary = true;
     assert!(both(&text)
         .1
-        .starts_with("binary: does not apply to http scenarios"));
+        .starts_with("binary in [[scenario]] hello: does not apply to http scenarios"));
 }
