@@ -8,8 +8,10 @@
 //! - [`duration`]: the one duration grammar; [`cpus`]: CPU lists (`0-3,5`);
 //! - [`Workload`]: which protocol driver a load runs (one variant per driver);
 //! - [`Mode`], [`Transport`] ([`Protocol`], [`TlsResume`]) and [`Tool`]: what a lap runs;
-//! - [`spec::LoadSpec`]: one load, described once; [`suite::Suite`]: the suites, parsed and
-//!   checked, as `env.json` records them.
+//! - [`spec::LoadSpec`]: one load, described once, every rule about it checked once
+//!   ([`spec::LoadSpec::validate`]), and built for a lap from a scenario's [`spec::Work`] and
+//!   [`Transport`] ([`spec::LoadSpec::lap`]); [`suite::Suite`]: the suites, parsed and checked,
+//!   as `env.json` records them.
 
 pub mod answers;
 pub mod capacity;

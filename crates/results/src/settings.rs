@@ -62,7 +62,8 @@ const SCENARIO: [&str; 20] = [
 ];
 
 impl LoadParams {
-    /// The parameters as canonical JSON: one line, the keys in [`PARAMS`]'s order.
+    /// The parameters as canonical JSON: one line, the keys in the order records had before
+    /// issue 40 (the settings hash of older laps), then newer keys.
     pub fn settings_json(&self) -> String {
         let json = serde_json::to_string(self).expect("lap parameters always serialize");
         reorder(&json, &PARAMS)
@@ -70,7 +71,8 @@ impl LoadParams {
 }
 
 impl SuiteRecord {
-    /// The suite as canonical JSON: one line, each scenario's keys in [`SCENARIO`]'s order.
+    /// The suite as canonical JSON: one line, each scenario's keys in the order suites had in
+    /// `env.json` before issue 40, then newer keys.
     pub fn settings_json(&self) -> String {
         let json = serde_json::to_string(self).expect("a suite always serializes");
         let fields = object_fields(&json)
@@ -198,5 +200,20 @@ mod tests {
             }
         );
         assert_eq!(p.settings_json(), old);
+    }
+
+    #[test]
+    fn a_suites_scenarios_keep_their_old_key_order_in_its_settings() {
+        let text = "name = \"t\"\ndescription = \"d\"\nreproduces = \"none\"\nservers = \"all\"\n\
+                    [[scenario]]\nname = \"h2\"\nrequires = \"hello\"\nprotocol = \"h2\"\n\
+                    paths = [\"/hello\"]\n[[profile]]\nconnections = 8\nduration = \"1s\"\n";
+        let suite = serverbench_model::suite::Suite::parse(text, "t.toml".as_ref()).unwrap();
+        let json = SuiteRecord::from(&suite).settings_json();
+        let scenario = r#""scenario":[{"name":"h2","mode":"http","paths":["/hello"],"message":null,"size":null,"requires":["hello"],"protocol":"h2","tls":true}]"#;
+        assert!(json.contains(scenario), "{json}");
+        assert!(
+            json.starts_with(r#"{"name":"t","description":"d""#),
+            "{json}"
+        );
     }
 }
