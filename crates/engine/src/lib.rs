@@ -26,7 +26,7 @@ pub use config::{
     Protocol, Reads, Schedule, Stop,
 };
 pub use idle::Idle;
-pub use live::{Phase, Snapshot};
+use serverbench_model::live::Snapshot;
 use result::LoadResult;
 use serverbench_model::IoBackend;
 

@@ -4,7 +4,8 @@
 mod common;
 
 use common::*;
-use serverbench_engine::{Event, Phase, Snapshot, Stop};
+use serverbench_engine::{Event, Stop};
+use serverbench_model::live::{Phase, Snapshot};
 use std::sync::Mutex;
 use std::time::Duration;
 

@@ -22,6 +22,7 @@ pub mod duration;
 pub mod failure;
 mod feature;
 pub mod histo;
+pub mod live;
 pub mod io;
 mod method;
 pub mod mix;

@@ -13,6 +13,7 @@ pub mod env;
 pub mod figures;
 mod html;
 mod json;
+pub mod load;
 mod markdown;
 pub mod svg;
 pub mod table;

@@ -4,9 +4,8 @@
 //! (HTTP/2) where they apply. Only on a terminal and without `-q`; stdout is never touched.
 
 use super::units::us;
-use serverbench_engine::{Event, Phase, Snapshot};
-use serverbench_report::grouped;
-use std::io::Write;
+use crate::grouped;
+use serverbench_model::live::{Phase, Snapshot};
 use std::time::Duration;
 
 /// The widest line drawn (narrower when the terminal is).
@@ -29,7 +28,8 @@ pub struct Shape {
     pub messages: bool,
 }
 
-/// The line on screen, redrawn at each tick and cleared at the end.
+/// The line on screen, redrawn at each tick and cleared at the end: the text to write to
+/// stderr for each, escape codes included (the CLI writes it).
 pub struct LiveLine {
     shape: Shape,
     width: usize,
@@ -37,48 +37,34 @@ pub struct LiveLine {
 }
 
 impl LiveLine {
-    pub fn new(shape: Shape) -> Self {
+    /// A line for `shape`, at most `columns` wide (the terminal's, when known).
+    pub fn new(shape: Shape, columns: Option<usize>) -> Self {
         LiveLine {
             shape,
-            width: terminal_width().unwrap_or(MAX_WIDTH).min(MAX_WIDTH),
+            width: columns.unwrap_or(MAX_WIDTH).min(MAX_WIDTH),
             drawn: false,
         }
     }
 
-    /// Draws the line for a tick; other events print a line of their own above it.
-    pub fn event(&mut self, ev: &Event) {
-        match ev {
-            Event::Connected { connected, total } if connected < total => {
-                self.clear();
-                eprintln!("{connected} of {total} connections up");
-            }
-            Event::Tick { snapshot, .. } => {
-                let line = fit(&render(snapshot, &self.shape), self.width.saturating_sub(1));
-                eprint!("\r{line}\x1b[K");
-                let _ = std::io::stderr().flush();
-                self.drawn = true;
-            }
-            _ => {}
-        }
+    /// A line of its own above the live one while connections open, e.g. `3 of 50
+    /// connections up` (nothing once all are up).
+    pub fn connected(&mut self, connected: u64, total: u64) -> Option<String> {
+        (connected < total).then(|| format!("{}{connected} of {total} connections up\n", self.clear()))
     }
 
-    /// Removes the line (before the summary is printed).
-    pub fn clear(&mut self) {
-        if std::mem::take(&mut self.drawn) {
-            eprint!("\r\x1b[K");
-            let _ = std::io::stderr().flush();
-        }
+    /// The line redrawn for a tick.
+    pub fn tick(&mut self, snapshot: &Snapshot) -> String {
+        self.drawn = true;
+        let line = fit(&render(snapshot, &self.shape), self.width.saturating_sub(1));
+        format!("\r{line}\x1b[K")
     }
-}
 
-/// The terminal's columns, from stderr.
-fn terminal_width() -> Option<usize> {
-    // SAFETY: TIOCGWINSZ fills a winsize; stderr is a valid descriptor (maybe not a tty, then
-    // the call fails and nothing is read).
-    unsafe {
-        let mut ws: libc::winsize = std::mem::zeroed();
-        (libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_col > 0)
-            .then_some(ws.ws_col as usize)
+    /// What removes the line (before the summary is printed): nothing when none is drawn.
+    pub fn clear(&mut self) -> &'static str {
+        match std::mem::take(&mut self.drawn) {
+            true => "\r\x1b[K",
+            false => "",
+        }
     }
 }
 

@@ -1,24 +1,30 @@
 //! Runs that completed but did not measure what was asked: every TLS handshake failed, or
-//! resumption was asked for and the server resumed nothing (`Exit::Tls`); no request succeeded,
-//! at the socket or by status, or none was answered at all (`Exit::NoSuccess`). `load` prints the result, then this message.
+//! resumption was asked for and the server resumed nothing ([`Shortfall::Tls`]); no request
+//! succeeded, at the socket or by status, or none was answered at all
+//! ([`Shortfall::NoSuccess`]). `load` prints the result, then this message, and exits by it.
 
-use crate::exit::Exit;
 use serverbench_model::answers::{self, Answers};
 use serverbench_model::result::LoadResult;
 use serverbench_wire::tls::TlsCause;
 
-/// How a completed load exits, and why when it did not measure what was asked.
-pub fn of(r: &LoadResult) -> (Exit, Option<String>) {
+/// What a completed load fell short of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shortfall {
+    /// Every TLS handshake failed, or the server resumed none that were to be resumed.
+    Tls,
+    /// No request succeeded, or none was answered.
+    NoSuccess,
+}
+
+/// What a completed load fell short of, and why, when it did not measure what was asked.
+pub fn of(r: &LoadResult) -> Option<(Shortfall, String)> {
     if let Some(why) = tls_failure(r) {
-        return (Exit::Tls, Some(why));
+        return Some((Shortfall::Tls, why));
     }
     if let Some(why) = no_success(r) {
-        return (Exit::NoSuccess, Some(why));
+        return Some((Shortfall::NoSuccess, why));
     }
-    if let Some(why) = no_answer(r) {
-        return (Exit::NoSuccess, Some(why));
-    }
-    (Exit::Ok, None)
+    no_answer(r).map(|why| (Shortfall::NoSuccess, why))
 }
 
 /// Why nothing was answered, without an error either (a server that hangs, or is not ready):
@@ -100,9 +106,8 @@ mod tests {
         };
         r.errors.status = 4441;
         r.status.insert("400".into(), 4441);
-        let (exit, why) = of(&r);
-        assert_eq!(exit, Exit::NoSuccess);
-        let why = why.unwrap();
+        let (short, why) = of(&r).unwrap();
+        assert_eq!(short, Shortfall::NoSuccess);
         assert!(
             why.contains("4441 x 400") && why.contains("https://"),
             "{why}"
@@ -116,14 +121,14 @@ mod tests {
             ..Default::default()
         };
         r.errors.status = 9;
-        assert_eq!(of(&r), (Exit::Ok, None));
+        assert_eq!(of(&r), None);
     }
 
     #[test]
     fn a_load_whose_every_request_failed_at_the_socket_succeeded_at_nothing() {
         let mut r = LoadResult::default();
         r.errors.read = 3;
-        assert_eq!(of(&r).0, Exit::NoSuccess);
+        assert_eq!(of(&r).unwrap().0, Shortfall::NoSuccess);
     }
 
     #[test]
@@ -137,10 +142,10 @@ mod tests {
             ),
             ..Default::default()
         };
-        let (exit, why) = of(&r);
-        assert_eq!(exit, Exit::NoSuccess);
+        let (short, why) = of(&r).unwrap();
+        assert_eq!(short, Shortfall::NoSuccess);
         assert_eq!(
-            why.as_deref(),
+            Some(why.as_str()),
             Some("no WebSocket upgrade succeeded (50 unanswered when the run ended)")
         );
     }
@@ -152,10 +157,10 @@ mod tests {
             in_flight_at_end: 64,
             ..Default::default()
         };
-        let (exit, why) = of(&r);
-        assert_eq!(exit, Exit::NoSuccess);
+        let (short, why) = of(&r).unwrap();
+        assert_eq!(short, Shortfall::NoSuccess);
         assert_eq!(
-            why.as_deref(),
+            Some(why.as_str()),
             Some("no answer in the 1.0 s run: 64 requests in flight")
         );
     }

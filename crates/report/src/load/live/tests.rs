@@ -156,3 +156,18 @@ fn durations_read_as_seconds_or_minutes() {
     assert_eq!(secs(Duration::from_millis(12_400)), "12s");
     assert_eq!(secs(Duration::from_secs(90)), "1m 30s");
 }
+
+#[test]
+fn the_line_is_cleared_only_once_drawn_and_connections_are_told_above_it() {
+    let mut line = LiveLine::new(shape(), Some(80));
+    assert_eq!(line.clear(), "");
+    let drawn = line.tick(&measuring());
+    assert!(drawn.starts_with("\rmeasuring") && drawn.ends_with("\x1b[K"), "{drawn:?}");
+    assert!(drawn.chars().count() <= 80 + 4, "{drawn:?}");
+    assert_eq!(
+        line.connected(3, 50).as_deref(),
+        Some("\r\x1b[K3 of 50 connections up\n")
+    );
+    assert_eq!(line.connected(50, 50), None);
+    assert_eq!(line.clear(), "");
+}
