@@ -95,6 +95,19 @@ impl Deadlines {
     }
 }
 
+/// A client host's side of the barrier (`serverbench load --barrier`): says `ready` on stdout,
+/// then waits for the `go` line on stdin; false when stdout is gone or stdin brings anything else
+/// (or ends).
+pub fn released_by_go() -> bool {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if writeln!(out, "ready").and_then(|()| out.flush()).is_err() {
+        return false;
+    }
+    let mut line = String::new();
+    matches!(std::io::stdin().read_line(&mut line), Ok(n) if n > 0 && line.trim() == "go")
+}
+
 /// What happens, for progress lines.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Progress {

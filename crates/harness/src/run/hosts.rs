@@ -9,10 +9,11 @@ use super::errors::HostsError;
 use super::hosts_tls::HostsTls;
 use crate::catalog::Server;
 use crate::certs::TlsFiles;
+use crate::clients::{ClientHosts, HostsLoad};
 use crate::results::env::HostsEnv;
 use crate::results::record::{ClientLap, HostsLap, LoadParams, Measurement, ServerStats};
 use crate::tools::Target;
-use serverbench_hosts::distributed::{self, ClientJob, Deadlines, Distributed, Failure, Progress};
+use serverbench_hosts::distributed::{self, ClientJob};
 use serverbench_hosts::{Host, ServeReady, Session, SessionLine, Transport};
 use serverbench_hosts::{SAMPLER_ARMED, SAMPLER_SAMPLING, SAMPLER_START, SERVE_READY_PREFIX};
 use serverbench_model::LoadSpec;
@@ -20,7 +21,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a remote serve may take on top of the manifest's ready timeout (ssh, login shell).
@@ -327,14 +328,6 @@ impl RemoteSampler {
     }
 }
 
-/// A measured lap from the client hosts: the merge, or the faults with what completed.
-pub struct HostsLoad {
-    /// The merged result and each host's, or the failure.
-    pub outcome: Result<Distributed, Failure>,
-    /// CPU seconds this process and its (ssh) children used.
-    pub controller_cpu_s: f64,
-}
-
 /// Each client host's `serverbench load` of `params` against `target`: its share of the
 /// connections and of `-R`, its inventory CPUs, a warm-up of `params.warmup_s` before the
 /// barrier, and over TLS its own copy of the run's certificate to trust (never `-k`).
@@ -384,41 +377,16 @@ pub fn client_spec(
     Ok((spec, copies))
 }
 
-/// The deadlines of a lap of `params` over the client hosts.
-pub(super) fn lap_deadlines(params: &LoadParams) -> Deadlines {
-    let lap = LoadSpec {
-        duration: params.duration_s.map(Duration::from_secs_f64),
-        warmup: Duration::from_secs_f64(params.warmup_s),
-        ..LoadSpec::default()
-    };
-    Deadlines::of(&lap, CONNECT_TIMEOUT)
-}
-
-/// The deadlines of `spec` run on the client hosts (a capacity search's step).
-pub(super) fn deadlines(spec: &LoadSpec) -> Deadlines {
-    Deadlines::of(spec, CONNECT_TIMEOUT)
-}
-
-/// Runs `jobs` (from [`client_jobs`]) on the client hosts within `deadlines`; `on_release`
-/// runs once, when the hosts are released together (the placement starts its samplers there).
-pub(super) fn load(
-    h: &HostsRun,
-    deadlines: Deadlines,
-    jobs: &[ClientJob],
-    on_release: &mut (dyn FnMut() + Send),
-    cancel: &AtomicBool,
-) -> HostsLoad {
-    let cpu0 = controller_cpu_s();
-    let on_release = Mutex::new(on_release);
-    let progress = |p: Progress| {
-        if let Progress::Released { .. } = p {
-            (on_release.lock().expect("on_release"))();
+impl HostsRun {
+    /// The client hosts, each trusting its own copy in `cacerts` over TLS (from
+    /// [`client_spec`]).
+    pub fn clients<'a>(&'a self, cacerts: &'a [PathBuf]) -> ClientHosts<'a> {
+        ClientHosts {
+            transport: &self.transport,
+            hosts: &self.clients,
+            cacerts,
+            connect: CONNECT_TIMEOUT,
         }
-    };
-    let outcome = distributed::run(&h.transport, jobs, deadlines, &progress, cancel);
-    HostsLoad {
-        outcome,
-        controller_cpu_s: controller_cpu_s() - cpu0,
     }
 }
 
@@ -450,19 +418,6 @@ pub fn lap_record(h: &HostsRun, load: &HostsLoad) -> HostsLap {
             })
             .collect(),
     }
-}
-
-/// User + system CPU seconds of this process and its reaped children.
-fn controller_cpu_s() -> f64 {
-    let of = |who| {
-        // SAFETY: rusage is plain data, filled by getrusage.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid `who` and out-pointer.
-        unsafe { libc::getrusage(who, &mut u) };
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        tv(u.ru_utime) + tv(u.ru_stime)
-    };
-    of(libc::RUSAGE_SELF) + of(libc::RUSAGE_CHILDREN)
 }
 
 #[path = "hosts_db.rs"]

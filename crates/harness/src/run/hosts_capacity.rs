@@ -1,7 +1,8 @@
 //! A `find_max` lap over `run --hosts`: the capacity search of
 //! [`serverbench_analysis::capacity`] driven from the controller, each step one load split
 //! across the client hosts (each its share of the connections and of the rate), released
-//! together and merged exactly, as `serverbench load --find-max --hosts` does.
+//! together and merged exactly by the one step measurer ([`crate::capacity`]) that
+//! `serverbench load --find-max --hosts` uses too.
 //!
 //! - **Warm-up.** The client hosts warm up before each step's barrier, open loop at the step's
 //!   rate: the first step for the lap's warm-up (at least a second), the others for
@@ -22,15 +23,18 @@
 use super::hosts::{self, HostsRun, RemoteSampler};
 use super::hosts_tls::HostsTls;
 use super::placement::{capacity_cost, Lap, LapError, Pid, Placement, Samplers};
+use crate::capacity::{measure_over_hosts, StepError};
+use crate::clients::HostsLoad;
 use crate::results::record::{HostsLap, LoadParams, Measurement};
 use crate::tools::Target;
 use serverbench_analysis::capacity::{self, Plan, STEP_WARMUP};
-use serverbench_hosts::{distributed, HostError};
+use serverbench_hosts::HostError;
 use serverbench_model::capacity::{Ending, Step};
 use serverbench_model::slo::Slo;
 use serverbench_model::LoadSpec;
 use serverbench_results::Role;
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -108,8 +112,7 @@ impl Search<'_> {
             false => STEP_WARMUP,
         };
         let spec = capacity::step_spec(&self.spec, rate, length, warmup);
-        let jobs = distributed::jobs(&spec, &self.run.clients, &self.copies);
-        let (run, first) = (self.run, &mut self.at_first_release);
+        let (run, first, records) = (self.run, &mut self.at_first_release, &mut self.records);
         let mut sampler = self
             .server
             .and_then(|pid| RemoteSampler::arm(run, &run.server, pid).ok());
@@ -120,17 +123,17 @@ impl Search<'_> {
             }
             sampling = sampler.as_mut().is_some_and(|s| s.start().is_ok());
         };
-        let load = hosts::load(run, hosts::deadlines(&spec), &jobs, &mut on_release, cancel);
-        self.records.push(hosts::lap_record(run, &load));
-        let d = load.outcome.map_err(|f| match f.cancelled {
-            true => Stop::Cancelled,
-            false => Stop::Hosts {
-                server_host: f.faults.iter().any(|e| e.host() == run.server.name),
-                faults: f.faults,
+        let mut seen = |load: &HostsLoad| records.push(hosts::lap_record(run, load));
+        let clients = run.clients(&self.copies);
+        let measured = measure_over_hosts(clients, &spec, &mut on_release, cancel, &mut seen);
+        let mut step = measured.map_err(|e: StepError<Infallible>| match e {
+            StepError::Hosts { failure, .. } if failure.cancelled => Stop::Cancelled,
+            StepError::Hosts { failure, .. } => Stop::Hosts {
+                server_host: failure.faults.iter().any(|e| e.host() == run.server.name),
+                faults: failure.faults,
             },
+            e => Stop::Unmeasured(e.to_string()),
         })?;
-        let mut step = capacity::step_of(&d.merged).map_err(|e| Stop::Unmeasured(e.to_string()))?;
-        step.saturated_hosts = d.saturated_hosts;
         // A sampler that could not start (or answer) leaves the step's server CPU out.
         let stats = sampler
             .filter(|_| sampling)

@@ -15,10 +15,13 @@ use super::{run_load, LoadError};
 use crate::results::record::{HostsLap, LoadParams, Measurement};
 use crate::sampler::{Sampler, INTERVAL};
 use crate::tools::{Prepared, Target};
+use serverbench_hosts::distributed::Progress;
 use serverbench_hosts::HostError;
 use serverbench_results::{ProcessStats, Role};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
 
 /// Where the roles of a lap run.
 #[derive(Clone, Copy)]
@@ -247,8 +250,8 @@ impl Placement<'_> {
                 measure_here((tool, client_cpus), params, target, roles, samplers, cancel)
             }
             Placement::Hosts { run, tls } => {
-                let jobs = match hosts::client_jobs(run, params, target, tls) {
-                    Ok(jobs) => jobs,
+                let (mut spec, copies) = match hosts::client_spec(run, params, target, tls) {
+                    Ok(s) => s,
                     Err(e) => {
                         return Lap {
                             outcome: Err(LapError::Prepare(e)),
@@ -258,15 +261,23 @@ impl Placement<'_> {
                         }
                     }
                 };
+                spec.warmup = Duration::from_secs_f64(params.warmup_s);
                 roles
                     .iter()
                     .for_each(|&(r, pid)| samplers.arm(self, r, pid));
-                let mut on_release = || {
-                    at_start();
-                    samplers.start();
+                let load = {
+                    // The samplers start when the client hosts are released together.
+                    let on_release = Mutex::new(|| {
+                        at_start();
+                        samplers.start();
+                    });
+                    let progress = |p| {
+                        if let Progress::Released { .. } = p {
+                            (on_release.lock().expect("on_release"))();
+                        }
+                    };
+                    run.clients(&copies).load(&spec, &progress, cancel)
                 };
-                let deadlines = hosts::lap_deadlines(params);
-                let load = hosts::load(run, deadlines, &jobs, &mut on_release, cancel);
                 let requests = load.outcome.as_ref().ok().map(|d| d.merged.requests);
                 let stats = samplers.finish(requests);
                 let record = hosts::lap_record(run, &load);
