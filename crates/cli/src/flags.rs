@@ -1,6 +1,8 @@
 //! Flags every command spells the same way: `-f/--format text|json` (`--json` is kept as its
 //! alias) and `--servers a,b` (also positional where a command takes servers).
 
+pub mod load;
+
 /// `-f/--format` of the commands that print text or JSON.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TextOrJson {

@@ -5,6 +5,7 @@ mod cpus;
 mod exit;
 mod flags;
 mod interrupt;
+mod terminal;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use exit::Exit;

@@ -553,7 +553,7 @@ fn load_over_the_hosts_gives_each_client_host_its_own_copy_of_cacert() {
         .into_iter()
         .find(|c| c.contains(" load "))
         .expect("the load in sb-client1");
-    // The load spec (with the copy's path: see the unit tests of cmd/load/distributed.rs)
+    // The load spec (with the copy's path: see the unit tests in cli/src/flags/load/tests.rs)
     // travels on stdin; the copies exist while the load runs.
     let during = run_folders();
     let out = child.wait_with_output().unwrap();

@@ -26,8 +26,8 @@ pub use config::{
     Protocol, Reads, Schedule, Stop,
 };
 pub use idle::Idle;
-use serverbench_model::live::Snapshot;
 use result::LoadResult;
+use serverbench_model::live::Snapshot;
 use serverbench_model::IoBackend;
 
 use stats::Stats;

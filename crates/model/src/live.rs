@@ -67,4 +67,3 @@ fn per_second(n: u64, d: Duration) -> f64 {
         0.0
     }
 }
-

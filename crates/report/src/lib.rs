@@ -4,6 +4,8 @@
 //! What the tables hold (columns, headings, order, the text of each cell) is decided once in
 //! [`table`]; the exporters only supply syntax. The HTML page and the SVG charts also need the
 //! laps themselves (latency curves, per-second timelines): pass them to [`render_with`].
+//! One load's text (`serverbench load`: its summary, live line, per-host breakdown and capacity
+//! curve) is in [`load`].
 //!
 //! It reads nothing and prints nothing: the CLI loads the folder and writes the output.
 

@@ -1,21 +1,14 @@
-//! `serverbench load`: HTTP/1.1 (plain or TLS), HTTP/2 (h2 or h2c) or TCP echo load from the
-//! engine, a human summary or JSON.
+//! The flags of `serverbench load` ([`Args`]) and the load they describe ([`Args::load_spec`]),
+//! with the checks that are about the flags themselves: a capacity search's (`--find-max`) and
+//! a distributed load's (`--hosts`). `cmd/load` runs it.
 
-mod distributed;
-mod find_max;
-mod live;
-mod mix_table;
-mod summary;
-mod units;
-mod verdict;
-
-use crate::exit::Exit;
 use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use serverbench_engine::{Config, EngineError, Event, Lifetime, Protocol, Stop};
+use serverbench_analysis::capacity::Plan;
+use serverbench_model::slo::Slo;
 use serverbench_model::spec::{HttpLoad, TcpLoad, WsLoad};
 use serverbench_model::{parse_duration, CpuList, LoadSpec, Mode, TlsResume};
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::BufRead;
 use std::time::Duration;
 
 /// Arguments of `serverbench load`.
@@ -35,159 +28,159 @@ use std::time::Duration;
 pub struct Args {
     /// URL(s) to load, all on one host:port; several URLs are rotated per request.
     #[arg(value_name = "URL")]
-    urls: Vec<String>,
+    pub(crate) urls: Vec<String>,
     /// The whole load as JSON (a LoadSpec; `-`: one line on stdin) instead of the load flags:
     /// how `--tool serverbench` and client hosts are handed a load.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["urls", "tcp", "hosts"])]
-    spec: Option<String>,
+    pub(crate) spec: Option<String>,
     /// TCP echo target instead of HTTP.
     #[arg(long, value_name = "HOST:PORT", conflicts_with = "urls")]
-    tcp: Option<String>,
+    pub(crate) tcp: Option<String>,
     /// TCP mode: `stream` (write continuously, count bytes) or `pingpong` (timed echoes).
     #[arg(long, value_enum, default_value = "pingpong", requires = "tcp")]
-    mode: TcpMode,
+    pub(crate) mode: TcpMode,
     /// TCP stream: the message written repeatedly; ws://: every message sent (default
     /// `hello world`).
     #[arg(long, conflicts_with = "message_size")]
-    message: Option<String>,
+    pub(crate) message: Option<String>,
     /// ws://: messages of this many random bytes (made once; printable ASCII unless --binary).
     #[arg(long, value_name = "BYTES")]
-    message_size: Option<usize>,
+    pub(crate) message_size: Option<usize>,
     /// ws://: binary frames instead of text.
     #[arg(long, conflicts_with = "tcp")]
-    binary: bool,
+    pub(crate) binary: bool,
     /// ws://: send pings and time each pong instead of echoed messages.
     #[arg(long, conflicts_with_all = ["tcp", "binary"])]
-    ws_ping: bool,
+    pub(crate) ws_ping: bool,
     /// Close each connection after N responses (ws://: echoes, with a close 1000) and open a
     /// new one: connects (and TLS handshakes, WebSocket upgrades) are in the figures.
     #[arg(long, value_name = "N", conflicts_with = "tcp")]
-    reconnect_every: Option<u64>,
+    pub(crate) reconnect_every: Option<u64>,
     /// TCP ping-pong: message size in bytes.
     #[arg(long, default_value_t = 64, requires = "tcp")]
-    size: usize,
+    pub(crate) size: usize,
     /// Open connections.
     #[arg(short, long, default_value_t = 50)]
-    connections: u32,
+    pub(crate) connections: u32,
     /// Worker threads (default: the CPUs this process may run on).
     #[arg(short, long)]
-    threads: Option<u32>,
+    pub(crate) threads: Option<u32>,
     /// How long to measure, e.g. 500ms, 10s, 1m (default 10s unless -n is given).
     #[arg(short, long, value_parser = parse_duration)]
-    duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// Stop after this many requests.
     #[arg(short = 'n', long, conflicts_with = "duration")]
-    requests: Option<u64>,
+    pub(crate) requests: Option<u64>,
     /// Load without measuring for this long first.
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
-    warmup: Duration,
+    pub(crate) warmup: Duration,
     /// Per-request timeout; a timed-out connection is counted and reopened.
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
-    timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Pin worker threads to these CPUs, e.g. 1,3 or 0-3.
     #[arg(long, value_name = "LIST", value_parser = clap::value_parser!(CpuList))]
-    cpus: Option<CpuList>,
+    pub(crate) cpus: Option<CpuList>,
     /// Extra request header `Name: value` (repeatable).
     #[arg(short = 'H', long = "header")]
-    headers: Vec<String>,
+    pub(crate) headers: Vec<String>,
     /// HTTP method (`-X` as in curl; `-m` is --streams, as in h2load).
     #[arg(short = 'X', long, default_value = "GET")]
-    method: String,
+    pub(crate) method: String,
     /// Request body.
     #[arg(long, conflicts_with_all = ["body_file", "body_size"])]
-    body: Option<String>,
+    pub(crate) body: Option<String>,
     /// Request body read from a file.
     #[arg(long, conflicts_with = "body_size")]
-    body_file: Option<std::path::PathBuf>,
+    pub(crate) body_file: Option<std::path::PathBuf>,
     /// Request bodies of random bytes (made once per thread), the size drawn per request:
     /// `500KB..20MB`, or one size like `1MiB` (KB/MB: powers of 1000, KiB/MiB: of 1024).
     #[arg(long, value_name = "SIZE|MIN..MAX")]
-    body_size: Option<serverbench_model::SizeRange>,
+    pub(crate) body_size: Option<serverbench_model::SizeRange>,
     /// Send the body with `Transfer-Encoding: chunked` (needs --body, --body-file or
     /// --body-size).
     #[arg(long)]
-    chunked: bool,
+    pub(crate) chunked: bool,
     /// With --chunked: bytes per chunk (default 16KiB).
     #[arg(long, value_name = "SIZE", requires = "chunked", value_parser = chunk_size)]
-    chunk_size: Option<u64>,
+    pub(crate) chunk_size: Option<u64>,
     /// A weighted mix of requests (TOML, or JSON by extension: `[[request]]` entries of
     /// method, path, headers, body / body_file / body_size, weight, name), each request drawn
     /// by weight, on the one URL's host:port (give it without a path). The result has each
     /// entry's requests, errors and latency.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["tcp", "body", "body_file", "body_size", "chunked", "method"])]
-    mix: Option<std::path::PathBuf>,
+    pub(crate) mix: Option<std::path::PathBuf>,
     /// Requests in flight per connection (HTTP/1.1 pipelining).
     #[arg(short, long, default_value_t = 1)]
-    pipeline: u32,
+    pub(crate) pipeline: u32,
     /// HTTP/2: h2 over TLS (ALPN) for https:// URLs, h2c with prior knowledge for http://.
     #[arg(long, conflicts_with = "tcp")]
-    http2: bool,
+    pub(crate) http2: bool,
     /// With --http2: concurrent streams per connection (as h2load's -m); the server's
     /// SETTINGS_MAX_CONCURRENT_STREAMS caps it.
     #[arg(short = 'm', long, default_value_t = 1, requires = "http2")]
-    streams: u32,
+    pub(crate) streams: u32,
     /// With -p, or --http2 -m over h2c: read every segment as it lands, timing each response
     /// exactly, instead of waking once per window of responses (costs more client CPU).
     #[arg(long)]
-    eager_reads: bool,
+    pub(crate) eager_reads: bool,
     /// When a thread has nothing to do: `auto` naps 1/32 of its fast latencies (a floor near
     /// their few-percent quantile; 10-200 µs, blocks below that) in the closed loop, `block`
     /// waits for the kernel to wake it, or a nap like `50us`. Napping spares the server the
     /// cost of waking the client.
     #[arg(long, default_value = "auto", value_name = "auto|block|NAP")]
-    idle: serverbench_engine::Idle,
+    pub(crate) idle: serverbench_engine::Idle,
     /// How the load threads drive their sockets: epoll, io_uring (one ring per thread; falls
     /// back to epoll with a note where the kernel refuses it), or auto (epoll: io_uring did not
     /// measure cheaper here).
     #[arg(long, default_value = "auto", value_name = "auto|epoll|uring")]
-    io: serverbench_model::Io,
+    pub(crate) io: serverbench_model::Io,
     /// Open loop at this many requests/s in total (latency from the intended send time).
     #[arg(short = 'R', long)]
-    rate: Option<f64>,
+    pub(crate) rate: Option<f64>,
     /// Status codes that are not errors (default: any 2xx), e.g. 200,404.
     #[arg(long, value_delimiter = ',')]
-    expect_status: Vec<u16>,
+    pub(crate) expect_status: Vec<u16>,
     /// Every body must match the first body of its URL in length and checksum.
     #[arg(long)]
-    verify: bool,
+    pub(crate) verify: bool,
     /// New connections per second while ramping up (measurement starts when all are up).
     #[arg(long)]
-    connect_rate: Option<f64>,
+    pub(crate) connect_rate: Option<f64>,
     /// A new connection for every request (sent with `Connection: close`): measures connects
     /// per second, and over https:// TLS handshakes per second.
     #[arg(long)]
-    new_conn: bool,
+    pub(crate) new_conn: bool,
     /// With --new-conn over https://: resume TLS sessions with `tickets` (TLS 1.2 tickets or
     /// session ids, TLS 1.3 tickets) or TLS 1.2 session `ids`; `off` makes every handshake full.
     /// Exits 5 if the server resumed none.
     #[arg(long, value_name = "HOW", conflicts_with = "tcp", value_parser = resume_parser())]
-    tls_resume: Option<TlsResume>,
+    pub(crate) tls_resume: Option<TlsResume>,
     /// Offer only this TLS version (default: 1.3 and 1.2, the server picks).
     #[arg(long, value_name = "VERSION", conflicts_with = "tcp", value_parser = version_parser())]
-    tls_version: Option<serverbench_model::TlsVersion>,
+    pub(crate) tls_version: Option<serverbench_model::TlsVersion>,
     /// Trust only the CA certificates in this PEM file (default: the Mozilla roots).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["insecure", "tcp"])]
-    cacert: Option<std::path::PathBuf>,
+    pub(crate) cacert: Option<std::path::PathBuf>,
     /// Accept any server certificate for any name (handshake signatures are still checked).
     #[arg(short = 'k', long, conflicts_with = "tcp")]
-    insecure: bool,
+    pub(crate) insecure: bool,
     /// Output format: text (the summary) or json (spec/load-result.schema.json).
     #[arg(short = 'f', long, value_name = "FORMAT")]
-    format: Option<crate::flags::TextOrJson>,
+    pub(crate) format: Option<crate::flags::TextOrJson>,
     /// The same as `--format json`.
     #[arg(long, conflicts_with = "format")]
-    json: bool,
+    pub(crate) json: bool,
     /// Write the JSON result to this file (the summary still goes to stdout).
     #[arg(short, long, value_name = "FILE")]
-    output: Option<std::path::PathBuf>,
+    pub(crate) output: Option<std::path::PathBuf>,
     /// No live view on stderr (it is shown only when stderr is a terminal: phase, elapsed,
     /// req/s, p50/p99 and errors so far, redrawn once a second).
     #[arg(short, long)]
-    quiet: bool,
+    pub(crate) quiet: bool,
     /// For distributed runs: connect and warm up, print `ready` on stdout, keep loading
     /// unmeasured until a `go` line arrives on stdin, then measure (EOF: exit 8, nothing measured).
     #[arg(long, conflicts_with = "requests")]
-    barrier: bool,
+    pub(crate) barrier: bool,
     /// Several machines: the inventory (spec/hosts.md) naming the --client-hosts.
     #[arg(
         long,
@@ -195,7 +188,7 @@ pub struct Args {
         requires = "client_hosts",
         help_heading = "Several machines"
     )]
-    hosts: Option<std::path::PathBuf>,
+    pub(crate) hosts: Option<std::path::PathBuf>,
     /// The hosts that generate the load, e.g. `load1,load2`: connections, -R and
     /// --connect-rate are split between them; each runs one thread per CPU unless -t is given
     /// (then -t threads each) and is pinned to its inventory `cpus`.
@@ -206,7 +199,7 @@ pub struct Args {
         requires = "hosts",
         help_heading = "Several machines"
     )]
-    client_hosts: Vec<String>,
+    pub(crate) client_hosts: Vec<String>,
     /// How long the client hosts may take to connect (plus --warmup) before the run is called off.
     #[arg(
         long,
@@ -215,13 +208,13 @@ pub struct Args {
         value_parser = parse_duration,
         help_heading = "Several machines"
     )]
-    barrier_timeout: Duration,
+    pub(crate) barrier_timeout: Duration,
     #[command(flatten)]
-    find_max: find_max::FindMaxArgs,
+    pub(crate) find_max: FindMaxArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum TcpMode {
+pub(crate) enum TcpMode {
     Stream,
     Pingpong,
 }
@@ -248,7 +241,7 @@ fn version_parser() -> impl TypedValueParser<Value = serverbench_model::TlsVersi
 
 impl Args {
     /// The load these flags describe (or `--spec`'s, read from its file or stdin).
-    fn load_spec(&self) -> anyhow::Result<LoadSpec> {
+    pub(crate) fn load_spec(&self) -> anyhow::Result<LoadSpec> {
         if let Some(from) = &self.spec {
             return read_spec(from);
         }
@@ -329,97 +322,121 @@ fn read_spec(from: &str) -> anyhow::Result<LoadSpec> {
     serde_json::from_str(text.trim()).with_context(|| format!("--spec {from}: not a load spec"))
 }
 
-/// Runs `serverbench load`.
-pub fn run(mut args: Args) -> anyhow::Result<Exit> {
-    args.json |= args.format == Some(crate::flags::TextOrJson::Json);
-    let spec = match args.load_spec() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("serverbench load: {e:#}");
-            return Ok(Exit::BadInput);
-        }
-    };
-    if args.find_max.find_max {
-        return find_max::run(&args, spec);
-    }
-    if let Some(flag) = args.find_max.stray() {
-        eprintln!("serverbench load: {flag} applies only with --find-max");
-        return Ok(Exit::BadInput);
-    }
-    if args.hosts.is_some() {
-        return distributed::run(&args, &spec);
-    }
-    let config = match Config::try_from(&spec) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("serverbench load: {e:#}");
-            return Ok(Exit::BadInput);
-        }
-    };
-    let quiet = args.quiet || !std::io::stderr().is_terminal();
-    let line = std::cell::RefCell::new((!quiet).then(|| live::LiveLine::new(shape(&config))));
-    let observer = |ev: Event| {
-        if let Some(l) = line.borrow_mut().as_mut() {
-            l.event(&ev);
-        }
-    };
-    let gate = || {
-        let mut out = std::io::stdout().lock();
-        if writeln!(out, "ready").and_then(|()| out.flush()).is_err() {
-            return false;
-        }
-        let mut line = String::new();
-        matches!(std::io::stdin().read_line(&mut line), Ok(n) if n > 0 && line.trim() == "go")
-    };
-    let gate: Option<&dyn Fn() -> bool> = if args.barrier { Some(&gate) } else { None };
-    let outcome = serverbench_engine::run_gated(&config, &observer, gate);
-    if let Some(l) = line.borrow_mut().as_mut() {
-        l.clear();
-    }
-    let result = match outcome {
-        Ok(r) => r,
-        Err(EngineError::Cancelled) => {
-            eprintln!("serverbench load: --barrier: no `go` line on stdin (closed or another line); nothing measured");
-            return Ok(Exit::NoGo);
-        }
-        Err(e @ EngineError::Refused { .. }) => {
-            eprintln!("serverbench load: {e}");
-            return Ok(Exit::Refused);
-        }
-        Err(e @ (EngineError::Config(_) | EngineError::FileLimit { .. })) => {
-            eprintln!("serverbench load: {e}");
-            return Ok(Exit::BadInput);
-        }
-        Err(e) => return Err(e).context("serverbench load"),
-    };
-    let json = serde_json::to_string_pretty(&result).context("serializing the result")?;
-    if let Some(path) = &args.output {
-        std::fs::write(path, format!("{json}\n"))
-            .with_context(|| format!("writing --output {}", path.display()))?;
-    }
-    if args.json {
-        println!("{json}");
-    } else {
-        print!("{}", summary::render(&result));
-    }
-    let (exit, why) = verdict::of(&result);
-    if let Some(why) = why {
-        eprintln!("serverbench load: {why}");
-    }
-    Ok(exit)
+/// The flags of the capacity search (flattened into `load`'s).
+#[derive(clap::Args, Debug)]
+#[command(next_help_heading = "Capacity search")]
+pub struct FindMaxArgs {
+    /// Search for the highest open-loop rate that meets --slo: ramp ×2 from --start-rate until
+    /// the goal fails or the client cannot send the rate, then bisect to --precision; each step
+    /// warms up (--warmup, default 1s) and lasts long enough for 100 samples beyond the SLO's
+    /// quantile (1-10s) unless -d is given.
+    #[arg(long)]
+    pub find_max: bool,
+    /// The goal, e.g. `p99<=5ms,errors<=0.1%` (measures: p50, p90, p99, p99.9, errors).
+    #[arg(long, value_name = "GOALS")]
+    pub slo: Option<String>,
+    /// Stop when the lowest failing rate is within this of the highest passing one.
+    #[arg(long, default_value = "5%", value_name = "PERCENT")]
+    pub precision: String,
+    /// At most this many steps.
+    #[arg(long, default_value_t = 20)]
+    pub max_steps: u32,
+    /// The first rate (requests/s); the goal failing here ends the search (exit 10).
+    #[arg(long, default_value_t = 500.0, value_name = "REQ/S")]
+    pub start_rate: f64,
+    /// The server's process on this machine: each step's CPU µs per request of its whole
+    /// process tree (from /proc, measured over the step's measured span) goes in the curve.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+    /// Never ask for more than this (requests/s).
+    #[arg(long, default_value_t = 10_000_000.0, value_name = "REQ/S")]
+    pub max_rate: f64,
 }
 
-/// What the live line shows for this run.
-fn shape(c: &Config) -> live::Shape {
-    live::Shape {
-        warmup: c.warmup,
-        duration: match c.stop {
-            Stop::Duration(d) => Some(d),
-            Stop::Requests(_) => None,
-        },
-        stream: matches!(c.protocol, Protocol::TcpStream { .. }),
-        handshakes: c.tls.is_some() && c.lifetime == Lifetime::PerRequest,
-        http2: matches!(c.protocol, Protocol::Http2(_)),
-        messages: matches!(c.protocol, Protocol::WebSocket(_)),
+impl FindMaxArgs {
+    /// A search flag given without --find-max (those with defaults cannot be told apart).
+    pub fn stray(&self) -> Option<&'static str> {
+        match () {
+            _ if self.find_max => None,
+            _ if self.slo.is_some() => Some("--slo"),
+            _ if self.server_pid.is_some() => Some("--server-pid"),
+            _ => None,
+        }
     }
 }
+
+/// A bad flag, as one line.
+fn plan_of(a: &FindMaxArgs) -> Result<Plan, String> {
+    let text = a.precision.trim();
+    let precision = text
+        .strip_suffix('%')
+        .unwrap_or(text)
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| *p > 0.0 && *p < 100.0)
+        .ok_or_else(|| format!("--precision `{text}`: a percentage above 0, like 5%"))?;
+    if a.max_steps < 2 {
+        return Err("--max-steps: at least 2 (a bracket needs a pass and a miss)".into());
+    }
+    if !(a.start_rate > 0.0 && a.start_rate <= a.max_rate) {
+        return Err("--start-rate: above 0 and at most --max-rate".into());
+    }
+    Ok(Plan {
+        start: a.start_rate,
+        precision: precision / 100.0,
+        max_steps: a.max_steps,
+        ceiling: a.max_rate,
+        ..Plan::default()
+    })
+}
+
+impl Args {
+    /// `--find-max`'s goal and plan, or the flag the search cannot take, as one line (clap's
+    /// conflicts print a usage block).
+    pub(crate) fn search(&self, spec: &LoadSpec) -> Result<(Slo, Plan), String> {
+        let why = if self.find_max.slo.is_none() {
+            "needs --slo, e.g. --slo 'p99<=5ms,errors<=0.1%'"
+        } else if spec.http.pipeline > 1 {
+            "-p/--pipeline: the open loop sends one request at a time per connection"
+        } else if spec.requests.is_some() {
+            "-n/--requests: each step's length is its duration (-d), not a count"
+        } else if spec.rate.is_some() {
+            "-R/--rate: the search picks the rates (--start-rate, --max-rate)"
+        } else if self.barrier {
+            "--barrier: a search is many runs, not one to release"
+        } else {
+            ""
+        };
+        if !why.is_empty() {
+            return Err(why.to_string());
+        }
+        let text = self.find_max.slo.as_deref().unwrap_or_default();
+        let slo: Slo = text.parse().map_err(|e| format!("--slo: {e}"))?;
+        Ok((slo, plan_of(&self.find_max)?))
+    }
+
+    /// The flags that make no sense across hosts (`--hosts`), as one line.
+    pub(crate) fn hosts_conflict(&self) -> Option<String> {
+        Some(if self.client_hosts.is_empty() {
+            "--hosts needs --client-hosts A,B: the hosts that generate the load".into()
+        } else if self.cpus.is_some() {
+            "--cpus cannot be used with --hosts: give each host's `cpus` in the inventory".into()
+        } else if self.requests.is_some() {
+            "-n/--requests cannot be used with --hosts: give -d/--duration".into()
+        } else if self.barrier {
+            "--barrier is what --hosts runs on each client host; do not give both".into()
+        } else if (self.connections as usize) < self.client_hosts.len() {
+            format!(
+                "-c/--connections {} is fewer than the {} client hosts",
+                self.connections,
+                self.client_hosts.len()
+            )
+        } else {
+            return None;
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

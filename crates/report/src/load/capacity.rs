@@ -84,8 +84,19 @@ pub fn render(r: &CapacityResult) -> String {
     s
 }
 
+/// The search's note as said on stderr: wrapped at 90 columns, `head` before the first line
+/// and its width of blanks before the others.
+pub fn told(note: &str, head: &str) -> String {
+    let mut s = String::new();
+    for (i, line) in wrap(note, 90).iter().enumerate() {
+        let head = if i == 0 { head } else { "" };
+        let _ = writeln!(s, "{head:<28} {line}");
+    }
+    s
+}
+
 /// `text` in lines of at most `n` characters, broken at spaces.
-pub fn wrap(text: &str, n: usize) -> Vec<String> {
+fn wrap(text: &str, n: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for word in text.split(' ') {
         match lines.last_mut() {
@@ -177,6 +188,15 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains('…'), "the note is wrapped, not cut: {text}");
+        let said = told(r.note.as_deref().unwrap(), "serverbench load --find-max:");
+        assert!(
+            said.starts_with("serverbench load --find-max: capacity ≥ 1000/s"),
+            "{said}"
+        );
+        assert!(
+            said.lines().skip(1).all(|l| l.starts_with(&" ".repeat(29))),
+            "{said}"
+        );
         r.ending = Ending::Converged;
         r.failed_at_rps = Some(1031.0);
         let text = render(&r);

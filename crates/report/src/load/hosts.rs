@@ -68,9 +68,14 @@ mod tests {
             hosts: vec![host("load1", false), host("load2", true)],
         };
         let text = render(&d);
-        assert!(text.contains("Start skew   0.250 ms between 2 client hosts"), "{text}");
+        assert!(
+            text.contains("Start skew   0.250 ms between 2 client hosts"),
+            "{text}"
+        );
         assert!(text.contains("  load1     25        1234.5"), "{text}");
-        assert!(text.lines().any(|l| l.starts_with("  load2") && l.ends_with("SATURATED")));
+        assert!(text
+            .lines()
+            .any(|l| l.starts_with("  load2") && l.ends_with("SATURATED")));
         assert!(text.contains("client host(s) load2 saturated"), "{text}");
     }
 }

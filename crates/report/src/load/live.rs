@@ -49,7 +49,8 @@ impl LiveLine {
     /// A line of its own above the live one while connections open, e.g. `3 of 50
     /// connections up` (nothing once all are up).
     pub fn connected(&mut self, connected: u64, total: u64) -> Option<String> {
-        (connected < total).then(|| format!("{}{connected} of {total} connections up\n", self.clear()))
+        (connected < total)
+            .then(|| format!("{}{connected} of {total} connections up\n", self.clear()))
     }
 
     /// The line redrawn for a tick.

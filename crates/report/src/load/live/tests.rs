@@ -162,7 +162,10 @@ fn the_line_is_cleared_only_once_drawn_and_connections_are_told_above_it() {
     let mut line = LiveLine::new(shape(), Some(80));
     assert_eq!(line.clear(), "");
     let drawn = line.tick(&measuring());
-    assert!(drawn.starts_with("\rmeasuring") && drawn.ends_with("\x1b[K"), "{drawn:?}");
+    assert!(
+        drawn.starts_with("\rmeasuring") && drawn.ends_with("\x1b[K"),
+        "{drawn:?}"
+    );
     assert!(drawn.chars().count() <= 80 + 4, "{drawn:?}");
     assert_eq!(
         line.connected(3, 50).as_deref(),
