@@ -116,3 +116,94 @@ pub fn search<E: std::fmt::Display>(
     );
     (result, failed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// What a load generator returned for a step at 100/s.
+    fn answered(requests: u64) -> LoadResult {
+        LoadResult {
+            requests,
+            rate_target: Some(100.0),
+            rps: requests as f64,
+            ..LoadResult::default()
+        }
+    }
+
+    #[test]
+    fn a_step_here_has_the_server_trees_cpu_per_request_from_the_start_of_measurement() {
+        let run = |_: &LoadSpec, measuring: &dyn Fn()| {
+            measuring();
+            // 100 ms of CPU in this process, the "server" here: at least a clock tick.
+            let t0 = Instant::now();
+            let mut x = 0u64;
+            while t0.elapsed() < Duration::from_millis(100) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            Ok::<_, std::io::Error>(answered(1000))
+        };
+        let step = measure_here(&LoadSpec::default(), Some(std::process::id()), run).unwrap();
+        assert_eq!((step.requests, step.rate_target), (1000, 100.0));
+        let us = step.server_cpu_us_per_request.expect("the server's CPU");
+        assert!(us > 0.0 && us < 1e3, "{us} µs per request");
+        let without = measure_here(&LoadSpec::default(), None, run).unwrap();
+        assert_eq!(without.server_cpu_us_per_request, None);
+    }
+
+    #[test]
+    fn a_step_that_could_not_run_or_succeeded_at_nothing_says_which() {
+        let refused = |_: &LoadSpec, _: &dyn Fn()| {
+            Err(std::io::Error::other(
+                "127.0.0.1:1 refused every connection",
+            ))
+        };
+        let e = measure_here(&LoadSpec::default(), None, refused).unwrap_err();
+        assert!(matches!(e, StepError::Load(_)), "{e}");
+        assert_eq!(e.to_string(), "127.0.0.1:1 refused every connection");
+        let mut failed = answered(0);
+        failed.errors.read = 5;
+        let nothing = |_: &LoadSpec, _: &dyn Fn()| Ok::<_, std::io::Error>(failed.clone());
+        let e = measure_here(&LoadSpec::default(), None, nothing).unwrap_err();
+        assert!(matches!(e, StepError::Unmeasured(_)), "{e}");
+        assert!(
+            e.to_string().contains("no request succeeded (5 errors)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_search_steps_the_spec_at_each_rate_and_notes_what_stopped_it() {
+        let slo: Slo = "p99<=5ms".parse().unwrap();
+        let plan = Plan {
+            start: 100.0,
+            ..Plan::default()
+        };
+        let spec = LoadSpec {
+            urls: vec!["http://127.0.0.1:1/".into()],
+            duration: Some(Duration::from_secs(2)),
+            ..LoadSpec::default()
+        };
+        let mut asked = Vec::new();
+        let (result, failed) = search(&spec, (&slo, &plan), Duration::from_secs(1), |s| {
+            asked.push((s.rate, s.duration, s.warmup));
+            match asked.len() {
+                1 => Ok(Step::from_load(&answered(200))),
+                _ => Err("at 200/s: load1: ssh: unreachable"),
+            }
+        });
+        let step = |r| {
+            (
+                Some(r),
+                Some(Duration::from_secs(2)),
+                Duration::from_secs(1),
+            )
+        };
+        assert_eq!(asked, [step(100.0), step(200.0)]);
+        assert_eq!(failed, Some("at 200/s: load1: ssh: unreachable"));
+        assert_eq!(result.note.as_deref(), failed);
+        assert_eq!(result.target, ["http://127.0.0.1:1/"]);
+        assert_eq!(result.steps.len(), 1);
+    }
+}
