@@ -337,14 +337,14 @@ pub fn client_jobs(
     target: &Target,
     tls: Option<&HostsTls>,
 ) -> Result<Vec<ClientJob>, HostsError> {
-    let (mut spec, copies) = client_spec(h, params, target, tls)?;
-    spec.warmup = Duration::from_secs_f64(params.warmup_s);
+    let (spec, copies) = client_spec(h, params, target, tls)?;
     Ok(distributed::jobs(&spec, &h.clients, &copies))
 }
 
-/// The load of `params` against `target` as the client hosts take it, before it is split
-/// between them ([`distributed::jobs`]), and over TLS each host's own copy of the run's
-/// certificate (in the order of `h.clients`).
+/// The load of `params` against `target` as the client hosts take it (a warm-up of
+/// `params.warmup_s` before their barrier), before it is split between them
+/// ([`distributed::jobs`]), and over TLS each host's own copy of the run's certificate (in the
+/// order of `h.clients`).
 pub fn client_spec(
     h: &HostsRun,
     params: &LoadParams,
@@ -368,12 +368,13 @@ pub fn client_spec(
         ca_file: copies.first().cloned(),
         ..target.clone()
     };
-    let spec = crate::tools::serverbench::spec(params, &target, &[]).map_err(|source| {
+    let mut spec = crate::tools::serverbench::spec(params, &target, &[]).map_err(|source| {
         HostsError::Load {
             host: h.clients.first().map_or(String::new(), |c| c.name.clone()),
             source,
         }
     })?;
+    spec.warmup = Duration::from_secs_f64(params.warmup_s);
     Ok((spec, copies))
 }
 

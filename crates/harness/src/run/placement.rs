@@ -21,7 +21,6 @@ use serverbench_results::{ProcessStats, Role};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
 
 /// Where the roles of a lap run.
 #[derive(Clone, Copy)]
@@ -250,7 +249,7 @@ impl Placement<'_> {
                 measure_here((tool, client_cpus), params, target, roles, samplers, cancel)
             }
             Placement::Hosts { run, tls } => {
-                let (mut spec, copies) = match hosts::client_spec(run, params, target, tls) {
+                let (spec, copies) = match hosts::client_spec(run, params, target, tls) {
                     Ok(s) => s,
                     Err(e) => {
                         return Lap {
@@ -261,7 +260,6 @@ impl Placement<'_> {
                         }
                     }
                 };
-                spec.warmup = Duration::from_secs_f64(params.warmup_s);
                 roles
                     .iter()
                     .for_each(|&(r, pid)| samplers.arm(self, r, pid));
