@@ -15,6 +15,7 @@ mod histo;
 pub mod idle;
 pub mod limits;
 pub mod live;
+mod proto;
 pub mod request;
 pub mod stats;
 pub mod sys;
@@ -134,7 +135,7 @@ pub fn run_gated(
                 let shared = &shared;
                 std::thread::Builder::new()
                     .name(format!("serverbench-load-{i}"))
-                    .spawn_scoped(scope, move || worker::run(config, plan, i, shared, backend))
+                    .spawn_scoped(scope, move || proto::run(config, plan, i, shared, backend))
             })
             .collect::<Result<_, _>>()?;
         coordinator::wait_connected(config, threads as u64, &shared, observer);

@@ -4,11 +4,12 @@
 
 use super::{Backend, Worker, BACKOFF_NS};
 use crate::conn::{Conn, State};
+use crate::proto::Driver;
 use crate::stats::ErrorKind;
 use crate::tls::TlsCause;
 use mio::Token;
 
-impl Worker<'_> {
+impl<D: Driver> Worker<'_, D> {
     /// The TCP connection is up (`started`: when its connect began, if it was during the run):
     /// over TLS the handshake starts, otherwise requests do.
     pub(super) fn on_connected(&mut self, i: usize, now: u64, started: Option<u64>) {
@@ -33,17 +34,17 @@ impl Worker<'_> {
     }
 
     /// Clean close (e.g. `Connection: close`): requests still in flight are sent again later.
-    pub(super) fn reopen(&mut self, i: usize, now: u64) {
+    pub(crate) fn reopen(&mut self, i: usize, now: u64) {
         let lost = self.close(i, now) as u64;
         self.issued -= lost;
         self.connect(i, now);
     }
 
     /// Counts an error, drops the connection and reconnects (after `backoff` ns).
-    pub(super) fn fail(&mut self, i: usize, now: u64, kind: ErrorKind, backoff: u64) {
+    pub(crate) fn fail(&mut self, i: usize, now: u64, kind: ErrorKind, backoff: u64) {
         self.stats.error(now, kind);
         if matches!(kind, ErrorKind::Read | ErrorKind::Write) {
-            self.ws_lost(i, now);
+            D::on_lost(self, i, now);
         }
         if self.cfg.mix.is_some() {
             // The oldest request in flight is the one the failure is known to concern.
@@ -122,7 +123,7 @@ impl Worker<'_> {
                     self.check_lowat(i, now);
                     if let Some(sent) = self.conns[i].oldest_sent() {
                         if now.saturating_sub(sent) > self.timeout_ns {
-                            self.fail(i, now, self.timeout_kind(i), 0);
+                            self.fail(i, now, D::timeout_kind(self, i), 0);
                         }
                     }
                 }

@@ -32,8 +32,9 @@
 //! mark, which the guard does not watch, would then never be met.
 
 use super::Worker;
-use crate::config::{Protocol, Reads};
+use crate::config::Reads;
 use crate::conn::Conn;
+use crate::proto::Driver;
 use std::os::fd::AsRawFd;
 
 /// Largest mark asked for: up to half the default receive buffer (`tcp_rmem[1]`, 128 KiB) the
@@ -44,16 +45,16 @@ const STALL_NS: u64 = 20_000_000;
 /// Responses smaller than their URL's earlier ones a thread tolerates before it stops predicting.
 const MAX_SHRINKS: u32 = 3;
 
-impl Worker<'_> {
+impl<D: Driver> Worker<'_, D> {
     /// A response of `size` bytes completed on connection `i`: its URL's smallest size so far.
-    pub(super) fn learn_size(&mut self, i: usize, size: usize) {
+    pub(crate) fn learn_size(&mut self, i: usize, size: usize) {
         if let Some(req) = self.conns[i].inflight.front() {
             self.learn(req.url, size);
         }
     }
 
     /// A response to `url` took `size` bytes: the URL's smallest size so far.
-    pub(super) fn learn(&mut self, url: u32, size: usize) {
+    pub(crate) fn learn(&mut self, url: u32, size: usize) {
         let seen = &mut self.expect[url as usize];
         if *seen != 0 && size < *seen {
             self.unexpected_end();
@@ -66,7 +67,7 @@ impl Worker<'_> {
 
     /// A response ended short of its prediction (smaller, or reset): after a few, this thread
     /// stops predicting.
-    pub(super) fn unexpected_end(&mut self) {
+    pub(crate) fn unexpected_end(&mut self) {
         self.shrinks += 1;
         self.predicting &= self.shrinks < MAX_SHRINKS;
     }
@@ -78,40 +79,25 @@ impl Worker<'_> {
             return;
         }
         let window = self.cfg.reads == Reads::Window && self.predicting;
-        if let Protocol::Http2(h) = &self.cfg.protocol {
-            let c = &mut self.conns[i];
-            let expect = &self.expect;
-            let expected =
-                c.h2.as_deref_mut()
-                    .and_then(|h2| h2.warm().then(|| h2.expected_bytes(expect)).flatten());
-            let want = match expected {
-                Some(bytes) if window && h.streams > 1 => bytes as usize,
-                _ => 1,
-            };
-            c.lowat_predicted = want > 1;
-            set_lowat(c, want.clamp(1, MAX_LOWAT));
-            return;
-        }
-        if let Protocol::WebSocket(w) = &self.cfg.protocol {
-            // Every echo takes at least its unfragmented frame, but the server may send a
-            // smaller frame instead (a close, a ping): the guard watches the mark as predicted.
-            let c = &mut self.conns[i];
-            let want = match c.ws.as_deref() {
-                Some(ws) if ws.is_open() => {
-                    (c.inflight.len() * w.echo_frame_len()).saturating_sub(ws.pending.len())
-                }
-                _ => 1,
-            };
-            c.lowat_predicted = want > 1;
-            set_lowat(c, want.clamp(1, MAX_LOWAT));
-            return;
-        }
+        let (want, predicted) = D::lowat(self, i, window);
+        let c = &mut self.conns[i];
+        c.lowat_predicted = predicted;
+        set_lowat(c, want.clamp(1, MAX_LOWAT));
+    }
+
+    /// The mark of a window of requests answered in order: the rest of the head response
+    /// (`exact` where its framing says, else its URL's smallest size less the `partial` bytes
+    /// read) and, with `-p N` and `window`, each further response at its URL's smallest size.
+    /// Returns the mark and whether it counts on predicted sizes.
+    pub(crate) fn window_lowat(
+        &self,
+        i: usize,
+        window: bool,
+        exact: Option<usize>,
+        partial: usize,
+    ) -> (usize, bool) {
         let predict = self.depth > 1 && window;
         let c = &self.conns[i];
-        let (exact, partial) = match &self.cfg.protocol {
-            Protocol::TcpPingPong { size } => (Some(size.saturating_sub(c.got)), c.got),
-            _ => (c.parser.body_remaining().map(|n| n as usize), c.partial),
-        };
         let mut want = 0;
         let mut predicted = false;
         for (n, req) in c.inflight.iter().enumerate() {
@@ -128,10 +114,7 @@ impl Worker<'_> {
                 break;
             }
         }
-        let exact_only = matches!(self.cfg.protocol, Protocol::TcpPingPong { .. });
-        let c = &mut self.conns[i];
-        c.lowat_predicted = predicted && !exact_only;
-        set_lowat(c, want.clamp(1, MAX_LOWAT));
+        (want, predicted)
     }
 
     /// Housekeeping: drops a predicted mark that the server has stopped sending towards.
@@ -146,9 +129,7 @@ impl Worker<'_> {
         if queued > 0 && queued == c.guard_queued {
             set_lowat(c, 1);
             c.lowat_predicted = false;
-            if matches!(self.cfg.protocol, Protocol::Http2(_)) {
-                self.unexpected_end();
-            }
+            D::mark_dropped(self);
         } else {
             c.guard_queued = queued;
         }

@@ -1,16 +1,15 @@
 //! The one worker loop: an event loop per thread over a static share of the connections,
-//! parameterised by protocol (HTTP/1.1, HTTP/2, TCP echo) x schedule x stop, by transport
-//! (plain or TLS) x connection lifetime (keep-alive or one request per connection), and by
-//! backend: an edge-triggered mio poll with `recv`/`send` ([`Backend::Epoll`]), or an io_uring
-//! with multishot receives and queued sends ([`Backend::Uring`], in `uring.rs`). The backends
-//! differ only in how bytes come in and go out; everything above them is shared.
+//! generic over its protocol driver ([`crate::proto::Driver`]: HTTP/1.1, HTTP/2, WebSocket, TCP
+//! echo), parameterised by schedule x stop, by transport (plain or TLS) x connection lifetime
+//! (keep-alive or one request per connection), and by backend: an edge-triggered mio poll with
+//! `recv`/`send` ([`Backend::Epoll`]), or an io_uring with multishot receives and queued sends
+//! ([`Backend::Uring`], in `uring.rs`). The backends differ only in how bytes come in and go
+//! out; the drivers only in what the bytes mean; everything else is shared.
 
-use crate::config::{Config, Lifetime, Protocol, Schedule, Stop};
-use crate::conn::{Conn, Flushed, Inflight, State};
-use crate::h2;
-use crate::http::{Response, ResponseParser};
+use crate::config::{Config, Lifetime, Schedule, Stop};
+use crate::conn::{Conn, Flushed, State};
 use crate::idle::Napper;
-use crate::request::Draw;
+use crate::proto::Driver;
 use crate::stats::{EntryStats, ErrorKind, Stats};
 use crate::sys;
 use crate::uring::Ring;
@@ -24,7 +23,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod conns;
-mod http2;
 mod lowat;
 mod phases;
 mod rate;
@@ -32,7 +30,6 @@ mod read;
 mod shared;
 mod tls;
 mod uring;
-mod ws;
 
 pub use shared::{Outcome, Plan, Shared};
 
@@ -44,9 +41,9 @@ const READ_BUF: usize = 64 * 1024;
 const STREAM_CHUNK: usize = 64 * 1024;
 /// io_uring: one send per connection is in the kernel at a time, so each carries more (a send
 /// that finds the socket full completes with what fit once it drains).
-const URING_STREAM_CHUNK: usize = 256 * 1024;
+pub(crate) const URING_STREAM_CHUNK: usize = 256 * 1024;
 const TICK_NS: u64 = 10_000_000;
-const BACKOFF_NS: u64 = 10_000_000;
+pub(crate) const BACKOFF_NS: u64 = 10_000_000;
 const LATE_NS: u64 = 1_000_000;
 const DRAIN_NS: u64 = 1_000_000_000;
 
@@ -65,54 +62,50 @@ enum Backend {
     Uring(Box<uring::Uring>),
 }
 
-struct Worker<'a> {
-    cfg: &'a Config,
+pub struct Worker<'a, D> {
+    pub(crate) cfg: &'a Config,
+    /// The protocol: its hooks and its per-thread state.
+    pub(crate) proto: D,
     io: Backend,
     /// Why this worker runs on epoll although io_uring was asked for.
     io_note: Option<String>,
-    conns: Vec<Conn>,
+    pub(crate) conns: Vec<Conn>,
     buf: Vec<u8>,
-    pattern: Vec<u8>,
-    stats: Stats,
+    pub(crate) stats: Stats,
     depth: usize,
-    issued: u64,
-    done: u64,
-    quota: u64,
+    pub(crate) issued: u64,
+    pub(crate) done: u64,
+    pub(crate) quota: u64,
     rate: Option<RateState>,
     first_body: Vec<Option<(u64, u64)>>,
     /// Per URL (ping-pong: one), the smallest response seen, in bytes (0: none yet).
-    expect: Vec<usize>,
+    pub(crate) expect: Vec<usize>,
     /// Whether low-water marks may count on predicted sizes (off once sizes keep shrinking).
     predicting: bool,
     shrinks: u32,
     next_url: usize,
     timeout_ns: u64,
-    end: u64,
-    stopping: bool,
+    pub(crate) end: u64,
+    pub(crate) stopping: bool,
     /// `https://`: this thread's client configuration (its own session cache) and SNI name.
     tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
     /// `--new-conn`: close after each response and connect again.
-    per_request: bool,
-    /// HTTP/2: this thread's memory of the Huffman strings servers send.
-    strings: h2::Strings,
+    pub(crate) per_request: bool,
     /// Gated runs: no new request while waiting for the gate after the warm-up.
-    paused: bool,
+    pub(crate) paused: bool,
     /// This worker's slot on the live board, and the last request it answered.
     slot: usize,
     answered: u64,
     /// `--idle`: blocks or naps when the poll finds nothing.
     napper: Napper,
-    /// WebSocket: seeds each connection's key and mask generator.
-    ws_seeds: serverbench_wire::ws::Rng,
-    /// HTTP/1.1: the generator of `{rand:A-B}` and body sizes, and the random body bytes.
-    draw: Draw,
     /// `--mix`: draws each request's entry.
     draws: serverbench_wire::ws::Rng,
 }
 
 /// Runs one worker thread from setup to the end of the run.
-pub fn run(
+pub fn run<D: Driver>(
     cfg: &Config,
+    proto: D,
     plan: Plan,
     slot: usize,
     shared: &Shared,
@@ -120,8 +113,8 @@ pub fn run(
 ) -> io::Result<Outcome> {
     let built = match plan.cpu {
         Some(cpu) => serverbench_machine::affinity::pin_current_thread(cpu)
-            .and_then(|()| Worker::new(cfg, &plan, slot, backend)),
-        None => Worker::new(cfg, &plan, slot, backend),
+            .and_then(|()| Worker::new(cfg, proto, &plan, slot, backend)),
+        None => Worker::new(cfg, proto, &plan, slot, backend),
     };
     let mut w = match built {
         Ok(w) => w,
@@ -142,7 +135,7 @@ pub fn run(
     let (mut measured_ns, mut run_wait) = (0, None);
     if !shared.abort.load(Ordering::SeqCst) {
         (measured_ns, run_wait) = w.main_loop(shared)?;
-        w.ws_at_end();
+        D::at_end(&mut w);
     }
     let in_flight = w.in_flight();
     w.stats.finish(sys::now_ns(), in_flight);
@@ -163,42 +156,20 @@ pub fn run(
     })
 }
 
-impl<'a> Worker<'a> {
-    fn new(cfg: &'a Config, plan: &Plan, slot: usize, backend: IoBackend) -> io::Result<Self> {
-        let (head, verify, depth) = match (&cfg.protocol, cfg.schedule) {
-            (Protocol::Http(h), Schedule::ClosedLoop { depth }) => (h.head, h.verify, depth),
-            (Protocol::Http(h), Schedule::Rate { .. }) => (h.head, h.verify, 1),
-            (Protocol::Http2(_), _) => (false, false, 0),
-            (_, Schedule::ClosedLoop { depth }) => (false, false, depth),
-            (_, Schedule::Rate { .. }) => (false, false, 1),
-        };
+impl<'a, D: Driver> Worker<'a, D> {
+    fn new(
+        cfg: &'a Config,
+        proto: D,
+        plan: &Plan,
+        slot: usize,
+        backend: IoBackend,
+    ) -> io::Result<Self> {
+        let depth = proto.depth(cfg.schedule);
         let conns = (0..plan.connections)
-            .map(|_| Conn::new(ResponseParser::new(head, verify), depth as usize))
+            .map(|_| Conn::new(proto.parser(), depth))
             .collect();
-        let pattern = match &cfg.protocol {
-            Protocol::TcpStream { message } => {
-                let len = URING_STREAM_CHUNK + message.len();
-                let mut p = Vec::with_capacity(len);
-                while p.len() < len {
-                    p.extend_from_slice(message);
-                }
-                p
-            }
-            Protocol::TcpPingPong { size } => vec![b'x'; *size],
-            Protocol::Http(_) | Protocol::Http2(_) | Protocol::WebSocket(_) => Vec::new(),
-        };
-        let random_len = match &cfg.protocol {
-            Protocol::Http(h) => h.requests.iter().map(|t| t.random_len()).max(),
-            _ => None,
-        };
-        let random_len = random_len.unwrap_or(0);
-        let urls = match &cfg.protocol {
-            Protocol::Http(h) => h.requests.len(),
-            Protocol::Http2(h) => h.requests.len(),
-            _ => 1,
-        };
-        let closed_loop = matches!(cfg.schedule, Schedule::ClosedLoop { .. })
-            && !matches!(cfg.protocol, Protocol::TcpStream { .. });
+        let urls = proto.urls();
+        let closed_loop = matches!(cfg.schedule, Schedule::ClosedLoop { .. }) && !D::STREAM;
         let (mut io, io_note) = backend_for(backend, plan.connections)?;
         let mut stats = Stats::new(plan.rate_interval_ns.is_some());
         if let Some(m) = &cfg.mix {
@@ -214,18 +185,15 @@ impl<'a> Worker<'a> {
             io_note,
             conns,
             buf: vec![0; READ_BUF],
-            pattern,
             stats,
-            depth: depth as usize,
+            depth,
             issued: 0,
             done: 0,
             quota: plan.quota.unwrap_or(u64::MAX),
             rate,
             first_body: vec![None; urls],
-            expect: match &cfg.protocol {
-                Protocol::TcpPingPong { size } => vec![*size],
-                _ => vec![0; urls],
-            },
+            expect: proto.first_sizes(),
+            proto,
             predicting: true,
             shrinks: 0,
             next_url: 0,
@@ -237,13 +205,10 @@ impl<'a> Worker<'a> {
                 .as_ref()
                 .map(|t| (t.thread_config(plan.connections), t.server_name().clone())),
             per_request: cfg.lifetime == Lifetime::PerRequest,
-            strings: h2::Strings::default(),
             paused: false,
             slot,
             answered: 0,
             napper: Napper::new(cfg.idle, closed_loop),
-            ws_seeds: serverbench_wire::ws::Rng::from_os(slot as u64),
-            draw: Draw::new(!(slot as u64), random_len, cfg.tls.is_some()),
             draws: serverbench_wire::ws::Rng::from_os(!(slot as u64)),
         })
     }
@@ -320,7 +285,7 @@ impl<'a> Worker<'a> {
                 self.publish(shared, false);
             }
         }
-        if matches!(self.cfg.protocol, Protocol::TcpStream { .. }) {
+        if D::STREAM {
             self.drain_stream(&mut events);
         }
         let now = sys::now_ns();
@@ -392,19 +357,17 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// A connection is ready for requests: start sending according to the schedule (HTTP/2:
-    /// the preface first; requests follow the server's SETTINGS).
-    fn on_ready(&mut self, i: usize, now: u64) {
-        if let Protocol::Http2(h) = &self.cfg.protocol {
-            let c = &mut self.conns[i];
-            let urls = h.requests.len();
-            c.h2 = Some(Box::new(h2::H2Conn::new(
-                h.window, h.verify, urls, &mut c.out,
-            )));
-            self.flush(i, now);
-        } else if let Protocol::WebSocket(_) = &self.cfg.protocol {
-            self.ws_upgrade(i, now);
-        } else if self.rate.is_some() {
+    /// A connection is ready for requests: start sending according to the schedule (a driver
+    /// with a session, HTTP/2 or WebSocket, opens it first: see [`Driver::on_ready`]).
+    #[inline]
+    pub(crate) fn on_ready(&mut self, i: usize, now: u64) {
+        D::on_ready(self, i, now);
+    }
+
+    /// Requests start on connection `i`: `-R` makes it idle for the schedule, the closed loop
+    /// fills its window.
+    pub(crate) fn start_requests(&mut self, i: usize, now: u64) {
+        if self.rate.is_some() {
             self.make_idle(i);
             self.dispatch(now);
         } else {
@@ -414,20 +377,14 @@ impl<'a> Worker<'a> {
     }
 
     /// Closed loop: tops the connection up to the pipeline depth (HTTP/2: the streams).
-    fn fill(&mut self, i: usize, now: u64) {
-        match self.cfg.protocol {
-            Protocol::TcpStream { .. } => return, // no requests: `flush` keeps the socket full
-            Protocol::Http2(_) => {
-                while self.has_room(i) && self.can_issue() {
-                    self.issue(i, now, now);
-                }
-                return;
-            }
-            Protocol::WebSocket(_) if !self.ws_open(i) || self.conn_due(i) => return,
-            _ => {}
-        }
-        // Pipelined: refill once the whole window came back (as wrk does), so that one write
-        // carries `depth` requests and the server reads them in one go.
+    #[inline]
+    pub(crate) fn fill(&mut self, i: usize, now: u64) {
+        D::fill(self, i, now);
+    }
+
+    /// Pipelined: refill once the whole window came back (as wrk does), so that one write
+    /// carries `depth` requests and the server reads them in one go.
+    pub(crate) fn fill_window(&mut self, i: usize, now: u64) {
         if !self.conns[i].inflight.is_empty() {
             return;
         }
@@ -437,84 +394,45 @@ impl<'a> Worker<'a> {
         });
         let window = self.depth.min(left);
         while self.conns[i].inflight.len() < window && self.can_issue() {
-            self.issue(i, now, now);
+            D::issue(self, i, now, now);
         }
     }
 
-    fn can_issue(&self) -> bool {
+    pub(crate) fn can_issue(&self) -> bool {
         !self.stopping && !self.paused && self.issued < self.quota
     }
 
     /// Appends one request to the connection's output (not written yet).
-    fn issue(&mut self, i: usize, intended: u64, now: u64) {
-        let c = &mut self.conns[i];
-        let url = match &self.cfg.protocol {
-            Protocol::Http(h) => {
-                let u = next_request(
-                    &mut self.next_url,
-                    &mut self.draws,
-                    self.cfg,
-                    h.requests.len(),
-                );
-                let t = &h.requests[u];
-                if t.is_constant() {
-                    c.out.extend_from_slice(t.constant());
-                    if t.constant_body_len() > 0 {
-                        self.stats.request_body(now, t.constant_body_len());
-                    }
-                } else {
-                    let n = t.write(&mut c.out, &mut c.splices, &mut self.draw);
-                    self.stats.request_body(now, n);
-                }
-                u
-            }
-            Protocol::Http2(h) => {
-                let u = next_request(
-                    &mut self.next_url,
-                    &mut self.draws,
-                    self.cfg,
-                    h.requests.len(),
-                );
-                let req = Inflight {
-                    intended,
-                    sent: now,
-                    url: u as u32,
-                };
-                if let Some(conn) = c.h2.as_deref_mut() {
-                    conn.open_stream(&h.requests[u], req, &mut c.out);
-                    self.issued += 1;
-                }
-                return;
-            }
-            Protocol::TcpPingPong { .. } => {
-                c.out.extend_from_slice(&self.pattern);
-                0
-            }
-            Protocol::TcpStream { .. } => return,
-            Protocol::WebSocket(w) => return self.ws_issue(i, w, intended, now),
-        };
-        c.inflight.push_back(Inflight {
-            intended,
-            sent: now,
-            url: url as u32,
-        });
-        self.issued += 1;
+    #[inline]
+    pub(crate) fn issue(&mut self, i: usize, intended: u64, now: u64) {
+        D::issue(self, i, intended, now);
+    }
+
+    /// The request to send next: drawn by weight with `--mix`, else the URLs in rotation.
+    #[inline]
+    pub(crate) fn next_request(&mut self, len: usize) -> usize {
+        if let Some(m) = &self.cfg.mix {
+            return m.picker.pick(self.draws.next_u64());
+        }
+        let u = self.next_url;
+        self.next_url = if u + 1 == len { 0 } else { u + 1 };
+        u
     }
 
     /// Writes pending output (io_uring: queues it); on failure the connection is reset.
     /// Returns false if it was.
-    fn flush(&mut self, i: usize, now: u64) -> bool {
+    pub(crate) fn flush(&mut self, i: usize, now: u64) -> bool {
         if let Backend::Uring(_) = self.io {
             return self.uring_flush(i, now);
         }
-        let (n, how) = match &self.cfg.protocol {
-            Protocol::TcpStream { message } => {
+        let (n, how) = match self.proto.stream() {
+            Some((pattern, message_len)) => {
                 if self.stopping || self.paused {
                     return true;
                 }
-                self.conns[i].stream_write(&self.pattern, message.len(), STREAM_CHUNK)
+                self.conns[i].stream_write(pattern, message_len, STREAM_CHUNK)
             }
-            _ => self.conns[i].flush(),
+            None => self.conns[i].flush(),
         };
         self.stats.wrote(now, n);
         if how == Flushed::Failed {
@@ -523,22 +441,13 @@ impl<'a> Worker<'a> {
         }
         true
     }
-}
 
-/// The next request: drawn by weight with `--mix`, else the URLs in rotation.
-#[inline]
-fn next_request(
-    next: &mut usize,
-    draws: &mut serverbench_wire::ws::Rng,
-    cfg: &Config,
-    len: usize,
-) -> usize {
-    if let Some(m) = &cfg.mix {
-        return m.picker.pick(draws.next_u64());
+    /// `--reconnect-every N`: connection `i` has answered its N responses.
+    pub(crate) fn conn_due(&self, i: usize) -> bool {
+        self.cfg
+            .reconnect_every
+            .is_some_and(|n| self.conns[i].served >= n)
     }
-    let u = *next;
-    *next = if u + 1 == len { 0 } else { u + 1 };
-    u
 }
 
 /// The backend asked for, or epoll with a note when the kernel refuses this thread a ring.

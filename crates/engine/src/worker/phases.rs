@@ -3,6 +3,7 @@
 
 use super::{Backend, Plan, Shared, Worker, DRAIN_NS, TICK_NS};
 use crate::conn::State;
+use crate::proto::Driver;
 use crate::sys;
 use mio::Events;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +19,7 @@ pub(super) enum Gate {
     CalledOff,
 }
 
-impl Worker<'_> {
+impl<D: Driver> Worker<'_, D> {
     /// Gated runs: once the warm-up is over (`pause_at`), no new request goes out (those in
     /// flight complete, connections stay open), so that a host waiting at the barrier leaves
     /// its CPUs idle and the release line is read at once. When the gate opens, every
@@ -43,14 +44,7 @@ impl Worker<'_> {
                     if self.conns[i].state != State::Ready {
                         continue;
                     }
-                    if self.conns[i].h2.is_some() {
-                        // Its preface and SETTINGS are done: a new session would send a second
-                        // preface on the same connection.
-                        self.refill(i, now);
-                        self.flush(i, now);
-                    } else {
-                        self.on_ready(i, now);
-                    }
+                    D::resume(self, i, now);
                 }
                 Gate::Open(at)
             }

@@ -3,7 +3,7 @@
 //! intended send time.
 
 use super::{Backend, Worker, LATE_NS, TIMER};
-use crate::config::Protocol;
+use crate::proto::Driver;
 use crate::sys::TimerFd;
 use crate::uring::Op;
 use mio::unix::SourceFd;
@@ -50,8 +50,8 @@ impl RateState {
     }
 }
 
-impl Worker<'_> {
-    pub(super) fn make_idle(&mut self, i: usize) {
+impl<D: Driver> Worker<'_, D> {
+    pub(crate) fn make_idle(&mut self, i: usize) {
         if let Some(r) = &mut self.rate {
             if !self.conns[i].idle {
                 self.conns[i].idle = true;
@@ -82,10 +82,7 @@ impl Worker<'_> {
             }
             self.issue(i, due, now);
             self.stats.sent(now, now - due > LATE_NS);
-            if self.flush(i, now)
-                && matches!(self.cfg.protocol, Protocol::Http2(_))
-                && self.has_room(i)
-            {
+            if self.flush(i, now) && D::MULTIPLEXED && self.has_room(i) {
                 if let Some(r) = &mut self.rate {
                     self.conns[i].idle = true;
                     r.idle.push_front(i);

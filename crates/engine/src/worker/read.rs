@@ -1,13 +1,14 @@
 //! The read path of the worker loop: drain a socket (plain, or through rustls), feed the bytes to
-//! the protocol (HTTP/1.1 parser, HTTP/2 connection, TCP echo), complete requests into the stats
-//! and send the next ones.
+//! the driver ([`Driver::consume`]), complete requests into the stats and send the next ones.
 
 use super::*;
+use crate::conn::Inflight;
+use crate::http::Response;
 use crate::stats::EncodingCause;
 use serverbench_wire::coding::Accepts;
 use serverbench_wire::http::Encoding;
 
-impl Worker<'_> {
+impl<D: Driver> Worker<'_, D> {
     /// Reads until the socket is drained; returns false if the connection was reset.
     pub(super) fn on_readable(&mut self, i: usize, closed: bool, now: u64) -> bool {
         let mut buf = std::mem::take(&mut self.buf);
@@ -19,7 +20,7 @@ impl Worker<'_> {
     /// Bytes were read and consumed: send what the protocol owes now (and, in the closed loop,
     /// set the low-water mark for what comes next). Returns false if the connection was reset.
     pub(super) fn after_read(&mut self, i: usize, now: u64) -> bool {
-        let stream = matches!(self.cfg.protocol, Protocol::TcpStream { .. });
+        let stream = D::STREAM;
         // `-R` sends flush as they go; HTTP/2 may owe the server frames (acks, windows) anyway.
         let owed = self.rate.is_none() || !self.conns[i].out.is_empty();
         if owed && !stream {
@@ -70,59 +71,14 @@ impl Worker<'_> {
         }
     }
 
-    /// Feeds received bytes to the protocol; returns false if the connection was reset.
-    pub(super) fn consume(&mut self, i: usize, mut data: &[u8], now: u64) -> bool {
-        match &self.cfg.protocol {
-            Protocol::TcpStream { .. } => {
-                self.conns[i].rd += data.len() as u64;
-                true
-            }
-            Protocol::TcpPingPong { size } => {
-                let size = *size;
-                self.conns[i].got += data.len();
-                while self.conns[i].got >= size {
-                    let Some(req) = self.conns[i].inflight.pop_front() else {
-                        break;
-                    };
-                    self.conns[i].got -= size;
-                    self.complete(i, req, Response::status_only(0), now);
-                }
-                true
-            }
-            Protocol::Http(_) => loop {
-                match self.conns[i].parser.feed(data) {
-                    Ok(Some((resp, used))) => {
-                        data = &data[used..];
-                        let size = std::mem::take(&mut self.conns[i].partial) + used;
-                        self.learn_size(i, size);
-                        let Some(req) = self.conns[i].inflight.pop_front() else {
-                            self.fail(i, now, ErrorKind::Parse, 0);
-                            return false;
-                        };
-                        self.complete(i, req, resp, now);
-                        let due = self.conn_due(i) && self.conns[i].inflight.is_empty();
-                        if resp.close || self.per_request || due {
-                            self.reopen(i, now);
-                            return false;
-                        }
-                    }
-                    Ok(None) => {
-                        self.conns[i].partial += data.len();
-                        return true;
-                    }
-                    Err(_) => {
-                        self.fail(i, now, ErrorKind::Parse, 0);
-                        return false;
-                    }
-                }
-            },
-            Protocol::Http2(_) => self.consume_h2(i, data, now),
-            Protocol::WebSocket(_) => self.consume_ws(i, data, now),
-        }
+    /// Feeds received bytes to the driver; returns false if the connection was reset.
+    #[inline]
+    pub(crate) fn consume(&mut self, i: usize, data: &[u8], now: u64) -> bool {
+        D::consume(self, i, data, now)
     }
 
     /// The response to `req` arrived: record it and schedule the next request.
-    pub(super) fn complete(&mut self, i: usize, req: Inflight, resp: Response, now: u64) {
+    pub(crate) fn complete(&mut self, i: usize, req: Inflight, resp: Response, now: u64) {
         self.done += 1;
         self.conns[i].served += 1;
         self.napper.observe(now.saturating_sub(req.sent));
@@ -137,17 +93,15 @@ impl Worker<'_> {
             let lat = now.saturating_sub(req.intended);
             self.stats.record_entry(now, req.url as usize, lat);
         }
-        let checks = match &self.cfg.protocol {
-            Protocol::Http(h) => Some((&h.expect_status, h.verify)),
-            Protocol::Http2(h) => Some((&h.expect_status, h.verify)),
-            _ => None,
-        };
-        if let Some((expect_status, verify)) = checks {
+        let checks = self.proto.checks().map(|(expect_status, verify)| {
             let bad_status = if expect_status.is_empty() {
                 !(200..300).contains(&resp.status)
             } else {
                 !expect_status.contains(&resp.status)
             };
+            (bad_status, verify)
+        });
+        if let Some((bad_status, verify)) = checks {
             if bad_status {
                 self.stats.error(now, ErrorKind::Status);
                 if mix {
@@ -155,8 +109,7 @@ impl Worker<'_> {
                         .entry_error(now, req.url as usize, ErrorKind::Status);
                 }
             }
-            if let Some(h) = self.cfg.protocol.counting_bodies() {
-                let accepts = h.requests[req.url as usize].accepts;
+            if let Some(accepts) = self.proto.accepts(req.url as usize) {
                 if self.count_body(resp, accepts, verify, now) {
                     return self.after_complete(i, resp, now);
                 }
@@ -208,7 +161,7 @@ impl Worker<'_> {
     }
 
     /// A request slot on connection `i` freed up: the schedule may use it.
-    pub(super) fn refill(&mut self, i: usize, now: u64) {
+    pub(crate) fn refill(&mut self, i: usize, now: u64) {
         if self.rate.is_none() {
             self.fill(i, now);
         } else if self.has_room(i) {
@@ -218,25 +171,19 @@ impl Worker<'_> {
     }
 
     /// Whether connection `i` can take a request now.
-    pub(super) fn has_room(&self, i: usize) -> bool {
-        let c = &self.conns[i];
-        if c.state != State::Ready {
-            return false;
-        }
-        match (&self.cfg.protocol, c.h2.as_deref()) {
-            (Protocol::Http2(h), Some(conn)) => conn.has_room(h.streams),
-            (Protocol::Http2(_), None) => false,
-            (Protocol::WebSocket(_), _) => {
-                c.inflight.is_empty() && self.ws_open(i) && !self.conn_due(i)
-            }
-            _ => c.inflight.is_empty() && !self.conn_due(i),
-        }
+    #[inline]
+    pub(crate) fn has_room(&self, i: usize) -> bool {
+        D::has_room(self, i)
     }
 
+    #[inline]
     pub(super) fn on_eof(&mut self, i: usize, now: u64) {
-        if let Protocol::WebSocket(_) = &self.cfg.protocol {
-            return self.ws_eof(i, now);
-        }
+        D::on_eof(self, i, now);
+    }
+
+    /// The peer closed connection `i` of a request/response protocol: a response framed by
+    /// the close completes, an idle keep-alive connection is reopened, anything else failed.
+    pub(crate) fn eof_of_responses(&mut self, i: usize, now: u64) {
         let closed_body = self.conns[i].parser.eof();
         if let Some((resp, req)) = closed_body.zip(self.conns[i].inflight.pop_front()) {
             self.complete(i, req, resp, now);

@@ -2,12 +2,12 @@
 //! reads that decrypt before the bytes reach the same protocol code as plain connections.
 
 use super::{Backend, Worker, BACKOFF_NS};
-use crate::config::Protocol;
 use crate::conn::{Handshake, State, TlsRead, Wire};
+use crate::proto::Driver;
 use crate::stats::ErrorKind;
 use crate::tls::{Negotiated, TlsCause};
 
-impl Worker<'_> {
+impl<D: Driver> Worker<'_, D> {
     /// Moves connection `i`'s handshake on (`first`: it starts now); once done, records it and
     /// starts requests.
     pub(super) fn handshake(&mut self, i: usize, now: u64, first: bool) {
@@ -35,14 +35,14 @@ impl Worker<'_> {
         match progress {
             Handshake::Pending => {}
             Handshake::Done => {
-                let mut alpn_h2 = false;
+                let mut alpn_ok = D::ALPN.is_none();
                 if let Some(tls) = self.conns[i].tls.as_deref() {
                     let resumed = tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
                     let ns = now.saturating_sub(started);
                     self.stats.handshake(now, ns, resumed, Negotiated::of(tls));
-                    alpn_h2 = tls.alpn_protocol() == Some(b"h2");
+                    alpn_ok |= tls.alpn_protocol() == D::ALPN;
                 }
-                if matches!(self.cfg.protocol, Protocol::Http2(_)) && !alpn_h2 {
+                if !alpn_ok {
                     self.fail(i, now, ErrorKind::Tls(TlsCause::NoH2), BACKOFF_NS);
                     return;
                 }

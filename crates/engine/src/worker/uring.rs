@@ -6,8 +6,8 @@
 //! or in the kernel takes a new generation, so the old socket's late completions are known.
 
 use super::{Worker, URING_STREAM_CHUNK};
-use crate::config::Protocol;
 use crate::conn::{Splices, State};
+use crate::proto::Driver;
 use crate::stats::ErrorKind;
 use crate::tls::TlsCause;
 use crate::uring::{Cqe, Op, Ring, Target};
@@ -123,7 +123,7 @@ impl Uring {
     }
 }
 
-impl Worker<'_> {
+impl<D: Driver> Worker<'_, D> {
     /// io_uring: whether connection `i` has a send in the kernel (never on epoll).
     pub(super) fn send_in_kernel(&self, i: usize) -> bool {
         match &self.io {
@@ -255,7 +255,7 @@ impl Worker<'_> {
             self.uring().slots[i].recv = false;
         }
         if late {
-            if matches!(self.cfg.protocol, Protocol::TcpStream { .. }) {
+            if D::STREAM {
                 self.conns[i].rd += data.len() as u64;
                 self.stats.bytes_read += data.len() as u64;
             }
@@ -351,12 +351,10 @@ impl Worker<'_> {
             return false;
         };
         let (stopping, paused) = (self.stopping, self.paused);
-        let stream = match &self.cfg.protocol {
-            Protocol::TcpStream { message } => Some(message.len()),
-            _ => None,
-        };
-        let pattern = self.pattern.as_ptr();
-        let Worker { io, conns, .. } = self;
+        let Worker {
+            io, conns, proto, ..
+        } = self;
+        let stream = proto.stream();
         let super::Backend::Uring(u) = io else {
             unreachable!()
         };
@@ -369,15 +367,20 @@ impl Worker<'_> {
             slot.fd = fd;
         }
         let to = slot.target(i);
-        if let Some(message_len) = stream {
+        if let Some((pattern, message_len)) = stream {
             if stopping || paused {
                 return true;
             }
             let off = (c.wr % message_len as u64) as usize;
             slot.busy = true;
-            // SAFETY: `off + URING_STREAM_CHUNK` is within the pattern, which never changes.
-            u.ring
-                .send(to, unsafe { pattern.add(off) }, URING_STREAM_CHUNK, ud);
+            // SAFETY: `off + URING_STREAM_CHUNK` is within the pattern, which never changes
+            // (the driver keeps it for the worker's life).
+            u.ring.send(
+                to,
+                unsafe { pattern.as_ptr().add(off) },
+                URING_STREAM_CHUNK,
+                ud,
+            );
             return true;
         }
         if c.tls.is_some() {
@@ -399,7 +402,7 @@ impl Worker<'_> {
 
     /// A send of connection `i` completed with `res` bytes (or an error).
     fn on_sent(&mut self, i: usize, res: i32, now: u64, late: bool) {
-        let stream = matches!(self.cfg.protocol, Protocol::TcpStream { .. });
+        let stream = D::STREAM;
         let fd = self.conns[i].sock.as_ref().map(|s| s.as_raw_fd());
         let slot = &mut self.uring().slots[i];
         slot.busy = false;

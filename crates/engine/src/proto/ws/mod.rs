@@ -18,13 +18,88 @@
 //! later read and the decoder needs it whole: one copy of what is read, the price of counting
 //! frames exactly.
 
-use super::{Worker, BACKOFF_NS};
-use crate::config::{Protocol, WsSpec};
-use crate::conn::{Inflight, WsConn, WsPhase};
+use super::Driver;
+use crate::config::WsSpec;
+use crate::conn::{Inflight, State, WsConn, WsPhase};
 use crate::http::Response;
 use crate::stats::{ErrorKind, WsCause};
+use crate::worker::{Worker, BACKOFF_NS};
 use serverbench_wire::ws::{self, close, Decoded, Key, Opcode, Rng};
 use std::ops::Range;
+
+/// WebSocket echo on one worker thread: the message and the seeds of each connection's key
+/// and masks.
+pub struct Ws<'a> {
+    spec: &'a WsSpec,
+    seeds: Rng,
+}
+
+impl<'a> Ws<'a> {
+    /// The driver of worker `slot`.
+    pub fn new(spec: &'a WsSpec, slot: usize) -> Self {
+        Ws {
+            spec,
+            seeds: Rng::from_os(slot as u64),
+        }
+    }
+}
+
+impl Driver for Ws<'_> {
+    /// The upgrade goes out first; messages follow the 101.
+    fn on_ready(w: &mut Worker<'_, Self>, i: usize, now: u64) {
+        w.ws_upgrade(i, now);
+    }
+
+    fn fill(w: &mut Worker<'_, Self>, i: usize, now: u64) {
+        if w.ws_open(i) && !w.conn_due(i) {
+            w.fill_window(i, now);
+        }
+    }
+
+    #[inline]
+    fn issue(w: &mut Worker<'_, Self>, i: usize, intended: u64, now: u64) {
+        w.ws_issue(i, intended, now);
+    }
+
+    #[inline]
+    fn consume(w: &mut Worker<'_, Self>, i: usize, data: &[u8], now: u64) -> bool {
+        w.consume_ws(i, data, now)
+    }
+
+    fn has_room(w: &Worker<'_, Self>, i: usize) -> bool {
+        let c = &w.conns[i];
+        c.state == State::Ready && c.inflight.is_empty() && w.ws_open(i) && !w.conn_due(i)
+    }
+
+    fn on_eof(w: &mut Worker<'_, Self>, i: usize, now: u64) {
+        w.ws_eof(i, now);
+    }
+
+    /// Every echo takes at least its unfragmented frame, but the server may send a smaller
+    /// frame instead (a close, a ping): the guard watches the mark as predicted.
+    fn lowat(w: &mut Worker<'_, Self>, i: usize, _window: bool) -> (usize, bool) {
+        let c = &w.conns[i];
+        let want = match c.ws.as_deref() {
+            Some(ws) if ws.is_open() => {
+                (c.inflight.len() * w.proto.spec.echo_frame_len()).saturating_sub(ws.pending.len())
+            }
+            _ => 1,
+        };
+        (want, want > 1)
+    }
+
+    fn on_lost(w: &mut Worker<'_, Self>, i: usize, now: u64) {
+        w.ws_lost(i, now);
+    }
+
+    fn timeout_kind(w: &Worker<'_, Self>, i: usize) -> ErrorKind {
+        w.timeout_kind(i)
+    }
+
+    fn at_end(w: &mut Worker<'_, Self>) {
+        w.ws_at_end();
+    }
+}
 
 /// What one decoded frame asks of the loop.
 enum Step {
@@ -37,13 +112,11 @@ enum Step {
     Fail(WsCause),
 }
 
-impl Worker<'_> {
+impl Worker<'_, Ws<'_>> {
     /// Connection `i` is up (TCP, and TLS for `wss://`): its upgrade request goes out.
-    pub(super) fn ws_upgrade(&mut self, i: usize, now: u64) {
-        let Protocol::WebSocket(spec) = &self.cfg.protocol else {
-            return;
-        };
-        let mut rng = Rng::new(self.ws_seeds.next_u64());
+    fn ws_upgrade(&mut self, i: usize, now: u64) {
+        let spec = self.proto.spec;
+        let mut rng = Rng::new(self.proto.seeds.next_u64());
         let key = Key::random(&mut rng);
         let c = &mut self.conns[i];
         ws::write_upgrade_request(&mut c.out, &spec.host, &spec.path, &key, None);
@@ -57,12 +130,13 @@ impl Worker<'_> {
     }
 
     /// Whether connection `i` is upgraded and not closing.
-    pub(super) fn ws_open(&self, i: usize) -> bool {
+    fn ws_open(&self, i: usize) -> bool {
         self.conns[i].ws.as_deref().is_some_and(WsConn::is_open)
     }
 
     /// Appends one message frame (masked with the connection's next mask) to `i`'s output.
-    pub(super) fn ws_issue(&mut self, i: usize, spec: &WsSpec, intended: u64, now: u64) {
+    fn ws_issue(&mut self, i: usize, intended: u64, now: u64) {
+        let spec = self.proto.spec;
         let c = &mut self.conns[i];
         let Some(ws) = c.ws.as_deref_mut() else {
             return;
@@ -84,7 +158,7 @@ impl Worker<'_> {
     }
 
     /// Bytes arrived on connection `i`; returns false if it was closed.
-    pub(super) fn consume_ws(&mut self, i: usize, data: &[u8], now: u64) -> bool {
+    fn consume_ws(&mut self, i: usize, data: &[u8], now: u64) -> bool {
         let Some(ws) = self.conns[i].ws.as_deref_mut() else {
             return false;
         };
@@ -110,10 +184,7 @@ impl Worker<'_> {
     /// Decodes and acts on every whole frame in `i`'s pending bytes; returns false if the
     /// connection was closed.
     fn ws_frames(&mut self, i: usize, now: u64) -> bool {
-        let cfg = self.cfg;
-        let Protocol::WebSocket(spec) = &cfg.protocol else {
-            return false;
-        };
+        let spec = self.proto.spec;
         let mut pos = 0;
         loop {
             let step = {
@@ -199,7 +270,7 @@ impl Worker<'_> {
 
     /// What a timeout on connection `i` is: a WebSocket upgrade or close unanswered, or (any
     /// other protocol too) a request or message.
-    pub(super) fn timeout_kind(&self, i: usize) -> ErrorKind {
+    fn timeout_kind(&self, i: usize) -> ErrorKind {
         match self.conns[i].ws.as_deref().map(|w| &w.phase) {
             Some(WsPhase::Upgrading { .. }) => ErrorKind::Ws(WsCause::UpgradeTimeout),
             Some(WsPhase::Closing { .. }) => ErrorKind::Ws(WsCause::CloseTimeout),
@@ -208,7 +279,7 @@ impl Worker<'_> {
     }
 
     /// The run ended: upgrades still unanswered are counted (a load that got none says so).
-    pub(super) fn ws_at_end(&mut self) {
+    fn ws_at_end(&mut self) {
         let upgrading = |c: &&crate::conn::Conn| {
             c.ws.as_deref()
                 .is_some_and(|w| matches!(w.phase, WsPhase::Upgrading { .. }))
@@ -225,7 +296,7 @@ impl Worker<'_> {
     /// The server closed connection `i`'s socket without a close frame: before the 101 that is
     /// a failed upgrade; after it a close 1006, which after our close is the end we asked for
     /// and otherwise an unexpected close.
-    pub(super) fn ws_eof(&mut self, i: usize, now: u64) {
+    fn ws_eof(&mut self, i: usize, now: u64) {
         match self.conns[i].ws.as_deref().map(|w| &w.phase) {
             Some(WsPhase::Upgrading { .. }) => {
                 let closed = ErrorKind::Ws(WsCause::UpgradeClosed);
@@ -241,7 +312,7 @@ impl Worker<'_> {
     }
 
     /// Connection `i` broke (a read or write error): once upgraded, that is a close 1006.
-    pub(super) fn ws_lost(&mut self, i: usize, now: u64) {
+    fn ws_lost(&mut self, i: usize, now: u64) {
         let upgraded = self.conns[i]
             .ws
             .as_deref()
@@ -249,13 +320,6 @@ impl Worker<'_> {
         if upgraded {
             self.stats.ws_closed(now, close::ABNORMAL);
         }
-    }
-
-    /// `--reconnect-every N`: connection `i` has answered its N responses.
-    pub(super) fn conn_due(&self, i: usize) -> bool {
-        self.cfg
-            .reconnect_every
-            .is_some_and(|n| self.conns[i].served >= n)
     }
 }
 
