@@ -45,9 +45,17 @@
 #                 (nginx closes, wrk reconnects: 10 requests per connection on average),
 #                 serverbench --reconnect-every 10 (the client closes after 10 responses). oha
 #                 has no such mode (only --disable-keepalive: one request per connection).
+#
+# SERVERBENCH_BEFORE=path/to/an/older/serverbench: before and after in one interleaved run. That
+# binary runs as well, with the same flags, right after each serverbench column of each round
+# (a column serverbench-before-epoll beside serverbench-epoll, and so on per backend), and the
+# summary ends with after/before ratios per mode and backend (medians, and paired by round)
+# and each side's spread over the rounds ((max - min) / median), so a change reads against
+# the noise.
 # Usage: bench/engine-vs-wrk.sh [--https]
 #        (env: DURATION=5s ROUNDS=3 MODES="plain pipelined" IOS="epoll uring"
-#         SERVERBENCH=path/to/serverbench TCPKALI=path/to/tcpkali OHA=path/to/oha)
+#         SERVERBENCH=path/to/serverbench SERVERBENCH_BEFORE=path/to/serverbench
+#         TCPKALI=path/to/tcpkali OHA=path/to/oha)
 set -euo pipefail
 
 HTTPS=0
@@ -55,6 +63,11 @@ if [ "${1:-}" = --https ]; then HTTPS=1; fi
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SB=${SERVERBENCH:-$ROOT/target/release/serverbench}
+BEFORE=${SERVERBENCH_BEFORE:-}
+if [ -n "$BEFORE" ] && [ ! -x "$BEFORE" ]; then
+  echo "engine-vs-wrk: SERVERBENCH_BEFORE=$BEFORE is not an executable" >&2
+  exit 1
+fi
 DURATION=${DURATION:-5s}
 ROUNDS=${ROUNDS:-3}
 if [ $HTTPS = 1 ]; then MODES=${MODES:-tls tls-new tls-resumed}; else MODES=${MODES:-plain pipelined}; fi
@@ -370,7 +383,10 @@ PY
 }
 
 SB_TOOLS=
-for io in $IOS; do SB_TOOLS="$SB_TOOLS serverbench-$io"; done
+for io in $IOS; do
+  SB_TOOLS="$SB_TOOLS serverbench-$io"
+  if [ -n "$BEFORE" ]; then SB_TOOLS="$SB_TOOLS serverbench-before-$io"; fi
+done
 tools_of() { # mode -> the tools in the order they run
   case $1 in
     tls-new | tls-resumed) echo "$SB_TOOLS" h2load ;;
@@ -389,6 +405,7 @@ for round in $(seq "$ROUNDS"); do
         tcpkali) line=$(run_tcpkali $mode) ;;
         oha) line=$(run_oha $mode) ;;
         h2load) line=$(run_h2load $mode "$sb_requests") ;;
+        serverbench-before-*) line=$(SB=$BEFORE run_sb $mode "${tool#serverbench-before-}") ;;
         serverbench-*) line=$(run_sb $mode "${tool#serverbench-}"); sb_requests=${line%% *} ;;
       esac
       echo "$tool $mode $line" >>"$TMP/results"
@@ -464,4 +481,25 @@ for mode in modes:
         for tool in sbs:
             sr, su, _ = med[tool, mode]
             print(f"{mode}: {tool}/{x} rate {sr / xr:.2f}x, CPU per unit {su / xu:.2f}x")
+# SERVERBENCH_BEFORE: each serverbench column against the older binary's, run beside it.
+befores = [t for t in sbs if t.startswith("serverbench-before-")]
+if befores:
+    print()
+    spread = lambda xs: (max(xs) - min(xs)) / statistics.median(xs)
+for mode in modes:
+    for before in befores:
+        tool = "serverbench-" + before[len("serverbench-before-"):]
+        if (before, mode) not in med or (tool, mode) not in med:
+            continue
+        a = [r for r in rows if r[0] == tool and r[1] == mode]
+        b = [r for r in rows if r[0] == before and r[1] == mode]
+        cpu = lambda r: float(r[4]) / float(r[2])
+        (ar, au, _), (br, bu, _) = med[tool, mode], med[before, mode]
+        rate_p = statistics.median(float(y[3]) / float(x[3]) for x, y in zip(b, a))
+        cpu_p = statistics.median(cpu(y) / cpu(x) for x, y in zip(b, a))
+        print(f"{mode}: {tool} after/before rate {ar / br:.3f}x, CPU per unit {au / bu:.3f}x; "
+              f"paired by round: {rate_p:.3f}x rate, {cpu_p:.3f}x CPU; spread over rounds "
+              f"rate {spread([float(r[3]) for r in a]):.1%} after, "
+              f"{spread([float(r[3]) for r in b]):.1%} before; CPU "
+              f"{spread([cpu(r) for r in a]):.1%} after, {spread([cpu(r) for r in b]):.1%} before")
 PY

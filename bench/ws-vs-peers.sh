@@ -25,8 +25,14 @@
 # tcpkali leaves the server echoing its backlog for seconds after it exits, so every client
 # starts only once the server's process tree has gone quiet (settle: <5% CPU over 0.5 s).
 # Nothing fetched is built or kept by this script: the peers are binaries you give it.
+# SERVERBENCH_BEFORE=path/to/an/older/serverbench: before and after in one interleaved run. That
+# binary runs as well, with serverbench's flags, right after serverbench in each round (the
+# client serverbench-before), and the summary at the end gives each client's medians and
+# serverbench's after/before ratios per server (medians, and paired by round) beside each
+# side's spread over the rounds ((max - min) / median).
 # Usage: bench/ws-vs-peers.sh   (env: SERVERS="node/uws rust/actix-web" CONNS=16 DURATION=5
-#        ROUNDS=3 LOAD_TEST=… TCPKALI=… SERVERBENCH=path/to/serverbench)
+#        ROUNDS=3 LOAD_TEST=… TCPKALI=… SERVERBENCH=path/to/serverbench
+#        SERVERBENCH_BEFORE=path/to/serverbench)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +42,11 @@ CONNS=${CONNS:-16}
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-3}
 MESSAGE=${MESSAGE:-hello world}
+BEFORE=${SERVERBENCH_BEFORE:-}
+if [ -n "$BEFORE" ] && [ ! -x "$BEFORE" ]; then
+  echo "ws-vs-peers: SERVERBENCH_BEFORE=$BEFORE is not an executable" >&2
+  exit 1
+fi
 
 [ -x "$SB" ] || (cd "$ROOT" && cargo build --release --locked -p serverbench)
 if [ "$(nproc)" -lt 2 ]; then
@@ -69,9 +80,9 @@ print(f"{r.ru_utime + r.ru_stime:.4f}")
 PY
 }
 
-run_serverbench() { # url -> "msgs/s cpu_us_per_msg"
+run_serverbench() { # url [binary] -> "msgs/s cpu_us_per_msg"
   local cpu
-  cpu=$(cpu_of "$TMP/out" "$SB" load -q -t 1 -c "$CONNS" -d "${DURATION}s" --message "$MESSAGE" --json "$1")
+  cpu=$(cpu_of "$TMP/out" "${2:-$SB}" load -q -t 1 -c "$CONNS" -d "${DURATION}s" --message "$MESSAGE" --json "$1")
   python3 - "$TMP/out" "$cpu" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -135,7 +146,12 @@ while time.time() < deadline:
 PY
 }
 
-printf '%-16s %-12s %5s %12s %14s\n' server client round msg/s "client µs/msg"
+: >"$TMP/results"
+row() { # server client round rate cpu: printed, and kept for the summary
+  printf '%-16s %-18s %5s %12s %14s\n' "$@"
+  echo "$*" >>"$TMP/results"
+}
+printf '%-16s %-18s %5s %12s %14s\n' server client round msg/s "client µs/msg"
 for server in $SERVERS; do
   PORT=$(free_port)
   setsid taskset -c 0 env WORKERS=1 "$SB" serve "$server" --port "$PORT" >"$TMP/server.log" 2>&1 &
@@ -147,19 +163,52 @@ for server in $SERVERS; do
   for round in $(seq "$ROUNDS"); do
     settle "$SERVER_PID"
     read -r rate cpu < <(run_serverbench "ws://127.0.0.1:$PORT/ws")
-    printf '%-16s %-12s %5s %12s %14s\n' "$server" serverbench "$round" "$rate" "$cpu"
+    row "$server" serverbench "$round" "$rate" "$cpu"
+    if [ -n "$BEFORE" ]; then
+      settle "$SERVER_PID"
+      read -r rate cpu < <(run_serverbench "ws://127.0.0.1:$PORT/ws" "$BEFORE")
+      row "$server" serverbench-before "$round" "$rate" "$cpu"
+    fi
     if [ -n "$LOAD_TEST" ]; then
       settle "$SERVER_PID"
       read -r rate cpu < <(run_load_test "$PORT")
-      printf '%-16s %-12s %5s %12s %14s\n' "$server" load_test "$round" "$rate" "$cpu"
+      row "$server" load_test "$round" "$rate" "$cpu"
     fi
     if [ -n "$TCPKALI" ]; then
       settle "$SERVER_PID"
       read -r rate cpu < <(run_tcpkali "$PORT")
-      printf '%-16s %-12s %5s %12s %14s\n' "$server" tcpkali "$round" "$rate" "$cpu"
+      row "$server" tcpkali "$round" "$rate" "$cpu"
     fi
   done
   kill -- -"$SERVER_PID" 2>/dev/null || true
   wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=
 done
+
+python3 - "$TMP/results" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+keys = list(dict.fromkeys((r[0], r[1]) for r in rows))
+print()
+print("| server | client | msg/s (median) | client µs/msg (median) |")
+print("|---|---|---:|---:|")
+for server, client in keys:
+    rs = [r for r in rows if (r[0], r[1]) == (server, client)]
+    rate = statistics.median(float(r[3]) for r in rs)
+    cpu = statistics.median(float(r[4]) for r in rs)
+    print(f"| {server} | {client} | {rate:,.0f} | {cpu:.2f} |")
+spread = lambda xs: (max(xs) - min(xs)) / statistics.median(xs)
+for server in dict.fromkeys(r[0] for r in rows):
+    a = [r for r in rows if r[0] == server and r[1] == "serverbench"]
+    b = [r for r in rows if r[0] == server and r[1] == "serverbench-before"]
+    if not a or not b:
+        continue
+    med = lambda rs, k: statistics.median(float(r[k]) for r in rs)
+    rate_p = statistics.median(float(y[3]) / float(x[3]) for x, y in zip(b, a))
+    cpu_p = statistics.median(float(y[4]) / float(x[4]) for x, y in zip(b, a))
+    print(f"{server}: serverbench after/before rate {med(a, 3) / med(b, 3):.3f}x, CPU per "
+          f"message {med(a, 4) / med(b, 4):.3f}x; paired by round: {rate_p:.3f}x rate, "
+          f"{cpu_p:.3f}x CPU; spread over rounds rate {spread([float(r[3]) for r in a]):.1%} "
+          f"after, {spread([float(r[3]) for r in b]):.1%} before; CPU "
+          f"{spread([float(r[4]) for r in a]):.1%} after, {spread([float(r[4]) for r in b]):.1%} before")
+PY
