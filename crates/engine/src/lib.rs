@@ -1,7 +1,17 @@
 //! serverbench's load generator: share-nothing, edge-triggered event loops (one per thread) for
 //! HTTP/1.1 (closed loop, pipelined, or constant rate; plain or TLS; keep-alive or a connection
 //! per request), HTTP/2 (h2 over TLS or h2c, streams per connection), WebSocket echo (ws:// or
-//! wss://, messages per connection) and TCP echo (stream or ping-pong), on epoll or, with `--io uring`, on one io_uring per thread ([`uring`]).
+//! wss://, messages per connection) and TCP echo (stream or ping-pong), on epoll or, with
+//! `--io uring`, on one io_uring per thread ([`uring`]).
+//!
+//! Each protocol is a driver behind one seam (`proto::Driver`, in `src/proto/`: `http1/`,
+//! `http2/`, `ws/`, `tcp/`): it opens a session on a connection, writes what is due, consumes
+//! what was read and reports completions and errors into the worker's stats. The worker loop
+//! (`src/worker/`: schedule, stop, gate, timers, TLS, the epoll and io_uring backends) is
+//! generic over the driver and instantiated once per driver where each thread starts
+//! (`proto::run`, the one place `config::Protocol` is matched in the load path), so the hot
+//! path has no dynamic dispatch. `src/proto/mod.rs` says how a driver is added and the shape a
+//! transport that is not TCP (QUIC for HTTP/3) takes.
 //!
 //! The library never prints: progress goes to an observer callback, the outcome is a
 //! [`LoadResult`] or an [`EngineError`].
