@@ -3,14 +3,13 @@
 
 mod splice;
 mod tls;
-mod ws;
 
 pub use splice::Splices;
 pub use tls::{Handshake, TlsRead, Wire};
-pub use ws::{WsConn, WsPhase};
 
 use crate::h2::H2Conn;
 use crate::http::ResponseParser;
+use crate::proto::ws::WsConn;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use rustls::ClientConnection;

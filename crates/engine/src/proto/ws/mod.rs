@@ -18,9 +18,13 @@
 //! later read and the decoder needs it whole: one copy of what is read, the price of counting
 //! frames exactly.
 
+mod conn;
+
+pub use conn::{WsConn, WsPhase};
+
 use super::Driver;
 use crate::config::WsSpec;
-use crate::conn::{Inflight, State, WsConn, WsPhase};
+use crate::conn::{Inflight, State};
 use crate::http::Response;
 use crate::stats::{ErrorKind, WsCause};
 use crate::worker::{Worker, BACKOFF_NS};
