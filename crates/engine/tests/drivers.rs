@@ -8,6 +8,8 @@ mod common;
 use common::http2::*;
 use common::*;
 use serverbench_engine::{Lifetime, Protocol, Schedule, Stop};
+use serverbench_model::result::ConnectionMode;
+use serverbench_model::Workload;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -75,7 +77,7 @@ fn http1_keep_alive_sends_every_request_on_its_two_connections() {
         1,
         "one request at a time"
     );
-    assert_eq!(r.connection_mode.as_deref(), Some("keep-alive"));
+    assert_eq!(r.connection_mode(), Some(ConnectionMode::KeepAlive));
 }
 
 #[test]
@@ -103,7 +105,7 @@ fn http1_with_a_new_connection_per_request_opens_one_for_each() {
     assert_eq!(seen.requests.load(Ordering::SeqCst), 200);
     // The two set up before the run carry the first request each: 200 in all.
     assert_eq!(seen.connections.load(Ordering::SeqCst), 200);
-    assert_eq!(r.connection_mode.as_deref(), Some("new-conn"));
+    assert_eq!(r.connection_mode(), Some(ConnectionMode::NewConn));
     assert_eq!(r.connects, Some(198));
 }
 
@@ -118,7 +120,7 @@ fn http2_h2c_runs_streams_side_by_side_on_each_connection() {
     assert_eq!(seen.requests.load(Ordering::SeqCst), 1000);
     assert_eq!(seen.connections.load(Ordering::SeqCst), 2);
     assert!(seen.max_open.load(Ordering::SeqCst) >= 2, "streams overlap");
-    assert_eq!(r.http2.unwrap().protocol, "h2c");
+    assert_eq!(r.http2().unwrap().protocol, "h2c");
 }
 
 #[test]
@@ -133,7 +135,7 @@ fn tcp_stream_gets_back_every_byte_it_wrote() {
     let r = run(&cfg);
     assert!(r.bytes_written > 100_000, "{r:?}");
     assert_eq!(
-        (r.bytes_read, r.bytes_in_flight),
+        (r.bytes_read, r.bytes_in_flight()),
         (r.bytes_written, Some(0))
     );
     assert_eq!(
@@ -154,5 +156,5 @@ fn tcp_ping_pong_completes_one_message_per_whole_echo() {
     let r = run(&cfg);
     assert_eq!((r.requests, r.errors.total()), (1000, 0), "{:?}", r.errors);
     assert_eq!((r.bytes_written, r.bytes_read), (64_000, 64_000));
-    assert_eq!(r.mode, serverbench_model::result::Mode::TcpPingpong);
+    assert_eq!(r.workload(), Workload::TcpPingPong);
 }
