@@ -15,7 +15,8 @@
 //! ([`Driver::has_room`]) and what an end of stream or a timeout means.
 //!
 //! The worker is generic over its driver (`Worker<D: Driver>`), instantiated once per driver
-//! in [`run`]: every hook is a static call the compiler inlines, so the hot path has no
+//! in [`run`] (and its result block made by the driver, in `protocol_part`, the other match
+//! on the same enum): every hook is a static call the compiler inlines, so the hot path has no
 //! dynamic dispatch and no allocation a driver does not make itself. A driver's per-thread
 //! state (its prepared requests, HPACK strings, random generators) is its `Self`; a
 //! connection's protocol state sits on the connection.
@@ -78,8 +79,9 @@ pub mod ws;
 use crate::config::{Config, Protocol, Schedule};
 use crate::conn::State;
 use crate::http::ResponseParser;
-use crate::stats::ErrorKind;
+use crate::stats::{ErrorKind, Stats};
 use crate::worker::{self, Outcome, Plan, Shared, Worker};
+use serverbench_model::result::{ConnectionMode, Histograms, MixEntryResult, ProtocolResult};
 use serverbench_model::IoBackend;
 use serverbench_wire::coding::Accepts;
 
@@ -188,6 +190,35 @@ pub trait Driver: Sized {
 
     /// The run ended: count what only the driver knows.
     fn at_end(_w: &mut Worker<'_, Self>) {}
+}
+
+/// What every HTTP driver's result block carries: keep-alive or a connection per request, and
+/// the `--mix` entries' figures.
+pub(crate) type Common = (ConnectionMode, Vec<MixEntryResult>);
+
+/// One thread's protocol block (see `stats::assemble`), made by the driver `config` runs;
+/// a driver's histograms of its own go into `h`.
+pub(crate) fn protocol_part(
+    config: &Config,
+    s: &Stats,
+    common: Common,
+    h: &mut Histograms,
+) -> ProtocolResult {
+    match &config.protocol {
+        Protocol::Http(spec) => http1::result(spec, s, common),
+        Protocol::Http2(spec) => http2::result(config, spec, s, common),
+        Protocol::WebSocket(spec) => ws::result(config, spec, s, h),
+        Protocol::TcpStream { .. } => tcp::stream_result(s),
+        Protocol::TcpPingPong { .. } => tcp::ping_pong_result(),
+    }
+}
+
+/// TCP stream: the message's length (a request is a message echoed); None for other drivers.
+pub(crate) fn stream_message_len(config: &Config) -> Option<usize> {
+    match &config.protocol {
+        Protocol::TcpStream { message } => Some(message.len()),
+        _ => None,
+    }
 }
 
 /// Runs one worker thread with the driver `config` asks for: the one place a driver is chosen.

@@ -3,12 +3,11 @@
 //! ([`ProtocolResult::merge`], the one `--hosts` uses too).
 
 use super::{latency_of, Stats};
-use crate::config::{self, Config, Http2Spec, Lifetime, Protocol, Schedule};
+use crate::config::{Config, Lifetime, Schedule};
 use crate::histo;
 use crate::tls;
 use serverbench_model::result::{
-    self, ConnectionMode, Histograms, Http1Result, LoadResult, ProtocolPart, ProtocolResult,
-    TcpPingPongResult, TcpStreamResult,
+    self, ConnectionMode, Histograms, LoadResult, ProtocolPart, ProtocolResult,
 };
 use std::time::Duration;
 
@@ -25,27 +24,7 @@ pub(crate) fn protocol_part(config: &Config, s: &Stats) -> (ProtocolResult, Hist
         Lifetime::KeepAlive => ConnectionMode::KeepAlive,
         Lifetime::PerRequest => ConnectionMode::NewConn,
     };
-    let p = match &config.protocol {
-        Protocol::Http(spec) => ProtocolResult::Http1(Http1Result {
-            connection_mode,
-            bodies: spec.count_bodies.then(|| s.bodies.result()),
-            mix,
-        }),
-        Protocol::Http2(spec) => {
-            let mut r = http2_result(config, spec, s);
-            (r.connection_mode, r.mix) = (connection_mode, mix);
-            ProtocolResult::Http2(r)
-        }
-        Protocol::WebSocket(spec) => {
-            h.upgrade_latency_us = Some(serverbench_model::histo::encode(&s.ws.upgrade));
-            ProtocolResult::WebSocket(ws_result(config, spec, s))
-        }
-        Protocol::TcpStream { .. } => ProtocolResult::TcpStream(TcpStreamResult {
-            bytes_in_flight: s.bytes_in_flight,
-            ..Default::default()
-        }),
-        Protocol::TcpPingPong { .. } => ProtocolResult::TcpPingPong(TcpPingPongResult::default()),
-    };
+    let p = crate::proto::protocol_part(config, s, (connection_mode, mix), &mut h);
     (p, h)
 }
 
@@ -59,10 +38,8 @@ pub(crate) fn load_result(
     (cpu_s, waited_s): (f64, f64),
 ) -> LoadResult {
     let secs = duration.as_secs_f64().max(1e-9);
-    let message_len = match &config.protocol {
-        Protocol::TcpStream { message } => message.len() as u64,
-        _ => 0,
-    };
+    let stream_message = crate::proto::stream_message_len(config);
+    let message_len = stream_message.unwrap_or(0) as u64;
     let requests = s.bytes_read.checked_div(message_len).unwrap_or(s.requests);
     let rate = matches!(config.schedule, Schedule::Rate { .. });
     let seconds = duration.as_secs_f64().ceil() as usize;
@@ -74,7 +51,7 @@ pub(crate) fn load_result(
         (connects > 0).then_some(&s.conn.connect),
         config.tls.is_some().then_some(&s.conn.handshake),
     );
-    let stream = matches!(config.protocol, Protocol::TcpStream { .. });
+    let stream = stream_message.is_some();
     let mut r = LoadResult {
         target: config.target.clone(),
         connections: config.connections,
@@ -146,47 +123,6 @@ fn ran_on(config: &Config, threads: usize) -> usize {
         used.len()
     }
     .max(1)
-}
-
-fn ws_result(config: &Config, spec: &config::WsSpec, s: &Stats) -> result::WsResult {
-    let w = &s.ws;
-    let by_name = |upgrade: bool| {
-        let mut m = std::collections::BTreeMap::new();
-        for (cause, n) in w.causes.iter().filter(|(c, _)| c.is_upgrade() == upgrade) {
-            *m.entry(cause.name().to_string()).or_insert(0) += n;
-        }
-        m
-    };
-    result::WsResult {
-        message_kind: spec.kind.as_str().to_string(),
-        message_size: spec.payload.len() as u64,
-        reconnect_every: config.reconnect_every,
-        messages_sent: w.messages_sent,
-        upgrades: w.upgrades,
-        upgrade_failures: by_name(true),
-        close_codes: (w.close_codes.iter())
-            .map(|(code, n)| (code.to_string(), *n))
-            .collect(),
-        protocol_errors: by_name(false),
-        upgrades_unanswered: w.upgrades_unanswered,
-        ..Default::default()
-    }
-}
-
-fn http2_result(config: &Config, spec: &Http2Spec, s: &Stats) -> result::Http2Result {
-    let settings = s.h2.settings;
-    result::Http2Result {
-        protocol: if config.tls.is_some() { "h2" } else { "h2c" }.to_string(),
-        streams: spec.streams,
-        max_concurrent_streams: settings.and_then(|s| s.max_concurrent_streams),
-        initial_window_size: settings.map(|s| s.initial_window_size),
-        max_frame_size: settings.map(|s| s.max_frame_size),
-        goaways: s.h2.goaways,
-        errors: (s.h2.errors_by_name())
-            .map(|(name, n)| (name.to_string(), n))
-            .collect(),
-        ..Default::default()
-    }
 }
 
 fn tls_result(

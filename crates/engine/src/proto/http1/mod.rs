@@ -6,13 +6,14 @@
 //! the close), checked (`--expect-status`, `--verify`) and, where the result reports bodies,
 //! counted by coding.
 
-use super::Driver;
+use super::{Common, Driver};
 use crate::config::HttpSpec;
 use crate::conn::Inflight;
 use crate::http::ResponseParser;
 use crate::request::Draw;
-use crate::stats::ErrorKind;
+use crate::stats::{ErrorKind, Stats};
 use crate::worker::Worker;
+use serverbench_model::result::{Http1Result, ProtocolResult};
 use serverbench_wire::coding::Accepts;
 
 /// HTTP/1.1 on one worker thread: the prepared requests and the generator of their random
@@ -107,4 +108,13 @@ impl Driver for Http1<'_> {
             }
         }
     }
+}
+
+/// One thread's HTTP/1.1 block: bodies where the result reports them.
+pub(crate) fn result(spec: &HttpSpec, s: &Stats, (connection_mode, mix): Common) -> ProtocolResult {
+    ProtocolResult::Http1(Http1Result {
+        connection_mode,
+        bodies: spec.count_bodies.then(|| s.bodies.result()),
+        mix,
+    })
 }

@@ -5,12 +5,13 @@
 //! whose events complete streams, count resets and GOAWAYs, and free stream slots for the
 //! schedule (closed loop: a new stream at once; `-R`: the connection is idle again).
 
-use super::Driver;
-use crate::config::{Http2Spec, Schedule};
+use super::{Common, Driver};
+use crate::config::{Config, Http2Spec, Schedule};
 use crate::conn::{Inflight, State};
 use crate::h2::{self, frame, Ctx, Event};
-use crate::stats::ErrorKind;
+use crate::stats::{ErrorKind, Stats};
 use crate::worker::Worker;
+use serverbench_model::result::{Http2Result, ProtocolResult};
 
 /// HTTP/2 on one worker thread: the prepared requests and this thread's memory of the
 /// Huffman strings servers send.
@@ -208,4 +209,28 @@ impl Worker<'_, Http2<'_>> {
         }
         true
     }
+}
+
+/// One thread's HTTP/2 block: the server's SETTINGS, GOAWAYs and stream errors.
+pub(crate) fn result(
+    config: &Config,
+    spec: &Http2Spec,
+    s: &Stats,
+    (connection_mode, mix): Common,
+) -> ProtocolResult {
+    let settings = s.h2.settings;
+    ProtocolResult::Http2(Http2Result {
+        protocol: if config.tls.is_some() { "h2" } else { "h2c" }.to_string(),
+        streams: spec.streams,
+        max_concurrent_streams: settings.and_then(|s| s.max_concurrent_streams),
+        initial_window_size: settings.map(|s| s.initial_window_size),
+        max_frame_size: settings.map(|s| s.max_frame_size),
+        goaways: s.h2.goaways,
+        errors: (s.h2.errors_by_name())
+            .map(|(name, n)| (name.to_string(), n))
+            .collect(),
+        connection_mode,
+        mix,
+        ..Default::default()
+    })
 }

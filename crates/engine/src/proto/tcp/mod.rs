@@ -6,7 +6,9 @@
 use super::Driver;
 use crate::conn::Inflight;
 use crate::http::Response;
+use crate::stats::Stats;
 use crate::worker::{Worker, URING_STREAM_CHUNK};
+use serverbench_model::result::{ProtocolResult, TcpPingPongResult, TcpStreamResult};
 
 /// TCP stream: the message, repeated past the largest write so any offset has a whole write.
 pub struct Stream {
@@ -98,4 +100,17 @@ impl Driver for PingPong {
         let exact = w.proto.message.len().saturating_sub(got);
         (w.window_lowat(i, window, Some(exact), got).0, false)
     }
+}
+
+/// One thread's TCP stream block: the bytes whose echo never came back.
+pub(crate) fn stream_result(s: &Stats) -> ProtocolResult {
+    ProtocolResult::TcpStream(TcpStreamResult {
+        bytes_in_flight: s.bytes_in_flight,
+        ..Default::default()
+    })
+}
+
+/// One thread's TCP ping-pong block (its figures are the common ones).
+pub(crate) fn ping_pong_result() -> ProtocolResult {
+    ProtocolResult::TcpPingPong(TcpPingPongResult::default())
 }

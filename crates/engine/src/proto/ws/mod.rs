@@ -23,11 +23,12 @@ mod conn;
 pub use conn::{WsConn, WsPhase};
 
 use super::Driver;
-use crate::config::WsSpec;
+use crate::config::{Config, WsSpec};
 use crate::conn::{Inflight, State};
 use crate::http::Response;
-use crate::stats::{ErrorKind, WsCause};
+use crate::stats::{ErrorKind, Stats, WsCause};
 use crate::worker::{Worker, BACKOFF_NS};
+use serverbench_model::result::{Histograms, ProtocolResult, WsResult};
 use serverbench_wire::ws::{self, close, Decoded, Key, Opcode, Rng};
 use std::ops::Range;
 
@@ -379,4 +380,37 @@ fn frame_step(
             }
         }
     }
+}
+
+/// One thread's WebSocket block: messages, upgrades (their latency histogram into `h`), closes
+/// and protocol errors by cause.
+pub(crate) fn result(
+    config: &Config,
+    spec: &WsSpec,
+    s: &Stats,
+    h: &mut Histograms,
+) -> ProtocolResult {
+    h.upgrade_latency_us = Some(serverbench_model::histo::encode(&s.ws.upgrade));
+    let w = &s.ws;
+    let by_name = |upgrade: bool| {
+        let mut m = std::collections::BTreeMap::new();
+        for (cause, n) in w.causes.iter().filter(|(c, _)| c.is_upgrade() == upgrade) {
+            *m.entry(cause.name().to_string()).or_insert(0) += n;
+        }
+        m
+    };
+    ProtocolResult::WebSocket(WsResult {
+        message_kind: spec.kind.as_str().to_string(),
+        message_size: spec.payload.len() as u64,
+        reconnect_every: config.reconnect_every,
+        messages_sent: w.messages_sent,
+        upgrades: w.upgrades,
+        upgrade_failures: by_name(true),
+        close_codes: (w.close_codes.iter())
+            .map(|(code, n)| (code.to_string(), *n))
+            .collect(),
+        protocol_errors: by_name(false),
+        upgrades_unanswered: w.upgrades_unanswered,
+        ..Default::default()
+    })
 }
