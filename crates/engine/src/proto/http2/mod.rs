@@ -231,6 +231,5 @@ pub(crate) fn result(
             .collect(),
         connection_mode,
         mix,
-        ..Default::default()
     })
 }
