@@ -9,8 +9,9 @@
 //! what was read and reports completions and errors into the worker's stats. The worker loop
 //! (`src/worker/`: schedule, stop, gate, timers, TLS, the epoll and io_uring backends) is
 //! generic over the driver and instantiated once per driver where each thread starts
-//! (`proto::run`, the one place `config::Protocol` is matched in the load path), so the hot
-//! path has no dynamic dispatch. `src/proto/mod.rs` says how a driver is added and the shape a
+//! (`proto::run`), so the hot path has no dynamic dispatch; each driver also makes its thread's
+//! protocol block of the result. `proto/mod.rs` is the only module outside `config` that
+//! matches on `config::Protocol`. `src/proto/mod.rs` says how a driver is added and the shape a
 //! transport that is not TCP (QUIC for HTTP/3) takes.
 //!
 //! The library never prints: progress goes to an observer callback, the outcome is a

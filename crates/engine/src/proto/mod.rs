@@ -1,5 +1,6 @@
 //! The protocol seam: what a protocol driver does on top of the worker loop, and the one place
-//! a driver is chosen ([`run`], the only match on [`Protocol`] in the load path).
+//! a driver is chosen ([`run`]; with [`protocol_part`] and [`stream_message_len`], the only
+//! matches on [`Protocol`] outside `config`).
 //!
 //! # Who owns what
 //!
@@ -31,8 +32,9 @@
 //! # Adding a driver
 //!
 //! A folder here with a type implementing [`Driver`] (its hooks and, as an `impl Worker<'_,
-//! TheDriver>` block, its protocol steps), a variant of `serverbench_model::Workload` and of
-//! `config::Protocol` carrying its prepared spec, and one arm in [`run`]. No other driver and
+//! TheDriver>` block, its protocol steps) and a `result` function making its block of the
+//! result, a variant of `serverbench_model::Workload` (and of the model's `ProtocolResult`) and
+//! of `config::Protocol` carrying its prepared spec, and an arm in each match of this module. No other driver and
 //! no part of the worker loop changes: gRPC, for one, is the HTTP/2 driver with its own
 //! request encoding and status checks.
 //!
