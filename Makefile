@@ -19,9 +19,9 @@ build:
 install:
 	$(CARGO) install --path crates/cli --locked --root "$(PREFIX)"
 
-## Set up every server that can be set up here, build, run the default suite, print the table.
+## Build, set up the servers the default suite runs (every server with `hello`), run it, print the table.
 bench: build
-	-$(BIN) setup
+	-$(BIN) setup --suite $(SUITE)
 	$(BIN) run $(SUITE)
 
 ## Unit, snapshot and integration tests (drive the real binary against servers on loopback).

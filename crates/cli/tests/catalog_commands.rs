@@ -262,3 +262,41 @@ fn setup_takes_servers_by_flag_as_run_does() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("no server `python/god`"), "{err}");
 }
+
+#[test]
+fn setup_with_a_suite_sets_up_only_the_servers_that_suite_would_run() {
+    let cache = tempfile::tempdir().unwrap();
+    let suite = cache.path().join("json.toml");
+    std::fs::write(
+        &suite,
+        r#"name = "json-only"
+description = "GET /json on two servers, one of which lacks json"
+reproduces = "none: a test"
+servers = ["python/setup-counter", "python/good"]
+
+[[scenario]]
+name = "json"
+paths = ["/json"]
+requires = "json"
+
+[[profile]]
+name = "c1"
+connections = 1
+duration = "1s"
+"#,
+    )
+    .unwrap();
+    let out = serverbench(
+        &fixture_root(),
+        cache.path(),
+        &["setup", "--no-apt", "--suite", suite.to_str().unwrap()],
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("[python/good]"), "{text}");
+    assert!(!text.contains("setup-counter"), "{text}");
+    assert!(
+        !cache.path().join("setup-count").exists(),
+        "setup-counter (no json) was set up"
+    );
+}

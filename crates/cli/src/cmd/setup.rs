@@ -16,6 +16,10 @@ pub struct Args {
     pub servers: Vec<String>,
     #[command(flatten)]
     pub servers_flag: crate::flags::Servers,
+    /// Only the servers this suite would run (its list, or every server, that implements what
+    /// one of its scenarios needs); `make bench` sets up its suite's this way.
+    #[arg(long, value_name = "SUITE.toml", conflicts_with_all = ["servers", "list"])]
+    pub suite: Option<PathBuf>,
     /// Run setup and build even when the stamp says the folder is unchanged.
     #[arg(long)]
     pub force: bool,
@@ -32,8 +36,15 @@ pub struct Args {
 pub fn run(mut args: Args) -> anyhow::Result<Exit> {
     args.servers = args.servers_flag.merged(&args.servers);
     let (paths, catalog) = super::catalog(args.root.as_deref(), "serverbench setup")?;
-    let servers = select(&catalog, &args.servers)?;
-    if args.servers.is_empty() {
+    let servers = match &args.suite {
+        Some(file) => {
+            let suite = serverbench_model::suite::Suite::load(file)
+                .map_err(|e| anyhow::anyhow!("--suite {}: {e}", file.display()))?;
+            serverbench_harness::run::plan::wanted(&suite, &catalog)
+        }
+        None => select(&catalog, &args.servers)?,
+    };
+    if args.servers.is_empty() && args.suite.is_none() {
         for b in &catalog.broken {
             let error = b.error.to_string();
             let error = error.lines().next().unwrap_or_default();

@@ -65,6 +65,16 @@ fn runs_any(server: &Server, suite: &Suite) -> bool {
         .any(|s| missing_features(server, s).is_empty())
 }
 
+/// The catalog servers `suite` would run once set up: those it lists (or every server) that
+/// implement what at least one of its scenarios needs. `make bench` sets up only these.
+pub fn wanted<'a>(suite: &Suite, catalog: &'a Catalog) -> Vec<&'a Server> {
+    let listed: Vec<&Server> = match &suite.servers {
+        ServerSelection::All(_) => catalog.servers.iter().collect(),
+        ServerSelection::List(ids) => ids.iter().filter_map(|id| catalog.get(id).ok()).collect(),
+    };
+    listed.into_iter().filter(|s| runs_any(s, suite)).collect()
+}
+
 /// Resolves the suite's servers against the catalog and lays out the laps.
 pub fn plan(suite: &Suite, catalog: &Catalog, paths: &Paths) -> Plan {
     let mut servers = Vec::new();
