@@ -97,10 +97,11 @@ impl Server {
         self.manifest.implements(feature)
     }
 
-    /// True when it serves HTTP on `PORT` (an endpoint, a database workload or a WebSocket
-    /// upgrade).
+    /// True when it serves HTTP on `PORT` (an endpoint, a database workload, a WebSocket
+    /// upgrade or gRPC over h2c).
     pub fn serves_http(&self) -> bool {
-        let on_port = |f: &Feature| f.is_http() || f.is_database() || f.is_websocket();
+        let on_port =
+            |f: &Feature| f.is_http() || f.is_database() || f.is_websocket() || f.is_grpc();
         self.manifest.implements.iter().any(on_port)
     }
 }

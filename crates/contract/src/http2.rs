@@ -50,7 +50,7 @@ impl Transport<'_> {
         }
     }
 
-    fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         match self {
             Transport::Tls(a, _) | Transport::Cleartext(a) => *a,
         }
@@ -91,14 +91,14 @@ pub enum H2Error {
 }
 
 /// An open HTTP/2 connection (its driver runs on the runtime).
-struct H2Conn {
-    send: SendRequest<Bytes>,
-    negotiated: Option<Negotiated>,
-    base: String,
+pub(crate) struct H2Conn {
+    pub(crate) send: SendRequest<Bytes>,
+    pub(crate) negotiated: Option<Negotiated>,
+    pub(crate) base: String,
 }
 
 /// Connects, (for TLS) checks ALPN chose `h2`, and exchanges the preface and SETTINGS.
-async fn connect(t: Transport<'_>) -> Result<H2Conn, H2Error> {
+pub(crate) async fn connect(t: Transport<'_>) -> Result<H2Conn, H2Error> {
     tokio::time::timeout(DEADLINE, connect_now(t))
         .await
         .unwrap_or(Err(H2Error::Timeout))

@@ -4,7 +4,8 @@
 //! a 1-byte echo) for the pre-lap check of `run`. Every failure is a named [`Check`] with a
 //! [`Diff`] of what was expected and what came. The transports: the HTTP/1.1 contract over TLS
 //! ([`over_tls`], on [`tls`]) and HTTP/2 over TLS and cleartext ([`http2`]). WebSocket echo
-//! (`ws-echo`) is checked on `PORT` by [`ws`], on the codec the engine shares.
+//! (`ws-echo`) is checked on `PORT` by [`ws`], on the codec the engine shares; gRPC (`grpc`) by
+//! [`grpc`], on the `h2` client with the framing and status codec of `serverbench_wire::grpc`.
 //!
 //! Its HTTP/1.1 client ([`http`]) is hand-written on purpose: it must see the exact bytes a
 //! server sends (framing, header case, a connection left open); over TLS it sees the same bytes
@@ -20,6 +21,7 @@ pub mod echo;
 pub mod encoding;
 #[cfg(test)]
 mod fixture;
+pub mod grpc;
 pub mod http;
 pub mod http2;
 #[cfg(test)]
@@ -215,7 +217,47 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
     }
     out.extend(check_websocket(targets, features, ws::check_all));
     out.extend(check_transports(targets, features));
+    out.extend(check_grpc(targets, features, grpc::check_all));
     out
+}
+
+/// `checks` (all of [`grpc`], or its quick one) when `grpc` is declared: on `PORT` (h2c), and on
+/// `TLS_PORT` (ALPN `h2`) when `tls` is declared too; a failed check for a missing address.
+pub fn check_grpc<C: IntoIterator<Item = Check>>(
+    targets: &Targets,
+    features: &[Feature],
+    checks: impl Fn(http2::Transport<'_>) -> C,
+) -> Vec<Check> {
+    if !features.contains(&Feature::Grpc) {
+        return Vec::new();
+    }
+    let missing = |port: &str, name: &str| {
+        let d = Diff::new("address", format!("{port} to check grpc on"), "none given");
+        Check::new(name, vec![d])
+    };
+    let mut out: Vec<Check> = match targets.http {
+        Some(addr) => checks(http2::Transport::Cleartext(addr))
+            .into_iter()
+            .collect(),
+        None => vec![missing("PORT", "grpc on PORT")],
+    };
+    if !features.contains(&Feature::Tls) {
+        return out;
+    }
+    match &targets.tls {
+        None => out.push(missing("TLS_PORT", "grpc over TLS")),
+        Some(t) => match tls::TlsClient::new(t, &[b"h2"], None) {
+            Ok(client) => out.extend(checks(http2::Transport::Tls(t.addr, &client))),
+            Err(e) => out.push(tls_client_failed(&e, " over TLS")),
+        },
+    }
+    out
+}
+
+/// True when `tls` means the HTTP/1.1 contract over TLS: the server declares something besides
+/// gRPC and the transports (a gRPC-only server's `tls` is gRPC over TLS alone).
+fn http_over_tls(features: &[Feature]) -> bool {
+    !features.iter().all(|f| f.is_grpc() || f.is_transport())
 }
 
 /// Every `ws-echo` check on [`Targets::http`] (for a run's pre-lap check of a server its laps
@@ -282,7 +324,7 @@ pub fn check_transports(targets: &Targets, features: &[Feature]) -> Vec<Check> {
             out.push(missing(f, "TLS_PORT"));
         }
         (Some(t), [tls, h2]) => {
-            if tls {
+            if tls && http_over_tls(features) {
                 out.extend(over_tls::check_all(t, features));
             }
             if h2 {
@@ -330,7 +372,8 @@ pub fn real_world(addr: SocketAddr, e: &checks::Endpoint, good: &[checks::Endpoi
 /// Connections of the many-connections check.
 pub const CONNECTIONS_AT_ONCE: usize = 200;
 
-/// A fast subset: one request per declared endpoint, a 1-byte echo and one WebSocket echo.
+/// A fast subset: one request per declared endpoint, a 1-byte echo, one WebSocket echo and one
+/// gRPC `Sum`.
 pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     let mut checks_run = Vec::new();
     if let Some(addr) = targets.http {
@@ -342,6 +385,7 @@ pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
         checks_run.push(echo::check_echo(addr, 1));
     }
     checks_run.extend(check_websocket(targets, features, |a| [ws::quick(a)]));
+    checks_run.extend(check_grpc(targets, features, |t| [grpc::quick(t)]));
     VerifyReport {
         server: String::new(),
         checks: checks_run,

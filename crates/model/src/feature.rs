@@ -47,11 +47,14 @@ pub enum Feature {
     Compression,
     /// `GET /static/…`: the harness's tree in `STATIC_DIR`, with types, validators, encodings.
     Static,
+    /// gRPC: the `serverbench.Bench` service of spec/serverbench.proto on `PORT` (h2c with prior
+    /// knowledge) and, with `tls`, on `TLS_PORT` (ALPN `h2`).
+    Grpc,
 }
 
 impl Feature {
     /// Every feature, in contract order.
-    pub const ALL: [Feature; 18] = [
+    pub const ALL: [Feature; 19] = [
         Feature::Hello,
         Feature::Routes,
         Feature::Json,
@@ -70,6 +73,7 @@ impl Feature {
         Feature::Upload,
         Feature::Compression,
         Feature::Static,
+        Feature::Grpc,
     ];
 
     /// The manifest spelling.
@@ -93,6 +97,7 @@ impl Feature {
             Feature::Upload => "upload",
             Feature::Compression => "compression",
             Feature::Static => "static",
+            Feature::Grpc => "grpc",
         }
     }
 
@@ -132,6 +137,12 @@ impl Feature {
     /// implementing one listens on `PORT` even without an HTTP endpoint.
     pub fn is_websocket(self) -> bool {
         matches!(self, Feature::WsEcho)
+    }
+
+    /// True for gRPC (`grpc`): HTTP/2 calls on `PORT` (h2c) and, with `tls`, on `TLS_PORT`,
+    /// checked by their own rules, not by the endpoint table.
+    pub fn is_grpc(self) -> bool {
+        matches!(self, Feature::Grpc)
     }
 
     /// Parses the manifest spelling.

@@ -8,10 +8,12 @@
 //! Owns: protocol framing and parsing, hand-written because it runs on every response (each
 //! module says why a kept crate does not do). Must not: touch a socket, a clock, a thread or
 //! the terminal; time is passed in as nanoseconds, output is appended to caller-owned buffers.
-//! [`coding`]: the content codings `--verify` decodes (a kept crate each).
+//! [`coding`]: the content codings `--verify` decodes (a kept crate each). [`grpc`]: gRPC's
+//! message framing, status codes and trailers.
 //! The engine (`serverbench-engine`) drives these from its worker loops.
 
 pub mod coding;
+pub mod grpc;
 pub mod h2;
 pub mod http;
 pub mod tls;
