@@ -69,6 +69,9 @@ pub enum Deviation {
     /// `ws-echo`: an unmasked client frame is not refused with close 1002 (the WebSocket
     /// library never reads the mask bit).
     WsUnmasked,
+    /// `grpc`: a request message that does not decode is not answered with 13 INTERNAL or 3
+    /// INVALID_ARGUMENT (the gRPC library decodes it before any handler runs).
+    GrpcMalformed,
 }
 
 impl Deviation {
@@ -80,6 +83,7 @@ impl Deviation {
             Deviation::SplitRequestLine => "split_request_line",
             Deviation::DeepPipelining => "deep_pipelining",
             Deviation::WsUnmasked => "ws_unmasked",
+            Deviation::GrpcMalformed => "grpc_malformed",
         }
     }
 
@@ -96,6 +100,7 @@ impl Deviation {
             }
             Deviation::DeepPipelining => check.contains("pipelined on each of"),
             Deviation::WsUnmasked => check.contains("unmasked"),
+            Deviation::GrpcMalformed => check.starts_with("grpc malformed"),
         }
     }
 }

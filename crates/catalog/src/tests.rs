@@ -169,6 +169,36 @@ fn the_unmasked_frame_deviation_covers_only_its_check() {
 }
 
 #[test]
+fn the_grpc_malformed_deviation_covers_only_its_check_on_both_ports() {
+    let malformed = "grpc malformed Sum message -> 13 INTERNAL or 3 INVALID_ARGUMENT";
+    assert!(Deviation::GrpcMalformed.covers(malformed));
+    assert!(Deviation::GrpcMalformed.covers(&format!("{malformed} over TLS")));
+    assert!(!Deviation::GrpcMalformed
+        .covers("grpc unknown method /serverbench.Bench/Nope -> 12 UNIMPLEMENTED"));
+    assert_eq!(Deviation::GrpcMalformed.as_str(), "grpc_malformed");
+}
+
+#[test]
+fn a_manifest_declaring_only_grpc_listens_on_port() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_server(tmp.path(), "go/g", "go/g", "");
+    let path = dir.join("server.toml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        r#"implements = ["hello"]"#,
+        r#"implements = ["grpc", "tls"]"#,
+    );
+    std::fs::write(&path, text).unwrap();
+    let catalog = Catalog::load(tmp.path()).unwrap();
+    let server = catalog.get("go/g").unwrap();
+    assert_eq!(
+        server.manifest.implements,
+        vec![Feature::Grpc, Feature::Tls]
+    );
+    assert!(server.serves_http(), "h2c is on PORT");
+    assert!(Feature::Grpc.is_grpc() && !Feature::Grpc.is_http());
+}
+
+#[test]
 fn deviation_keys_are_snake_case() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_server(tmp.path(), "python/dev", "python/dev", "");

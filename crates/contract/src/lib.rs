@@ -188,7 +188,7 @@ pub fn resolve(host: &str, port: u16) -> std::io::Result<SocketAddr> {
 /// its address is a failed check).
 pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
     let mut out = Vec::new();
-    if let Some(addr) = targets.http {
+    if let (Some(addr), true) = (targets.http, serves_http1(features)) {
         // Connection-level checks use only endpoints that passed alone, so one wrong body is
         // reported once, not again by every check that requests it.
         let to = Dial::tcp(addr);
@@ -254,9 +254,10 @@ pub fn check_grpc<C: IntoIterator<Item = Check>>(
     out
 }
 
-/// True when `tls` means the HTTP/1.1 contract over TLS: the server declares something besides
-/// gRPC and the transports (a gRPC-only server's `tls` is gRPC over TLS alone).
-fn http_over_tls(features: &[Feature]) -> bool {
+/// True when the server speaks the HTTP/1.1 contract (its 404s, and over TLS with `tls`): it
+/// declares something besides gRPC and the transports (a gRPC-only server's `PORT` is HTTP/2
+/// alone, and its `tls` is gRPC over TLS).
+pub fn serves_http1(features: &[Feature]) -> bool {
     !features.iter().all(|f| f.is_grpc() || f.is_transport())
 }
 
@@ -324,7 +325,7 @@ pub fn check_transports(targets: &Targets, features: &[Feature]) -> Vec<Check> {
             out.push(missing(f, "TLS_PORT"));
         }
         (Some(t), [tls, h2]) => {
-            if tls && http_over_tls(features) {
+            if tls && serves_http1(features) {
                 out.extend(over_tls::check_all(t, features));
             }
             if h2 {

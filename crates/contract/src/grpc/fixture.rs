@@ -38,6 +38,8 @@ pub(crate) struct Flaws {
     pub(crate) lenient: bool,
     /// Ignores `grpc-timeout`.
     pub(crate) ignores_deadline: bool,
+    /// Ends a call past its deadline with RST_STREAM (CANCEL), as grpc-go does (not a flaw).
+    pub(crate) resets_on_deadline: bool,
     /// Accepts messages of any size.
     pub(crate) no_limit: bool,
     /// Refuses `grpc-encoding: gzip` with 12 UNIMPLEMENTED.
@@ -273,6 +275,10 @@ async fn server_stream(
             tokio::time::sleep(delay),
         );
         if slept.await.is_err() {
+            if flaws.resets_on_deadline {
+                let mut respond = respond;
+                return respond.send_reset(h2::Reason::CANCEL);
+            }
             return status_only(respond, flaws, 4, "deadline exceeded");
         }
     }

@@ -184,6 +184,22 @@ fn a_server_ignoring_the_deadline_fails_it() {
 }
 
 #[test]
+fn a_server_resetting_a_call_past_its_deadline_with_cancel_passes_it() {
+    let flaws = Flaws {
+        resets_on_deadline: true,
+        ..Flaws::default()
+    };
+    let checks = run_against(flaws);
+    let deadline = checks.iter().find(|c| c.name == names::DEADLINE).unwrap();
+    assert!(deadline.passed(), "{deadline:#?}");
+    let note = deadline.note.as_deref().unwrap_or("");
+    assert!(
+        note.starts_with("ended by RST_STREAM (CANCEL) after 0.0"),
+        "{note}"
+    );
+}
+
+#[test]
 fn a_server_without_a_message_limit_fails_resource_exhausted() {
     let flaws = Flaws {
         no_limit: true,
