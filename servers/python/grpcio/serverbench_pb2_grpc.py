@@ -76,8 +76,8 @@ class BenchServicer:
     def ServerStream(self, request, context):
         """Server streaming: n chunks, chunk i (from 0) with seq = i and `size` bytes each of value
         i % 256. With delay_ms > 0 the server waits that long before each chunk, and ends the call
-        with 4 DEADLINE_EXCEEDED when the call's deadline (grpc-timeout) passes first: the slow call
-        of the deadline check.
+        at once when the call's deadline (grpc-timeout) passes first (4 DEADLINE_EXCEEDED, or
+        RST_STREAM CANCEL): the slow call of the deadline check.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

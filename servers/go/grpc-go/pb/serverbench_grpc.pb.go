@@ -41,8 +41,8 @@ type BenchClient interface {
 	Echo(ctx context.Context, in *Payload, opts ...grpc.CallOption) (*Payload, error)
 	// Server streaming: n chunks, chunk i (from 0) with seq = i and `size` bytes each of value
 	// i % 256. With delay_ms > 0 the server waits that long before each chunk, and ends the call
-	// with 4 DEADLINE_EXCEEDED when the call's deadline (grpc-timeout) passes first: the slow call
-	// of the deadline check.
+	// at once when the call's deadline (grpc-timeout) passes first (4 DEADLINE_EXCEEDED, or
+	// RST_STREAM CANCEL): the slow call of the deadline check.
 	ServerStream(ctx context.Context, in *Count, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Chunk], error)
 	// Bidirectional streaming: every chunk sent back unchanged, in order, as it arrives.
 	BidiEcho(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Chunk, Chunk], error)
@@ -118,8 +118,8 @@ type BenchServer interface {
 	Echo(context.Context, *Payload) (*Payload, error)
 	// Server streaming: n chunks, chunk i (from 0) with seq = i and `size` bytes each of value
 	// i % 256. With delay_ms > 0 the server waits that long before each chunk, and ends the call
-	// with 4 DEADLINE_EXCEEDED when the call's deadline (grpc-timeout) passes first: the slow call
-	// of the deadline check.
+	// at once when the call's deadline (grpc-timeout) passes first (4 DEADLINE_EXCEEDED, or
+	// RST_STREAM CANCEL): the slow call of the deadline check.
 	ServerStream(*Count, grpc.ServerStreamingServer[Chunk]) error
 	// Bidirectional streaming: every chunk sent back unchanged, in order, as it arrives.
 	BidiEcho(grpc.BidiStreamingServer[Chunk, Chunk]) error
