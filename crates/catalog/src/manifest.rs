@@ -72,6 +72,9 @@ pub enum Deviation {
     /// `grpc`: a request message that does not decode is not answered with 13 INTERNAL or 3
     /// INVALID_ARGUMENT (the gRPC library decodes it before any handler runs).
     GrpcMalformed,
+    /// `grpc`: a request message above the receive limit is not answered with 8
+    /// RESOURCE_EXHAUSTED (the gRPC library picks another code).
+    GrpcMessageLimit,
 }
 
 impl Deviation {
@@ -84,6 +87,7 @@ impl Deviation {
             Deviation::DeepPipelining => "deep_pipelining",
             Deviation::WsUnmasked => "ws_unmasked",
             Deviation::GrpcMalformed => "grpc_malformed",
+            Deviation::GrpcMessageLimit => "grpc_message_limit",
         }
     }
 
@@ -101,6 +105,9 @@ impl Deviation {
             Deviation::DeepPipelining => check.contains("pipelined on each of"),
             Deviation::WsUnmasked => check.contains("unmasked"),
             Deviation::GrpcMalformed => check.starts_with("grpc malformed"),
+            Deviation::GrpcMessageLimit => {
+                check.starts_with("grpc ") && check.contains("above the 4 MiB limit")
+            }
         }
     }
 }

@@ -169,13 +169,18 @@ fn the_unmasked_frame_deviation_covers_only_its_check() {
 }
 
 #[test]
-fn the_grpc_malformed_deviation_covers_only_its_check_on_both_ports() {
+fn each_grpc_deviation_covers_only_its_check_on_both_ports() {
     let malformed = "grpc malformed Sum message -> 13 INTERNAL or 3 INVALID_ARGUMENT";
     assert!(Deviation::GrpcMalformed.covers(malformed));
     assert!(Deviation::GrpcMalformed.covers(&format!("{malformed} over TLS")));
     assert!(!Deviation::GrpcMalformed
         .covers("grpc unknown method /serverbench.Bench/Nope -> 12 UNIMPLEMENTED"));
     assert_eq!(Deviation::GrpcMalformed.as_str(), "grpc_malformed");
+    let limit = "grpc Echo of 5 MiB (above the 4 MiB limit) -> 8 RESOURCE_EXHAUSTED";
+    assert!(Deviation::GrpcMessageLimit.covers(limit));
+    assert!(Deviation::GrpcMessageLimit.covers(&format!("{limit} over TLS")));
+    assert!(!Deviation::GrpcMessageLimit.covers(malformed));
+    assert!(!Deviation::GrpcMalformed.covers(limit));
 }
 
 #[test]
