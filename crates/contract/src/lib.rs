@@ -222,7 +222,8 @@ pub fn check_all(targets: &Targets, features: &[Feature]) -> Vec<Check> {
 }
 
 /// `checks` (all of [`grpc`], or its quick one) when `grpc` is declared: on `PORT` (h2c), and on
-/// `TLS_PORT` (ALPN `h2`) when `tls` is declared too; a failed check for a missing address.
+/// `TLS_PORT` (ALPN `h2`) when `tls` is declared too; a failed check for a missing address
+/// (`PORT` may be missing when the checks are over TLS alone, as for `verify --url https://…`).
 pub fn check_grpc<C: IntoIterator<Item = Check>>(
     targets: &Targets,
     features: &[Feature],
@@ -235,13 +236,16 @@ pub fn check_grpc<C: IntoIterator<Item = Check>>(
         let d = Diff::new("address", format!("{port} to check grpc on"), "none given");
         Check::new(name, vec![d])
     };
+    let over_tls = features.contains(&Feature::Tls);
     let mut out: Vec<Check> = match targets.http {
         Some(addr) => checks(http2::Transport::Cleartext(addr))
             .into_iter()
             .collect(),
+        // `verify --url https://…`: gRPC over TLS alone.
+        None if over_tls && targets.tls.is_some() => Vec::new(),
         None => vec![missing("PORT", "grpc on PORT")],
     };
-    if !features.contains(&Feature::Tls) {
+    if !over_tls {
         return out;
     }
     match &targets.tls {
@@ -317,7 +321,10 @@ pub fn check_transports(targets: &Targets, features: &[Feature]) -> Vec<Check> {
         let d = Diff::new("address", format!("{port} to check {f} on"), "none given");
         Check::new(format!("{f} transport"), vec![d])
     };
-    let wants_tls = [Feature::Tls, Feature::H2].map(|f| features.contains(&f));
+    // A gRPC-only server's `tls` is gRPC over TLS: checked (and its missing port named) by
+    // [`check_grpc`].
+    let http1_tls = features.contains(&Feature::Tls) && serves_http1(features);
+    let wants_tls = [http1_tls, features.contains(&Feature::H2)];
     match (&targets.tls, wants_tls) {
         (_, [false, false]) => {}
         (None, [tls, _]) => {
@@ -325,7 +332,7 @@ pub fn check_transports(targets: &Targets, features: &[Feature]) -> Vec<Check> {
             out.push(missing(f, "TLS_PORT"));
         }
         (Some(t), [tls, h2]) => {
-            if tls && serves_http1(features) {
+            if tls {
                 out.extend(over_tls::check_all(t, features));
             }
             if h2 {

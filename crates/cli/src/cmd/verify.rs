@@ -35,7 +35,8 @@ pub struct Args {
     #[arg(long, value_name = "URL", conflicts_with = "servers")]
     pub url: Option<String>,
     /// With --url: what the server implements of spec/contract.md (default: the HTTP features,
-    /// and `tls` for an https:// URL; `ws-echo` checks the WebSocket echo on /ws).
+    /// and `tls` for an https:// URL; `ws-echo` checks the WebSocket echo on /ws; `grpc` the gRPC
+    /// service of spec/serverbench.proto, over h2c for http://, over TLS for https://).
     #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "url")]
     pub implements: Vec<String>,
     /// With an https:// --url: trust exactly the certificates in this PEM file.

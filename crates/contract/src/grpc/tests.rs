@@ -252,3 +252,20 @@ fn nothing_listening_fails_the_connection_and_runs_no_other_check() {
     assert_eq!(checks[0].name, names::CONNECTION);
     assert!(!checks[0].passed());
 }
+
+#[test]
+fn a_grpc_only_server_gets_the_grpc_checks_alone_and_tls_without_its_port_fails_by_name() {
+    let addr = serve(Flaws::default());
+    let targets = crate::Targets::new("127.0.0.1", Some(addr.port()), None).unwrap();
+    let features = [
+        serverbench_model::Feature::Grpc,
+        serverbench_model::Feature::Tls,
+    ];
+    let checks = crate::check_all(&targets, &features);
+    let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+    assert!(names.iter().all(|n| n.starts_with("grpc ")), "{names:#?}");
+    assert_eq!(names.len(), 13, "{names:#?}");
+    let last = checks.last().unwrap();
+    assert_eq!(last.name, "grpc over TLS");
+    assert_eq!(last.diffs[0].expected, "TLS_PORT to check grpc on");
+}
