@@ -11,6 +11,8 @@ use prost::Message;
 use serverbench_wire::grpc::{framed, Deframer};
 use std::io::Read;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What the fixture gets wrong (nothing by default).
@@ -53,8 +55,17 @@ pub(crate) struct Flaws {
 /// The receive limit of a correct server.
 const LIMIT: u64 = 4 << 20;
 
-/// Starts the fixture on a free local port.
+/// Starts the fixture on a free local port (h2c with prior knowledge).
 pub(crate) fn serve(flaws: Flaws) -> SocketAddr {
+    start(flaws, None)
+}
+
+/// Starts the fixture behind TLS with `config` (its ALPN decides what is negotiated).
+pub(crate) fn serve_tls(flaws: Flaws, config: Arc<rustls::ServerConfig>) -> SocketAddr {
+    start(flaws, Some(config))
+}
+
+fn start(flaws: Flaws, tls: Option<Arc<rustls::ServerConfig>>) -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -65,15 +76,28 @@ pub(crate) fn serve(flaws: Flaws) -> SocketAddr {
             .unwrap();
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
             while let Ok((sock, _)) = listener.accept().await {
-                tokio::spawn(connection(sock, flaws));
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    match acceptor {
+                        None => cleartext(sock, flaws).await,
+                        Some(a) => {
+                            if let Ok(s) = a.accept(sock).await {
+                                connection(s, flaws).await;
+                            }
+                        }
+                    }
+                });
             }
         });
     });
     addr
 }
 
-async fn connection(sock: tokio::net::TcpStream, flaws: Flaws) {
+/// A cleartext connection: an HTTP/1.1 request (refused, or answered 200 when that is the
+/// flaw), else HTTP/2 with prior knowledge.
+async fn cleartext(sock: tokio::net::TcpStream, flaws: Flaws) {
     let mut first = [0u8; 4];
     if sock.peek(&mut first).await.is_ok() && &first == b"POST" {
         if flaws.answers_http11 {
@@ -83,12 +107,18 @@ async fn connection(sock: tokio::net::TcpStream, flaws: Flaws) {
         }
         return;
     }
-    let Ok(mut conn) = h2::server::handshake(sock).await else {
+    connection(sock, flaws).await;
+}
+
+async fn connection<T>(io: T, flaws: Flaws)
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let Ok(mut conn) = h2::server::handshake(io).await else {
         return;
     };
-    let open = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let open = Arc::new(AtomicUsize::new(0));
     while let Some(Ok((req, mut respond))) = conn.accept().await {
-        use std::sync::atomic::Ordering::SeqCst;
         if flaws.max_open.is_some_and(|m| open.load(SeqCst) >= m) {
             respond.send_reset(h2::Reason::REFUSED_STREAM);
             continue;

@@ -1,5 +1,7 @@
-use super::fixture::{serve, Flaws};
+use super::fixture::{serve, serve_tls, Flaws};
 use super::*;
+use crate::tls::TlsClient;
+use crate::tls_fixture::TestCert;
 
 /// The checks against a fixture with `flaws`, on h2c.
 fn run_against(flaws: Flaws) -> Vec<Check> {
@@ -268,4 +270,33 @@ fn a_grpc_only_server_gets_the_grpc_checks_alone_and_tls_without_its_port_fails_
     let last = checks.last().unwrap();
     assert_eq!(last.name, "grpc over TLS");
     assert_eq!(last.diffs[0].expected, "TLS_PORT to check grpc on");
+}
+
+#[test]
+fn over_tls_with_alpn_h2_every_check_passes_but_http_1_1_and_the_names_say_over_tls() {
+    let cert = TestCert::new();
+    let addr = serve_tls(
+        Flaws::default(),
+        cert.server_config(&[b"h2"], rustls::ALL_VERSIONS),
+    );
+    let client = TlsClient::new(&cert.target(addr), &[b"h2"], None).unwrap();
+    let checks = check_all(Transport::Tls(addr, &client));
+    let failures: Vec<&Check> = checks.iter().filter(|c| !c.passed()).collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(checks.len(), 11, "no HTTP/1.1 check over TLS");
+    assert!(checks.iter().all(|c| c.name.ends_with(" over TLS")));
+    let note = checks[0].note.as_deref().unwrap_or("");
+    assert!(note.ends_with("ALPN h2"), "{note}");
+}
+
+#[test]
+fn a_tls_server_offering_only_http_1_1_fails_the_grpc_connection_and_nothing_else_runs() {
+    let cert = TestCert::new();
+    let config = cert.server_config(&[b"http/1.1"], rustls::ALL_VERSIONS);
+    let addr = serve_tls(Flaws::default(), config);
+    let client = TlsClient::new(&cert.target(addr), &[b"h2"], None).unwrap();
+    let checks = check_all(Transport::Tls(addr, &client));
+    assert_eq!(checks.len(), 1, "{checks:#?}");
+    assert_eq!(checks[0].name, format!("{} over TLS", names::CONNECTION));
+    assert!(!checks[0].passed());
 }
