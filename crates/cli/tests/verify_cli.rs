@@ -233,3 +233,23 @@ fn a_running_server_is_checked_against_the_database_url_audit_included() {
         "the password is not printed"
     );
 }
+
+#[test]
+fn a_url_implementing_grpc_gets_the_grpc_checks_alone_and_a_dead_port_fails_the_connection() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let (out, text) = verify(&["--url", &url, "--implements", "grpc", "--json"]);
+    assert_eq!(out.status.code(), Some(7), "a failed check: {text}");
+    let reports: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let checks = reports[0]["checks"].as_array().unwrap();
+    let names: Vec<&str> = checks.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["grpc connection (HTTP/2 preface and SETTINGS)"],
+        "{text}"
+    );
+    assert_eq!(checks[0]["diffs"][0]["what"], "connection", "{text}");
+}
