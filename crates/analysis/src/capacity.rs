@@ -210,9 +210,9 @@ impl Outcome {
 
 /// The URL(s) or `host:port` a load spec loads.
 pub fn target_of(spec: &LoadSpec) -> Vec<String> {
-    match &spec.tcp {
-        Some(t) => vec![t.addr.clone()],
-        None => spec.urls.clone(),
+    match spec.work.mode.is_tcp() {
+        true => vec![spec.target.clone()],
+        false => spec.urls(),
     }
 }
 

@@ -229,16 +229,16 @@ fn a_mix_over_h2c_draws_by_weight_and_counts_errors_on_their_entry() {
     let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
     let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
     let mut spec = serverbench_model::LoadSpec {
-        urls: vec![format!("http://{addr}")],
+        target: addr.to_string(),
         connections: 2,
         threads: Some(1),
         requests: Some(4000),
         io: io(),
-        mix: Some(mix),
         ..Default::default()
     };
-    spec.http.http2 = true;
-    spec.http.streams = 8;
+    spec.work.mix_requests = Some(mix);
+    spec.transport.protocol = serverbench_model::Protocol::H2c;
+    spec.transport.streams = Some(8);
     let r = run(&serverbench_engine::Config::try_from(&spec).unwrap());
     assert_eq!(r.requests, 4000);
     let (a, b) = (&r.mix()[0], &r.mix()[1]);

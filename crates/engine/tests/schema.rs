@@ -155,15 +155,15 @@ fn a_mix_json_validates_and_its_entry_histograms_give_back_their_percentiles() {
     let text = "[[request]]\npath = \"/a\"\nweight = 2\n[[request]]\npath = \"/b\"\n";
     let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
     let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
-    let spec = serverbench_model::LoadSpec {
-        urls: vec![format!("http://{addr}")],
+    let mut spec = serverbench_model::LoadSpec {
+        target: addr.to_string(),
         connections: 2,
         threads: Some(1),
         requests: Some(600),
         io: io(),
-        mix: Some(mix),
         ..Default::default()
     };
+    spec.work.mix_requests = Some(mix);
     let r = run(&serverbench_engine::Config::try_from(&spec).unwrap());
     let v = serde_json::to_value(&r).unwrap();
     assert_valid(&v);

@@ -181,7 +181,11 @@ mod tests {
             ..Plan::default()
         };
         let spec = LoadSpec {
-            urls: vec!["http://127.0.0.1:1/".into()],
+            target: "127.0.0.1:1".into(),
+            work: serverbench_model::spec::Work {
+                paths: vec!["/".into()],
+                ..Default::default()
+            },
             duration: Some(Duration::from_secs(2)),
             ..LoadSpec::default()
         };

@@ -71,13 +71,13 @@ pub fn failure_lines(f: &Failure) -> Vec<String> {
 /// `spec` as the client hosts take it: `--body-file` read here (it must be UTF-8 to travel).
 pub fn with_body(spec: &LoadSpec) -> Result<LoadSpec, SessionError> {
     let mut spec = spec.clone();
-    if let (None, Some(path)) = (&spec.http.body, spec.http.body_file.take()) {
+    if let (None, Some(path)) = (&spec.work.body, spec.http.body_file.take()) {
         let bytes = std::fs::read(&path).map_err(|why| SessionError::ReadBody {
             path: path.clone(),
             why,
         })?;
         let text = String::from_utf8(bytes).map_err(|_| SessionError::BodyNotText { path })?;
-        spec.http.body = Some(text);
+        spec.work.body = Some(text);
     }
     Ok(spec)
 }

@@ -42,7 +42,7 @@ pub use duration::{format_duration, parse_duration, BadDuration};
 pub use failure::{FailureKind, LapFailure};
 pub use feature::Feature;
 pub use io::{BadIo, Io, IoBackend};
-pub use method::Method;
+pub use method::{BadMethod, Method};
 pub use mix::{Mix, MixEntry, MixError};
 pub use result::{LoadResult, Mode};
 pub use size::{parse_size, BadSize, SizeRange};

@@ -1,5 +1,6 @@
-//! The HTTP methods a suite scenario may ask for (`method = "POST"`), as the mix's entries allow
-//! them: HEAD is left out, its answers carry no body.
+//! The HTTP methods a load may send: a suite scenario's (`method = "POST"`), as the mix's
+//! entries allow them, and `serverbench load -X`'s, which may also send HEAD (its answers carry
+//! no body, so a mix leaves it out).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -14,6 +15,7 @@ pub enum Method {
     Delete,
     Patch,
     Options,
+    Head,
 }
 
 impl Method {
@@ -26,7 +28,37 @@ impl Method {
             Method::Delete => "DELETE",
             Method::Patch => "PATCH",
             Method::Options => "OPTIONS",
+            Method::Head => "HEAD",
         }
+    }
+
+    /// Every method, in the order of `-X`'s help.
+    pub const ALL: [Method; 7] = [
+        Method::Get,
+        Method::Post,
+        Method::Put,
+        Method::Delete,
+        Method::Patch,
+        Method::Options,
+        Method::Head,
+    ];
+}
+
+/// A method none of GET, POST, PUT, DELETE, PATCH, OPTIONS or HEAD (the text given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not an HTTP method the engine sends (GET, POST, PUT, DELETE, PATCH, OPTIONS, HEAD)"
+)]
+pub struct BadMethod(pub String);
+
+/// Any case: `post` is `POST`.
+impl std::str::FromStr for Method {
+    type Err = BadMethod;
+    fn from_str(s: &str) -> Result<Method, BadMethod> {
+        Method::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| BadMethod(s.to_string()))
     }
 }
 

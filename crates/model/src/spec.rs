@@ -1,32 +1,44 @@
 //! One load, described once: what `serverbench load` runs. The CLI parses its flags into a
-//! [`LoadSpec`]; `--tool serverbench` and the client hosts of a distributed run hand it over as
+//! [`LoadSpec`], built around the [`Work`] and [`Transport`] a suite's scenario and a lap record
+//! share; a lap's is [`LoadSpec::lap`]; `--tool serverbench` and the client hosts of a distributed run hand it over as
 //! JSON (`serverbench load --spec -`, one line on stdin) instead of rebuilding a command line;
 //! [`LoadSpec::split`] shares it between client hosts.
 
 use crate::duration;
-use crate::transport::TlsResume;
-use crate::Mode;
+use crate::Transport;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+mod before;
+mod target;
 mod validate;
 mod work;
+pub use before::BeforeError;
+pub use target::UrlError;
 pub use validate::{Key, Origin, SpecError, Table, Why};
 pub use validate::{DEFAULT_WS_MESSAGE, MAX_WS_MESSAGE, MAX_WS_PING};
 pub use work::{lap_duration, Address, Pace, Work};
 
-/// A whole load: target, how many connections and threads, how long, and what each request is.
-/// Every key is optional in JSON (the defaults are `serverbench load`'s).
+/// A whole load: the server ([`LoadSpec::target`]), what each connection does ([`Work`]), how
+/// it travels ([`Transport`]), how hard (connections, threads, duration...) and what only a
+/// load has ([`HttpLoad`]: headers, a body file, TLS trust). Every key is optional in JSON (the
+/// defaults are `serverbench load`'s); a spec in the shape before this one (`urls`, `tcp`,
+/// `http.method`...) still reads ([`LoadSpec::from_json`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LoadSpec {
-    /// URL(s) to load, all on one host:port, rotated per request (empty with `tcp`).
-    pub urls: Vec<String>,
-    /// TCP echo instead of HTTP.
-    pub tcp: Option<TcpLoad>,
+    /// The server's `host:port`: HTTP's and WebSocket's (the paths are `work.paths`, the scheme
+    /// is `work.mode` and `transport.tls`), or TCP echo's. Empty: no target.
+    pub target: String,
+    /// What each connection does: the mode, the paths, the message, the method and body.
+    /// `work.mix_requests` travels as `mix` (the entries, read where the load was described).
+    #[serde(serialize_with = "work::with_mix", deserialize_with = "work::read_mix")]
+    pub work: Work,
+    /// HTTP/2 or HTTP/1.1, TLS, a connection per request, resumption, streams.
+    pub transport: Transport,
     /// Open connections.
     pub connections: u32,
     /// Worker threads (`None`: one per CPU this process may run on, or per `cpus`).
@@ -52,77 +64,32 @@ pub struct LoadSpec {
     pub idle: String,
     /// `--io`: epoll, io_uring, or the engine's choice.
     pub io: crate::Io,
-    /// What each HTTP request is and how it travels.
-    pub http: HttpLoad,
-    /// `ws://`/`wss://` URLs: what each WebSocket message is.
-    pub ws: WsLoad,
-    /// `--reconnect-every N`: a connection is closed (WebSocket: with a close 1000) and opened
-    /// again after N responses or echoed messages, so connects (and handshakes) are in the
-    /// figures (HttpArena's limited-conn and echo-ws-limited).
-    pub reconnect_every: Option<u64>,
-    /// `--mix FILE`: requests drawn by weight from these entries (on the one host:port of the
-    /// first URL) instead of the URLs' paths with `http.method`, `http.body`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mix: Option<crate::Mix>,
-}
-
-/// A WebSocket load (`ws://` or `wss://` URLs): each message is one frame, echoed back.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct WsLoad {
-    /// `--message TEXT`: the message sent (default `hello world`), unless `message_size`.
-    pub message: Option<String>,
-    /// `--message-size N`: a message of N random bytes (made once).
-    pub message_size: Option<usize>,
-    /// `--binary`: binary frames instead of text.
-    pub binary: bool,
-    /// `--ws-ping`: ping frames, each answered by a pong, instead of echoed messages.
-    pub ping: bool,
-}
-
-/// TCP echo: the target and the kind of load.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TcpLoad {
-    /// `host:port`.
-    pub addr: String,
-    /// [`Mode::TcpStream`] or [`Mode::TcpPingpong`].
-    pub mode: Mode,
-    /// Stream: the message written repeatedly.
-    pub message: String,
-    /// Ping-pong: the message size in bytes.
-    pub size: usize,
-}
-
-/// The HTTP side of a load.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct HttpLoad {
-    pub method: String,
-    /// Extra headers, `Name: value`.
-    pub headers: Vec<String>,
-    /// The request body, or a file to read it from (on the machine that runs the load).
-    pub body: Option<String>,
-    pub body_file: Option<PathBuf>,
-    /// `--body-size`: a body of random bytes (made once per thread), its size drawn per request.
-    pub body_size: Option<crate::SizeRange>,
+    /// Requests in flight per connection (HTTP/1.1 pipelining).
+    pub pipeline: u32,
     /// `--chunked`: the body sent `Transfer-Encoding: chunked`, in chunks of this many bytes
     /// (`--chunk-size`; `None`: with Content-Length).
     pub chunked: Option<u64>,
-    /// Requests in flight per connection (HTTP/1.1 pipelining).
-    pub pipeline: u32,
+    /// What only a load has: headers, a body file, statuses, checks, TLS trust.
+    pub http: HttpLoad,
+    /// `--ws-ping`: ping frames, each answered by a pong, instead of echoed messages.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ws_ping: bool,
+}
+
+/// What only a load has, beside [`Work`] and [`Transport`]: its HTTP extras and TLS trust.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpLoad {
+    /// Extra headers, `Name: value`.
+    pub headers: Vec<String>,
+    /// The request body read from a file (on the machine that runs the load).
+    pub body_file: Option<PathBuf>,
     /// Status codes that are not errors (empty: any 2xx).
     pub expect_status: Vec<u16>,
     /// Every body must match the first body of its URL.
     pub verify: bool,
     /// Read every segment as it lands.
     pub eager_reads: bool,
-    /// HTTP/2 (h2 over TLS for https://, h2c for http://), with `streams` per connection.
-    pub http2: bool,
-    pub streams: u32,
-    /// A new connection per request.
-    pub new_conn: bool,
-    /// How new TLS connections resume (`None`: every handshake full).
-    pub tls_resume: Option<TlsResume>,
     /// The only TLS version offered (`None`: 1.3 and 1.2).
     pub tls_version: Option<TlsVersion>,
     /// Trust only the CA certificates in this PEM file (on the machine that runs the load).
@@ -186,8 +153,9 @@ impl Default for LoadSpec {
     /// `serverbench load`'s defaults, with no target.
     fn default() -> LoadSpec {
         LoadSpec {
-            urls: Vec::new(),
-            tcp: None,
+            target: String::new(),
+            work: Work::default(),
+            transport: Transport::default(),
             connections: 50,
             threads: None,
             duration: None,
@@ -199,34 +167,10 @@ impl Default for LoadSpec {
             connect_rate: None,
             idle: "auto".into(),
             io: crate::Io::Auto,
-            http: HttpLoad::default(),
-            ws: WsLoad::default(),
-            reconnect_every: None,
-            mix: None,
-        }
-    }
-}
-
-impl Default for HttpLoad {
-    fn default() -> HttpLoad {
-        HttpLoad {
-            method: "GET".into(),
-            headers: Vec::new(),
-            body: None,
-            body_file: None,
-            body_size: None,
-            chunked: None,
             pipeline: 1,
-            expect_status: Vec::new(),
-            verify: false,
-            eager_reads: false,
-            http2: false,
-            streams: 1,
-            new_conn: false,
-            tls_resume: None,
-            tls_version: None,
-            cacert: None,
-            insecure: false,
+            chunked: None,
+            http: HttpLoad::default(),
+            ws_ping: false,
         }
     }
 }
@@ -271,6 +215,28 @@ impl LoadSpec {
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).expect("a load spec always serializes")
     }
+
+    /// A spec from JSON: today's shape, or the shape before [`Work`] and [`Transport`]
+    /// (`urls`, `tcp`, `http.method`...). Neither: today's shape's error.
+    pub fn from_json(text: &str) -> Result<LoadSpec, SpecJsonError> {
+        let now = match serde_json::from_str::<LoadSpec>(text) {
+            Ok(spec) => return Ok(spec),
+            Err(e) => e,
+        };
+        match serde_json::from_str::<before::Before>(text) {
+            Ok(old) => Ok(LoadSpec::try_from(old)?),
+            Err(_) => Err(SpecJsonError::Json(now)),
+        }
+    }
+}
+
+/// JSON that is not a load spec, in today's shape or the one before.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecJsonError {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Before(#[from] BeforeError),
 }
 
 #[cfg(test)]
@@ -296,35 +262,82 @@ mod tests {
 
     #[test]
     fn a_spec_round_trips_through_one_line_of_json_with_durations_as_text() {
-        let spec = LoadSpec {
-            urls: vec!["https://127.0.0.1:8443/hello".into()],
+        let mut spec = LoadSpec {
             duration: Some(Duration::from_millis(2500)),
             warmup: Duration::from_micros(250),
             io: crate::Io::Uring,
+            transport: Transport {
+                protocol: crate::Protocol::H2,
+                streams: Some(16),
+                tls_resume: Some(crate::TlsResume::Tickets),
+                ..Transport::default()
+            },
             http: HttpLoad {
-                http2: true,
-                streams: 16,
-                tls_resume: Some(TlsResume::Tickets),
                 tls_version: Some(TlsVersion::V1_3),
                 ..HttpLoad::default()
             },
             ..LoadSpec::default()
         };
+        spec.at_urls(&["https://127.0.0.1:8443/hello".into()])
+            .unwrap();
         let line = spec.to_line();
         assert!(!line.contains('\n'));
         assert!(line.contains(r#""duration":"2s 500ms""#), "{line}");
         assert!(line.contains(r#""tls_version":"1.3""#), "{line}");
         assert!(line.contains(r#""io":"uring""#), "{line}");
-        assert_eq!(serde_json::from_str::<LoadSpec>(&line).unwrap(), spec);
+        assert!(line.contains(r#""target":"127.0.0.1:8443""#), "{line}");
+        assert_eq!(LoadSpec::from_json(&line).unwrap(), spec);
     }
 
     #[test]
     fn a_partial_spec_takes_the_defaults_and_an_unknown_key_is_refused() {
-        let spec: LoadSpec =
-            serde_json::from_str(r#"{"urls": ["http://h:1/"], "duration": "3s"}"#).unwrap();
-        assert_eq!((spec.connections, spec.http.pipeline), (50, 1));
+        let spec: LoadSpec = LoadSpec::from_json(r#"{"target": "h:1", "duration": "3s"}"#).unwrap();
+        assert_eq!((spec.connections, spec.pipeline), (50, 1));
         assert_eq!(spec.measured(), Duration::from_secs(3));
-        let err = serde_json::from_str::<LoadSpec>(r#"{"conections": 5}"#).unwrap_err();
+        let err = LoadSpec::from_json(r#"{"conections": 5}"#).unwrap_err();
         assert!(err.to_string().contains("conections"), "{err}");
+        let err = LoadSpec::from_json(r#"{"work": {"pahts": []}}"#).unwrap_err();
+        assert!(err.to_string().contains("pahts"), "{err}");
+    }
+
+    #[test]
+    fn a_mix_travels_with_its_entries_and_comes_back_the_same() {
+        let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
+        let mix = crate::Mix::parse("[[request]]\npath = \"/a\"\n", "m.toml".as_ref(), &no_files);
+        let mut spec = LoadSpec::default();
+        spec.at_urls(&["http://h:1".into()]).unwrap();
+        spec.work.mix_requests = Some(mix.unwrap());
+        let line = spec.to_line();
+        assert!(line.contains(r#""mix_requests""#), "{line}");
+        assert_eq!(LoadSpec::from_json(&line).unwrap(), spec);
+    }
+
+    #[test]
+    fn a_spec_file_in_the_shape_before_work_and_transport_still_reads() {
+        let text = include_str!("../tests/fixtures/spec-before-work.json");
+        let spec = LoadSpec::from_json(text).unwrap();
+        assert_eq!(spec.target, "127.0.0.1:8443");
+        assert_eq!(spec.work.paths, ["/hello", "/upload?x={rand:1-9}"]);
+        assert_eq!(spec.work.method, Some(crate::Method::Put));
+        assert_eq!(spec.work.body_size, Some("1KB..2KB".parse().unwrap()));
+        assert_eq!(
+            (spec.chunked, spec.pipeline, spec.rate),
+            (Some(4096), 1, Some(1000.0))
+        );
+        let t = &spec.transport;
+        assert!(t.tls && t.new_conn && t.protocol.is_h1());
+        assert_eq!(t.tls_resume, Some(crate::TlsResume::Tickets));
+        assert_eq!(spec.http.cacert, Some(PathBuf::from("/run/tls/cert.pem")));
+        assert_eq!(spec.http.expect_status, [200, 201]);
+        assert_eq!(spec.urls()[1], "https://127.0.0.1:8443/upload?x={rand:1-9}");
+        assert_eq!(LoadSpec::from_json(&spec.to_line()).unwrap(), spec);
+
+        let text = include_str!("../tests/fixtures/spec-before-work-tcp.json");
+        let tcp = LoadSpec::from_json(text).unwrap();
+        assert_eq!(tcp.target, "127.0.0.1:9000");
+        assert_eq!(tcp.work.mode, crate::Mode::TcpStream);
+        assert_eq!(tcp.work.message.as_deref(), Some("hello world"));
+        assert!(tcp.urls().is_empty());
+        assert!(tcp.validate(&Origin::Flags).is_ok());
     }
 }

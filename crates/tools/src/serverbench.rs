@@ -99,9 +99,9 @@ mod tests {
             ..LoadParams::default()
         };
         let s = spec(&p, &target(), &[1]).unwrap();
-        assert_eq!(s.urls, ["ws://127.0.0.1:8080/ws"]);
-        assert_eq!((s.http.pipeline, s.reconnect_every), (16, Some(10)));
-        assert_eq!((s.ws.message_size, s.ws.binary), (Some(4096), true));
+        assert_eq!(s.urls(), ["ws://127.0.0.1:8080/ws"]);
+        assert_eq!((s.pipeline, s.work.reconnect_every), (16, Some(10)));
+        assert_eq!((s.work.size, s.work.binary), (Some(4096), true));
     }
 
     #[test]
@@ -119,7 +119,7 @@ mod tests {
         };
         let s = spec(&p, &target(), &[1]).unwrap();
         assert_eq!(
-            s.urls,
+            s.urls(),
             ["http://127.0.0.1:8080/hey", "http://127.0.0.1:8080/hell"]
         );
         assert_eq!((s.connections, s.cpus.as_slice()), (100, &[1][..]));
@@ -144,10 +144,13 @@ mod tests {
             ..LoadParams::default()
         };
         let s = spec(&p, &target(), &[1]).unwrap();
-        assert_eq!(s.urls, ["http://127.0.0.1:8080/upload"]);
-        assert_eq!(s.http.method, "PUT");
-        assert_eq!(s.http.body_size, p.work.body_size);
-        assert_eq!((s.http.chunked, s.http.body.as_deref()), (Some(4096), None));
+        assert_eq!(s.urls(), ["http://127.0.0.1:8080/upload"]);
+        assert_eq!(
+            s.work.request_method(),
+            Some(serverbench_model::Method::Put)
+        );
+        assert_eq!(s.work.body_size, p.work.body_size);
+        assert_eq!((s.chunked, s.work.body.as_deref()), (Some(4096), None));
         for tool in [
             Tool::Wrk,
             Tool::Ab,
@@ -173,8 +176,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (plain.http.method.as_str(), plain.http.body_size),
-            ("GET", None)
+            (plain.work.request_method(), plain.work.body_size),
+            (None, None)
         );
     }
 
@@ -190,12 +193,13 @@ mod tests {
             duration_s: Some(0.5),
             ..LoadParams::default()
         };
-        let tcp = spec(&p, &target(), &[]).unwrap().tcp.unwrap();
+        let tcp = spec(&p, &target(), &[]).unwrap();
         assert_eq!(
-            (tcp.addr.as_str(), tcp.mode),
+            (tcp.target.as_str(), tcp.work.mode),
             ("127.0.0.1:9000", Mode::TcpStream)
         );
-        assert_eq!(tcp.message, "hello world");
+        assert_eq!(tcp.work.message.as_deref(), Some("hello world"));
+        assert!(tcp.urls().is_empty());
     }
 
     fn https_target() -> Target {
@@ -227,9 +231,9 @@ mod tests {
     #[test]
     fn a_tls_lap_goes_to_the_tls_port_trusting_the_runs_certificate() {
         let s = spec(&hello(Protocol::H1, true), &https_target(), &[]).unwrap();
-        assert_eq!(s.urls, ["https://127.0.0.1:8443/hello"]);
+        assert_eq!(s.urls(), ["https://127.0.0.1:8443/hello"]);
         assert_eq!(s.http.cacert, Some("/run/tls/cert.pem".into()));
-        assert!(!s.http.insecure && !s.http.http2);
+        assert!(!s.http.insecure && !s.transport.protocol.is_h2());
     }
 
     #[test]
@@ -238,8 +242,8 @@ mod tests {
         p.transport.new_conn = true;
         p.transport.tls_resume = Some(TlsResume::Tickets);
         let s = spec(&p, &https_target(), &[]).unwrap();
-        assert!(s.http.new_conn);
-        assert_eq!(s.http.tls_resume, Some(TlsResume::Tickets));
+        assert!(s.transport.new_conn);
+        assert_eq!(s.transport.tls_resume, Some(TlsResume::Tickets));
     }
 
     #[test]
@@ -247,12 +251,12 @@ mod tests {
         let mut p = hello(Protocol::H2, true);
         p.transport.streams = Some(16);
         let s = spec(&p, &https_target(), &[]).unwrap();
-        assert!(s.http.http2);
-        assert_eq!(s.http.streams, 16);
-        assert_eq!(s.urls, ["https://127.0.0.1:8443/hello"]);
+        assert!(s.transport.protocol.is_h2() && s.transport.tls);
+        assert_eq!(s.streams(), 16);
+        assert_eq!(s.urls(), ["https://127.0.0.1:8443/hello"]);
         let s = spec(&hello(Protocol::H2c, false), &https_target(), &[]).unwrap();
-        assert!(s.http.http2 && s.http.cacert.is_none());
-        assert_eq!(s.urls, ["http://127.0.0.1:8080/hello"]);
+        assert!(s.transport.protocol.is_h2() && s.http.cacert.is_none());
+        assert_eq!(s.urls(), ["http://127.0.0.1:8080/hello"]);
     }
 
     #[test]
@@ -318,8 +322,8 @@ mod tests {
             ..LoadParams::default()
         };
         let s = spec(&p, &target(), &[1]).unwrap();
-        assert_eq!(s.urls, ["http://127.0.0.1:8080"]);
-        assert_eq!(s.mix, Some(mix));
+        assert_eq!(s.urls(), ["http://127.0.0.1:8080"]);
+        assert_eq!(s.work.mix_requests, Some(mix));
         let refused = crate::refuse_protocol(Tool::Wrk, &p)
             .unwrap_err()
             .to_string();

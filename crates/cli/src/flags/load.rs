@@ -6,8 +6,9 @@ use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serverbench_analysis::capacity::Plan;
 use serverbench_model::slo::Slo;
-use serverbench_model::spec::{HttpLoad, TcpLoad, WsLoad};
-use serverbench_model::{parse_duration, CpuList, LoadSpec, Mode, TlsResume};
+use serverbench_model::spec::{HttpLoad, Work};
+use serverbench_model::Transport;
+use serverbench_model::{parse_duration, CpuList, LoadSpec, Method, Mode, Protocol, TlsResume};
 use std::io::BufRead;
 use std::time::Duration;
 
@@ -45,7 +46,7 @@ pub struct Args {
     pub(crate) message: Option<String>,
     /// ws://: messages of this many random bytes (made once; printable ASCII unless --binary).
     #[arg(long, value_name = "BYTES")]
-    pub(crate) message_size: Option<usize>,
+    pub(crate) message_size: Option<u32>,
     /// ws://: binary frames instead of text.
     #[arg(long, conflicts_with = "tcp")]
     pub(crate) binary: bool,
@@ -58,7 +59,7 @@ pub struct Args {
     pub(crate) reconnect_every: Option<u64>,
     /// TCP ping-pong: message size in bytes.
     #[arg(long, default_value_t = 64, requires = "tcp")]
-    pub(crate) size: usize,
+    pub(crate) size: u32,
     /// Open connections.
     #[arg(short, long, default_value_t = 50)]
     pub(crate) connections: u32,
@@ -245,18 +246,8 @@ impl Args {
         if let Some(from) = &self.spec {
             return read_spec(from);
         }
-        let tcp = self.tcp.as_ref().map(|addr| TcpLoad {
-            addr: addr.clone(),
-            mode: match self.mode {
-                TcpMode::Stream => Mode::TcpStream,
-                TcpMode::Pingpong => Mode::TcpPingpong,
-            },
-            message: self.message.clone().unwrap_or_else(|| "hello world".into()),
-            size: self.size,
-        });
-        Ok(LoadSpec {
-            urls: self.urls.clone(),
-            tcp,
+        let mut spec = LoadSpec {
+            work: self.work()?,
             connections: self.connections,
             threads: self.threads,
             duration: self.duration,
@@ -268,42 +259,78 @@ impl Args {
             connect_rate: self.connect_rate,
             idle: self.idle.to_string(),
             io: self.io,
+            pipeline: self.pipeline,
+            chunked: self.chunked.then(|| {
+                self.chunk_size
+                    .unwrap_or(serverbench_engine::request::DEFAULT_CHUNK as u64)
+            }),
             http: HttpLoad {
-                method: self.method.clone(),
                 headers: self.headers.clone(),
-                body: self.body.clone(),
                 body_file: self.body_file.clone(),
-                body_size: self.body_size,
-                chunked: self.chunked.then(|| {
-                    self.chunk_size
-                        .unwrap_or(serverbench_engine::request::DEFAULT_CHUNK as u64)
-                }),
-                pipeline: self.pipeline,
                 expect_status: self.expect_status.clone(),
                 verify: self.verify,
                 eager_reads: self.eager_reads,
-                http2: self.http2,
-                streams: self.streams,
-                new_conn: self.new_conn,
-                tls_resume: self.tls_resume,
                 tls_version: self.tls_version,
                 cacert: self.cacert.clone(),
                 insecure: self.insecure,
             },
-            ws: WsLoad {
-                message: self.message.clone().filter(|_| self.tcp.is_none()),
-                message_size: self.message_size,
-                binary: self.binary,
-                ping: self.ws_ping,
+            ws_ping: self.ws_ping,
+            ..LoadSpec::default()
+        };
+        match &self.tcp {
+            Some(addr) => spec.target = addr.clone(),
+            None => spec.at_urls(&self.urls)?,
+        }
+        let tls = spec.transport.tls;
+        spec.transport = Transport {
+            protocol: match (self.http2, tls) {
+                (false, _) => Protocol::H1,
+                (true, true) => Protocol::H2,
+                (true, false) => Protocol::H2c,
             },
+            tls,
+            new_conn: self.new_conn,
+            tls_resume: self.tls_resume,
+            streams: self.http2.then_some(self.streams),
+        };
+        Ok(spec)
+    }
+
+    /// What each connection does: TCP echo's mode and message or size, a WebSocket's message
+    /// or its size, an HTTP request's method and body, or the mix (the URLs give the paths).
+    fn work(&self) -> anyhow::Result<Work> {
+        let method = self.method.parse::<Method>();
+        let mut work = Work {
             reconnect_every: self.reconnect_every,
-            mix: match &self.mix {
-                Some(path) => Some(
-                    serverbench_model::Mix::load(path).map_err(|e| anyhow::anyhow!("--mix {e}"))?,
-                ),
-                None => None,
-            },
-        })
+            binary: self.binary,
+            method: Some(method.map_err(|e| anyhow::anyhow!("-X/--method: {e}"))?),
+            body: self.body.clone(),
+            body_size: self.body_size,
+            message: self.message.clone(),
+            size: self.message_size,
+            ..Work::default()
+        };
+        if let Some(path) = &self.mix {
+            let mix = serverbench_model::Mix::load(path).map_err(|e| anyhow::anyhow!("--mix {e}"));
+            (work.mix, work.mix_requests) = (Some(path.clone()), Some(mix?));
+        }
+        if self.tcp.is_some() {
+            if self.message_size.is_some() {
+                anyhow::bail!("--message-size: does not apply to --tcp");
+            }
+            (work.mode, work.message, work.size) = match self.mode {
+                TcpMode::Stream => {
+                    let message = self.message.clone();
+                    (
+                        Mode::TcpStream,
+                        Some(message.unwrap_or_else(|| "hello world".into())),
+                        None,
+                    )
+                }
+                TcpMode::Pingpong => (Mode::TcpPingpong, None, Some(self.size)),
+            };
+        }
+        Ok(work)
     }
 }
 
@@ -319,7 +346,7 @@ fn read_spec(from: &str) -> anyhow::Result<LoadSpec> {
     } else {
         std::fs::read_to_string(from).with_context(|| format!("--spec {from}"))?
     };
-    serde_json::from_str(text.trim()).with_context(|| format!("--spec {from}: not a load spec"))
+    LoadSpec::from_json(text.trim()).with_context(|| format!("--spec {from}: not a load spec"))
 }
 
 /// The flags of the capacity search (flattened into `load`'s).
@@ -397,7 +424,7 @@ impl Args {
     pub(crate) fn search(&self, spec: &LoadSpec) -> Result<(Slo, Plan), String> {
         let why = if self.find_max.slo.is_none() {
             "needs --slo, e.g. --slo 'p99<=5ms,errors<=0.1%'"
-        } else if spec.http.pipeline > 1 {
+        } else if spec.pipeline > 1 {
             "-p/--pipeline: the open loop sends one request at a time per connection"
         } else if spec.requests.is_some() {
             "-n/--requests: each step's length is its duration (-d), not a count"

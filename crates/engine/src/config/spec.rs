@@ -8,8 +8,7 @@ use super::{http_target, resolve, split_host_port, ConfigError, Http2Options, Ht
 use super::{ws_target, WsOptions};
 use super::{Config, Lifetime, MixPlan, Protocol, Reads, Schedule, Stop};
 use serverbench_model::spec::Origin;
-use serverbench_model::spec::{HttpLoad, TcpLoad};
-use serverbench_model::{LoadSpec, Mode, Workload};
+use serverbench_model::{LoadSpec, Method, Mode, Workload};
 use serverbench_wire::tls::{TlsOptions, TlsSpec, Trust};
 use std::net::SocketAddr;
 
@@ -28,10 +27,10 @@ impl TryFrom<&LoadSpec> for Config {
     /// CPUs this process may run on and validates the whole.
     fn try_from(a: &LoadSpec) -> Result<Config, ConfigError> {
         a.validate(&Origin::Flags)?;
-        let target = match (a.workload(), &a.tcp) {
-            (Workload::TcpStream | Workload::TcpPingPong, Some(tcp)) => tcp_target(tcp)?,
-            (Workload::WebSocket, _) => ws_target_of(a)?,
-            _ => http_target_of(a)?,
+        let target = match a.workload() {
+            Workload::TcpStream | Workload::TcpPingPong => tcp_target(a)?,
+            Workload::WebSocket => ws_target_of(a)?,
+            Workload::Http1 | Workload::Http2 => http_target_of(a)?,
         };
         let (cpus, threads) = cpus_and_threads(a)?;
         let idle = a
@@ -45,9 +44,7 @@ impl TryFrom<&LoadSpec> for Config {
             protocol: target.protocol,
             schedule: match a.rate {
                 Some(per_second) => Schedule::Rate { per_second },
-                None => Schedule::ClosedLoop {
-                    depth: a.http.pipeline,
-                },
+                None => Schedule::ClosedLoop { depth: a.pipeline },
             },
             stop: match a.requests {
                 Some(n) => Stop::Requests(n),
@@ -67,21 +64,28 @@ impl TryFrom<&LoadSpec> for Config {
             idle,
             io: a.io,
             tls: target.tls,
-            lifetime: if h.new_conn {
+            lifetime: if a.transport.new_conn {
                 Lifetime::PerRequest
             } else {
                 Lifetime::KeepAlive
             },
-            reconnect_every: a.reconnect_every,
-            mix: a.mix.as_ref().map(|m| MixPlan::new(&m.entries)),
+            reconnect_every: a.work.reconnect_every,
+            mix: a
+                .work
+                .mix_requests
+                .as_ref()
+                .map(|m| MixPlan::new(&m.entries)),
         };
         Ok(config)
     }
 }
 
 /// `--tcp HOST:PORT` with `--mode`, `--message` and `--size`.
-fn tcp_target(tcp: &TcpLoad) -> Result<Target, ConfigError> {
-    let text = &tcp.addr;
+fn tcp_target(a: &LoadSpec) -> Result<Target, ConfigError> {
+    let (text, work) = (&a.target, &a.work);
+    if text.is_empty() {
+        return Err(ConfigError::NoTarget);
+    }
     let (host, port) = split_host_port(text, 0)
         .map_err(|why| ConfigError::value("--tcp", format!("`{text}`: {why}")))?;
     if port == 0 {
@@ -90,11 +94,13 @@ fn tcp_target(tcp: &TcpLoad) -> Result<Target, ConfigError> {
             format!("`{text}`: give HOST:PORT"),
         ));
     }
-    let protocol = match tcp.mode {
+    let protocol = match work.mode {
         Mode::TcpStream => Protocol::TcpStream {
-            message: tcp.message.clone().into_bytes(),
+            message: work.message.clone().unwrap_or_default().into_bytes(),
         },
-        _ => Protocol::TcpPingPong { size: tcp.size },
+        _ => Protocol::TcpPingPong {
+            size: work.size.unwrap_or(64) as usize,
+        },
     };
     Ok(Target {
         addr: resolve(&host, port)?,
@@ -106,9 +112,9 @@ fn tcp_target(tcp: &TcpLoad) -> Result<Target, ConfigError> {
 
 /// The URLs with the HTTP flags: method, headers, body, HTTP/2, TLS.
 fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
-    let h = &a.http;
-    let body_size = h.body_size.map(|r| (r.min as usize, r.max as usize));
-    let body = match (&h.body, &h.body_file) {
+    let (h, w, t) = (&a.http, &a.work, &a.transport);
+    let body_size = w.body_size.map(|r| (r.min as usize, r.max as usize));
+    let body = match (&w.body, &h.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
         (None, Some(f)) => Some(
             std::fs::read(f)
@@ -117,25 +123,26 @@ fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
         (None, None) => None,
     };
     let opts = HttpOptions {
-        method: h.method.to_ascii_uppercase(),
+        method: w.method.unwrap_or(Method::Get).as_str().to_string(),
         headers: h.headers.clone(),
         body,
         body_size,
-        chunked: h.chunked.map(|c| c as usize),
+        chunked: a.chunked.map(|c| c as usize),
         expect_status: h.expect_status.clone(),
         verify: h.verify,
-        close: h.new_conn,
-        tls: tls_options(h),
-        http2: h.http2.then(|| Http2Options {
-            streams: h.streams,
+        close: t.new_conn,
+        tls: tls_options(a),
+        http2: t.protocol.is_h2().then(|| Http2Options {
+            streams: a.streams(),
             ..Default::default()
         }),
-        mix: a.mix.clone(),
+        mix: w.mix_requests.clone(),
     };
-    let t = http_target(&a.urls, &opts)?;
+    let urls = a.urls();
+    let t = http_target(&urls, &opts)?;
     Ok(Target {
         addr: t.addr,
-        names: a.urls.clone(),
+        names: urls,
         protocol: t.protocol,
         tls: t.tls,
     })
@@ -144,23 +151,25 @@ fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
 /// The `ws[s]://` URL with the WebSocket flags (and the TLS ones for `wss://`).
 fn ws_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
     let opts = WsOptions {
-        message: a.ws.message.clone(),
-        message_size: a.ws.message_size,
-        binary: a.ws.binary,
-        ping: a.ws.ping,
-        tls: tls_options(&a.http),
+        message: a.work.message.clone(),
+        message_size: a.work.size.map(|n| n as usize),
+        binary: a.work.binary,
+        ping: a.ws_ping,
+        tls: tls_options(a),
     };
-    let t = ws_target(&a.urls, &opts)?;
+    let urls = a.urls();
+    let t = ws_target(&urls, &opts)?;
     Ok(Target {
         addr: t.addr,
-        names: a.urls.clone(),
+        names: urls,
         protocol: t.protocol,
         tls: t.tls,
     })
 }
 
 /// The TLS flags (they apply to https:// URLs; with http:// the engine names the flag given).
-fn tls_options(h: &HttpLoad) -> TlsOptions {
+fn tls_options(a: &LoadSpec) -> TlsOptions {
+    let h = &a.http;
     TlsOptions {
         trust: match (&h.cacert, h.insecure) {
             (Some(file), _) => Trust::CaFile(file.clone()),
@@ -168,7 +177,7 @@ fn tls_options(h: &HttpLoad) -> TlsOptions {
             (None, false) => Trust::WebPkiRoots,
         },
         version: h.tls_version,
-        resume: h.tls_resume.unwrap_or_default(),
+        resume: a.transport.tls_resume.unwrap_or_default(),
     }
 }
 
@@ -197,22 +206,19 @@ mod tests {
     use std::path::PathBuf;
 
     fn tcp(addr: &str, mode: Mode) -> LoadSpec {
-        LoadSpec {
-            tcp: Some(TcpLoad {
-                addr: addr.into(),
-                mode,
-                message: "hi".into(),
-                size: 64,
-            }),
+        let mut spec = LoadSpec {
+            target: addr.into(),
             ..LoadSpec::default()
-        }
+        };
+        spec.work.mode = mode;
+        spec.work.message = Some("hi".into());
+        spec
     }
 
     fn http(url: &str) -> LoadSpec {
-        LoadSpec {
-            urls: vec![url.to_string()],
-            ..LoadSpec::default()
-        }
+        let mut spec = LoadSpec::default();
+        spec.at_urls(&[url.to_string()]).unwrap();
+        spec
     }
 
     fn error_of(spec: &LoadSpec) -> String {
@@ -237,7 +243,7 @@ mod tests {
         let c = Config::try_from(&spec).unwrap();
         assert_eq!(c.target, ["127.0.0.1:9000"]);
         assert!(matches!(&c.protocol, Protocol::TcpStream { message } if message == b"hi"));
-        spec.tcp.as_mut().unwrap().mode = Mode::TcpPingpong;
+        (spec.work.mode, spec.work.message) = (Mode::TcpPingpong, None);
         let c = Config::try_from(&spec).unwrap();
         assert!(matches!(c.protocol, Protocol::TcpPingPong { size: 64 }));
     }
@@ -252,7 +258,7 @@ mod tests {
     fn rate_with_pipelining_is_refused_naming_both_flags() {
         let mut spec = http("http://127.0.0.1:1/");
         spec.rate = Some(100.0);
-        spec.http.pipeline = 4;
+        spec.pipeline = 4;
         assert_eq!(
             error_of(&spec),
             "-R/--rate: cannot be combined with -p/--pipeline > 1"
@@ -280,8 +286,8 @@ mod tests {
     #[test]
     fn body_size_becomes_random_bodies_and_refuses_other_targets_naming_the_flag() {
         let mut spec = http("http://127.0.0.1:1/upload");
-        spec.http.body_size = Some("1KB..2KB".parse().unwrap());
-        spec.http.chunked = Some(512);
+        spec.work.body_size = Some("1KB..2KB".parse().unwrap());
+        spec.chunked = Some(512);
         let c = Config::try_from(&spec).unwrap();
         let Protocol::Http(h) = &c.protocol else {
             panic!("not HTTP")
@@ -289,20 +295,20 @@ mod tests {
         assert_eq!(h.requests[0].random_len(), 2000);
         assert!(!h.requests[0].is_constant() && h.count_bodies);
         let mut ws = http("ws://127.0.0.1:1/ws");
-        ws.http.body_size = spec.http.body_size;
+        ws.work.body_size = spec.work.body_size;
         assert!(
             error_of(&ws).starts_with("--body-size: "),
             "{}",
             error_of(&ws)
         );
         let mut tcp = tcp("127.0.0.1:1", Mode::TcpPingpong);
-        tcp.http.chunked = Some(512);
+        tcp.chunked = Some(512);
         assert!(
             error_of(&tcp).starts_with("--chunked: "),
             "{}",
             error_of(&tcp)
         );
-        spec.http.http2 = true;
+        spec.transport.protocol = serverbench_model::Protocol::H2c;
         assert!(
             error_of(&spec).contains("HTTP/1.1 only"),
             "{}",
@@ -313,23 +319,23 @@ mod tests {
     #[test]
     fn chunked_without_a_body_and_body_size_with_a_body_name_the_flag() {
         let mut spec = http("http://127.0.0.1:1/");
-        spec.http.chunked = Some(512);
+        spec.chunked = Some(512);
         assert!(error_of(&spec).starts_with("--chunked: needs a body"));
-        spec.http.body = Some("x".into());
-        spec.http.body_size = Some("1KB".parse().unwrap());
+        spec.work.body = Some("x".into());
+        spec.work.body_size = Some("1KB".parse().unwrap());
         assert!(error_of(&spec).starts_with("--body-size: cannot be combined"));
     }
 
     #[test]
     fn tls_flags_choose_the_trust_version_and_resumption() {
-        let mut h = HttpLoad::default();
+        let mut h = LoadSpec::default();
         assert_eq!(tls_options(&h).trust, Trust::WebPkiRoots);
-        h.insecure = true;
+        h.http.insecure = true;
         assert_eq!(tls_options(&h).trust, Trust::Insecure);
-        h.cacert = Some(PathBuf::from("ca.pem"));
+        h.http.cacert = Some(PathBuf::from("ca.pem"));
         assert_eq!(tls_options(&h).trust, Trust::CaFile("ca.pem".into()));
-        h.tls_resume = Some(TlsResume::Tickets);
-        h.tls_version = Some(serverbench_model::TlsVersion::V1_2);
+        h.transport.tls_resume = Some(TlsResume::Tickets);
+        h.http.tls_version = Some(serverbench_model::TlsVersion::V1_2);
         let t = tls_options(&h);
         assert_eq!(t.resume, TlsResume::Tickets);
         assert_eq!(t.version, Some(serverbench_model::TlsVersion::V1_2));
@@ -339,7 +345,7 @@ mod tests {
     fn an_https_url_gets_tls_and_new_conn_a_connection_per_request() {
         let mut spec = http("https://127.0.0.1:8443/");
         spec.http.insecure = true;
-        spec.http.new_conn = true;
+        spec.transport.new_conn = true;
         let c = Config::try_from(&spec).unwrap();
         assert!(c.tls.is_some());
         assert_eq!(c.lifetime, Lifetime::PerRequest);
@@ -348,8 +354,8 @@ mod tests {
     #[test]
     fn tls_flags_with_a_plain_url_name_the_flag() {
         let mut spec = http("http://127.0.0.1:1/");
-        spec.http.new_conn = true;
-        spec.http.tls_resume = Some(TlsResume::Tickets);
+        spec.transport.new_conn = true;
+        spec.transport.tls_resume = Some(TlsResume::Tickets);
         assert!(
             error_of(&spec).contains("--tls-resume"),
             "{}",
@@ -363,14 +369,10 @@ mod tests {
                     headers = [\"X-E: 1\"]\n";
         let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
         let mix = serverbench_model::Mix::parse(text, "m.toml".as_ref(), &no_files).unwrap();
-        LoadSpec {
-            mix: Some(mix),
-            http: HttpLoad {
-                headers: vec!["X-All: 2".into()],
-                ..HttpLoad::default()
-            },
-            ..http(url)
-        }
+        let mut spec = http(url);
+        spec.work.mix_requests = Some(mix);
+        spec.http.headers = vec!["X-All: 2".into()];
+        spec
     }
 
     #[test]
@@ -394,7 +396,7 @@ mod tests {
     #[test]
     fn a_mix_over_http2_encodes_each_entry() {
         let mut spec = mix_spec("http://127.0.0.1:8080/");
-        spec.http.http2 = true;
+        spec.transport.protocol = serverbench_model::Protocol::H2c;
         let c = Config::try_from(&spec).unwrap();
         let Protocol::Http2(h) = &c.protocol else {
             panic!("not HTTP/2")
@@ -408,13 +410,12 @@ mod tests {
         let e = error_of(&mix_spec("http://127.0.0.1:8080/x"));
         assert!(e.starts_with("--mix: give one URL without a path"), "{e}");
         let mut spec = mix_spec("http://127.0.0.1:8080");
-        spec.http.method = "POST".into();
+        spec.work.method = Some(Method::Post);
         assert!(error_of(&spec).contains("-X/--method"));
         let mut spec = mix_spec("http://127.0.0.1:8080");
-        spec.http.body = Some("b".into());
+        spec.work.body = Some("b".into());
         assert!(error_of(&spec).contains("--body"));
-        let mut spec = mix_spec("ws://127.0.0.1:8080");
-        spec.urls = vec!["ws://127.0.0.1:8080/ws".into()];
+        let spec = mix_spec("ws://127.0.0.1:8080/ws");
         assert!(error_of(&spec).contains("ws://"));
     }
 }

@@ -107,7 +107,7 @@ fn each_client_host_trusts_its_own_copy_of_the_certificate_and_never_gets_k() {
         let spec = &job.spec;
         assert_eq!(spec.http.cacert.as_ref(), Some(ca), "{}", job.host.name);
         assert!(!spec.http.insecure, "{spec:?}");
-        assert_eq!(spec.urls, ["https://198.18.0.10:8443/hello"]);
+        assert_eq!(spec.urls(), ["https://198.18.0.10:8443/hello"]);
         assert!(job.argv().iter().any(|a| a == "--barrier"));
     }
     let conns: Vec<u32> = jobs.iter().map(|j| j.spec.connections).collect();
@@ -132,6 +132,6 @@ fn a_plain_lap_gets_no_certificate_even_when_the_run_has_one() {
     let jobs = client_jobs(&hosts_run(), &plain, &target(), Some(&copies())).unwrap();
     for job in &jobs {
         assert_eq!(job.spec.http.cacert, None, "{:?}", job.spec);
-        assert_eq!(job.spec.urls, ["http://198.18.0.10:8080/hello"]);
+        assert_eq!(job.spec.urls(), ["http://198.18.0.10:8080/hello"]);
     }
 }

@@ -4,7 +4,7 @@
 //! it: the flag (`--body-size`) for flags, the suite key (`body_size`) for a suite.
 
 use super::{LoadSpec, MAX_BODY_SIZE};
-use crate::{Mode, TlsResume, Workload};
+use crate::{Method, Mode, TlsResume, Workload};
 use std::fmt;
 
 /// One option of a load, with its flag and its suite key.
@@ -278,24 +278,20 @@ pub const MAX_WS_MESSAGE: usize = 16 << 20;
 pub const MAX_WS_PING: usize = 125;
 
 impl LoadSpec {
-    /// What runs: TCP echo (`tcp`), WebSocket (a `ws://` or `wss://` URL), HTTP/2
-    /// (`http.http2`) or HTTP/1.1.
+    /// What runs: the work's mode, HTTP/2 or HTTP/1.1 by the transport's protocol.
     pub fn workload(&self) -> Workload {
-        match &self.tcp {
-            Some(t) if t.mode == Mode::TcpStream => Workload::TcpStream,
-            Some(_) => Workload::TcpPingPong,
-            None if self.is_ws() => Workload::WebSocket,
-            None if self.http.http2 => Workload::Http2,
-            None => Workload::Http1,
+        match self.work.mode {
+            Mode::TcpStream => Workload::TcpStream,
+            Mode::TcpPingpong => Workload::TcpPingPong,
+            Mode::Ws => Workload::WebSocket,
+            Mode::Http if self.transport.protocol.is_h2() => Workload::Http2,
+            Mode::Http => Workload::Http1,
         }
     }
 
-    /// Whether the (first) URL is `ws://` or `wss://`.
-    fn is_ws(&self) -> bool {
-        self.urls.first().is_some_and(|u| {
-            let scheme = u.split("://").next().unwrap_or_default();
-            scheme.eq_ignore_ascii_case("ws") || scheme.eq_ignore_ascii_case("wss")
-        })
+    /// Concurrent streams per connection (one unless HTTP/2 asks for more).
+    pub fn streams(&self) -> u32 {
+        self.transport.streams.unwrap_or(1)
     }
 
     /// Checks every rule about the spec that needs no I/O (the target's address, files and
@@ -314,7 +310,7 @@ impl LoadSpec {
     /// How many, how long, how fast.
     fn pace(&self) -> Rule {
         let positive = |x: f64| x > 0.0 && x.is_finite();
-        let h = &self.http;
+        let pipeline = self.pipeline;
         match () {
             _ if self.connections == 0 => Err((Key::Connections, Why::AtLeastOne)),
             _ if self.threads == Some(0) => Err((Key::Threads, Why::AtLeastOne)),
@@ -323,9 +319,9 @@ impl LoadSpec {
             }
             _ if self.requests == Some(0) => Err((Key::Requests, Why::AtLeastOne)),
             _ if self.timeout.is_zero() => Err((Key::Timeout, Why::MoreThanZero)),
-            _ if h.pipeline == 0 => Err((Key::Pipeline, Why::AtLeastOne)),
+            _ if pipeline == 0 => Err((Key::Pipeline, Why::AtLeastOne)),
             _ if self.rate.is_some_and(|r| !positive(r)) => Err((Key::Rate, Why::MoreThanZero)),
-            _ if self.rate.is_some() && h.pipeline > 1 => {
+            _ if self.rate.is_some() && pipeline > 1 => {
                 Err((Key::Rate, Why::With(Key::Pipeline, " > 1")))
             }
             _ if self.connect_rate.is_some_and(|r| !positive(r)) => {
@@ -337,25 +333,25 @@ impl LoadSpec {
 
     /// Streams, pipelining, a connection per request, resumption, reconnects and TCP echo.
     fn connection(&self) -> Rule {
-        let (h, w) = (&self.http, self.workload());
+        let (t, w, pipeline) = (&self.transport, self.workload(), self.pipeline);
         let one_request = " (one request per connection)";
         match () {
-            _ if h.streams == 0 => Err((Key::Streams, Why::AtLeastOne)),
-            _ if h.pipeline > 1 && w == Workload::Http2 => Err((Key::Pipeline, Why::NotHttp2)),
-            _ if h.new_conn && !matches!(w, Workload::Http1 | Workload::Http2) => {
+            _ if t.streams == Some(0) => Err((Key::Streams, Why::AtLeastOne)),
+            _ if pipeline > 1 && w == Workload::Http2 => Err((Key::Pipeline, Why::NotHttp2)),
+            _ if t.new_conn && !matches!(w, Workload::Http1 | Workload::Http2) => {
                 Err((Key::NewConn, Why::NotFor(w)))
             }
-            _ if h.new_conn && h.streams > 1 => {
+            _ if t.new_conn && self.streams() > 1 => {
                 Err((Key::Streams, Why::With(Key::NewConn, one_request)))
             }
-            _ if h.new_conn && h.pipeline > 1 => {
+            _ if t.new_conn && pipeline > 1 => {
                 Err((Key::Pipeline, Why::With(Key::NewConn, one_request)))
             }
-            _ if h.new_conn && self.rate.is_some() => Err((
+            _ if t.new_conn && self.rate.is_some() => Err((
                 Key::Rate,
                 Why::With(Key::NewConn, " (connections are opened in a closed loop)"),
             )),
-            _ if h.tls_resume.is_some_and(|r| r != TlsResume::Off) && !h.new_conn => Err((
+            _ if t.tls_resume.is_some_and(|r| r != TlsResume::Off) && !t.new_conn => Err((
                 Key::TlsResume,
                 Why::Needs(Key::NewConn, " (keep-alive connections handshake once)"),
             )),
@@ -365,64 +361,66 @@ impl LoadSpec {
 
     /// A WebSocket message: text or binary frames, or pings, of one message or a drawn size.
     fn websocket(&self, w: Workload) -> Rule {
-        let ws = &self.ws;
+        let (work, ping) = (&self.work, self.ws_ping);
+        let http = matches!(w, Workload::Http1 | Workload::Http2);
         if w != Workload::WebSocket {
             return match () {
-                _ if ws.binary => Err((Key::Binary, Why::NotFor(w))),
-                _ if ws.ping => Err((Key::WsPing, Why::NotFor(w))),
-                _ if ws.message_size.is_some() => Err((Key::MessageSize, Why::NotFor(w))),
+                _ if work.binary => Err((Key::Binary, Why::NotFor(w))),
+                _ if ping => Err((Key::WsPing, Why::NotFor(w))),
+                _ if http && work.size.is_some() => Err((Key::MessageSize, Why::NotFor(w))),
                 _ => Ok(()),
             };
         }
-        let size = ws.message.as_ref().map(String::len).or(ws.message_size);
+        let given = work.size.map(|n| n as usize);
+        let size = work.message.as_ref().map(String::len).or(given);
         match size.unwrap_or(DEFAULT_WS_MESSAGE.len()) {
-            _ if self.http.http2 => Err((Key::Http2, Why::NotFor(w))),
-            _ if ws.message.is_some() && ws.message_size.is_some() => {
+            _ if self.transport.protocol.is_h2() => Err((Key::Http2, Why::NotFor(w))),
+            _ if work.message.is_some() && work.size.is_some() => {
                 Err((Key::MessageSize, Why::Excludes(Key::Message)))
             }
-            n if n > MAX_WS_MESSAGE => match ws.message {
+            n if n > MAX_WS_MESSAGE => match work.message {
                 Some(_) => Err((Key::Message, Why::Over(n, MAX_WS_MESSAGE))),
                 None => Err((Key::MessageSize, Why::Over(n, MAX_WS_MESSAGE))),
             },
-            _ if ws.ping && ws.binary => Err((Key::WsPing, Why::Excludes(Key::Binary))),
-            n if ws.ping && n > MAX_WS_PING => Err((Key::WsPing, Why::Over(n, MAX_WS_PING))),
+            _ if ping && work.binary => Err((Key::WsPing, Why::Excludes(Key::Binary))),
+            n if ping && n > MAX_WS_PING => Err((Key::WsPing, Why::Over(n, MAX_WS_PING))),
             _ => Ok(()),
         }
     }
 
     fn reconnects_and_echo(&self, w: Workload) -> Rule {
         let tcp = matches!(w, Workload::TcpStream | Workload::TcpPingPong);
-        match (self.reconnect_every, &self.tcp) {
-            (Some(0), _) => return Err((Key::ReconnectEvery, Why::AtLeastOne)),
-            (Some(_), _) if self.http.new_conn => {
+        let work = &self.work;
+        match work.reconnect_every {
+            Some(0) => Err((Key::ReconnectEvery, Why::AtLeastOne)),
+            Some(_) if self.transport.new_conn => {
                 let why = " (a connection per request)";
-                return Err((Key::ReconnectEvery, Why::With(Key::NewConn, why)));
+                Err((Key::ReconnectEvery, Why::With(Key::NewConn, why)))
             }
-            (Some(_), _) if tcp => return Err((Key::ReconnectEvery, Why::NotFor(w))),
-            (_, Some(t)) if t.mode == Mode::TcpStream && t.message.is_empty() => {
-                return Err((Key::Message, Why::NotEmpty))
+            Some(_) if tcp => Err((Key::ReconnectEvery, Why::NotFor(w))),
+            _ if w == Workload::TcpStream && work.message.as_deref().unwrap_or("").is_empty() => {
+                Err((Key::Message, Why::NotEmpty))
             }
-            (_, Some(t)) if t.mode != Mode::TcpStream && t.size == 0 => {
-                return Err((Key::Size, Why::AtLeastOne))
+            _ if w == Workload::TcpPingPong && work.size == Some(0) => {
+                Err((Key::Size, Why::AtLeastOne))
             }
-            (_, Some(t)) if t.mode == Mode::TcpStream && self.rate.is_some() => {
-                return Err((Key::Rate, Why::NotFor(w)))
+            _ if w == Workload::TcpStream && self.rate.is_some() => {
+                Err((Key::Rate, Why::NotFor(w)))
             }
-            _ => {}
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// The first request option given: the body, its size, chunks, the method (when not GET;
     /// a body makes a suite's POST).
     fn request_key(&self) -> Option<Key> {
-        let h = &self.http;
+        let w = &self.work;
         [
-            (h.body.is_some(), Key::Body),
-            (h.body_file.is_some(), Key::BodyFile),
-            (h.body_size.is_some(), Key::BodySize),
-            (h.chunked.is_some(), Key::Chunked),
-            (!h.method.eq_ignore_ascii_case("GET"), Key::Method),
+            (w.body.is_some(), Key::Body),
+            (self.http.body_file.is_some(), Key::BodyFile),
+            (w.body_size.is_some(), Key::BodySize),
+            (self.chunked.is_some(), Key::Chunked),
+            (w.method.is_some_and(|m| m != Method::Get), Key::Method),
         ]
         .into_iter()
         .find_map(|(given, key)| given.then_some(key))
@@ -430,27 +428,27 @@ impl LoadSpec {
 
     /// The request's method and body: what applies to which workload, and with what.
     fn request(&self) -> Rule {
-        let (h, w) = (&self.http, self.workload());
+        let (h, w) = (&self.work, self.workload());
+        let mix = h.mix.is_some() || h.mix_requests.is_some();
         let Some(first) = self.request_key() else {
-            return match (&self.mix, w) {
-                (Some(_), Workload::Http1 | Workload::Http2) | (None, _) => Ok(()),
-                (Some(_), _) => Err((Key::Mix, Why::HttpOnly(w))),
+            return match (mix, w) {
+                (true, Workload::Http1 | Workload::Http2) | (false, _) => Ok(()),
+                (true, _) => Err((Key::Mix, Why::HttpOnly(w))),
             };
         };
         if !matches!(w, Workload::Http1 | Workload::Http2) {
             return Err((first, Why::HttpOnly(w)));
         }
-        if self.mix.is_some() {
+        if mix {
             return Err((first, Why::MixHasIt));
         }
-        let body = h.body.is_some() || h.body_file.is_some();
+        let (file, chunked) = (self.http.body_file.is_some(), self.chunked);
+        let body = h.body.is_some() || file;
         if let Some(r) = h.body_size.filter(|r| r.max > MAX_BODY_SIZE) {
             return Err((Key::BodySize, Why::TooLarge(r)));
         }
         match () {
-            _ if h.body.is_some() && h.body_file.is_some() => {
-                Err((Key::BodyFile, Why::Excludes(Key::Body)))
-            }
+            _ if h.body.is_some() && file => Err((Key::BodyFile, Why::Excludes(Key::Body))),
             _ if h.body_size.is_some() && body => {
                 let other = match h.body.is_some() {
                     true => Key::Body,
@@ -459,11 +457,11 @@ impl LoadSpec {
                 Err((Key::BodySize, Why::Excludes(other)))
             }
             _ if h.body.as_deref() == Some("") => Err((Key::Body, Why::NotEmpty)),
-            _ if h.chunked.is_some() && !body && h.body_size.is_none() => {
+            _ if chunked.is_some() && !body && h.body_size.is_none() => {
                 Err((Key::Chunked, Why::NeedsBody))
             }
-            _ if h.chunked == Some(0) => Err((Key::ChunkSize, Why::AtLeastOne)),
-            _ if w == Workload::Http2 && h.chunked.is_some() => Err((Key::Chunked, Why::Http1Only)),
+            _ if chunked == Some(0) => Err((Key::ChunkSize, Why::AtLeastOne)),
+            _ if w == Workload::Http2 && chunked.is_some() => Err((Key::Chunked, Why::Http1Only)),
             _ if w == Workload::Http2 && h.body_size.is_some() => {
                 Err((Key::BodySize, Why::Http1Only))
             }

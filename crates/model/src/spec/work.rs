@@ -4,7 +4,7 @@
 //! suite's unknown key is still refused), and [`LoadSpec::lap`] turns them, with the profile's
 //! pace and the server's address, into the one [`LoadSpec`] a lap runs.
 
-use super::{HttpLoad, LoadSpec, TcpLoad, WsLoad};
+use super::LoadSpec;
 use crate::{Method, Mix, Mode, SizeRange, Transport};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -97,83 +97,82 @@ pub fn lap_duration(seconds: f64) -> Duration {
 }
 
 impl LoadSpec {
-    /// The one load of a lap: `work` over `transport` at `pace` against `at`. HTTP paths become URLs on the
-    /// base, `ws` the upgrade to `/ws` (`wss://` over TLS), TCP echo the echo address; the
-    /// transport becomes HTTP/2, streams, a connection per request, resumption and the trust.
-    /// Every key of `work` and `transport` is carried over, so [`LoadSpec::validate`] sees what a suite gave.
+    /// The one load of a lap: `work` over `transport` at `pace` against `at`. HTTP and
+    /// WebSocket go to the HTTP base's `host:port` (TLS when it is `https://`; `ws` upgrades on
+    /// `/ws`), TCP echo to the echo address; the trust is the run's certificate, else any.
+    /// Every key of `work` and `transport` is carried over, so [`LoadSpec::validate`] sees what
+    /// a suite gave.
     pub fn lap(work: &Work, transport: &Transport, pace: &Pace, at: &Address) -> LoadSpec {
         let mut s = LoadSpec {
+            work: work.clone(),
+            transport: transport.clone(),
             connections: pace.connections,
             threads: pace.threads,
             duration: pace.duration,
             requests: pace.requests,
-            http: request(work, pace),
+            chunked: pace.chunked,
             ..LoadSpec::default()
         };
         if work.mode.is_tcp() {
             // Echo runs in a closed loop, one message at a time per connection.
-            s.tcp = Some(TcpLoad {
-                addr: at.echo.clone(),
-                mode: work.mode,
-                message: work.message.clone().unwrap_or_default(),
-                size: work.size.unwrap_or(64) as usize,
-            });
+            s.target = at.echo.clone();
+            s.work.size = Some(work.size.unwrap_or(64));
             return s;
         }
+        let (scheme, authority) = at
+            .http_base
+            .split_once("://")
+            .unwrap_or(("http", &at.http_base));
+        s.target = authority.trim_end_matches('/').to_string();
+        s.transport.tls = scheme.eq_ignore_ascii_case("https");
         s.rate = pace.rate;
-        s.reconnect_every = work.reconnect_every;
-        travel(transport, pace, at, &mut s.http);
+        s.pipeline = pace.pipeline;
         if work.mode == Mode::Ws {
-            s.urls = vec![format!("{}/ws", at.http_base.replacen("http", "ws", 1))];
-            s.ws = WsLoad {
-                message: work.message.clone(),
-                message_size: work.size.map(|n| n as usize),
-                binary: work.binary,
-                ping: false,
-            };
-        } else if work.mix.is_some() || work.mix_requests.is_some() {
-            s.urls = vec![at.http_base.clone()];
-            s.mix = Some(work.mix_requests.clone().unwrap_or_else(|| Mix {
-                file: String::new(),
-                entries: Vec::new(),
-            }));
-        } else {
-            s.urls = work
-                .paths
-                .iter()
-                .map(|p| format!("{}{p}", at.http_base))
-                .collect();
+            s.work.paths = vec!["/ws".into()];
+        }
+        if s.transport.tls {
+            match &at.ca_file {
+                Some(ca) => s.http.cacert = Some(ca.clone()),
+                None => s.http.insecure = true,
+            }
         }
         s
     }
 }
 
-/// The scenario's own method and body: fixed or drawn, chunked or with a Content-Length.
-fn request(work: &Work, pace: &Pace) -> HttpLoad {
-    let mut h = HttpLoad {
-        body: work.body.clone(),
-        body_size: work.body_size,
-        chunked: pace.chunked,
-        ..HttpLoad::default()
-    };
-    if let Some(m) = work.request_method() {
-        h.method = m.as_str().to_string();
-    }
-    h
+/// A [`Work`] as a spec writes it: with its mix's entries (`mix_requests`), which a suite
+/// and a lap record leave out, so a client host needs no mix file.
+#[derive(Serialize)]
+struct WorkOut<'a> {
+    #[serde(flatten)]
+    work: &'a Work,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mix_requests: &'a Option<Mix>,
 }
 
-/// Pipelining, HTTP/2 and its streams, a connection per request, resumption and the trust
-/// (the run's certificate, else any), as the lap asks.
-fn travel(t: &Transport, pace: &Pace, at: &Address, h: &mut HttpLoad) {
-    h.pipeline = pace.pipeline;
-    h.http2 = t.protocol.is_h2();
-    h.streams = t.streams.unwrap_or(1);
-    h.new_conn = t.new_conn;
-    h.tls_resume = t.tls_resume;
-    if t.tls {
-        match &at.ca_file {
-            Some(ca) => h.cacert = Some(ca.clone()),
-            None => h.insecure = true,
-        }
-    }
+/// A [`Work`] as a spec reads it: its keys and the mix's entries, nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkIn {
+    #[serde(flatten)]
+    work: Work,
+    #[serde(default)]
+    mix_requests: Option<Mix>,
+}
+
+pub(super) fn with_mix<S: serde::Serializer>(work: &Work, s: S) -> Result<S::Ok, S::Error> {
+    let out = WorkOut {
+        work,
+        mix_requests: &work.mix_requests,
+    };
+    out.serialize(s)
+}
+
+pub(super) fn read_mix<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Work, D::Error> {
+    let WorkIn {
+        mut work,
+        mix_requests,
+    } = WorkIn::deserialize(d)?;
+    work.mix_requests = mix_requests;
+    Ok(work)
 }

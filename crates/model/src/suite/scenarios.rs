@@ -197,6 +197,11 @@ impl Scenario {
         if w.mix.is_some() && (w.mode != Mode::Http || !w.paths.is_empty()) {
             return Err(("mix", "a mix is an http scenario's requests: give no paths"));
         }
+        if w.method == Some(crate::Method::Head) {
+            let why = "HEAD is not a suite's method: its answers carry no body (GET, POST, PUT, \
+                       DELETE, PATCH or OPTIONS)";
+            return Err(("method", why));
+        }
         match w.mode {
             Mode::Http if w.paths.is_empty() && w.mix.is_none() => {
                 Err(("paths", "http needs paths (or a mix)"))

@@ -71,17 +71,17 @@ fn a_client_host_is_given_the_method_the_protocol_and_the_tls_settings_asked_for
         argv[1..],
         ["load", "--spec", "-", "--barrier", "--json", "-q"]
     );
-    let h = &remote.http;
-    assert_eq!(h.method, "POST");
-    assert!(h.http2 && h.insecure && h.new_conn);
-    assert_eq!(h.streams, 10);
+    let (h, t) = (&remote.http, &remote.transport);
+    assert_eq!(remote.work.method, Some(serverbench_model::Method::Post));
+    assert!(t.protocol == serverbench_model::Protocol::H2 && h.insecure && t.new_conn);
+    assert_eq!(t.streams, Some(10));
     assert_eq!(remote.idle, "40us");
     assert_eq!(remote.io, serverbench_model::Io::Uring);
-    assert_eq!(h.tls_resume, Some(TlsResume::Tickets));
+    assert_eq!(t.tls_resume, Some(TlsResume::Tickets));
     assert_eq!(h.tls_version, Some(TlsVersion::V1_3));
     assert_eq!(remote.connections, 5);
     assert_eq!(remote.duration, Some(Duration::from_secs(3)));
-    assert_eq!(remote.urls, ["https://198.18.0.1:8443/hello"]);
+    assert_eq!(remote.urls(), ["https://198.18.0.1:8443/hello"]);
     let idle: serverbench_engine::Idle = remote.idle.parse().unwrap();
     assert_eq!(
         idle,

@@ -1,11 +1,9 @@
 use super::*;
-use crate::spec::{HttpLoad, TcpLoad};
 
 fn http(url: &str) -> LoadSpec {
-    LoadSpec {
-        urls: vec![url.to_string()],
-        ..LoadSpec::default()
-    }
+    let mut spec = LoadSpec::default();
+    spec.at_urls(&[url.to_string()]).unwrap();
+    spec
 }
 
 fn suite() -> Origin {
@@ -25,8 +23,8 @@ fn both(spec: &LoadSpec) -> (String, String) {
 #[test]
 fn a_body_with_a_drawn_body_names_the_flag_from_flags_and_the_key_from_a_suite() {
     let mut spec = http("http://h:1/up");
-    spec.http.body = Some("20".into());
-    spec.http.body_size = Some("1KB".parse().unwrap());
+    spec.work.body = Some("20".into());
+    spec.work.body_size = Some("1KB".parse().unwrap());
     let (flags, suite) = both(&spec);
     assert_eq!(flags, "--body-size: cannot be combined with --body");
     assert_eq!(
@@ -38,8 +36,8 @@ fn a_body_with_a_drawn_body_names_the_flag_from_flags_and_the_key_from_a_suite()
 #[test]
 fn a_profile_key_names_the_scenario_it_was_combined_with() {
     let mut spec = http("http://h:1/");
-    spec.http.http2 = true;
-    spec.http.pipeline = 4;
+    spec.transport.protocol = crate::Protocol::H2c;
+    spec.pipeline = 4;
     let (flags, suite) = both(&spec);
     assert!(flags.starts_with("-p/--pipeline: does not apply to HTTP/2 (-m/--streams"));
     assert!(
@@ -54,7 +52,7 @@ fn a_profile_key_names_the_scenario_it_was_combined_with() {
 #[test]
 fn a_body_on_a_websocket_or_tcp_load_applies_to_http_only() {
     let mut ws = http("ws://h:1/ws");
-    ws.http.body_size = Some("1KB".parse().unwrap());
+    ws.work.body_size = Some("1KB".parse().unwrap());
     let (flags, suite) = both(&ws);
     assert_eq!(
         flags,
@@ -65,16 +63,13 @@ fn a_body_on_a_websocket_or_tcp_load_applies_to_http_only() {
         "{suite}"
     );
     let tcp = LoadSpec {
-        tcp: Some(TcpLoad {
-            addr: "h:1".into(),
+        target: "h:1".into(),
+        work: crate::spec::Work {
             mode: Mode::TcpPingpong,
-            message: String::new(),
-            size: 64,
-        }),
-        http: HttpLoad {
-            chunked: Some(512),
-            ..HttpLoad::default()
+            size: Some(64),
+            ..Default::default()
         },
+        chunked: Some(512),
         ..LoadSpec::default()
     };
     assert_eq!(tcp.workload(), Workload::TcpPingPong);
@@ -86,20 +81,20 @@ fn a_body_on_a_websocket_or_tcp_load_applies_to_http_only() {
 #[test]
 fn chunks_need_a_body_and_fit_http1_only() {
     let mut spec = http("http://h:1/");
-    spec.http.chunked = Some(512);
+    spec.chunked = Some(512);
     assert_eq!(
         both(&spec).0,
         "--chunked: needs a body (--body or --body-size)"
     );
-    spec.http.body_size = Some("1KB".parse().unwrap());
+    spec.work.body_size = Some("1KB".parse().unwrap());
     assert!(spec.validate(&Origin::Flags).is_ok());
-    spec.http.http2 = true;
+    spec.transport.protocol = crate::Protocol::H2c;
     assert_eq!(spec.workload(), Workload::Http2);
     assert!(both(&spec)
         .1
         .starts_with("chunked in [[scenario]] hello: applies to HTTP/1.1 only"));
-    spec.http.http2 = false;
-    spec.http.body_size = Some("2GiB".parse().unwrap());
+    spec.transport.protocol = crate::Protocol::H1;
+    spec.work.body_size = Some("2GiB".parse().unwrap());
     assert!(both(&spec).0.contains("at most 1GiB"));
 }
 
@@ -124,18 +119,18 @@ fn pace_rules_name_their_flag() {
     check(
         &|s| {
             s.rate = Some(100.0);
-            s.http.pipeline = 2;
+            s.pipeline = 2;
         },
         "-R/--rate: cannot be combined with -p/--pipeline > 1",
     );
     check(
-        &|s| s.http.tls_resume = Some(TlsResume::Tickets),
+        &|s| s.transport.tls_resume = Some(TlsResume::Tickets),
         "--tls-resume: needs --new-conn",
     );
     check(
         &|s| {
-            s.http.new_conn = true;
-            s.reconnect_every = Some(5);
+            s.transport.new_conn = true;
+            s.work.reconnect_every = Some(5);
         },
         "--reconnect-every: cannot be combined with --new-conn",
     );
@@ -147,8 +142,8 @@ fn a_mix_refuses_its_own_method_and_a_websocket_load() {
     let no_files = |_: &std::path::Path| Err(std::io::Error::other("none"));
     let mix = crate::Mix::parse("[[request]]\npath = \"/a\"\n", "m.toml".as_ref(), &no_files);
     let mut spec = http("http://h:1");
-    spec.mix = Some(mix.unwrap());
-    spec.http.method = "POST".into();
+    spec.work.mix_requests = Some(mix.unwrap());
+    spec.work.method = Some(crate::Method::Post);
     let (flags, suite) = both(&spec);
     assert!(
         flags.starts_with("-X/--method: a mix entry has its own"),
@@ -158,8 +153,8 @@ fn a_mix_refuses_its_own_method_and_a_websocket_load() {
         suite.starts_with("method in [[scenario]] hello: a mix entry has its own"),
         "{suite}"
     );
-    spec.http.method = "GET".into();
-    spec.urls = vec!["ws://h:1/ws".into()];
+    spec.work.method = Some(crate::Method::Get);
+    spec.at_urls(&["ws://h:1/ws".into()]).unwrap();
     assert!(both(&spec).0.starts_with("--mix: applies to HTTP"));
 }
 
@@ -167,15 +162,15 @@ fn a_mix_refuses_its_own_method_and_a_websocket_load() {
 fn a_websocket_message_is_one_of_text_or_size_within_its_frame() {
     let mut ws = http("ws://h:1/ws");
     assert_eq!(ws.workload(), Workload::WebSocket);
-    ws.http.http2 = true;
+    ws.transport.protocol = crate::Protocol::H2c;
     assert!(both(&ws).0.starts_with("--http2: does not apply to ws://"));
-    ws.http.http2 = false;
-    ws.ws.message_size = Some(MAX_WS_MESSAGE + 1);
+    ws.transport.protocol = crate::Protocol::H1;
+    ws.work.size = Some(MAX_WS_MESSAGE as u32 + 1);
     assert!(both(&ws)
         .0
         .starts_with("--message-size: 16777217 bytes is over"));
-    ws.ws.message_size = Some(200);
-    ws.ws.ping = true;
+    ws.work.size = Some(200);
+    ws.ws_ping = true;
     let (flags, suite) = both(&ws);
     assert!(
         flags.starts_with("--ws-ping: 200 bytes is over the 125"),
@@ -186,7 +181,7 @@ fn a_websocket_message_is_one_of_text_or_size_within_its_frame() {
         "{suite}"
     );
     let mut text = http("http://h:1/");
-    text.ws.binary = true;
+    text.work.binary = true;
     assert!(both(&text)
         .1
         .starts_with("binary in [[scenario]] hello: does not apply to http scenarios"));
