@@ -75,7 +75,7 @@ pub(crate) fn wait_connected(
                 phase: Phase::Connecting,
                 elapsed,
                 connected: shared.up.load(Ordering::Relaxed),
-                connections: config.connections as u64,
+                connections: config.spec.connections as u64,
                 ..Snapshot::default()
             };
             observer(Event::Tick {
@@ -98,7 +98,7 @@ fn tick(
 ) {
     snapshot.elapsed = in_phase;
     snapshot.connected = shared.connected.load(Ordering::Relaxed);
-    snapshot.connections = config.connections as u64;
+    snapshot.connections = config.spec.connections as u64;
     observer(Event::Tick {
         elapsed,
         snapshot: Box::new(snapshot),
@@ -120,7 +120,7 @@ pub(crate) fn wait_measuring<T>(
     let mut merger = Merger::new(handles.len(), sys::now_ns());
     loop {
         let elapsed = t0.elapsed();
-        if start.is_none() && elapsed >= config.warmup {
+        if start.is_none() && elapsed >= config.spec.warmup {
             let measuring = match gate {
                 Some(g) => open_gate(g, shared),
                 None => MeasureStart::now(),
@@ -150,7 +150,7 @@ pub(crate) fn wait_measuring<T>(
             tick(observer, elapsed, snapshot, in_phase, config, shared);
         }
         let until = if start.is_none() {
-            config.warmup
+            config.spec.warmup
         } else {
             next_tick
         };

@@ -124,10 +124,10 @@ pub fn run_gated(
     if gate.is_some() && matches!(config.stop, Stop::Requests(_)) {
         return Err(ConfigError::flag("-n/--requests", "cannot be used with a barrier").into());
     }
-    check_file_limit(config.connections)?;
-    let threads = config.threads.min(config.connections) as usize;
+    check_file_limit(config.spec.connections)?;
+    let threads = config.threads.min(config.spec.connections) as usize;
     let plans = plans(config, threads);
-    let (backend, note) = uring::choose(config.io);
+    let (backend, note) = uring::choose(config.spec.io);
     let shared = worker::Shared {
         barrier: Barrier::new(threads + 1),
         connected: AtomicU64::new(0),
@@ -157,7 +157,7 @@ pub fn run_gated(
         }
         observer(Event::Connected {
             connected,
-            total: config.connections as u64,
+            total: config.spec.connections as u64,
         });
         shared.barrier.wait();
         let t0 = Instant::now();
@@ -196,7 +196,7 @@ pub fn run_gated(
     if connected == 0 {
         return Err(EngineError::Refused {
             target: config.addr.to_string(),
-            attempts: refused.max(config.connections as u64),
+            attempts: refused.max(config.spec.connections as u64),
         });
     }
     if start.cancelled {
@@ -224,7 +224,7 @@ pub fn run_gated(
 /// Splits connections, `-n` and `-R` statically across threads.
 fn plans(config: &Config, threads: usize) -> Vec<worker::Plan> {
     let t = threads as u64;
-    let c = config.connections as u64;
+    let c = config.spec.connections as u64;
     (0..t)
         .map(|i| {
             let share = |total: u64| total / t + u64::from(i < total % t);
@@ -239,9 +239,11 @@ fn plans(config: &Config, threads: usize) -> Vec<worker::Plan> {
                     Schedule::ClosedLoop { .. } => None,
                 },
                 connect_interval_ns: config
+                    .spec
                     .connect_rate
                     .map_or(0, |r| (1e9 * t as f64 / r) as u64),
-                cpu: (!config.cpus.is_empty()).then(|| config.cpus[i as usize % config.cpus.len()]),
+                cpu: (!config.spec.cpus.is_empty())
+                    .then(|| config.spec.cpus[i as usize % config.spec.cpus.len()]),
             }
         })
         .filter(|p| p.connections > 0)

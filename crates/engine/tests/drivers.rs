@@ -131,7 +131,7 @@ fn tcp_stream_gets_back_every_byte_it_wrote() {
     };
     let mut cfg = base_config(addr, vec![addr.to_string()], proto);
     // The drain waits up to 10 s without an echo: the echo thread may not run on a busy machine.
-    cfg.timeout = Duration::from_secs(10);
+    cfg.spec.timeout = Duration::from_secs(10);
     let r = run(&cfg);
     assert!(r.bytes_written > 100_000, "{r:?}");
     assert_eq!(

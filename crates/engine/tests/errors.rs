@@ -10,7 +10,7 @@ use std::time::Duration;
 fn server_slower_than_timeout_gives_timeouts() {
     let addr = http_server(|_, _| Reply::After(Duration::from_millis(400), ok("late")));
     let mut cfg = http_config(addr, &["/"], false);
-    cfg.timeout = Duration::from_millis(50);
+    cfg.spec.timeout = Duration::from_millis(50);
     cfg.stop = serverbench_engine::Stop::Duration(Duration::from_millis(400));
     let r = run(&cfg);
     assert!(r.errors.timeout > 0, "{:?}", r.errors);
@@ -88,7 +88,7 @@ fn garbage_response_gives_parse_errors() {
 #[test]
 fn zero_connections_is_a_config_error_naming_the_flag() {
     let mut cfg = http_config(refused_addr(), &["/"], false);
-    cfg.connections = 0;
+    cfg.spec.connections = 0;
     let err = serverbench_engine::run(&cfg, &|_| {}).unwrap_err();
     assert!(err.to_string().contains("--connections"), "{err}");
 }

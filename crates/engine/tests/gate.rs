@@ -88,7 +88,7 @@ fn a_gate_that_answers_no_at_once_stops_every_thread_however_late_it_reaches_its
     let addr = http_server(|_, _| Reply::Send(ok("hi")));
     let mut cfg = http_config(addr, &["/"], false);
     cfg.stop = serverbench_engine::Stop::Duration(Duration::from_secs(5));
-    (cfg.threads, cfg.connections) = (4, 4);
+    (cfg.threads, cfg.spec.connections) = (4, 4);
     for _ in 0..10 {
         let t = Instant::now();
         let err = run_gated(&cfg, &|_| {}, Some(&|| false)).unwrap_err();

@@ -45,7 +45,7 @@ fn a_server_limiting_concurrent_streams_to_5_is_respected() {
     };
     let (addr, seen) = h2_server(server, None, hello());
     let mut cfg = h2_config(&format!("http://{addr}/"), 50, None);
-    cfg.connections = 1;
+    cfg.spec.connections = 1;
     cfg.stop = Stop::Requests(2000);
     let r = run(&cfg);
     assert_eq!((r.requests, r.errors.total()), (2000, 0), "{:?}", r.errors);
@@ -105,7 +105,7 @@ fn a_1_mib_body_completes_through_small_windows_both_ways() {
             serverbench_wire::h2::Request::new(&[0x83, 0x86, 0x84, 0x01, 0x01, b'x'], Some(&body));
     }
     cfg.stop = Stop::Requests(20);
-    cfg.timeout = Duration::from_secs(10);
+    cfg.spec.timeout = Duration::from_secs(10);
     let r = run(&cfg);
     assert_eq!((r.requests, r.errors.total()), (20, 0), "{:?}", r.errors);
     assert!(r.bytes_read > 20 << 20);
@@ -121,7 +121,7 @@ fn verify_and_expect_status_work_as_for_http_1_1() {
     });
     let url = format!("http://{addr}/");
     let mut cfg = h2_config(&url, 1, None);
-    cfg.connections = 1;
+    cfg.spec.connections = 1;
     cfg.stop = Stop::Requests(400);
     if let Protocol::Http2(h) = &mut cfg.protocol {
         h.verify = true;
@@ -161,7 +161,7 @@ fn response_headers_using_the_dynamic_table_decode() {
         H2Reply::Send(status, headers, b"ok".to_vec())
     });
     let mut cfg = h2_config(&format!("http://{addr}/"), 1, None);
-    cfg.connections = 1;
+    cfg.spec.connections = 1;
     cfg.stop = Stop::Requests(300);
     let r = run(&cfg);
     assert_eq!(
@@ -205,7 +205,7 @@ fn window_and_eager_reads_complete_every_stream_even_when_responses_shrink() {
         serverbench_engine::Reads::Eager,
     ] {
         let mut cfg = h2_config(&format!("http://{addr}/"), 8, None);
-        cfg.connections = 1;
+        cfg.spec.connections = 1;
         cfg.reads = reads;
         cfg.stop = Stop::Requests(3000);
         let r = run(&cfg);

@@ -63,7 +63,7 @@ fn pipelining_keeps_order_and_counts_every_response() {
     let mut cfg = http_config(addr, &["/a", "/bb", "/ccc"], true);
     cfg.schedule = Schedule::ClosedLoop { depth: 16 };
     cfg.stop = Stop::Requests(3000);
-    cfg.connections = 3;
+    cfg.spec.connections = 3;
     let r = run(&cfg);
     assert_eq!(r.requests, 3000);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);

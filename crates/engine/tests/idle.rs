@@ -18,7 +18,7 @@ fn auto_naps_against_a_slow_server_and_records_spans_that_follow_its_latency() {
     // 100 connections answered 2 ms late: a response every ~20 µs wakes a blocking thread far
     // more often than naps of ~62 µs would.
     let mut cfg = http_config(slow_server(), &["/"], true);
-    cfg.connections = 100;
+    cfg.spec.connections = 100;
     cfg.stop = Stop::Duration(Duration::from_millis(500));
     let r = run(&cfg);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);

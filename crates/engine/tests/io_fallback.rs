@@ -12,7 +12,7 @@ fn a_refused_ring_falls_back_to_epoll_with_one_note_and_no_error() {
     std::env::set_var(serverbench_engine::uring::REFUSE_ENV, "1");
     let addr = http_server(|_, _| Reply::Send(ok("hi")));
     let mut cfg = http_config(addr, &["/"], false);
-    cfg.io = Io::Uring;
+    cfg.spec.io = Io::Uring;
     cfg.threads = 2;
     let r = serverbench_engine::run(&cfg, &|_| {}).unwrap();
     assert_eq!(r.io, Some(IoBackend::Epoll));
@@ -29,7 +29,7 @@ fn a_refused_ring_falls_back_to_epoll_with_one_note_and_no_error() {
 fn auto_runs_on_epoll_and_notes_nothing() {
     let addr = http_server(|_, _| Reply::Send(ok("hi")));
     let mut cfg = http_config(addr, &["/"], false);
-    cfg.io = Io::Auto;
+    cfg.spec.io = Io::Auto;
     let r = serverbench_engine::run(&cfg, &|_| {}).unwrap();
     assert_eq!(r.io, Some(IoBackend::Epoll));
     assert!(r.notes.is_empty(), "{:?}", r.notes);

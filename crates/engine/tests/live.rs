@@ -13,7 +13,7 @@ use std::time::Duration;
 fn ticks_show_the_warm_up_then_the_measured_figures_so_far() {
     let addr = http_server(|_, _| Reply::Send(ok("hi")));
     let mut cfg = http_config(addr, &["/"], false);
-    cfg.warmup = Duration::from_millis(1500);
+    cfg.spec.warmup = Duration::from_millis(1500);
     cfg.stop = Stop::Duration(Duration::from_millis(2500));
     let ticks: Mutex<Vec<Snapshot>> = Mutex::new(Vec::new());
     let observer = |e: Event| {
@@ -37,7 +37,7 @@ fn ticks_show_the_warm_up_then_the_measured_figures_so_far() {
     let warm = &ticks[0];
     assert!(warm.requests > 0 && warm.rate_now > 0.0, "{warm:?}");
     assert!(warm.p50_us.is_some() && warm.p99_us >= warm.p50_us);
-    assert_eq!(warm.connected, cfg.connections as u64);
+    assert_eq!(warm.connected, cfg.spec.connections as u64);
     let last = ticks.last().unwrap();
     assert!(
         (Duration::from_millis(950)..Duration::from_millis(2500)).contains(&last.elapsed),

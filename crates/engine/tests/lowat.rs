@@ -40,9 +40,9 @@ fn responses_that_shrink_below_earlier_ones_still_complete_without_timeouts() {
     });
     let mut cfg = http_config(addr, &["/"], false);
     cfg.schedule = Schedule::ClosedLoop { depth: 8 };
-    cfg.connections = 1;
+    cfg.spec.connections = 1;
     cfg.stop = Stop::Requests(600);
-    cfg.timeout = Duration::from_secs(1);
+    cfg.spec.timeout = Duration::from_secs(1);
     let r = run(&cfg);
     assert_eq!(r.requests, 600);
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);

@@ -13,7 +13,7 @@ fn rate_2000_is_achieved_within_one_percent() {
     let mut cfg = http_config(addr, &["/"], false);
     cfg.schedule = Schedule::Rate { per_second: 2000.0 };
     cfg.stop = Stop::Duration(Duration::from_secs(1));
-    cfg.connections = 8;
+    cfg.spec.connections = 8;
     cfg.threads = 2;
     let r = run(&cfg);
     let achieved = r.rate_achieved.unwrap();
@@ -46,7 +46,7 @@ fn one_300ms_stall_shows_in_corrected_p99_but_not_in_uncorrected() {
     let mut cfg = http_config(addr, &["/"], false);
     cfg.schedule = Schedule::Rate { per_second: 2000.0 };
     cfg.stop = Stop::Duration(Duration::from_millis(1500));
-    cfg.connections = 8;
+    cfg.spec.connections = 8;
     let r = run(&cfg);
     let corrected = r.latency_us.p99;
     let uncorrected = r.latency_us_uncorrected.unwrap().p99;

@@ -39,7 +39,7 @@ fn echo_stream_counts_equal_bytes_both_ways() {
     let mut cfg = base_config(addr, vec![addr.to_string()], proto);
     cfg.stop = Stop::Duration(Duration::from_millis(500));
     // The drain waits up to 10 s without an echo: the echo thread may not run on a busy machine.
-    cfg.timeout = Duration::from_secs(10);
+    cfg.spec.timeout = Duration::from_secs(10);
     let r = run(&cfg);
     assert!(r.bytes_written > 100_000, "{r:?}");
     assert_eq!(r.bytes_read + r.bytes_in_flight().unwrap(), r.bytes_written);
@@ -58,8 +58,8 @@ fn a_stream_whose_echoes_stop_reports_the_bytes_still_in_flight() {
         message: b"hello world".to_vec(),
     };
     let mut cfg = base_config(addr, vec![addr.to_string()], proto);
-    cfg.connections = 1;
-    cfg.timeout = Duration::from_millis(100); // the drain still waits 1 s for an echo
+    cfg.spec.connections = 1;
+    cfg.spec.timeout = Duration::from_millis(100); // the drain still waits 1 s for an echo
     cfg.stop = Stop::Duration(Duration::from_millis(200));
     let r = run(&cfg);
     assert_eq!(r.bytes_read, 100_000, "{r:?}");
@@ -89,8 +89,8 @@ fn connect_rate_ramps_up_before_measuring() {
         vec![addr.to_string()],
         Protocol::TcpPingPong { size: 8 },
     );
-    cfg.connections = 10;
-    cfg.connect_rate = Some(100.0);
+    cfg.spec.connections = 10;
+    cfg.spec.connect_rate = Some(100.0);
     cfg.stop = Stop::Duration(Duration::from_millis(200));
     let r = run(&cfg);
     assert!(r.requests > 0);

@@ -215,7 +215,7 @@ fn at_a_low_rate_the_handshake_completes_before_any_request_is_due() {
         ClientTls::trusting(&pki),
         false,
     );
-    cfg.connections = 4;
+    cfg.spec.connections = 4;
     cfg.schedule = Schedule::Rate { per_second: 4.0 };
     cfg.stop = Stop::Duration(std::time::Duration::from_millis(400));
     let r = run(&cfg);

@@ -66,7 +66,7 @@ fn resumed(server: ServerTls, resume: TlsResume, version: TlsVersion) -> (u64, u
         new_conn(&pki, resume, Some(version)),
         false,
     );
-    cfg.connections = 1;
+    cfg.spec.connections = 1;
     cfg.stop = Stop::Requests(200);
     let r = run(&cfg);
     assert_eq!((r.requests, r.errors.total()), (200, 0), "{:?}", r.errors);
@@ -161,7 +161,7 @@ fn many_connections_keep_resuming_as_tickets_are_used_up() {
     let (addr, _) = https_server(server, pki.localhost(), hello());
     let url = format!("https://{addr}/");
     let mut cfg = https_config(&url, new_conn(&pki, TlsResume::Tickets, None), false);
-    cfg.connections = 20;
+    cfg.spec.connections = 20;
     cfg.stop = Stop::Requests(1000);
     let r = run(&cfg);
     let tls = r.tls.unwrap();

@@ -14,7 +14,7 @@ use std::time::Duration;
 fn an_upgrade_never_answered_is_an_upgrade_timeout_and_the_connection_is_reopened() {
     let (addr, _) = ws_server(WsServe::NoUpgrade);
     let mut cfg = ws_config(addr);
-    cfg.timeout = Duration::from_millis(100);
+    cfg.spec.timeout = Duration::from_millis(100);
     cfg.stop = Stop::Duration(Duration::from_millis(550));
     let r = run(&cfg);
     let ws = r.ws().unwrap();
@@ -36,7 +36,7 @@ fn an_upgrade_never_answered_is_an_upgrade_timeout_and_the_connection_is_reopene
 fn an_upgrade_still_unanswered_when_the_run_ends_is_counted() {
     let (addr, _) = ws_server(WsServe::NoUpgrade);
     let mut cfg = ws_config(addr);
-    cfg.connections = 2;
+    cfg.spec.connections = 2;
     let r = run(&cfg); // 300 ms, the default 2 s timeout
     let ws = r.ws().unwrap();
     assert_eq!((ws.upgrades_unanswered, r.errors.total()), (2, 0), "{ws:?}");

@@ -113,7 +113,7 @@ fn draw(text: &str) {
 /// What the live line shows for this run.
 fn shape(c: &Config) -> Shape {
     Shape {
-        warmup: c.warmup,
+        warmup: c.spec.warmup,
         duration: match c.stop {
             Stop::Duration(d) => Some(d),
             Stop::Requests(_) => None,

@@ -15,7 +15,7 @@ mod ws;
 use mix::{wanted, Wanted};
 pub use mix::{MixPlan, Picker};
 pub use url::{resolve, split_host_port, HostPortError, Url};
-pub use ws::{ws_target, WsKind, WsOptions, WsSpec, DEFAULT_MESSAGE};
+pub use ws::{ws_target, WsKind, WsSpec, DEFAULT_MESSAGE};
 
 /// A configuration problem, reported before any load is generated.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -183,36 +183,31 @@ pub enum Stop {
     Requests(u64),
 }
 
-/// A validated load configuration.
+/// A validated load configuration: the [`LoadSpec`] it was made from (the pace is read from
+/// it: connections, warm-up, timeout, CPUs, connect rate, io, reconnects) and what was prepared
+/// from it: the address, the protocol's requests, TLS, the schedule, the mix's plan.
+///
+/// [`LoadSpec`]: serverbench_model::LoadSpec
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The load as described; a `Config` made by hand keeps its pace here too.
+    pub spec: serverbench_model::LoadSpec,
     pub addr: SocketAddr,
     /// Printable names of the target(s), for the result.
     pub target: Vec<String>,
     pub protocol: Protocol,
     pub schedule: Schedule,
     pub stop: Stop,
-    pub connections: u32,
+    /// Worker threads: the spec's, or one per CPU it is pinned to (or per CPU available).
     pub threads: u32,
-    pub warmup: Duration,
-    pub timeout: Duration,
-    /// Pin worker thread i to `cpus[i % len]`; empty: no pinning.
-    pub cpus: Vec<usize>,
-    /// `--connect-rate`: new connections per second during ramp-up (None: all at once).
-    pub connect_rate: Option<f64>,
     /// `--eager-reads`: when pipelined responses are read.
     pub reads: Reads,
     /// `--idle`: what a worker does when its poll finds nothing.
     pub idle: crate::idle::Idle,
-    /// `--io`: epoll, io_uring, or the engine's choice.
-    pub io: serverbench_model::Io,
     /// `https://`: TLS on every connection (None: plain TCP).
     pub tls: Option<TlsSpec>,
     /// `--new-conn`: a connection per request instead of keep-alive.
     pub lifetime: Lifetime,
-    /// `--reconnect-every N`: close a connection after N responses (WebSocket: echoes; with a
-    /// close 1000 answered by the server's) and open a new one.
-    pub reconnect_every: Option<u64>,
     /// `--mix`: the protocol's requests are the mix's entries, drawn by weight.
     pub mix: Option<MixPlan>,
 }
@@ -428,30 +423,26 @@ fn plain_refuses_tls_flags(t: &TlsOptions) -> Result<(), ConfigError> {
 
 impl Config {
     /// What a worker needs to run at all, checked again by [`crate::run`] for a `Config` made by
-    /// hand (a test's, a library user's): the rules about what a user asked for, combinations
-    /// included, are [`serverbench_model::LoadSpec::validate`]'s, checked once before a spec
-    /// becomes a `Config`. Errors name the flag.
+    /// hand (a test's, a library user's): its spec's rules
+    /// ([`serverbench_model::LoadSpec::validate`], which names the flag), then what was prepared
+    /// from it. Errors name the flag.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.spec
+            .validate(&serverbench_model::spec::Origin::Flags)?;
         let flag = |flag, why: &str| Err(ConfigError::flag(flag, why));
         let positive = |x: f64| x > 0.0 && x.is_finite();
         match () {
-            _ if self.connections == 0 => flag("-c/--connections", "must be at least 1"),
             _ if self.threads == 0 => flag("-t/--threads", "must be at least 1"),
             _ if self.stop == Stop::Duration(Duration::ZERO) => {
                 flag("-d/--duration", "must be more than 0")
             }
             _ if self.stop == Stop::Requests(0) => flag("-n/--requests", "must be at least 1"),
-            _ if self.timeout.is_zero() => flag("--timeout", "must be more than 0"),
             _ if self.schedule == (Schedule::ClosedLoop { depth: 0 }) => {
                 flag("-p/--pipeline", "must be at least 1")
             }
             _ if matches!(self.schedule, Schedule::Rate { per_second } if !positive(per_second)) => {
                 flag("-R/--rate", "must be more than 0")
             }
-            _ if self.connect_rate.is_some_and(|r| !positive(r)) => {
-                flag("--connect-rate", "must be more than 0")
-            }
-            _ if self.reconnect_every == Some(0) => flag("--reconnect-every", "must be at least 1"),
             _ => match &self.protocol {
                 Protocol::Http2(h) if h.streams == 0 => flag("-m/--streams", "must be at least 1"),
                 Protocol::TcpStream { message } if message.is_empty() => {

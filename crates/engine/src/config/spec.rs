@@ -1,11 +1,12 @@
 //! A [`LoadSpec`] (what `serverbench load`'s flags, `--spec` or a client host describe) turned
 //! into an engine [`Config`]: the spec's rules are checked once, by [`LoadSpec::validate`];
-//! here it is only resolved and prepared (the address, TLS files, request templates). A new
-//! option is added to the model's spec (and its rule to `validate`), then prepared here.
-//! Errors name the flag, on one line.
+//! here it is only resolved and prepared (the address, TLS files, request templates). The
+//! `Config` keeps the spec, so the pace (connections, warm-up, timeout, CPUs...) is read from it
+//! and never copied. A new option is added to the model's spec (and its rule to `validate`),
+//! then prepared here if it needs preparing. Errors name the flag, on one line.
 
+use super::ws_target;
 use super::{http_target, resolve, split_host_port, ConfigError, Http2Options, HttpOptions};
-use super::{ws_target, WsOptions};
 use super::{Config, Lifetime, MixPlan, Protocol, Reads, Schedule, Stop};
 use serverbench_model::spec::Origin;
 use serverbench_model::{LoadSpec, Method, Mode, Workload};
@@ -32,13 +33,14 @@ impl TryFrom<&LoadSpec> for Config {
             Workload::WebSocket => ws_target_of(a)?,
             Workload::Http1 | Workload::Http2 => http_target_of(a)?,
         };
-        let (cpus, threads) = cpus_and_threads(a)?;
+        let threads = threads_on_cpus(a)?;
         let idle = a
             .idle
             .parse()
             .map_err(|e| ConfigError::value("--idle", format!("{}: {e}", a.idle)))?;
         let h = &a.http;
         let config = Config {
+            spec: a.clone(),
             addr: target.addr,
             target: target.names,
             protocol: target.protocol,
@@ -50,26 +52,19 @@ impl TryFrom<&LoadSpec> for Config {
                 Some(n) => Stop::Requests(n),
                 None => Stop::Duration(a.measured()),
             },
-            connections: a.connections,
             threads,
-            warmup: a.warmup,
-            timeout: a.timeout,
-            cpus,
-            connect_rate: a.connect_rate,
             reads: if h.eager_reads {
                 Reads::Eager
             } else {
                 Reads::Window
             },
             idle,
-            io: a.io,
             tls: target.tls,
             lifetime: if a.transport.new_conn {
                 Lifetime::PerRequest
             } else {
                 Lifetime::KeepAlive
             },
-            reconnect_every: a.work.reconnect_every,
             mix: a
                 .work
                 .mix_requests
@@ -150,25 +145,17 @@ fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
 
 /// The `ws[s]://` URL with the WebSocket flags (and the TLS ones for `wss://`).
 fn ws_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
-    let opts = WsOptions {
-        message: a.work.message.clone(),
-        message_size: a.work.size.map(|n| n as usize),
-        binary: a.work.binary,
-        ping: a.ws_ping,
-        tls: tls_options(a),
-    };
-    let urls = a.urls();
-    let t = ws_target(&urls, &opts)?;
+    let t = ws_target(a)?;
     Ok(Target {
         addr: t.addr,
-        names: urls,
+        names: a.urls(),
         protocol: t.protocol,
         tls: t.tls,
     })
 }
 
 /// The TLS flags (they apply to https:// URLs; with http:// the engine names the flag given).
-fn tls_options(a: &LoadSpec) -> TlsOptions {
+pub(super) fn tls_options(a: &LoadSpec) -> TlsOptions {
     let h = &a.http;
     TlsOptions {
         trust: match (&h.cacert, h.insecure) {
@@ -182,8 +169,8 @@ fn tls_options(a: &LoadSpec) -> TlsOptions {
 }
 
 /// `--cpus` (each one this process may run on) and `-t` (default: one thread per CPU given,
-/// or per CPU available).
-fn cpus_and_threads(a: &LoadSpec) -> Result<(Vec<usize>, u32), ConfigError> {
+/// or per CPU available): the threads.
+fn threads_on_cpus(a: &LoadSpec) -> Result<u32, ConfigError> {
     let available = serverbench_machine::affinity::affinity_cpus();
     if let Some(bad) = a.cpus.iter().find(|c| !available.contains(c)) {
         return Err(ConfigError::flag(
@@ -196,7 +183,7 @@ fn cpus_and_threads(a: &LoadSpec) -> Result<(Vec<usize>, u32), ConfigError> {
     } else {
         a.cpus.len()
     };
-    Ok((a.cpus.clone(), a.threads.unwrap_or(per as u32)))
+    Ok(a.threads.unwrap_or(per as u32))
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //! masked afresh per frame, and waits for its echo (or a ping and its pong).
 
 use super::{resolve, ConfigError, HttpTarget, Protocol, Url};
-use crate::tls::{TlsOptions, TlsSpec};
+use crate::tls::TlsSpec;
+use serverbench_model::spec::Work;
+use serverbench_model::LoadSpec;
 use serverbench_wire::ws::{self, Rng};
 
 /// The message when neither `--message` nor `--message-size` is given.
@@ -59,19 +61,11 @@ impl WsSpec {
     }
 }
 
-/// The WebSocket flags, before the payload is made.
-#[derive(Debug, Clone, Default)]
-pub struct WsOptions {
-    pub message: Option<String>,
-    pub message_size: Option<usize>,
-    pub binary: bool,
-    pub ping: bool,
-    pub tls: TlsOptions,
-}
-
-/// Parses the one `ws[s]://` URL, resolves it, builds TLS for `wss://` and makes the payload.
-pub fn ws_target(urls: &[String], opts: &WsOptions) -> Result<HttpTarget, ConfigError> {
-    let [raw] = urls else {
+/// Parses the spec's one `ws[s]://` URL, resolves it, builds TLS for `wss://` and makes the
+/// payload from its work (the message or its size, binary frames) or its pings.
+pub fn ws_target(spec: &LoadSpec) -> Result<HttpTarget, ConfigError> {
+    let urls = spec.urls();
+    let [raw] = urls.as_slice() else {
         return Err(ConfigError::flag(
             "URL",
             "give one ws:// or wss:// URL (a WebSocket load does not rotate URLs)",
@@ -84,19 +78,23 @@ pub fn ws_target(urls: &[String], opts: &WsOptions) -> Result<HttpTarget, Config
             format!("`{raw}` is not ws:// or wss://"),
         ));
     }
-    let payload = payload(opts);
-    let kind = match (opts.ping, opts.binary) {
+    let payload = payload(&spec.work);
+    let kind = match (spec.ws_ping, spec.work.binary) {
         (true, _) => WsKind::Ping,
         (false, true) => WsKind::Binary,
         (false, false) => WsKind::Text,
     };
     let tls = if url.tls {
-        Some(TlsSpec::new(&opts.tls, &url.host, &[b"http/1.1"])?)
+        Some(TlsSpec::new(
+            &super::spec::tls_options(spec),
+            &url.host,
+            &[b"http/1.1"],
+        )?)
     } else {
         None
     };
     let addr = resolve(&url.host, url.port)?;
-    let spec = WsSpec {
+    let ws = WsSpec {
         host: url.host_header(),
         path: url.path.clone(),
         payload,
@@ -104,7 +102,7 @@ pub fn ws_target(urls: &[String], opts: &WsOptions) -> Result<HttpTarget, Config
     };
     Ok(HttpTarget {
         addr,
-        protocol: Protocol::WebSocket(spec),
+        protocol: Protocol::WebSocket(ws),
         tls,
     })
 }
@@ -112,18 +110,18 @@ pub fn ws_target(urls: &[String], opts: &WsOptions) -> Result<HttpTarget, Config
 /// `--message TEXT`, or `--message-size N` random bytes (text: printable ASCII, so it is UTF-8),
 /// made once with a fixed seed. Their rules (one of the two, at most 16 MiB, a ping's at most 125
 /// bytes) are [`serverbench_model::LoadSpec::validate`]'s.
-fn payload(opts: &WsOptions) -> Vec<u8> {
-    if let Some(m) = &opts.message {
+fn payload(work: &Work) -> Vec<u8> {
+    if let Some(m) = &work.message {
         return m.clone().into_bytes();
     }
-    let Some(size) = opts.message_size else {
+    let Some(size) = work.size.map(|n| n as usize) else {
         return DEFAULT_MESSAGE.as_bytes().to_vec();
     };
     let mut rng = Rng::new(0x5eed);
     let mut out = Vec::with_capacity(size);
     while out.len() < size {
         for b in rng.next_u64().to_le_bytes() {
-            out.push(if opts.binary { b } else { b' ' + b % 95 });
+            out.push(if work.binary { b } else { b' ' + b % 95 });
         }
     }
     out.truncate(size);
@@ -134,8 +132,15 @@ fn payload(opts: &WsOptions) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn target(url: &str, opts: &WsOptions) -> Result<WsSpec, ConfigError> {
-        ws_target(&[url.to_string()], opts).map(|t| match t.protocol {
+    fn spec(urls: &[&str]) -> LoadSpec {
+        let mut spec = LoadSpec::default();
+        let urls: Vec<String> = urls.iter().map(|u| u.to_string()).collect();
+        spec.at_urls(&urls).unwrap();
+        spec
+    }
+
+    fn target(spec: &LoadSpec) -> Result<WsSpec, ConfigError> {
+        ws_target(spec).map(|t| match t.protocol {
             Protocol::WebSocket(w) => w,
             _ => unreachable!(),
         })
@@ -143,7 +148,7 @@ mod tests {
 
     #[test]
     fn a_ws_url_makes_a_text_load_of_hello_world_by_default() {
-        let w = target("ws://127.0.0.1:9/ws", &WsOptions::default()).unwrap();
+        let w = target(&spec(&["ws://127.0.0.1:9/ws"])).unwrap();
         assert_eq!(
             (w.kind, w.payload.as_slice()),
             (WsKind::Text, &b"hello world"[..])
@@ -154,18 +159,14 @@ mod tests {
 
     #[test]
     fn a_random_text_message_is_printable_and_a_binary_one_is_not_only_that() {
-        let opts = WsOptions {
-            message_size: Some(4096),
-            ..Default::default()
-        };
-        let w = target("ws://127.0.0.1:9/ws", &opts).unwrap();
+        let mut text = spec(&["ws://127.0.0.1:9/ws"]);
+        text.work.size = Some(4096);
+        let w = target(&text).unwrap();
         assert_eq!(w.payload.len(), 4096);
         assert!(w.payload.iter().all(|b| (b' '..=b'~').contains(b)));
-        let bin = WsOptions {
-            binary: true,
-            ..opts
-        };
-        let w = target("ws://127.0.0.1:9/ws", &bin).unwrap();
+        let mut bin = text.clone();
+        bin.work.binary = true;
+        let w = target(&bin).unwrap();
         assert_eq!(w.kind, WsKind::Binary);
         assert!(w.payload.iter().any(|b| *b > b'~'));
         assert_eq!(w.echo_frame_len(), 4 + 4096);
@@ -173,13 +174,9 @@ mod tests {
 
     #[test]
     fn two_urls_or_an_http_url_are_refused_and_the_limits_are_the_wire_codecs() {
-        let two = ws_target(
-            &["ws://127.0.0.1:9/a".into(), "ws://127.0.0.1:9/b".into()],
-            &WsOptions::default(),
-        )
-        .unwrap_err();
+        let two = ws_target(&spec(&["ws://127.0.0.1:9/a", "ws://127.0.0.1:9/b"])).unwrap_err();
         assert!(two.to_string().contains("one ws://"), "{two}");
-        let http = target("http://127.0.0.1:9/ws", &WsOptions::default()).unwrap_err();
+        let http = target(&spec(&["http://127.0.0.1:9/ws"])).unwrap_err();
         assert!(http.to_string().contains("is not ws://"), "{http}");
         assert_eq!(serverbench_model::spec::MAX_WS_MESSAGE, ws::MAX_MESSAGE);
         assert_eq!(

@@ -54,7 +54,7 @@ pub(crate) fn load_result(
     let stream = stream_message.is_some();
     let mut r = LoadResult {
         target: config.target.clone(),
-        connections: config.connections,
+        connections: config.spec.connections,
         threads: threads as u32,
         requests,
         duration_s: secs,
@@ -112,11 +112,11 @@ pub(crate) fn load_result(
 
 /// The CPUs the threads ran on (at least 1).
 fn ran_on(config: &Config, threads: usize) -> usize {
-    if config.cpus.is_empty() {
+    if config.spec.cpus.is_empty() {
         threads.min(serverbench_machine::affinity::affinity_cpus().len())
     } else {
         let mut used: Vec<usize> = (0..threads)
-            .map(|i| config.cpus[i % config.cpus.len()])
+            .map(|i| config.spec.cpus[i % config.spec.cpus.len()])
             .collect();
         used.sort_unstable();
         used.dedup();

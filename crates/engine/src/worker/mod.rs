@@ -197,7 +197,7 @@ impl<'a, D: Driver> Worker<'a, D> {
             predicting: true,
             shrinks: 0,
             next_url: 0,
-            timeout_ns: cfg.timeout.as_nanos() as u64,
+            timeout_ns: cfg.spec.timeout.as_nanos() as u64,
             end: u64::MAX,
             stopping: false,
             tls: cfg
@@ -227,11 +227,11 @@ impl<'a, D: Driver> Worker<'a, D> {
     fn main_loop(&mut self, shared: &Shared) -> io::Result<(u64, Option<(u64, u64)>)> {
         let start = sys::now_ns();
         let mut gated = shared.gated;
-        let pause_at = start + self.cfg.warmup.as_nanos() as u64;
+        let pause_at = start + self.cfg.spec.warmup.as_nanos() as u64;
         let mut measure = if gated {
             u64::MAX
         } else {
-            start + self.cfg.warmup.as_nanos() as u64
+            start + self.cfg.spec.warmup.as_nanos() as u64
         };
         self.measure_from(measure);
         if let Some(r) = &mut self.rate {
@@ -389,7 +389,7 @@ impl<'a, D: Driver> Worker<'a, D> {
             return;
         }
         // `--reconnect-every N`: no more than N requests on one connection.
-        let left = self.cfg.reconnect_every.map_or(usize::MAX, |n| {
+        let left = self.cfg.spec.work.reconnect_every.map_or(usize::MAX, |n| {
             n.saturating_sub(self.conns[i].served) as usize
         });
         let window = self.depth.min(left);
@@ -445,6 +445,8 @@ impl<'a, D: Driver> Worker<'a, D> {
     /// `--reconnect-every N`: connection `i` has answered its N responses.
     pub(crate) fn conn_due(&self, i: usize) -> bool {
         self.cfg
+            .spec
+            .work
             .reconnect_every
             .is_some_and(|n| self.conns[i].served >= n)
     }

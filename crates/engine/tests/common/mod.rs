@@ -158,23 +158,21 @@ pub fn http_config(addr: SocketAddr, paths: &[&str], verify: bool) -> Config {
 
 pub fn base_config(addr: SocketAddr, target: Vec<String>, protocol: Protocol) -> Config {
     Config {
+        spec: serverbench_model::LoadSpec {
+            connections: 2,
+            io: io(),
+            ..Default::default()
+        },
         addr,
         target,
         protocol,
         schedule: Schedule::ClosedLoop { depth: 1 },
         stop: Stop::Duration(Duration::from_millis(300)),
-        connections: 2,
         threads: 1,
-        warmup: Duration::ZERO,
-        timeout: Duration::from_secs(2),
-        cpus: Vec::new(),
-        connect_rate: None,
         reads: Reads::Window,
         idle: serverbench_engine::Idle::Auto,
-        io: io(),
         tls: None,
         lifetime: Lifetime::KeepAlive,
-        reconnect_every: None,
         mix: None,
     }
 }

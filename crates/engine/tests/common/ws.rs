@@ -1,7 +1,7 @@
 //! A WebSocket echo server in-process (serverbench-wire's codec in the server role) that can
 //! be told to fail in the ways the load must count, and a config for it.
 
-use serverbench_engine::config::{ws_target, WsOptions};
+use serverbench_engine::config::ws_target;
 use serverbench_engine::Config;
 use serverbench_wire::ws::{self, Accept, Decoded, Decoder, Head, Opcode, Role};
 use std::io::{Read, Write};
@@ -125,9 +125,10 @@ fn serve_one(mut s: TcpStream, serve: WsServe, seen: &WsSeen) -> std::io::Result
 
 /// A `ws://` config for `addr`: 1 thread, 1 connection, text "hello world", closed loop.
 pub fn ws_config(addr: SocketAddr) -> Config {
-    let urls = vec![format!("ws://{addr}/ws")];
-    let target = ws_target(&urls, &WsOptions::default()).unwrap();
-    let mut cfg = super::base_config(target.addr, urls, target.protocol);
-    cfg.connections = 1;
+    let mut spec = serverbench_model::LoadSpec::default();
+    spec.at_urls(&[format!("ws://{addr}/ws")]).unwrap();
+    let target = ws_target(&spec).unwrap();
+    let mut cfg = super::base_config(target.addr, spec.urls(), target.protocol);
+    cfg.spec.connections = 1;
     cfg
 }

@@ -402,7 +402,7 @@ pub(crate) fn result(
     ProtocolResult::WebSocket(WsResult {
         message_kind: spec.kind.as_str().to_string(),
         message_size: spec.payload.len() as u64,
-        reconnect_every: config.reconnect_every,
+        reconnect_every: config.spec.work.reconnect_every,
         messages_sent: w.messages_sent,
         upgrades: w.upgrades,
         upgrade_failures: by_name(true),
