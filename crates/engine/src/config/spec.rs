@@ -27,6 +27,20 @@ impl TryFrom<&LoadSpec> for Config {
     /// Resolves the target, reads `--body-file` and the CA file, checks `--cpus` against the
     /// CPUs this process may run on and validates the whole.
     fn try_from(a: &LoadSpec) -> Result<Config, ConfigError> {
+        // A spec naming a mix file without its entries (a hand-written `--spec`, a lap rebuilt
+        // from its record) reads the file here rather than loading the bare URL.
+        let read;
+        let a = match (&a.work.mix, &a.work.mix_requests) {
+            (Some(path), None) => {
+                let mut with = a.clone();
+                let mix = serverbench_model::Mix::load(path)
+                    .map_err(|e| ConfigError::flag("--mix", e.to_string()))?;
+                with.work.mix_requests = Some(mix);
+                read = with;
+                &read
+            }
+            _ => a,
+        };
         a.validate(&Origin::Flags)?;
         let target = match a.workload() {
             Workload::TcpStream | Workload::TcpPingPong => tcp_target(a)?,
@@ -360,6 +374,24 @@ mod tests {
         spec.work.mix_requests = Some(mix);
         spec.http.headers = vec!["X-All: 2".into()];
         spec
+    }
+
+    #[test]
+    fn a_spec_naming_a_mix_file_without_its_entries_reads_the_file_or_names_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.toml");
+        std::fs::write(
+            &file,
+            "[[request]]\npath = \"/a\"\n[[request]]\npath = \"/b\"\n",
+        )
+        .unwrap();
+        let mut spec = http("http://127.0.0.1:8080");
+        spec.work.mix = Some(file);
+        let c = Config::try_from(&spec).unwrap();
+        assert_eq!(c.mix.as_ref().map(|m| m.entries.len()), Some(2));
+        spec.work.mix = Some(dir.path().join("gone.toml"));
+        let e = error_of(&spec);
+        assert!(e.starts_with("--mix") && e.contains("gone.toml"), "{e}");
     }
 
     #[test]
