@@ -34,8 +34,7 @@ pub mod uring;
 mod worker;
 
 pub use config::{
-    Config, ConfigError, Http2Options, Http2Spec, HttpOptions, HttpSpec, HttpTarget, Lifetime,
-    Protocol, Reads, Schedule, Stop,
+    Config, ConfigError, Http2Spec, HttpSpec, HttpTarget, Lifetime, Protocol, Reads, Schedule, Stop,
 };
 pub use idle::Idle;
 use result::LoadResult;

@@ -2,7 +2,7 @@
 //! random number, one multiply and one compare per request, whatever the number of entries),
 //! and the requests to prepare (one per URL, or one per mix entry).
 
-use super::{ConfigError, HttpOptions, Url};
+use super::{ConfigError, Url};
 use serverbench_model::MixEntry;
 
 /// Walker's alias table (Vose's construction) over the entries' weights.
@@ -89,16 +89,18 @@ pub(super) struct Wanted<'a> {
 pub(super) fn wanted<'a>(
     method: &'a str,
     urls: &'a [Url],
-    opts: &'a HttpOptions,
+    headers: &'a [String],
+    body: Option<&'a [u8]>,
+    mix: Option<&'a serverbench_model::Mix>,
 ) -> Result<Vec<Wanted<'a>>, ConfigError> {
-    let Some(mix) = &opts.mix else {
+    let Some(mix) = mix else {
         return Ok(urls
             .iter()
             .map(|u| Wanted {
                 method,
                 path: &u.path,
-                headers: opts.headers.clone(),
-                body: opts.body.as_deref(),
+                headers: headers.to_vec(),
+                body,
             })
             .collect());
     };
@@ -122,7 +124,7 @@ pub(super) fn wanted<'a>(
         .map(|e| Wanted {
             method: &e.method,
             path: &e.path,
-            headers: opts.headers.iter().chain(&e.headers).cloned().collect(),
+            headers: headers.iter().chain(&e.headers).cloned().collect(),
             body: e.body.as_deref(),
         })
         .collect())

@@ -3,7 +3,7 @@
 use crate::h2;
 use crate::request::{Body, RequestTemplate, TemplateError};
 use crate::tls::{TlsOptions, TlsSpec};
-use serverbench_model::TlsResume;
+use serverbench_model::{LoadSpec, Method, TlsResume};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -24,8 +24,6 @@ pub enum ConfigError {
     BadUrl { url: String, why: String },
     #[error("cannot resolve host `{host}`")]
     Unresolvable { host: String },
-    #[error("all URLs must share one scheme and host:port (`{first}` vs `{other}`)")]
-    MixedTargets { first: String, other: String },
     #[error("give at least one URL, or --tcp HOST:PORT")]
     NoTarget,
     #[error("{flag}: {why}")]
@@ -127,22 +125,6 @@ pub struct Http2Spec {
     pub window: u32,
 }
 
-/// `--http2`: the HTTP/2 options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Http2Options {
-    pub streams: u32,
-    pub window: u32,
-}
-
-impl Default for Http2Options {
-    fn default() -> Self {
-        Http2Options {
-            streams: 1,
-            window: h2::DEFAULT_WINDOW,
-        }
-    }
-}
-
 /// When requests are sent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Schedule {
@@ -212,30 +194,6 @@ pub struct Config {
     pub mix: Option<MixPlan>,
 }
 
-/// The HTTP request options, before serialization.
-#[derive(Debug, Clone, Default)]
-pub struct HttpOptions {
-    pub method: String,
-    pub headers: Vec<String>,
-    pub body: Option<Vec<u8>>,
-    /// `--body-size`: random bodies of `min..=max` bytes (instead of `body`).
-    pub body_size: Option<(usize, usize)>,
-    /// `--chunked`: the body sent in chunks of this many bytes.
-    pub chunked: Option<usize>,
-    pub expect_status: Vec<u16>,
-    pub verify: bool,
-    /// `--new-conn`: ask the server to close after each response (`Connection: close`, unless
-    /// a `Connection` header is given).
-    pub close: bool,
-    /// The TLS flags; they apply to `https://` URLs only.
-    pub tls: TlsOptions,
-    /// `--http2`: HTTP/2 instead of HTTP/1.1 (None).
-    pub http2: Option<Http2Options>,
-    /// `--mix`: one request per entry (its method, path, headers after `headers`, and body)
-    /// instead of one per URL; the URL gives scheme, host and port only.
-    pub mix: Option<serverbench_model::Mix>,
-}
-
 /// A resolved HTTP target: where to connect, the serialized requests, and TLS for `https://`.
 #[derive(Debug, Clone)]
 pub struct HttpTarget {
@@ -244,35 +202,22 @@ pub struct HttpTarget {
     pub tls: Option<TlsSpec>,
 }
 
-/// Parses URLs (same scheme and host:port), resolves the host, builds the TLS configuration
-/// and serializes one request per URL.
-pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, ConfigError> {
-    let first_raw = urls.first().ok_or(ConfigError::NoTarget)?;
+/// Parses the spec's URLs (one scheme and host:port, as [`LoadSpec::at_urls`] made them),
+/// resolves the host, builds the TLS configuration and serializes one request per URL (or per
+/// `--mix` entry). Reads `--body-file`; everything else comes from the spec as it is.
+pub fn http_target(spec: &LoadSpec) -> Result<HttpTarget, ConfigError> {
+    let urls = spec.urls();
+    if urls.is_empty() {
+        return Err(ConfigError::NoTarget);
+    }
     let parsed = urls
         .iter()
         .map(|u| Url::parse(u))
         .collect::<Result<Vec<_>, _>>()?;
     let first = &parsed[0];
-    for (u, raw) in parsed.iter().zip(urls) {
-        if (u.tls, u.ws, &u.host, u.port) != (first.tls, first.ws, &first.host, first.port) {
-            return Err(ConfigError::MixedTargets {
-                first: first_raw.clone(),
-                other: raw.clone(),
-            });
-        }
-    }
-    let method = if opts.method.is_empty() {
-        "GET".to_string()
-    } else {
-        opts.method.clone()
-    };
-    if !method.bytes().all(|b| b.is_ascii_alphabetic()) {
-        return Err(ConfigError::flag(
-            "--method",
-            format!("`{method}` is not an HTTP method"),
-        ));
-    }
-    for h in &opts.headers {
+    let method = spec.work.method.unwrap_or(Method::Get).as_str();
+    let headers = &spec.http.headers;
+    for h in headers {
         if !h.contains(':') || h.contains(['\r', '\n']) {
             return Err(ConfigError::flag(
                 "-H/--header",
@@ -280,64 +225,68 @@ pub fn http_target(urls: &[String], opts: &HttpOptions) -> Result<HttpTarget, Co
             ));
         }
     }
-    let wanted = wanted(&method, &parsed, opts)?;
-    let alpn: &[&[u8]] = match opts.http2 {
-        Some(_) => &[b"h2"],
-        None => &[b"http/1.1"],
-    };
+    let body = spec::body_of(spec)?;
+    let mix = spec.work.mix_requests.as_ref();
+    let wanted = wanted(method, &parsed, headers, body.as_deref(), mix)?;
+    let h2 = spec.transport.protocol.is_h2();
+    let alpn: &[&[u8]] = if h2 { &[b"h2"] } else { &[b"http/1.1"] };
+    let tls_options = spec::tls_options(spec);
     let tls = match first.tls {
-        true => Some(TlsSpec::new(&opts.tls, &first.host, alpn)?),
+        true => Some(TlsSpec::new(&tls_options, &first.host, alpn)?),
         false => {
-            plain_refuses_tls_flags(&opts.tls)?;
+            plain_refuses_tls_flags(&tls_options)?;
             None
         }
     };
     let addr = resolve(&first.host, first.port)?;
-    if let Some(h2) = opts.http2 {
-        let protocol = http2_spec(&method, first, &wanted, opts, h2)?;
+    if h2 {
+        let protocol = http2_spec(method, first, &wanted, spec)?;
         return Ok(HttpTarget {
             addr,
             protocol,
             tls,
         });
     }
-    let has_connection = opts.headers.iter().any(|h| {
+    let has_connection = headers.iter().any(|h| {
         h.split(':')
             .next()
             .is_some_and(|n| n.trim().eq_ignore_ascii_case("connection"))
     });
     let host = first.host_header();
     // --body-size applies to the URLs' requests; a mix entry carries its own body.
-    let body_size = if opts.mix.is_none() {
-        opts.body_size
-    } else {
-        None
+    let body_size = match mix {
+        None => spec
+            .work
+            .body_size
+            .map(|r| (r.min as usize, r.max as usize)),
+        Some(_) => None,
     };
+    let chunked = spec.chunked.map(|c| c as usize);
     let requests: Vec<RequestTemplate> = wanted
         .into_iter()
         .map(|w| {
             let mut headers = w.headers;
-            if opts.close && !has_connection {
+            if spec.transport.new_conn && !has_connection {
                 headers.push("Connection: close".into());
             }
-            let body = Body::of(w.body, body_size, opts.chunked)?;
-            RequestTemplate::new(w.method, w.path, &host, &headers, body, opts.chunked)
+            let body = Body::of(w.body, body_size, chunked)?;
+            RequestTemplate::new(w.method, w.path, &host, &headers, body, chunked)
         })
         .collect::<Result<_, _>>()?;
-    let count_bodies = opts.verify
+    let count_bodies = spec.http.verify
         || requests
             .iter()
             .any(|t| t.sends_body() || t.accepts != Default::default());
-    let spec = HttpSpec {
+    let prepared = HttpSpec {
         count_bodies,
         requests,
         head: method.eq_ignore_ascii_case("HEAD"),
-        expect_status: opts.expect_status.clone(),
-        verify: opts.verify,
+        expect_status: spec.http.expect_status.clone(),
+        verify: spec.http.verify,
     };
     Ok(HttpTarget {
         addr,
-        protocol: Protocol::Http(spec),
+        protocol: Protocol::Http(prepared),
         tls,
     })
 }
@@ -358,8 +307,7 @@ fn http2_spec(
     method: &str,
     url: &Url,
     wanted: &[Wanted],
-    opts: &HttpOptions,
-    h2: Http2Options,
+    spec: &LoadSpec,
 ) -> Result<Protocol, ConfigError> {
     let mut requests = Vec::with_capacity(wanted.len());
     for w in wanted {
@@ -399,10 +347,10 @@ fn http2_spec(
     Ok(Protocol::Http2(Http2Spec {
         requests,
         head: method.eq_ignore_ascii_case("HEAD"),
-        expect_status: opts.expect_status.clone(),
-        verify: opts.verify,
-        streams: h2.streams,
-        window: h2.window,
+        expect_status: spec.http.expect_status.clone(),
+        verify: spec.http.verify,
+        streams: spec.streams(),
+        window: h2::DEFAULT_WINDOW,
     }))
 }
 

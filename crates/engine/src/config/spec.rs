@@ -6,10 +6,10 @@
 //! then prepared here if it needs preparing. Errors name the flag, on one line.
 
 use super::ws_target;
-use super::{http_target, resolve, split_host_port, ConfigError, Http2Options, HttpOptions};
+use super::{http_target, resolve, split_host_port, ConfigError};
 use super::{Config, Lifetime, MixPlan, Protocol, Reads, Schedule, Stop};
 use serverbench_model::spec::Origin;
-use serverbench_model::{LoadSpec, Method, Mode, Workload};
+use serverbench_model::{LoadSpec, Mode, Workload};
 use serverbench_wire::tls::{TlsOptions, TlsSpec, Trust};
 use std::net::SocketAddr;
 
@@ -121,39 +121,24 @@ fn tcp_target(a: &LoadSpec) -> Result<Target, ConfigError> {
 
 /// The URLs with the HTTP flags: method, headers, body, HTTP/2, TLS.
 fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
-    let (h, w, t) = (&a.http, &a.work, &a.transport);
-    let body_size = w.body_size.map(|r| (r.min as usize, r.max as usize));
-    let body = match (&w.body, &h.body_file) {
+    let t = http_target(a)?;
+    Ok(Target {
+        addr: t.addr,
+        names: a.urls(),
+        protocol: t.protocol,
+        tls: t.tls,
+    })
+}
+
+/// The body every request carries: the spec's text, or `--body-file` read once.
+pub(super) fn body_of(a: &LoadSpec) -> Result<Option<Vec<u8>>, ConfigError> {
+    Ok(match (&a.work.body, &a.http.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
         (None, Some(f)) => Some(
             std::fs::read(f)
                 .map_err(|e| ConfigError::value("--body-file", format!("{}: {e}", f.display())))?,
         ),
         (None, None) => None,
-    };
-    let opts = HttpOptions {
-        method: w.method.unwrap_or(Method::Get).as_str().to_string(),
-        headers: h.headers.clone(),
-        body,
-        body_size,
-        chunked: a.chunked.map(|c| c as usize),
-        expect_status: h.expect_status.clone(),
-        verify: h.verify,
-        close: t.new_conn,
-        tls: tls_options(a),
-        http2: t.protocol.is_h2().then(|| Http2Options {
-            streams: a.streams(),
-            ..Default::default()
-        }),
-        mix: w.mix_requests.clone(),
-    };
-    let urls = a.urls();
-    let t = http_target(&urls, &opts)?;
-    Ok(Target {
-        addr: t.addr,
-        names: urls,
-        protocol: t.protocol,
-        tls: t.tls,
     })
 }
 
@@ -429,7 +414,7 @@ mod tests {
         let e = error_of(&mix_spec("http://127.0.0.1:8080/x"));
         assert!(e.starts_with("--mix: give one URL without a path"), "{e}");
         let mut spec = mix_spec("http://127.0.0.1:8080");
-        spec.work.method = Some(Method::Post);
+        spec.work.method = Some(serverbench_model::Method::Post);
         assert!(error_of(&spec).contains("-X/--method"));
         let mut spec = mix_spec("http://127.0.0.1:8080");
         spec.work.body = Some("b".into());

@@ -4,9 +4,8 @@
 
 use super::{base_config, tls::Pki};
 use bytes::Bytes;
-use serverbench_engine::config::{http_target, HttpOptions};
-use serverbench_engine::{Config, Http2Options};
-use serverbench_wire::tls::{TlsOptions, Trust};
+use serverbench_engine::config::http_target;
+use serverbench_engine::Config;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -178,19 +177,15 @@ async fn respond_to(
 /// An HTTP/2 config for `url`: 1 thread, 2 connections, `streams` each, closed loop, 300 ms.
 /// An https:// URL trusts `pki`.
 pub fn h2_config(url: &str, streams: u32, pki: Option<&Pki>) -> Config {
-    let opts = HttpOptions {
-        method: "GET".into(),
-        http2: Some(Http2Options {
-            streams,
-            ..Default::default()
-        }),
-        tls: TlsOptions {
-            trust: pki.map_or(Trust::WebPkiRoots, |p| Trust::CaFile(p.ca_file.clone())),
-            ..Default::default()
-        },
-        ..Default::default()
+    let mut spec = serverbench_model::LoadSpec::default();
+    spec.at_urls(&[url.to_string()]).unwrap();
+    spec.transport.protocol = match spec.transport.tls {
+        true => serverbench_model::Protocol::H2,
+        false => serverbench_model::Protocol::H2c,
     };
-    let target = http_target(&[url.to_string()], &opts).unwrap();
+    spec.transport.streams = Some(streams);
+    spec.http.cacert = pki.map(|p| p.ca_file.clone());
+    let target = http_target(&spec).unwrap();
     let mut cfg = base_config(target.addr, vec![url.to_string()], target.protocol);
     cfg.tls = target.tls;
     cfg

@@ -5,7 +5,7 @@ pub mod http2;
 pub mod tls;
 pub mod ws;
 
-use serverbench_engine::config::{http_target, HttpOptions};
+use serverbench_engine::config::http_target;
 use serverbench_engine::{Config, Lifetime, Protocol, Reads, Schedule, Stop};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -147,12 +147,10 @@ pub fn ok(body: &str) -> Vec<u8> {
 /// An HTTP config for `paths` on `addr`: 1 thread, 2 connections, 300 ms, closed loop.
 pub fn http_config(addr: SocketAddr, paths: &[&str], verify: bool) -> Config {
     let urls: Vec<String> = paths.iter().map(|p| format!("http://{addr}{p}")).collect();
-    let opts = HttpOptions {
-        method: "GET".into(),
-        verify,
-        ..Default::default()
-    };
-    let target = http_target(&urls, &opts).unwrap();
+    let mut spec = serverbench_model::LoadSpec::default();
+    spec.at_urls(&urls).unwrap();
+    spec.http.verify = verify;
+    let target = http_target(&spec).unwrap();
     base_config(target.addr, urls, target.protocol)
 }
 

@@ -6,10 +6,10 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache};
 use rustls::{ServerConfig, ServerConnection, StreamOwned, SupportedProtocolVersion};
-use serverbench_engine::config::{http_target, HttpOptions};
+use serverbench_engine::config::http_target;
 use serverbench_engine::{Config, Lifetime};
 use serverbench_model::{TlsResume, TlsVersion};
-use serverbench_wire::tls::{TlsOptions, Trust};
+use serverbench_wire::tls::Trust;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -238,18 +238,18 @@ impl ClientTls {
 
 /// An HTTPS config for `url` (1 thread, 2 connections, 300 ms, closed loop).
 pub fn https_config(url: &str, client: ClientTls, verify: bool) -> Config {
-    let opts = HttpOptions {
-        method: "GET".into(),
-        verify,
-        close: client.new_conn,
-        tls: TlsOptions {
-            trust: client.trust,
-            version: client.version,
-            resume: client.resume,
-        },
-        ..Default::default()
-    };
-    let target = http_target(&[url.to_string()], &opts).unwrap();
+    let mut spec = serverbench_model::LoadSpec::default();
+    spec.at_urls(&[url.to_string()]).unwrap();
+    spec.http.verify = verify;
+    spec.transport.new_conn = client.new_conn;
+    spec.transport.tls_resume = Some(client.resume);
+    spec.http.tls_version = client.version;
+    match client.trust {
+        Trust::CaFile(file) => spec.http.cacert = Some(file),
+        Trust::Insecure => spec.http.insecure = true,
+        Trust::WebPkiRoots => {}
+    }
+    let target = http_target(&spec).unwrap();
     let mut cfg = base_config(target.addr, vec![url.to_string()], target.protocol);
     cfg.tls = target.tls;
     if client.new_conn {
