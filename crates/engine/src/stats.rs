@@ -3,6 +3,7 @@
 pub(crate) mod assemble;
 mod bodies;
 mod connections;
+mod grpc;
 mod http2;
 mod mix;
 mod silence;
@@ -11,6 +12,7 @@ mod ws;
 
 pub use bodies::{BodyStats, EncodingCause};
 pub use connections::ConnStats;
+pub use grpc::{GrpcCause, GrpcStats};
 pub use http2::H2Stats;
 pub use mix::{results as mix_results, EntryStats};
 pub use silence::Silences;
@@ -47,6 +49,8 @@ pub enum ErrorKind {
     Encoding(EncodingCause),
     /// A body that ended before its length said (the connection closed).
     Truncated,
+    /// gRPC: a call that failed by gRPC's rules, with its cause.
+    Grpc(GrpcCause),
 }
 
 fn bucket_of(us: u64) -> usize {
@@ -121,6 +125,8 @@ pub struct Stats {
     pub h2: H2Stats,
     /// WebSocket upgrades, messages sent, closes and failures by cause.
     pub ws: WsStats,
+    /// gRPC calls by status code, failures by cause, messages.
+    pub grpc: GrpcStats,
     /// HTTP/1.1: request and response bodies, encodings and encoding errors.
     pub bodies: BodyStats,
     /// Before the measured window (for the live view only).
@@ -163,6 +169,7 @@ impl Stats {
             conn: ConnStats::new(),
             h2: H2Stats::default(),
             ws: WsStats::default(),
+            grpc: GrpcStats::default(),
             bodies: BodyStats::default(),
             warm: WarmUp::default(),
             current: Box::new([0; BUCKETS]),
@@ -299,6 +306,7 @@ impl Stats {
             ErrorKind::H2(code) => self.h2.error(code),
             ErrorKind::Ws(cause) => self.ws.failed(cause),
             ErrorKind::Encoding(cause) => self.bodies.failed(cause),
+            ErrorKind::Grpc(cause) => self.grpc.failed(cause),
             _ => {}
         }
         self.second(now).errors += 1;
@@ -461,6 +469,7 @@ pub(crate) fn count_error(e: &mut Errors, kind: ErrorKind) {
         ErrorKind::Ws(_) => e.ws += 1,
         ErrorKind::Encoding(_) => e.encoding += 1,
         ErrorKind::Truncated => e.truncated += 1,
+        ErrorKind::Grpc(_) => e.grpc += 1,
     }
 }
 

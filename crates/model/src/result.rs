@@ -7,11 +7,13 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod grpc;
 mod merge;
 mod protocol;
 pub mod stored;
 mod ws;
 pub use crate::silence::Silence;
+pub use grpc::GrpcResult;
 pub use merge::{MergeError, ProtocolPart};
 pub use protocol::{
     ConnectionMode, Http1Result, ProtocolResult, TcpPingPongResult, TcpStreamResult, Throughput,
@@ -66,6 +68,14 @@ pub struct Errors {
     /// Responses whose body ended before its length (Content-Length or chunked) said.
     #[serde(default)]
     pub truncated: u64,
+    /// gRPC: calls that failed by gRPC's rules (a non-zero grpc-status, no trailers, a wrong
+    /// content type or framing; by cause in [`GrpcResult`]). Absent before gRPC existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grpc: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Errors {
@@ -84,6 +94,7 @@ impl Errors {
         self.ws += o.ws;
         self.encoding += o.encoding;
         self.truncated += o.truncated;
+        self.grpc += o.grpc;
     }
 
     /// The kinds that occurred, by name (as in the JSON result), in a fixed order.
@@ -102,6 +113,7 @@ impl Errors {
             ("ws", self.ws),
             ("encoding", self.encoding),
             ("truncated", self.truncated),
+            ("grpc", self.grpc),
         ]
         .into_iter()
         .filter(|&(_, n)| n > 0)
@@ -120,6 +132,7 @@ impl Errors {
             + self.h2
             + self.refused_stream
             + self.ws
+            + self.grpc
             + self.encoding
             + self.truncated
     }
@@ -153,6 +166,8 @@ pub enum Mode {
     /// WebSocket (RFC 6455) echo over HTTP/1.1 upgrade: one frame per message each way,
     /// latency per message.
     Ws,
+    /// gRPC calls over HTTP/2 (h2c, or h2 over TLS).
+    Grpc,
 }
 
 impl Mode {
@@ -163,6 +178,7 @@ impl Mode {
             Mode::TcpStream => "tcp-stream",
             Mode::TcpPingpong => "tcp-pingpong",
             Mode::Ws => "ws",
+            Mode::Grpc => "grpc",
         }
     }
 

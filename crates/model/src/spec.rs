@@ -18,6 +18,7 @@ mod validate;
 mod work;
 pub use before::BeforeError;
 pub use target::UrlError;
+pub use validate::{grpc_method, GrpcMethod, MAX_GRPC_MESSAGE};
 pub use validate::{Key, Origin, SpecError, Table, Why};
 pub use validate::{DEFAULT_WS_MESSAGE, MAX_WS_MESSAGE, MAX_WS_PING};
 pub use work::{lap_duration, Address, Pace, Work};
@@ -74,6 +75,25 @@ pub struct LoadSpec {
     /// `--ws-ping`: ping frames, each answered by a pong, instead of echoed messages.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ws_ping: bool,
+    /// gRPC (`grpc://`, `grpcs://`; mode `grpc`, the method as the path): the call's options.
+    #[serde(skip_serializing_if = "GrpcLoad::is_default")]
+    pub grpc: GrpcLoad,
+}
+
+/// A gRPC load's options beside its [`Work`] (the method is `work.paths`' one path, Echo's
+/// payload size `work.size`): unary calls of the built-in benchmark service.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GrpcLoad {
+    /// `--deadline`: sent as `grpc-timeout` with every call.
+    #[serde(with = "duration::opt_text")]
+    pub deadline: Option<Duration>,
+}
+
+impl GrpcLoad {
+    fn is_default(&self) -> bool {
+        *self == GrpcLoad::default()
+    }
 }
 
 /// What only a load has, beside [`Work`] and [`Transport`]: its HTTP extras and TLS trust.
@@ -171,6 +191,7 @@ impl Default for LoadSpec {
             chunked: None,
             http: HttpLoad::default(),
             ws_ping: false,
+            grpc: GrpcLoad::default(),
         }
     }
 }

@@ -21,16 +21,19 @@ pub enum Workload {
     TcpStream,
     /// TCP echo, one message at a time, waiting for the whole echo.
     TcpPingPong,
+    /// gRPC calls (`grpc://`, `grpcs://`): HTTP/2 streams judged by gRPC's rules.
+    Grpc,
 }
 
 impl Workload {
     /// Every workload, in the order reports list them.
-    pub const ALL: [Workload; 5] = [
+    pub const ALL: [Workload; 6] = [
         Workload::Http1,
         Workload::Http2,
         Workload::WebSocket,
         Workload::TcpStream,
         Workload::TcpPingPong,
+        Workload::Grpc,
     ];
 
     /// The workload a suite's (or a record's) `mode` and transport `protocol` name.
@@ -41,11 +44,12 @@ impl Workload {
             (Mode::Ws, _) => Workload::WebSocket,
             (Mode::TcpStream, _) => Workload::TcpStream,
             (Mode::TcpPingpong, _) => Workload::TcpPingPong,
+            (Mode::Grpc, _) => Workload::Grpc,
         }
     }
 
     /// The spelling in JSON and messages: `http1`, `http2`, `web-socket`, `tcp-stream`,
-    /// `tcp-ping-pong`.
+    /// `tcp-ping-pong`, `grpc`.
     pub fn as_str(self) -> &'static str {
         match self {
             Workload::Http1 => "http1",
@@ -53,6 +57,7 @@ impl Workload {
             Workload::WebSocket => "web-socket",
             Workload::TcpStream => "tcp-stream",
             Workload::TcpPingPong => "tcp-ping-pong",
+            Workload::Grpc => "grpc",
         }
     }
 

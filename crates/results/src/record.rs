@@ -86,7 +86,7 @@ impl LoadParams {
         let depth = match self.workload() {
             _ if self.rate.is_some() => return None,
             Workload::Http1 => self.pipeline,
-            Workload::Http2 => self.transport.streams.unwrap_or(1),
+            Workload::Http2 | Workload::Grpc => self.transport.streams.unwrap_or(1),
             Workload::WebSocket | Workload::TcpStream | Workload::TcpPingPong => return None,
         };
         Some(u64::from(self.connections) * u64::from(depth.max(1)))

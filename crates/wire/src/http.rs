@@ -99,6 +99,11 @@ const MAX_HEAD: usize = 64 * 1024;
 pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
+/// The hash `--verify` keeps of a whole body (FNV-1a from its offset basis).
+pub fn body_hash(bytes: &[u8]) -> u64 {
+    fnv(FNV_OFFSET, bytes)
+}
+
 /// Folds `bytes` into an FNV-1a hash (the `--verify` body checksum).
 #[inline]
 pub(crate) fn fnv(mut h: u64, bytes: &[u8]) -> u64 {

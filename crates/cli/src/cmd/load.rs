@@ -122,5 +122,6 @@ fn shape(c: &Config) -> Shape {
         handshakes: c.tls.is_some() && c.lifetime == Lifetime::PerRequest,
         http2: matches!(c.protocol, Protocol::Http2(_)),
         messages: matches!(c.protocol, Protocol::WebSocket(_)),
+        calls: matches!(c.protocol, Protocol::Grpc(_)),
     }
 }

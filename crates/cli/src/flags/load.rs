@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serverbench_analysis::capacity::Plan;
 use serverbench_model::slo::Slo;
-use serverbench_model::spec::{HttpLoad, Work};
+use serverbench_model::spec::{GrpcLoad, HttpLoad, Work};
 use serverbench_model::Transport;
 use serverbench_model::{parse_duration, CpuList, LoadSpec, Method, Mode, Protocol, TlsResume};
 use std::io::BufRead;
@@ -45,8 +45,12 @@ pub struct Args {
     #[arg(long, conflicts_with = "message_size")]
     pub(crate) message: Option<String>,
     /// ws://: messages of this many random bytes (made once; printable ASCII unless --binary).
+    /// grpc://…/serverbench.Bench/Echo: the payload's bytes (default 0).
     #[arg(long, value_name = "BYTES")]
     pub(crate) message_size: Option<u32>,
+    /// grpc://: every call's deadline, sent as `grpc-timeout` (e.g. 100ms).
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) deadline: Option<Duration>,
     /// ws://: binary frames instead of text.
     #[arg(long, conflicts_with = "tcp")]
     pub(crate) binary: bool,
@@ -116,9 +120,9 @@ pub struct Args {
     /// HTTP/2: h2 over TLS (ALPN) for https:// URLs, h2c with prior knowledge for http://.
     #[arg(long, conflicts_with = "tcp")]
     pub(crate) http2: bool,
-    /// With --http2: concurrent streams per connection (as h2load's -m); the server's
-    /// SETTINGS_MAX_CONCURRENT_STREAMS caps it.
-    #[arg(short = 'm', long, default_value_t = 1, requires = "http2")]
+    /// With --http2 or a grpc:// URL: concurrent streams (calls) per connection (as h2load's
+    /// -m); the server's SETTINGS_MAX_CONCURRENT_STREAMS caps it.
+    #[arg(short = 'm', long, default_value_t = 1)]
     pub(crate) streams: u32,
     /// With -p, or --http2 -m over h2c: read every segment as it lands, timing each response
     /// exactly, instead of waking once per window of responses (costs more client CPU).
@@ -275,6 +279,9 @@ impl Args {
                 insecure: self.insecure,
             },
             ws_ping: self.ws_ping,
+            grpc: GrpcLoad {
+                deadline: self.deadline,
+            },
             ..LoadSpec::default()
         };
         match &self.tcp {
@@ -291,7 +298,8 @@ impl Args {
             tls,
             new_conn: self.new_conn,
             tls_resume: self.tls_resume,
-            streams: self.http2.then_some(self.streams),
+            // -m without --http2 (nor a grpc:// URL) is refused by the spec's rules.
+            streams: (self.http2 || self.streams > 1).then_some(self.streams),
         };
         Ok(spec)
     }

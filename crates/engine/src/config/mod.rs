@@ -7,11 +7,13 @@ use serverbench_model::{LoadSpec, Method, TlsResume};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+mod grpc;
 mod mix;
 mod spec;
 mod url;
 mod ws;
 
+pub use grpc::{grpc_target, GrpcSpec, GrpcTarget};
 use mix::{wanted, Wanted};
 pub use mix::{MixPlan, Picker};
 pub use url::{resolve, split_host_port, HostPortError, Url};
@@ -79,6 +81,8 @@ pub enum Protocol {
     TcpPingPong { size: usize },
     /// WebSocket (`ws://`, `wss://`): an HTTP/1.1 upgrade, then one message per frame, echoed.
     WebSocket(WsSpec),
+    /// gRPC (`grpc://`, `grpcs://`): unary calls as HTTP/2 streams, each judged.
+    Grpc(GrpcSpec),
 }
 
 impl Protocol {
@@ -355,7 +359,7 @@ fn http2_spec(
 }
 
 /// TLS flags with an `http://` URL are a mistake worth naming.
-fn plain_refuses_tls_flags(t: &TlsOptions) -> Result<(), ConfigError> {
+pub(crate) fn plain_refuses_tls_flags(t: &TlsOptions) -> Result<(), ConfigError> {
     let why = "applies to https:// URLs only";
     if t.trust != Default::default() {
         return Err(ConfigError::flag("--cacert/-k", why));
@@ -393,6 +397,7 @@ impl Config {
             }
             _ => match &self.protocol {
                 Protocol::Http2(h) if h.streams == 0 => flag("-m/--streams", "must be at least 1"),
+                Protocol::Grpc(g) if g.streams == 0 => flag("-m/--streams", "must be at least 1"),
                 Protocol::TcpStream { message } if message.is_empty() => {
                     flag("--message", "must not be empty")
                 }

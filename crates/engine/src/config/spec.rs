@@ -5,7 +5,7 @@
 //! and never copied. A new option is added to the model's spec (and its rule to `validate`),
 //! then prepared here if it needs preparing. Errors name the flag, on one line.
 
-use super::ws_target;
+use super::{grpc_target, ws_target};
 use super::{http_target, resolve, split_host_port, ConfigError};
 use super::{Config, Lifetime, MixPlan, Protocol, Reads, Schedule, Stop};
 use serverbench_model::spec::Origin;
@@ -45,6 +45,7 @@ impl TryFrom<&LoadSpec> for Config {
         let target = match a.workload() {
             Workload::TcpStream | Workload::TcpPingPong => tcp_target(a)?,
             Workload::WebSocket => ws_target_of(a)?,
+            Workload::Grpc => grpc_target_of(a)?,
             Workload::Http1 | Workload::Http2 => http_target_of(a)?,
         };
         let threads = threads_on_cpus(a)?;
@@ -145,6 +146,17 @@ pub(super) fn body_of(a: &LoadSpec) -> Result<Option<Vec<u8>>, ConfigError> {
 /// The `ws[s]://` URL with the WebSocket flags (and the TLS ones for `wss://`).
 fn ws_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
     let t = ws_target(a)?;
+    Ok(Target {
+        addr: t.addr,
+        names: a.urls(),
+        protocol: t.protocol,
+        tls: t.tls,
+    })
+}
+
+/// The `grpc[s]://` URL with `-m`, `--verify`, `--message-size`, `--deadline`, `-H` and TLS.
+fn grpc_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
+    let t = grpc_target(a)?;
     Ok(Target {
         addr: t.addr,
         names: a.urls(),

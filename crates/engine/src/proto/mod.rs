@@ -28,6 +28,7 @@
 //! | HTTP/2 (h2, h2c)  | [`http2`]         | `Http2`                         |
 //! | WebSocket echo    | [`ws`]            | `WebSocket`                     |
 //! | TCP echo          | [`tcp`]           | `TcpStream`, `TcpPingPong`      |
+//! | gRPC (unary)      | [`grpc`]          | `Grpc`                          |
 //!
 //! # Adding a driver
 //!
@@ -73,6 +74,7 @@
 //! `open` (make connection `i`'s socket), `readable` (drain it) and `next_timer`, without
 //! touching the TCP drivers.
 
+pub mod grpc;
 pub mod http1;
 pub mod http2;
 pub mod tcp;
@@ -212,6 +214,7 @@ pub(crate) fn protocol_part(
         Protocol::WebSocket(spec) => ws::result(config, spec, s, h),
         Protocol::TcpStream { .. } => tcp::stream_result(s),
         Protocol::TcpPingPong { .. } => tcp::ping_pong_result(),
+        Protocol::Grpc(spec) => grpc::result(config, spec, s),
     }
 }
 
@@ -251,5 +254,6 @@ pub fn run(
             let d = tcp::PingPong::new(*size);
             worker::run(config, d, plan, slot, shared, backend)
         }
+        Protocol::Grpc(g) => worker::run(config, grpc::Grpc::new(g), plan, slot, shared, backend),
     }
 }

@@ -1,6 +1,8 @@
 //! Small servers started in-process on loopback, and config helpers, for the engine's tests.
 #![allow(dead_code)]
 
+pub mod grpc;
+pub mod grpc_server;
 pub mod http2;
 pub mod tls;
 pub mod ws;

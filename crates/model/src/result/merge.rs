@@ -7,8 +7,9 @@
 //! the load was given (message size, streams) is the first part's that has it.
 
 use super::{
-    BodyResult, Histograms, Http1Result, Http2Result, Latency, LoadResult, MixEntryResult,
-    ProtocolResult, TcpPingPongResult, TcpStreamResult, Throughput, TlsResult, WsResult,
+    BodyResult, GrpcResult, Histograms, Http1Result, Http2Result, Latency, LoadResult,
+    MixEntryResult, ProtocolResult, TcpPingPongResult, TcpStreamResult, Throughput, TlsResult,
+    WsResult,
 };
 use crate::histo::{self, latency_of, new_histogram, HistogramError};
 use crate::Workload;
@@ -135,6 +136,13 @@ impl ProtocolResult {
             ProtocolResult::TcpPingPong(_) => ProtocolResult::TcpPingPong(TcpPingPongResult {
                 throughput: throughput(),
             }),
+            ProtocolResult::Grpc(_) => {
+                let gs: Vec<&GrpcResult> = each(parts, |p| match p {
+                    ProtocolResult::Grpc(g) => Some(g),
+                    _ => None,
+                });
+                ProtocolResult::Grpc(GrpcResult::merge(&gs))
+            }
         })
     }
 }

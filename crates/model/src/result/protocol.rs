@@ -14,7 +14,7 @@
 //! is (`results.jsonl`), and reports merge `--mix` entries across laps from it; the protocol's
 //! merge reads its slots there and writes the merged ones back.
 
-use super::{BodyResult, Http2Result, LoadResult, MixEntryResult, Mode, WsResult};
+use super::{BodyResult, GrpcResult, Http2Result, LoadResult, MixEntryResult, Mode, WsResult};
 use crate::Workload;
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +32,8 @@ pub enum ProtocolResult {
     TcpStream(TcpStreamResult),
     /// TCP echo ping-pong: Mbps.
     TcpPingPong(TcpPingPongResult),
+    /// gRPC: calls by status code, failures by cause, messages and bytes both ways.
+    Grpc(GrpcResult),
 }
 
 impl Default for ProtocolResult {
@@ -49,6 +51,7 @@ impl ProtocolResult {
             ProtocolResult::WebSocket(_) => Workload::WebSocket,
             ProtocolResult::TcpStream(_) => Workload::TcpStream,
             ProtocolResult::TcpPingPong(_) => Workload::TcpPingPong,
+            ProtocolResult::Grpc(_) => Workload::Grpc,
         }
     }
 
@@ -59,7 +62,7 @@ impl ProtocolResult {
             ProtocolResult::WebSocket(w) => Some(&w.throughput),
             ProtocolResult::TcpStream(t) => Some(&t.throughput),
             ProtocolResult::TcpPingPong(t) => Some(&t.throughput),
-            ProtocolResult::Http1(_) | ProtocolResult::Http2(_) => None,
+            ProtocolResult::Http1(_) | ProtocolResult::Http2(_) | ProtocolResult::Grpc(_) => None,
         }
     }
 }
@@ -159,6 +162,7 @@ impl LoadResult {
             Workload::WebSocket => Mode::Ws,
             Workload::TcpStream => Mode::TcpStream,
             Workload::TcpPingPong => Mode::TcpPingpong,
+            Workload::Grpc => Mode::Grpc,
         }
     }
 
@@ -174,6 +178,14 @@ impl LoadResult {
     pub fn http2(&self) -> Option<&Http2Result> {
         match &self.protocol {
             ProtocolResult::Http2(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// gRPC's block.
+    pub fn grpc(&self) -> Option<&GrpcResult> {
+        match &self.protocol {
+            ProtocolResult::Grpc(g) => Some(g),
             _ => None,
         }
     }

@@ -9,22 +9,25 @@ use crate::Mode;
 /// URLs that do not make one target: the messages the engine gave before them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
-    #[error("malformed URL `{0}`: expected http[s]://HOST[:PORT]/PATH or ws[s]://…")]
+    #[error("malformed URL `{0}`: expected http[s]://HOST[:PORT]/PATH, ws[s]://… or grpc[s]://…")]
     Scheme(String),
     #[error("all URLs must share one scheme and host:port (`{first}` vs `{other}`)")]
     Mixed { first: String, other: String },
 }
 
-/// One URL: TLS, WebSocket, `host:port` and the path (with its query; empty when none).
-fn split(url: &str) -> Result<(bool, bool, &str, &str), UrlError> {
+/// One URL: TLS, the mode its scheme names (WebSocket, gRPC; None: HTTP), `host:port` and the
+/// path (with its query; empty when none).
+fn split(url: &str) -> Result<(bool, Option<Mode>, &str, &str), UrlError> {
     let (scheme, rest) = url
         .split_once("://")
         .ok_or_else(|| UrlError::Scheme(url.to_string()))?;
     let (tls, ws) = match scheme.to_ascii_lowercase().as_str() {
-        "http" => (false, false),
-        "https" => (true, false),
-        "ws" => (false, true),
-        "wss" => (true, true),
+        "http" => (false, None),
+        "https" => (true, None),
+        "ws" => (false, Some(Mode::Ws)),
+        "wss" => (true, Some(Mode::Ws)),
+        "grpc" => (false, Some(Mode::Grpc)),
+        "grpcs" => (true, Some(Mode::Grpc)),
         _ => return Err(UrlError::Scheme(url.to_string())),
     };
     let at = rest.find(['/', '?']).unwrap_or(rest.len());
@@ -38,11 +41,13 @@ impl LoadSpec {
         if self.target.is_empty() || self.work.mode.is_tcp() {
             return Vec::new();
         }
-        let scheme = match (self.work.mode == Mode::Ws, self.transport.tls) {
-            (false, false) => "http",
-            (false, true) => "https",
-            (true, false) => "ws",
-            (true, true) => "wss",
+        let scheme = match (self.work.mode, self.transport.tls) {
+            (Mode::Ws, false) => "ws",
+            (Mode::Ws, true) => "wss",
+            (Mode::Grpc, false) => "grpc",
+            (Mode::Grpc, true) => "grpcs",
+            (_, false) => "http",
+            (_, true) => "https",
         };
         let base = format!("{scheme}://{}", self.target);
         match self.work.paths.is_empty() {
@@ -57,7 +62,8 @@ impl LoadSpec {
     }
 
     /// The target and paths of `urls` (all on one scheme and `host:port`): TLS for
-    /// `https://`/`wss://`, the WebSocket mode for `ws://`/`wss://`. No URLs: no change.
+    /// `https://`/`wss://`/`grpcs://`, the WebSocket mode for `ws://`/`wss://`, gRPC's for
+    /// `grpc://`/`grpcs://`. No URLs: no change.
     pub fn at_urls(&mut self, urls: &[String]) -> Result<(), UrlError> {
         let Some(first) = urls.first() else {
             return Ok(());
@@ -76,8 +82,8 @@ impl LoadSpec {
         }
         self.target = target.to_string();
         self.transport.tls = tls;
-        if ws {
-            self.work.mode = Mode::Ws;
+        if let Some(mode) = ws {
+            self.work.mode = mode;
         }
         // A lone URL without a path is the host alone (a mix's); otherwise each is a path.
         self.work.paths = match paths.as_slice() {
@@ -118,6 +124,16 @@ mod tests {
         bare.at_urls(&["http://h:1".into()]).unwrap();
         assert!(bare.work.paths.is_empty());
         assert_eq!(bare.urls(), ["http://h:1"]);
+    }
+
+    #[test]
+    fn a_grpcs_url_is_the_grpc_mode_over_tls_with_its_method_as_the_path() {
+        let url = "grpcs://h:1/serverbench.Bench/Sum".to_string();
+        let mut spec = LoadSpec::default();
+        spec.at_urls(std::slice::from_ref(&url)).unwrap();
+        assert_eq!((spec.work.mode, spec.transport.tls), (Mode::Grpc, true));
+        assert_eq!(spec.work.paths, ["/serverbench.Bench/Sum"]);
+        assert_eq!(spec.urls(), [url]);
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub enum Key {
     Binary,
     WsPing,
     Http2,
+    /// The gRPC method, the path of a `grpc://` URL.
+    GrpcMethod,
+    Deadline,
 }
 
 /// Where in a suite a key is written: the scenario (what is requested) or the profile (how
@@ -74,6 +77,8 @@ impl Key {
             Key::Binary => "--binary",
             Key::WsPing => "--ws-ping",
             Key::Http2 => "--http2",
+            Key::GrpcMethod => "grpc://HOST:PORT/package.Service/Method",
+            Key::Deadline => "--deadline",
         }
     }
 
@@ -103,6 +108,8 @@ impl Key {
             Key::Binary => "binary",
             Key::WsPing => "ws_ping",
             Key::Http2 => "protocol",
+            Key::GrpcMethod => "paths",
+            Key::Deadline => "deadline",
         }
     }
 
@@ -169,6 +176,12 @@ pub enum Why {
     /// A message of this many bytes, over what the frame may carry (WebSocket: 16 MiB a
     /// message, 125 bytes a ping).
     Over(usize, usize),
+    /// A `grpc://` URL without `/package.Service/Method`.
+    NoGrpcMethod,
+    /// A method the built-in benchmark service does not have (the path given).
+    UnknownGrpcMethod(String),
+    /// An option of the benchmark service's Echo only (the method given).
+    EchoOnly(String),
 }
 
 /// A rule a [`LoadSpec`] breaks: the key, what is wrong, and where the spec came from.
@@ -233,6 +246,16 @@ impl SpecError {
                 }
             },
             Why::Over(size, max) => format!("{size} bytes is over the {max} bytes it may carry"),
+            Why::NoGrpcMethod => format!(
+                "a grpc:// URL needs its method as the path: {}",
+                grpc::METHODS.join(" or ")
+            ),
+            Why::UnknownGrpcMethod(m) => format!(
+                "`{m}` is not a method of the built-in benchmark service ({}; other services \
+                 need --proto, not built yet)",
+                grpc::METHODS.join(", ")
+            ),
+            Why::EchoOnly(m) => format!("applies to {} only, not to `{m}`", grpc::ECHO),
             Why::MixHasIt => format!(
                 "a mix entry has its own method and body: give them in the mix file (not with {})",
                 o.spell(Key::Mix)
@@ -253,6 +276,7 @@ fn workload_name(w: Workload, o: &Origin) -> String {
         (Origin::Flags, Workload::WebSocket) => "ws:// and wss:// URLs".into(),
         (Origin::Flags, Workload::TcpStream | Workload::TcpPingPong) => "--tcp".into(),
         (Origin::Flags, Workload::Http2) => "--http2".into(),
+        (Origin::Flags, Workload::Grpc) => "grpc:// and grpcs:// URLs".into(),
         (Origin::Suite { .. }, Workload::Http2) => "h2 and h2c".into(),
         (Origin::Suite { .. }, _) => format!("{} scenarios", mode_of(w).as_str()),
         (Origin::Flags, _) => w.as_str().into(),
@@ -265,6 +289,7 @@ fn mode_of(w: Workload) -> Mode {
         Workload::WebSocket => Mode::Ws,
         Workload::TcpStream => Mode::TcpStream,
         Workload::TcpPingPong => Mode::TcpPingpong,
+        Workload::Grpc => Mode::Grpc,
     }
 }
 
@@ -284,6 +309,7 @@ impl LoadSpec {
             Mode::TcpStream => Workload::TcpStream,
             Mode::TcpPingpong => Workload::TcpPingPong,
             Mode::Ws => Workload::WebSocket,
+            Mode::Grpc => Workload::Grpc,
             Mode::Http if self.transport.protocol.is_h2() => Workload::Http2,
             Mode::Http => Workload::Http1,
         }
@@ -337,6 +363,9 @@ impl LoadSpec {
         let one_request = " (one request per connection)";
         match () {
             _ if t.streams == Some(0) => Err((Key::Streams, Why::AtLeastOne)),
+            _ if self.streams() > 1 && !matches!(w, Workload::Http2 | Workload::Grpc) => {
+                Err((Key::Streams, Why::Needs(Key::Http2, " (or a grpc:// URL)")))
+            }
             _ if pipeline > 1 && w == Workload::Http2 => Err((Key::Pipeline, Why::NotHttp2)),
             _ if t.new_conn && !matches!(w, Workload::Http1 | Workload::Http2) => {
                 Err((Key::NewConn, Why::NotFor(w)))
@@ -355,7 +384,10 @@ impl LoadSpec {
                 Key::TlsResume,
                 Why::Needs(Key::NewConn, " (keep-alive connections handshake once)"),
             )),
-            _ => self.reconnects_and_echo(w).and_then(|()| self.websocket(w)),
+            _ => self
+                .reconnects_and_echo(w)
+                .and_then(|()| self.websocket(w))
+                .and_then(|()| self.grpc_rules(w)),
         }
     }
 
@@ -478,6 +510,9 @@ impl fmt::Display for Table {
         })
     }
 }
+
+mod grpc;
+pub use grpc::{grpc_method, GrpcMethod, MAX_GRPC_MESSAGE};
 
 #[cfg(test)]
 mod tests;

@@ -215,6 +215,10 @@ impl Scenario {
             Mode::TcpPingpong if w.size.unwrap_or(0) == 0 => {
                 Err(("size", "tcp-pingpong needs a size > 0"))
             }
+            Mode::Grpc => Err((
+                "mode",
+                "grpc scenarios are not built yet: run `serverbench load grpc://…` (issue 41)",
+            )),
             _ if w.mode != Mode::Http && !w.paths.is_empty() => {
                 Err(("paths", "paths only apply to http"))
             }

@@ -1,7 +1,8 @@
 //! `load`'s live view: one line on stderr, redrawn in place once a second from the engine's
 //! [`Snapshot`]s — the phase, elapsed of total, req/s over the last second and so far, p50 and
 //! p99 so far, errors by kind, and handshakes/s (`--new-conn` over TLS) or open streams
-//! (HTTP/2) where they apply. Only on a terminal and without `-q`; stdout is never touched.
+//! (HTTP/2), calls/s and calls open (gRPC) where they apply. Only on a terminal and without
+//! `-q`; stdout is never touched.
 
 use super::units::us;
 use crate::grouped;
@@ -26,6 +27,8 @@ pub struct Shape {
     pub http2: bool,
     /// WebSocket: messages per second instead of requests.
     pub messages: bool,
+    /// gRPC: calls per second and calls open instead of requests and streams.
+    pub calls: bool,
 }
 
 /// The line on screen, redrawn at each tick and cleared at the end: the text to write to
@@ -104,7 +107,11 @@ pub fn render(s: &Snapshot, shape: &Shape) -> String {
         parts.push(format!(
             "{:>9} {} ({} so far)",
             grouped(s.rate_now),
-            if shape.messages { "msg/s" } else { "req/s" },
+            match shape {
+                Shape { messages: true, .. } => "msg/s",
+                Shape { calls: true, .. } => "calls/s",
+                _ => "req/s",
+            },
             grouped(s.rate())
         ));
         parts.push(match (s.p50_us, s.p99_us) {
@@ -118,6 +125,9 @@ pub fn render(s: &Snapshot, shape: &Shape) -> String {
     }
     if shape.http2 {
         parts.push(format!("{} streams open", grouped(s.in_flight as f64)));
+    }
+    if shape.calls {
+        parts.push(format!("{} calls open", grouped(s.in_flight as f64)));
     }
     parts.join("  ·  ")
 }

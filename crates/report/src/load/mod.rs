@@ -4,6 +4,7 @@
 //! ([`verdict`]). It renders strings: the CLI prints them, and the engine never does.
 
 pub mod capacity;
+mod grpc_lines;
 pub mod hosts;
 pub mod live;
 mod mix_table;

@@ -55,6 +55,9 @@ pub fn render(r: &LoadResult) -> String {
     if let Some(ws) = r.ws() {
         ws_lines(&mut s, ws);
     }
+    if let Some(g) = r.grpc() {
+        super::grpc_lines::render(&mut s, g);
+    }
     if let Some(b) = r.bodies() {
         body_lines(&mut s, b);
     }
@@ -105,6 +108,8 @@ pub fn render(r: &LoadResult) -> String {
 fn requests_lines(s: &mut String, r: &LoadResult) {
     let (label, what) = if r.mode().is_stream() || r.mode().counts_messages() {
         ("Messages", "messages")
+    } else if r.grpc().is_some() {
+        ("Calls", "calls")
     } else {
         ("Requests", "requests")
     };
@@ -292,6 +297,7 @@ fn errors(r: &LoadResult) -> String {
         ("ws", e.ws),
         ("encoding", e.encoding),
         ("truncated", e.truncated),
+        ("grpc", e.grpc),
     ];
     let causes = r.tls.as_ref().filter(|t| !t.errors.is_empty()).map(|t| {
         let c: Vec<String> = t.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
@@ -306,11 +312,15 @@ fn errors(r: &LoadResult) -> String {
         let c: Vec<String> = all.map(|(c, n)| format!("{c} {n}")).collect();
         format!(" ({})", c.join(", "))
     });
+    let ws = ws.or_else(|| r.grpc().map(super::grpc_lines::failed_codes));
     let parts: Vec<String> = kinds
         .iter()
         .filter(|(_, n)| *n > 0)
         .map(|(k, n)| match (*k, &causes, &codes, &ws) {
-            ("tls", Some(c), _, _) | ("h2", _, Some(c), _) | ("ws", _, _, Some(c)) => {
+            ("tls", Some(c), _, _)
+            | ("h2", _, Some(c), _)
+            | ("ws", _, _, Some(c))
+            | ("grpc", _, _, Some(c)) => {
                 format!("{k} {n}{c}")
             }
             _ => format!("{k} {n}"),

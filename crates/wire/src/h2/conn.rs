@@ -4,7 +4,7 @@
 
 use super::frame::{self, Head, HEADER_LEN};
 use super::hpack::Decoder;
-use super::streams::{Stream, Streams};
+use super::streams::{Call, Stream, Streams};
 use super::{Ctx, Event, Request, Settings};
 use crate::http::{fnv, Response, FNV_OFFSET};
 use crate::Inflight;
@@ -60,6 +60,9 @@ pub struct H2Conn {
     received: u64,
     /// Reads so far, up to [`WARM_READS`].
     reads: u32,
+    /// gRPC calls: header blocks are read for the gRPC fields, DATA for its message framing,
+    /// and a stream ends in [`Event::Call`].
+    grpc: bool,
 }
 
 /// Reads a connection takes before its low-water mark may count on predicted sizes: a new
@@ -100,7 +103,18 @@ impl H2Conn {
             open_by_url: vec![0; urls],
             received: 0,
             reads: 0,
+            grpc: false,
         }
+    }
+
+    /// Makes this connection's streams gRPC calls (see [`Event::Call`]).
+    pub fn for_grpc(&mut self) {
+        self.grpc = true;
+    }
+
+    /// Whether its streams are gRPC calls.
+    pub fn grpc(&self) -> bool {
+        self.grpc
     }
 
     /// Counts a read; true once the connection is warm (see [`WARM_READS`]).
@@ -185,6 +199,7 @@ impl H2Conn {
                 send_window: self.peer.initial_window_size as i64,
                 body_sent: 0,
                 wire: 0,
+                call: Call::default(),
             },
         );
         self.open_by_url[inflight.url as usize] += 1;
@@ -373,6 +388,9 @@ impl H2Conn {
                     if self.verify {
                         s.body_hash = fnv(s.body_hash, &input[used..used + n]);
                     }
+                    if self.grpc {
+                        s.call.deframe(&input[used..used + n]);
+                    }
                 }
                 used += n;
                 r.left -= n;
@@ -398,6 +416,9 @@ impl H2Conn {
             encoding: Default::default(),
             undecodable: false,
         };
+        if self.grpc {
+            return Some(Event::Call(s.req, resp, s.call, s.wire));
+        }
         Some(Event::Response(s.req, resp, s.wire))
     }
 

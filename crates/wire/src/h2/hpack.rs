@@ -95,15 +95,26 @@ const STATIC_STATUS: [u16; 7] = [200, 204, 206, 304, 400, 404, 500];
 /// The dynamic table's default size (SETTINGS_HEADER_TABLE_SIZE), which we never change.
 pub const TABLE_SIZE: usize = 4096;
 
+/// What a field's name is to the decoder: `:status`, or (gRPC only) `content-type` and
+/// `grpc-status`; any other name is only counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Other,
+    Status,
+    ContentType,
+    GrpcStatus,
+}
+
 /// What the decoder keeps of one dynamic table entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {
     name_len: u32,
     value_len: u32,
-    /// The name is `:status`.
-    status_name: bool,
-    /// Its value as a status code (0: not three digits).
-    status: u16,
+    /// What the name is.
+    kind: Kind,
+    /// Its value as `kind` reads it: a status code (0: not three digits), a gRPC status (see
+    /// [`Fields::grpc_status`]) or a content type (see [`Fields::content_type`]).
+    value: u16,
 }
 
 impl Entry {
@@ -138,12 +149,31 @@ struct Literal<'a> {
     bytes: &'a [u8],
 }
 
-/// A field's name: what the table and the status need of it.
+/// A field's name: what the table and the fields read need of it.
 #[derive(Clone, Copy)]
 struct Name {
     len: u32,
-    status: bool,
+    kind: Kind,
 }
+
+/// What a gRPC call needs of a header block (see [`Decoder::decode_grpc`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fields {
+    /// The first `:status`.
+    pub status: Option<u16>,
+    /// `grpc-status`: its code (`GRPC_STATUS_UNREADABLE`: not a number up to three digits).
+    pub grpc_status: Option<u16>,
+    /// `content-type`: `CONTENT_GRPC` (`application/grpc`, `+` or `;` suffixes allowed) or
+    /// `CONTENT_OTHER`; None when absent.
+    pub content_type: Option<u16>,
+}
+
+/// [`Fields::content_type`]: `application/grpc`.
+pub const CONTENT_GRPC: u16 = 1;
+/// [`Fields::content_type`]: anything else.
+pub const CONTENT_OTHER: u16 = 2;
+/// [`Fields::grpc_status`]: a value that is not a status code.
+pub const GRPC_STATUS_UNREADABLE: u16 = u16::MAX;
 
 impl Decoder {
     /// Decodes one complete header block; returns its `:status` (the first, if several).
@@ -152,16 +182,34 @@ impl Decoder {
         block: &[u8],
         strings: &mut Strings,
     ) -> Result<Option<u16>, CompressionError> {
+        self.fields::<false>(block, strings).map(|f| f.status)
+    }
+
+    /// Decodes one complete header block of a gRPC response: `:status`, `content-type` and
+    /// `grpc-status` (a connection decodes every block with one of the two methods).
+    pub fn decode_grpc(
+        &mut self,
+        block: &[u8],
+        strings: &mut Strings,
+    ) -> Result<Fields, CompressionError> {
+        self.fields::<true>(block, strings)
+    }
+
+    /// The decoder: with `GRPC` false, only `:status` is read (the HTTP/2 driver's path).
+    fn fields<const GRPC: bool>(
+        &mut self,
+        block: &[u8],
+        strings: &mut Strings,
+    ) -> Result<Fields, CompressionError> {
         let mut pos = 0;
-        let mut status = None;
+        let mut f = Fields::default();
         let mut fields = false;
         while pos < block.len() {
             let b = block[pos];
             if b & 0x80 != 0 {
                 let index = int(block, &mut pos, 7)?;
-                if let Some(s) = self.indexed_status(index)? {
-                    status.get_or_insert(s);
-                }
+                let (kind, value) = self.indexed(index)?;
+                read::<GRPC>(&mut f, kind, value);
                 fields = true;
             } else if b & 0xe0 == 0x20 {
                 if fields {
@@ -180,61 +228,73 @@ impl Decoder {
                     0 => {
                         let lit = literal(block, &mut pos)?;
                         let (len, head) = strings.get(lit)?;
-                        Name {
-                            len,
-                            status: len == 7 && &head[..7] == b":status",
-                        }
+                        let kind = match (len, &head) {
+                            (7, h) if &h[..7] == b":status" => Kind::Status,
+                            (12, b"content-") if GRPC => Kind::ContentType,
+                            (11, b"grpc-sta") if GRPC => Kind::GrpcStatus,
+                            _ => Kind::Other,
+                        };
+                        Name { len, kind }
                     }
-                    i => self.name(i)?,
+                    i => self.name::<GRPC>(i)?,
                 };
                 let value = literal(block, &mut pos)?;
                 let (value_len, head) = strings.get(value)?;
-                let code = if name.status && value_len == 3 {
-                    three_digits(&head[..3])
-                } else {
-                    0
+                let code = match name.kind {
+                    Kind::Status if value_len == 3 => three_digits(&head[..3]),
+                    Kind::Status | Kind::Other => 0,
+                    Kind::GrpcStatus => match value_len {
+                        1..=3 => match three_digits(&head[..value_len as usize]) {
+                            0 if head[0] != b'0' || value_len != 1 => GRPC_STATUS_UNREADABLE,
+                            n => n,
+                        },
+                        _ => GRPC_STATUS_UNREADABLE,
+                    },
+                    Kind::ContentType => content_type(strings.full(value)?),
                 };
-                if name.status && code != 0 {
-                    status.get_or_insert(code);
-                }
+                read::<GRPC>(&mut f, name.kind, code);
                 if index {
                     self.insert(Entry {
                         name_len: name.len,
                         value_len,
-                        status_name: name.status,
-                        status: code,
+                        kind: name.kind,
+                        value: code,
                     });
                 }
                 fields = true;
             }
         }
-        Ok(status)
+        Ok(f)
     }
 
-    /// The status an indexed field carries, if it is a `:status` field.
-    fn indexed_status(&self, index: usize) -> Result<Option<u16>, CompressionError> {
+    /// What an indexed field is, and its value as its kind reads it.
+    fn indexed(&self, index: usize) -> Result<(Kind, u16), CompressionError> {
         match index {
             0 => Err(CompressionError),
-            8..=14 => Ok(Some(STATIC_STATUS[index - 8])),
-            1..=61 => Ok(None),
+            8..=14 => Ok((Kind::Status, STATIC_STATUS[index - 8])),
+            1..=61 => Ok((Kind::Other, 0)),
             _ => {
                 let e = self.entries.get(index - 62).ok_or(CompressionError)?;
-                Ok((e.status_name && e.status != 0).then_some(e.status))
+                Ok((e.kind, e.value))
             }
         }
     }
 
-    fn name(&self, index: usize) -> Result<Name, CompressionError> {
+    fn name<const GRPC: bool>(&self, index: usize) -> Result<Name, CompressionError> {
         match index {
             1..=61 => Ok(Name {
                 len: STATIC_NAMES[index - 1].len() as u32,
-                status: (8..=14).contains(&index),
+                kind: match index {
+                    8..=14 => Kind::Status,
+                    31 if GRPC => Kind::ContentType,
+                    _ => Kind::Other,
+                },
             }),
             _ => {
                 let e = self.entries.get(index - 62).ok_or(CompressionError)?;
                 Ok(Name {
                     len: e.name_len,
-                    status: e.status_name,
+                    kind: e.kind,
                 })
             }
         }
@@ -272,6 +332,28 @@ fn three_digits(b: &[u8]) -> u16 {
         b.iter().fold(0, |a, &d| a * 10 + (d - b'0') as u16)
     } else {
         0
+    }
+}
+
+/// Takes one field's value into `f` (`GRPC`: the gRPC fields too).
+#[inline]
+fn read<const GRPC: bool>(f: &mut Fields, kind: Kind, value: u16) {
+    match kind {
+        Kind::Status if value != 0 => {
+            f.status.get_or_insert(value);
+        }
+        Kind::ContentType if GRPC => f.content_type = Some(value),
+        Kind::GrpcStatus if GRPC => f.grpc_status = Some(value),
+        _ => {}
+    }
+}
+
+/// `application/grpc`, alone or with a `+format` or `;parameters`.
+fn content_type(v: &[u8]) -> u16 {
+    let rest = v.strip_prefix(b"application/grpc");
+    match rest {
+        Some([] | [b'+' | b';', ..]) => CONTENT_GRPC,
+        _ => CONTENT_OTHER,
     }
 }
 
@@ -366,6 +448,24 @@ impl Strings {
             head,
         });
         Ok((len, head))
+    }
+}
+
+impl Strings {
+    /// A literal's whole decoded bytes (Huffman strings decoded each time: gRPC's content type
+    /// only, which servers index after its first use).
+    fn full<'a>(&'a mut self, lit: Literal<'a>) -> Result<&'a [u8], CompressionError> {
+        if !lit.huffman {
+            return Ok(lit.bytes);
+        }
+        self.scratch.clear();
+        httlib_huffman::decode(
+            lit.bytes,
+            &mut self.scratch,
+            httlib_huffman::DecoderSpeed::FourBits,
+        )
+        .map_err(|_| CompressionError)?;
+        Ok(&self.scratch)
     }
 }
 

@@ -17,6 +17,7 @@ mod streams;
 
 pub use conn::H2Conn;
 pub use hpack::Strings;
+pub use streams::Call;
 
 use crate::http::Response;
 use crate::Inflight;
@@ -77,6 +78,9 @@ pub enum Event {
     /// A stream ended with a whole response, which took this many bytes on the wire (its
     /// frames, headers included).
     Response(Inflight, Response, u32),
+    /// gRPC ([`H2Conn::for_grpc`]): a call's stream ended (END_STREAM) with this response
+    /// (its `:status`, the DATA's length and hash), what the call said, and its wire bytes.
+    Call(Inflight, Response, Call, u32),
     /// The server reset a stream (RST_STREAM) with this error code.
     Reset(Inflight, u32),
     /// The server is going away (GOAWAY with this code); `lost` streams above its last stream

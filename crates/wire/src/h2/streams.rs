@@ -21,6 +21,65 @@ pub struct Stream {
     pub body_sent: usize,
     /// Wire bytes of this stream's frames so far (headers included).
     pub wire: u32,
+    /// gRPC: what the call's headers, messages and trailers said so far.
+    pub call: Call,
+}
+
+/// A gRPC call as its response arrives: the fields judged and the length-prefixed messages
+/// (RFC-less, see `crates/wire/src/grpc/`), counted without copying.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Call {
+    /// `content-type` of the response headers (see [`crate::h2::hpack::Fields`]).
+    pub content_type: Option<u16>,
+    /// `grpc-status` of the trailers (or of a trailers-only response).
+    pub grpc_status: Option<u16>,
+    /// A header block ended the stream: trailers (or a trailers-only response) arrived.
+    pub trailers: bool,
+    /// Whole messages received.
+    pub messages: u32,
+    /// A message's prefix had a flag other than 0 (we accept no compression).
+    pub bad_flag: bool,
+    /// Bytes of the current prefix read (0 to 4; at 5 the message starts).
+    have: u8,
+    prefix: [u8; 4],
+    /// Bytes of the current message still to come.
+    left: u32,
+}
+
+impl Call {
+    /// Takes DATA content bytes: prefixes read, messages skipped and counted.
+    pub fn deframe(&mut self, mut data: &[u8]) {
+        while !data.is_empty() {
+            if self.left > 0 {
+                let n = (self.left as usize).min(data.len());
+                self.left -= n as u32;
+                data = &data[n..];
+                if self.left == 0 {
+                    self.messages += 1;
+                }
+                continue;
+            }
+            let b = data[0];
+            data = &data[1..];
+            match self.have {
+                0 => self.bad_flag |= b != 0,
+                k => self.prefix[k as usize - 1] = b,
+            }
+            self.have += 1;
+            if self.have == 5 {
+                self.have = 0;
+                self.left = u32::from_be_bytes(self.prefix);
+                if self.left == 0 {
+                    self.messages += 1;
+                }
+            }
+        }
+    }
+
+    /// The DATA ended on a message boundary (no prefix or message cut short).
+    pub fn framed(&self) -> bool {
+        self.have == 0 && self.left == 0
+    }
 }
 
 #[derive(Debug, Default)]
@@ -119,6 +178,7 @@ mod tests {
             send_window: 0,
             body_sent: 0,
             wire: 0,
+            call: Call::default(),
         }
     }
 
@@ -152,5 +212,31 @@ mod tests {
         assert_eq!(gone, vec![0, 0], "5 and 9 were open, 7 had closed");
         assert_eq!(s.open(), 2);
         assert!(s.get_mut(5).is_none() && s.get_mut(3).is_some());
+    }
+}
+
+#[cfg(test)]
+mod call_tests {
+    use super::Call;
+
+    fn call_of(chunks: &[&[u8]]) -> Call {
+        let mut c = Call::default();
+        for ch in chunks {
+            c.deframe(ch);
+        }
+        c
+    }
+
+    #[test]
+    fn messages_split_anywhere_are_counted_once_each() {
+        let c = call_of(&[&[0, 0, 0], &[0, 2, 7], &[8, 0, 0, 0, 0, 0]]);
+        assert_eq!((c.messages, c.framed(), c.bad_flag), (2, true, false));
+    }
+
+    #[test]
+    fn a_message_longer_or_shorter_than_its_prefix_is_not_framed() {
+        assert!(!call_of(&[&[0, 0, 0, 0, 2, 1, 2, 3]]).framed());
+        assert!(!call_of(&[&[0, 0, 0, 0, 9, 1]]).framed());
+        assert!(call_of(&[&[1, 0, 0, 0, 0]]).bad_flag);
     }
 }

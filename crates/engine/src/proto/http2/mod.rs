@@ -7,11 +7,13 @@
 
 use super::{Common, Driver};
 use crate::config::{Config, Http2Spec, Schedule};
-use crate::conn::{Inflight, State};
-use crate::h2::{self, frame, Ctx, Event};
-use crate::stats::{ErrorKind, Stats};
+use crate::h2::{self, Event};
+use crate::stats::Stats;
 use crate::worker::Worker;
 use serverbench_model::result::{Http2Result, ProtocolResult};
+
+pub(crate) mod session;
+pub(crate) use session::{H2Config, OverH2};
 
 /// HTTP/2 on one worker thread: the prepared requests and this thread's memory of the
 /// Huffman strings servers send.
@@ -26,6 +28,34 @@ impl<'a> Http2<'a> {
             spec,
             strings: h2::Strings::default(),
         }
+    }
+}
+
+impl OverH2 for Http2<'_> {
+    #[inline]
+    fn config(&self) -> H2Config {
+        H2Config {
+            streams: self.spec.streams,
+            window: self.spec.window,
+            verify: self.spec.verify,
+            urls: self.spec.requests.len(),
+            grpc: false,
+        }
+    }
+
+    #[inline]
+    fn parts(&mut self) -> (&mut h2::Strings, &[h2::Request]) {
+        (&mut self.strings, &self.spec.requests)
+    }
+
+    /// A whole response: its size learnt, completed (and judged) as HTTP.
+    #[inline]
+    fn stream_ended(w: &mut Worker<'_, Self>, i: usize, ev: Event, now: u64) -> bool {
+        if let Event::Response(req, resp, wire) | Event::Call(req, resp, _, wire) = ev {
+            w.learn(req.url, wire as usize);
+            w.complete(i, req, resp, now);
+        }
+        w.after_stream(i, now)
     }
 }
 
@@ -48,44 +78,22 @@ impl Driver for Http2<'_> {
 
     /// The preface and SETTINGS go out; requests follow the server's SETTINGS.
     fn on_ready(w: &mut Worker<'_, Self>, i: usize, now: u64) {
-        let h = w.proto.spec;
-        let c = &mut w.conns[i];
-        let session = h2::H2Conn::new(h.window, h.verify, h.requests.len(), &mut c.out);
-        c.h2 = Some(Box::new(session));
-        w.flush(i, now);
+        session::on_ready(w, i, now);
     }
 
     /// Its preface and SETTINGS are done: a new session would send a second preface on the
     /// same connection.
     fn resume(w: &mut Worker<'_, Self>, i: usize, now: u64) {
-        if w.conns[i].h2.is_some() {
-            w.refill(i, now);
-            w.flush(i, now);
-        } else {
-            Self::on_ready(w, i, now);
-        }
+        session::resume(w, i, now);
     }
 
     fn fill(w: &mut Worker<'_, Self>, i: usize, now: u64) {
-        while w.has_room(i) && w.can_issue() {
-            Self::issue(w, i, now, now);
-        }
+        session::fill(w, i, now);
     }
 
     #[inline]
     fn issue(w: &mut Worker<'_, Self>, i: usize, intended: u64, now: u64) {
-        let spec = w.proto.spec;
-        let u = w.next_request(spec.requests.len());
-        let req = Inflight {
-            intended,
-            sent: now,
-            url: u as u32,
-        };
-        let c = &mut w.conns[i];
-        if let Some(conn) = c.h2.as_deref_mut() {
-            conn.open_stream(&spec.requests[u], req, &mut c.out);
-            w.issued += 1;
-        }
+        session::issue(w, i, intended, now);
     }
 
     #[inline]
@@ -95,119 +103,18 @@ impl Driver for Http2<'_> {
 
     #[inline]
     fn has_room(w: &Worker<'_, Self>, i: usize) -> bool {
-        let c = &w.conns[i];
-        c.state == State::Ready
-            && c.h2
-                .as_deref()
-                .is_some_and(|conn| conn.has_room(w.proto.spec.streams))
+        session::has_room(w, i)
     }
 
     /// Each stream's frames are counted as they arrive: the mark is the smallest response seen
     /// per URL times the open streams, less what has arrived for them (`-m` > 1 only).
     fn lowat(w: &mut Worker<'_, Self>, i: usize, window: bool) -> (usize, bool) {
-        let streams = w.proto.spec.streams;
-        let Worker { conns, expect, .. } = w;
-        let expected = conns[i]
-            .h2
-            .as_deref_mut()
-            .and_then(|h2| h2.warm().then(|| h2.expected_bytes(expect)).flatten());
-        let want = match expected {
-            Some(bytes) if window && streams > 1 => bytes as usize,
-            _ => 1,
-        };
-        (want, want > 1)
+        session::lowat(w, i, window)
     }
 
     /// A reset stream or a dropped mark: the sizes overshoot.
     fn mark_dropped(w: &mut Worker<'_, Self>) {
         w.unexpected_end();
-    }
-}
-
-impl Worker<'_, Http2<'_>> {
-    /// Feeds received bytes to connection `i`'s HTTP/2 state; returns false if the connection
-    /// was closed (reset, or reopened after a GOAWAY).
-    fn consume_h2(&mut self, i: usize, mut data: &[u8], now: u64) -> bool {
-        let spec = self.proto.spec;
-        loop {
-            let c = &mut self.conns[i];
-            let Some(conn) = c.h2.as_deref_mut() else {
-                return false;
-            };
-            let mut cx = Ctx {
-                out: &mut c.out,
-                strings: &mut self.proto.strings,
-                requests: &spec.requests,
-            };
-            match conn.feed(data, &mut cx) {
-                Ok((None, _)) => return true,
-                Ok((Some(ev), used)) => {
-                    data = &data[used..];
-                    if !self.on_h2_event(i, ev, now) {
-                        return false;
-                    }
-                }
-                Err(code) => {
-                    // Best effort: the server learns why (we processed none of its streams).
-                    frame::put_goaway(&mut self.conns[i].out, 0, code);
-                    let _ = self.conns[i].flush();
-                    self.fail(i, now, ErrorKind::H2(code), 0);
-                    return false;
-                }
-            }
-        }
-    }
-
-    /// Acts on one event; returns false if the connection was closed.
-    fn on_h2_event(&mut self, i: usize, ev: Event, now: u64) -> bool {
-        match ev {
-            Event::Ready => {
-                if let Some(conn) = self.conns[i].h2.as_deref() {
-                    self.stats.h2.settings(conn.peer());
-                }
-                self.refill(i, now);
-                true
-            }
-            Event::Response(req, resp, wire) => {
-                self.learn(req.url, wire as usize);
-                self.complete(i, req, resp, now);
-                self.after_stream(i, now)
-            }
-            Event::Reset(_, code) => {
-                let kind = match code {
-                    frame::REFUSED_STREAM => ErrorKind::RefusedStream,
-                    code => ErrorKind::H2(code),
-                };
-                self.stats.error(now, kind);
-                self.unexpected_end(); // its bytes will not come: a low-water mark overshoots
-                if self.quota != u64::MAX {
-                    self.done += 1; // -n counts the attempt, so a refusing server ends the run
-                }
-                if !self.per_request {
-                    self.refill(i, now);
-                }
-                self.after_stream(i, now)
-            }
-            Event::GoAway { code, lost } => {
-                self.stats.goaway(now, code);
-                self.issued -= lost as u64; // sent again on another connection
-                self.after_stream(i, now)
-            }
-        }
-    }
-
-    /// A stream ended: a connection that takes no more streams and has none open is replaced
-    /// (after a GOAWAY, with `--new-conn`, or when stream ids run out). Returns false if it was.
-    fn after_stream(&mut self, i: usize, now: u64) -> bool {
-        let Some(conn) = self.conns[i].h2.as_deref() else {
-            return false;
-        };
-        let done = self.per_request || conn.draining() || conn.exhausted();
-        if done && conn.open() == 0 {
-            self.reopen(i, now);
-            return false;
-        }
-        true
     }
 }
 

@@ -97,6 +97,17 @@ fn handshakes_and_streams_show_only_where_they_apply() {
         },
     );
     assert!(h2.ends_with("·  512 streams open"), "{h2}");
+    let grpc = render(
+        &s,
+        &Shape {
+            calls: true,
+            ..shape()
+        },
+    );
+    assert!(
+        grpc.ends_with("·  512 calls open") && grpc.contains("calls/s"),
+        "{grpc}"
+    );
 }
 
 #[test]

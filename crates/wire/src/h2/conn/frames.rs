@@ -124,6 +124,9 @@ impl H2Conn {
         cx: &mut Ctx<'_>,
     ) -> Result<Option<Event>, u32> {
         // Every block is decoded, even for a closed stream: the table must see it.
+        if self.grpc {
+            return self.grpc_block(id, end_stream, block, cx);
+        }
         let status = self
             .decoder
             .decode(block, cx.strings)
@@ -135,15 +138,49 @@ impl H2Conn {
             match status {
                 Some(code) if (100..200).contains(&code) && !end_stream => return Ok(None),
                 Some(code) if code >= 200 => s.status = code,
-                _ => {
-                    // Malformed: no final status. The stream is reset; the error counted.
-                    frame::put_rst_stream(cx.out, id, frame::PROTOCOL_ERROR);
-                    let s = self.remove(id).expect("open");
-                    return Ok(Some(Event::Reset(s.req, frame::PROTOCOL_ERROR)));
-                }
+                _ => return Ok(Some(self.malformed(id, cx))),
             }
         }
         Ok(if end_stream { self.finish(id) } else { None })
+    }
+
+    /// Malformed: no final status. The stream is reset; the error counted.
+    fn malformed(&mut self, id: u32, cx: &mut Ctx<'_>) -> Event {
+        frame::put_rst_stream(cx.out, id, frame::PROTOCOL_ERROR);
+        let s = self.remove(id).expect("open");
+        Event::Reset(s.req, frame::PROTOCOL_ERROR)
+    }
+
+    /// A gRPC call's header block: the response headers (`:status`, `content-type`), the
+    /// trailers (`grpc-status`), or both at once (a trailers-only response).
+    fn grpc_block(
+        &mut self,
+        id: u32,
+        end_stream: bool,
+        block: &[u8],
+        cx: &mut Ctx<'_>,
+    ) -> Result<Option<Event>, u32> {
+        let f = self
+            .decoder
+            .decode_grpc(block, cx.strings)
+            .map_err(|_| frame::COMPRESSION_ERROR)?;
+        let Some(s) = self.streams.get_mut(id) else {
+            return Ok(None);
+        };
+        if s.status == 0 {
+            match f.status {
+                Some(code) if (100..200).contains(&code) && !end_stream => return Ok(None),
+                Some(code) if code >= 200 => s.status = code,
+                _ => return Ok(Some(self.malformed(id, cx))),
+            }
+            s.call.content_type = f.content_type;
+        }
+        if end_stream {
+            s.call.trailers = true;
+            s.call.grpc_status = f.grpc_status;
+            return Ok(self.finish(id));
+        }
+        Ok(None)
     }
 
     /// SETTINGS: applies the server's, acknowledges them; the first ones make us ready.

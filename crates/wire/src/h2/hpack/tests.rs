@@ -222,3 +222,54 @@ fn generated_block_sequences_decode_as_loona_hpack_decodes_them() {
     }
     assert_eq!(decoded, 2000, "every generated block is valid");
 }
+
+/// A literal with incremental indexing and a literal name.
+fn indexed_literal(out: &mut Vec<u8>, name: &str, value: &str) {
+    out.push(0x40);
+    out.push(name.len() as u8);
+    out.extend_from_slice(name.as_bytes());
+    out.push(value.len() as u8);
+    out.extend_from_slice(value.as_bytes());
+}
+
+#[test]
+fn grpc_fields_are_read_from_literals_and_from_the_entries_they_indexed() {
+    let mut d = Decoder::default();
+    let mut s = Strings::default();
+    // :status 200 (static 8), content-type (static name 31) indexed, grpc-status indexed.
+    let mut block = vec![0x88, 0x5f, 0x10];
+    block.extend_from_slice(b"application/grpc");
+    indexed_literal(&mut block, "grpc-status", "13");
+    let f = d.decode_grpc(&block, &mut s).unwrap();
+    assert_eq!(f.status, Some(200));
+    assert_eq!(f.content_type, Some(CONTENT_GRPC));
+    assert_eq!(f.grpc_status, Some(13));
+    // The same fields again by their dynamic indexes: grpc-status 62, content-type 63.
+    let f = d.decode_grpc(&[0x88, 0xbf, 0xbe], &mut s).unwrap();
+    assert_eq!(
+        (f.content_type, f.grpc_status),
+        (Some(CONTENT_GRPC), Some(13))
+    );
+    // The HTTP/2 path reads the status only.
+    assert_eq!(d.decode(&[0x88, 0xbf, 0xbe], &mut s).unwrap(), Some(200));
+}
+
+#[test]
+fn a_json_content_type_and_an_unreadable_grpc_status_are_told_apart() {
+    let mut d = Decoder::default();
+    let mut s = Strings::default();
+    let mut block = vec![0x88];
+    indexed_literal(&mut block, "content-type", "application/json");
+    indexed_literal(&mut block, "grpc-status", "x");
+    let f = d.decode_grpc(&block, &mut s).unwrap();
+    assert_eq!(f.content_type, Some(CONTENT_OTHER));
+    assert_eq!(f.grpc_status, Some(GRPC_STATUS_UNREADABLE));
+    let mut ok = vec![0x88];
+    indexed_literal(&mut ok, "grpc-status", "0");
+    indexed_literal(&mut ok, "content-type", "application/grpc+proto");
+    let f = d.decode_grpc(&ok, &mut s).unwrap();
+    assert_eq!(
+        (f.grpc_status, f.content_type),
+        (Some(0), Some(CONTENT_GRPC))
+    );
+}

@@ -1,0 +1,173 @@
+//! The gRPC driver (`grpc://` over h2c with prior knowledge, `grpcs://` over h2 by ALPN):
+//! unary calls of the built-in benchmark service as HTTP/2 streams, on the HTTP/2 driver's
+//! connection machinery (`super::http2::session`). Its connections' protocol state reads, for
+//! each call, `:status`, `content-type`, the length-prefixed messages and the `grpc-status`
+//! trailer; every call that ends is judged here ([`judge`]) and counted by status code, and a
+//! failed one by cause. Reset streams and GOAWAYs are the HTTP/2 machinery's, as for HTTP/2.
+
+use super::http2::{session, H2Config, OverH2};
+use super::Driver;
+use crate::config::{Config, GrpcSpec, Schedule};
+use crate::conn::Inflight;
+use crate::h2::{self, hpack, Call, Event};
+use crate::stats::{ErrorKind, GrpcCause, Stats};
+use crate::worker::Worker;
+use serverbench_model::result::{GrpcResult, ProtocolResult};
+use serverbench_wire::http::Response;
+
+/// gRPC on one worker thread: the prepared call and this thread's Huffman strings.
+pub struct Grpc<'a> {
+    spec: &'a GrpcSpec,
+    strings: h2::Strings,
+}
+
+impl<'a> Grpc<'a> {
+    pub fn new(spec: &'a GrpcSpec) -> Self {
+        Grpc {
+            spec,
+            strings: h2::Strings::default(),
+        }
+    }
+}
+
+impl OverH2 for Grpc<'_> {
+    #[inline]
+    fn config(&self) -> H2Config {
+        H2Config {
+            streams: self.spec.streams,
+            window: self.spec.window,
+            verify: self.spec.verify,
+            urls: self.spec.requests.len(),
+            grpc: true,
+        }
+    }
+
+    #[inline]
+    fn parts(&mut self) -> (&mut h2::Strings, &[h2::Request]) {
+        (&mut self.strings, &self.spec.requests)
+    }
+
+    /// A call ended: judged, counted, completed.
+    #[inline]
+    fn stream_ended(w: &mut Worker<'_, Self>, i: usize, ev: Event, now: u64) -> bool {
+        let (req, resp, call, wire) = match ev {
+            Event::Call(req, resp, call, wire) => (req, resp, call, wire),
+            // Not sent by a connection made for gRPC; judged as a call without trailers.
+            Event::Response(req, resp, wire) => (req, resp, Call::default(), wire),
+            _ => return true,
+        };
+        w.learn(req.url, wire as usize);
+        w.call_ended(i, req, resp, call, now);
+        w.after_stream(i, now)
+    }
+}
+
+/// What is wrong with a call that ended (None: nothing), in the order it is checked: the HTTP
+/// status, the trailers, the content type, the grpc-status, the framing, `--verify`.
+pub fn judge(resp: &Response, call: &Call, expect: Option<(u64, u64)>) -> Option<GrpcCause> {
+    let status = call.grpc_status.filter(|_| call.trailers);
+    match status {
+        _ if resp.status != 200 => Some(GrpcCause::HttpStatus),
+        None => Some(GrpcCause::NoTrailers),
+        _ if call.content_type != Some(hpack::CONTENT_GRPC) => Some(GrpcCause::ContentType),
+        Some(code) if code != 0 => Some(GrpcCause::Status(code)),
+        _ if !call.framed() || call.bad_flag => Some(GrpcCause::Framing),
+        _ if expect.is_some_and(|e| e != (resp.body_len, resp.body_hash)) => {
+            Some(GrpcCause::Verify)
+        }
+        _ => None,
+    }
+}
+
+impl Worker<'_, Grpc<'_>> {
+    /// Counts what the call said, its failure if any, and completes it.
+    fn call_ended(&mut self, i: usize, req: Inflight, resp: Response, call: Call, now: u64) {
+        let spec = self.proto.spec;
+        if self.stats.measuring(now) {
+            let g = &mut self.stats.grpc;
+            if let Some(code) = call.grpc_status.filter(|_| call.trailers) {
+                g.status(code);
+            }
+            g.messages_received += call.messages as u64;
+            g.bytes_received += resp.body_len;
+        }
+        let expect = spec.verify.then_some(spec.expect);
+        if let Some(cause) = judge(&resp, &call, expect) {
+            self.stats.error(now, ErrorKind::Grpc(cause));
+        }
+        self.complete(i, req, resp, now);
+    }
+}
+
+impl Driver for Grpc<'_> {
+    const MULTIPLEXED: bool = true;
+    const ALPN: Option<&'static [u8]> = Some(b"h2");
+
+    /// Streams, not a pipeline: the window is the connection's streams.
+    fn depth(&self, _schedule: Schedule) -> usize {
+        0
+    }
+
+    fn on_ready(w: &mut Worker<'_, Self>, i: usize, now: u64) {
+        session::on_ready(w, i, now);
+    }
+
+    fn resume(w: &mut Worker<'_, Self>, i: usize, now: u64) {
+        session::resume(w, i, now);
+    }
+
+    fn fill(w: &mut Worker<'_, Self>, i: usize, now: u64) {
+        session::fill(w, i, now);
+    }
+
+    /// Opens a call's stream: its HEADERS and its one message.
+    #[inline]
+    fn issue(w: &mut Worker<'_, Self>, i: usize, intended: u64, now: u64) {
+        let before = w.issued;
+        session::issue(w, i, intended, now);
+        if w.issued > before && w.stats.measuring(now) {
+            w.stats.grpc.messages_sent += 1;
+            w.stats.grpc.bytes_sent += w.proto.spec.message_len;
+        }
+    }
+
+    #[inline]
+    fn consume(w: &mut Worker<'_, Self>, i: usize, data: &[u8], now: u64) -> bool {
+        w.consume_h2(i, data, now)
+    }
+
+    #[inline]
+    fn has_room(w: &Worker<'_, Self>, i: usize) -> bool {
+        session::has_room(w, i)
+    }
+
+    fn lowat(w: &mut Worker<'_, Self>, i: usize, window: bool) -> (usize, bool) {
+        session::lowat(w, i, window)
+    }
+
+    fn mark_dropped(w: &mut Worker<'_, Self>) {
+        w.unexpected_end();
+    }
+}
+
+/// One thread's gRPC block: calls by code, failures by cause (reset streams by their HTTP/2
+/// code, `RST_STREAM CANCEL`), messages and bytes.
+pub(crate) fn result(config: &Config, spec: &GrpcSpec, s: &Stats) -> ProtocolResult {
+    let mut r = GrpcResult {
+        protocol: if config.tls.is_some() { "h2" } else { "h2c" }.to_string(),
+        method: spec.method.path().to_string(),
+        streams: spec.streams,
+        max_concurrent_streams: s.h2.settings.and_then(|s| s.max_concurrent_streams),
+        deadline_ms: spec.deadline.map(|d| d.as_millis() as u64),
+        goaways: s.h2.goaways,
+        ..Default::default()
+    };
+    s.grpc.fill(&mut r);
+    for (name, n) in s.h2.errors_by_name() {
+        *r.failures.entry(format!("RST_STREAM {name}")).or_insert(0) += n;
+    }
+    ProtocolResult::Grpc(r)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,167 @@
+//! An in-process gRPC server on loopback (the `h2` crate, h2c with prior knowledge) that
+//! implements the benchmark service's unary methods (Sum, Echo) or answers with a fault:
+//! a non-zero grpc-status, a trailers-only response, no trailers, a reset, a message longer
+//! than its prefix says. Self-contained: the CLI's tests include this file too.
+
+use bytes::Bytes;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the server answers to one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The benchmark service, right.
+    None,
+    /// HTTP 200, the reply, then `grpc-status: 13`.
+    Status13,
+    /// HTTP 200 and `grpc-status: 14` in the headers, nothing else (trailers-only).
+    TrailersOnly14,
+    /// The reply as DATA with END_STREAM, no trailers.
+    NoTrailers,
+    /// RST_STREAM CANCEL.
+    Reset,
+    /// A message with a prefix saying 1 byte and 3 following.
+    LongMessage,
+    /// SumReply{result: 41}: framed right, the wrong sum.
+    WrongSum,
+}
+
+/// What the server saw.
+#[derive(Default)]
+pub struct GrpcSeen {
+    pub calls: AtomicU64,
+    /// Calls whose `grpc-timeout` header was this many milliseconds (the last seen).
+    pub timeout: std::sync::Mutex<Option<String>>,
+}
+
+/// Starts a server answering every call with `fault` (`every`: only every n-th call, the
+/// others right).
+pub fn grpc_server(fault: Fault, every: u64) -> (SocketAddr, Arc<GrpcSeen>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(GrpcSeen::default());
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let Ok((sock, _)) = listener.accept().await else {
+                    continue;
+                };
+                let seen = seen2.clone();
+                tokio::spawn(async move { serve_conn(sock, fault, every, seen).await });
+            }
+        });
+    });
+    (addr, seen)
+}
+
+/// Serves the calls of one connection (h2c, or TLS already accepted).
+pub async fn serve_conn<T>(io: T, fault: Fault, every: u64, seen: Arc<GrpcSeen>)
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let Ok(mut conn) = h2::server::handshake(io).await else {
+        return;
+    };
+    while let Some(Ok((req, respond))) = conn.accept().await {
+        let n = seen.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let f = if n.is_multiple_of(every.max(1)) {
+            fault
+        } else {
+            Fault::None
+        };
+        let seen = seen.clone();
+        tokio::spawn(async move { answer(req, respond, f, &seen).await });
+    }
+}
+
+fn framed(m: &[u8]) -> Vec<u8> {
+    let mut out = vec![0];
+    out.extend_from_slice(&(m.len() as u32).to_be_bytes());
+    out.extend_from_slice(m);
+    out
+}
+
+/// Sum's reply to a SumRequest (fields 1 and 2, small varints), or Echo's.
+fn reply_to(path: &str, body: &[u8], fault: Fault) -> Vec<u8> {
+    let m = body.get(5..).unwrap_or_default();
+    if path.ends_with("/Echo") {
+        return m.to_vec();
+    }
+    let (mut a, mut b, mut i) = (0u32, 0u32, 0);
+    while i + 1 < m.len() {
+        match m[i] {
+            0x08 => a = m[i + 1] as u32,
+            0x10 => b = m[i + 1] as u32,
+            _ => {}
+        }
+        i += 2;
+    }
+    let sum = a + b - u32::from(fault == Fault::WrongSum);
+    vec![0x08, sum as u8]
+}
+
+fn headers(status: Option<u32>) -> http::Response<()> {
+    let mut r = http::Response::builder()
+        .status(200)
+        .header("content-type", "application/grpc");
+    if let Some(code) = status {
+        r = r.header("grpc-status", code.to_string());
+    }
+    r.body(()).unwrap()
+}
+
+async fn answer(
+    req: http::Request<h2::RecvStream>,
+    mut respond: h2::server::SendResponse<Bytes>,
+    fault: Fault,
+    seen: &GrpcSeen,
+) {
+    let path = req.uri().path().to_string();
+    if let Some(t) = req.headers().get("grpc-timeout") {
+        *seen.timeout.lock().unwrap() = Some(t.to_str().unwrap_or_default().to_string());
+    }
+    let mut body = req.into_body();
+    let mut got = Vec::new();
+    while let Some(Ok(chunk)) = body.data().await {
+        got.extend_from_slice(&chunk);
+        let _ = body.flow_control().release_capacity(chunk.len());
+    }
+    tokio::time::sleep(Duration::from_micros(100)).await;
+    let reply = framed(&reply_to(&path, &got, fault));
+    let trailers = |code: u32| {
+        let mut t = http::HeaderMap::new();
+        t.insert("grpc-status", code.to_string().parse().unwrap());
+        t
+    };
+    match fault {
+        Fault::Reset => respond.send_reset(h2::Reason::CANCEL),
+        Fault::TrailersOnly14 => {
+            let _ = respond.send_response(headers(Some(14)), true);
+        }
+        _ => {
+            let Ok(mut send) = respond.send_response(headers(None), false) else {
+                return;
+            };
+            let (data, code) = match fault {
+                Fault::NoTrailers => {
+                    let _ = send.send_data(Bytes::from(reply), true);
+                    return;
+                }
+                Fault::Status13 => (reply, 13),
+                Fault::LongMessage => (vec![0, 0, 0, 0, 1, 8, 42, 7], 0),
+                _ => (reply, 0),
+            };
+            let _ = send.send_data(Bytes::from(data), false);
+            let _ = send.send_trailers(trailers(code));
+        }
+    }
+}

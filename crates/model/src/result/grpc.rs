@@ -1,0 +1,96 @@
+//! The gRPC block of a result: calls by status code, failures by cause, messages and message
+//! bytes both ways, and its exact merge.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The gRPC side of a run (workload `grpc`): `requests` counts calls answered (with or without
+/// an error), `errors.grpc` the calls that failed by gRPC's rules (by cause in `failures`, by
+/// code in `status_codes`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GrpcResult {
+    /// `h2` (TLS, ALPN) or `h2c` (prior knowledge).
+    pub protocol: String,
+    /// The method called, `/package.Service/Method`.
+    pub method: String,
+    /// `-m/--streams`: concurrent calls per connection asked for.
+    pub streams: u32,
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (None: not sent).
+    pub max_concurrent_streams: Option<u32>,
+    /// `--deadline` sent as `grpc-timeout`, in milliseconds.
+    pub deadline_ms: Option<u64>,
+    /// Calls that ended with a `grpc-status`, by its code's name (`OK`, `INTERNAL`,
+    /// `UNAVAILABLE`...; an unknown number as itself).
+    pub status_codes: BTreeMap<String, u64>,
+    /// Calls that failed, by cause: `grpc-status` (non-zero code), `http status` (not 200),
+    /// `content-type` (not application/grpc), `framing` (a message longer or shorter than its
+    /// prefix, or compressed), `no trailers` (the stream ended without a grpc-status),
+    /// `verify` (`--verify`: a reply that is not the expected one).
+    pub failures: BTreeMap<String, u64>,
+    /// Messages sent (one per call) and received during measurement.
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    /// Message bytes (prefixes included) sent and received during measurement.
+    pub message_bytes_sent: u64,
+    pub message_bytes_received: u64,
+    /// GOAWAY frames received.
+    pub goaways: u64,
+}
+
+impl GrpcResult {
+    /// The blocks of several threads or hosts as one: counts summed, the server's settings the
+    /// first that came.
+    pub fn merge(gs: &[&GrpcResult]) -> GrpcResult {
+        let first = gs.first().copied().cloned().unwrap_or_default();
+        let sum = |f: fn(&GrpcResult) -> u64| gs.iter().map(|g| f(g)).sum();
+        GrpcResult {
+            max_concurrent_streams: gs.iter().find_map(|g| g.max_concurrent_streams),
+            status_codes: super::merge::add_counts(gs.iter().map(|g| &g.status_codes)),
+            failures: super::merge::add_counts(gs.iter().map(|g| &g.failures)),
+            messages_sent: sum(|g| g.messages_sent),
+            messages_received: sum(|g| g.messages_received),
+            message_bytes_sent: sum(|g| g.message_bytes_sent),
+            message_bytes_received: sum(|g| g.message_bytes_received),
+            goaways: sum(|g| g.goaways),
+            ..first
+        }
+    }
+
+    /// Calls that ended with grpc-status 0.
+    pub fn ok_calls(&self) -> u64 {
+        self.status_codes.get("OK").copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_threads_blocks_merge_into_their_sums_by_code_and_cause() {
+        let a = GrpcResult {
+            protocol: "h2c".into(),
+            method: "/serverbench.Bench/Sum".into(),
+            status_codes: [("OK".to_string(), 5), ("INTERNAL".to_string(), 1)].into(),
+            failures: [("grpc-status".to_string(), 1)].into(),
+            messages_sent: 6,
+            messages_received: 5,
+            ..Default::default()
+        };
+        let b = GrpcResult {
+            max_concurrent_streams: Some(100),
+            status_codes: [("OK".to_string(), 2)].into(),
+            failures: [("no trailers".to_string(), 3)].into(),
+            messages_sent: 5,
+            ..a.clone()
+        };
+        let m = GrpcResult::merge(&[&a, &b]);
+        assert_eq!(m.ok_calls(), 7);
+        assert_eq!(m.status_codes["INTERNAL"], 1);
+        assert_eq!(m.failures["grpc-status"], 1);
+        assert_eq!(m.failures["no trailers"], 3);
+        assert_eq!((m.messages_sent, m.messages_received), (11, 10));
+        assert_eq!(m.max_concurrent_streams, Some(100));
+        assert_eq!(m.method, "/serverbench.Bench/Sum");
+    }
+}
