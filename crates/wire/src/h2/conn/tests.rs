@@ -347,3 +347,90 @@ fn protocol_violations_are_connection_errors_with_their_code() {
         assert_eq!(c.feed(&wire, 1000), Err(code), "{wire:02x?}");
     }
 }
+
+/// A literal header field without indexing, its name literal too.
+fn literal(block: &mut Vec<u8>, name: &str, value: &str) {
+    block.push(0);
+    block.push(name.len() as u8);
+    block.extend_from_slice(name.as_bytes());
+    block.push(value.len() as u8);
+    block.extend_from_slice(value.as_bytes());
+}
+
+/// A gRPC answer on stream 1: `:status 200` and `content-type`, a message, the trailers.
+fn grpc_wire(status: &str, trailers: bool) -> Vec<u8> {
+    let mut head = vec![0x88];
+    literal(&mut head, "content-type", "application/grpc");
+    let mut w = Vec::new();
+    put(&mut w, frame::HEADERS, frame::END_HEADERS, 1, &head);
+    let end = if trailers { 0 } else { frame::END_STREAM };
+    put(&mut w, frame::DATA, end, 1, &[0, 0, 0, 0, 2, 0x08, 42]);
+    if trailers {
+        let mut t = Vec::new();
+        literal(&mut t, "grpc-status", status);
+        put(
+            &mut w,
+            frame::HEADERS,
+            frame::END_HEADERS | frame::END_STREAM,
+            1,
+            &t,
+        );
+    }
+    w
+}
+
+fn grpc_client() -> Client {
+    let mut c = Client::new(frame::MAX_WINDOW, vec![get()]);
+    c.conn.for_grpc();
+    c.feed(&settings(&[]), 64).unwrap();
+    c.open(1);
+    c
+}
+
+#[test]
+fn a_grpc_call_split_at_any_byte_ends_once_with_its_status_and_messages() {
+    for step in [64, 1, 2, 5, 9, 11] {
+        let mut c = grpc_client();
+        let events = c.feed(&grpc_wire("13", true), step).unwrap();
+        let [Event::Call(_, resp, call, _)] = events.as_slice() else {
+            panic!("step {step}: {events:?}");
+        };
+        assert_eq!((resp.status, resp.body_len), (200, 7));
+        assert_eq!(call.content_type, Some(crate::h2::hpack::CONTENT_GRPC));
+        assert_eq!((call.trailers, call.grpc_status), (true, Some(13)));
+        assert_eq!((call.messages, call.framed()), (1, true));
+    }
+}
+
+#[test]
+fn a_trailers_only_answer_and_one_without_trailers_say_so() {
+    let mut c = grpc_client();
+    let mut t = vec![0x88];
+    literal(&mut t, "content-type", "application/grpc");
+    literal(&mut t, "grpc-status", "14");
+    let mut w = Vec::new();
+    put(
+        &mut w,
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        1,
+        &t,
+    );
+    let events = c.feed(&w, 64).unwrap();
+    let [Event::Call(_, _, call, _)] = events.as_slice() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(
+        (call.trailers, call.grpc_status, call.messages),
+        (true, Some(14), 0)
+    );
+    let mut c = grpc_client();
+    let events = c.feed(&grpc_wire("0", false), 64).unwrap();
+    let [Event::Call(_, _, call, _)] = events.as_slice() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(
+        (call.trailers, call.grpc_status, call.messages),
+        (false, None, 1)
+    );
+}
