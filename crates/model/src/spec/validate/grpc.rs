@@ -129,4 +129,17 @@ mod tests {
         h.grpc.deadline = Some(Duration::from_millis(5));
         assert!(error_of(&h).starts_with("--deadline: does not apply"));
     }
+
+    #[test]
+    fn a_grpc_spec_travels_as_one_line_of_json_and_reads_back_the_same() {
+        let mut s = grpc("grpcs://h:1/serverbench.Bench/Echo");
+        s.work.size = Some(512);
+        s.transport.streams = Some(16);
+        s.grpc.deadline = Some(Duration::from_millis(100));
+        let back = LoadSpec::from_json(&s.to_line()).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(back.workload(), Workload::Grpc);
+        assert_eq!(back.urls(), ["grpcs://h:1/serverbench.Bench/Echo"]);
+        assert!(back.validate(&Origin::Flags).is_ok());
+    }
 }
