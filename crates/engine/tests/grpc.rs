@@ -120,6 +120,25 @@ fn grpcs_calls_go_over_tls_with_alpn_h2_and_a_server_without_h2_is_refused() {
 }
 
 #[test]
+fn a_server_dying_mid_run_is_counted_the_run_ends_on_time_and_its_calls_are_kept() {
+    let (addr, _) = grpc_server(Fault::Die, 300);
+    let mut cfg = grpc_config(addr, "Sum", 4);
+    cfg.stop = Stop::Duration(Duration::from_millis(600));
+    let t = Instant::now();
+    let r = run(&cfg);
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    let g = r.grpc().unwrap();
+    assert!((250..300).contains(&g.ok_calls()), "{g:?}");
+    assert_eq!(
+        r.requests,
+        g.ok_calls(),
+        "every call answered before was OK"
+    );
+    assert!(r.errors.total() > 0, "the lost connections: {:?}", r.errors);
+    assert_eq!(r.errors.grpc, 0, "{:?}", r.errors);
+}
+
+#[test]
 fn an_open_loop_rate_is_kept_with_calls() {
     let (addr, _) = grpc_server(Fault::None, 1);
     let mut cfg = grpc_config(addr, "Sum", 4);

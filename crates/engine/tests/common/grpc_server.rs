@@ -26,6 +26,8 @@ pub enum Fault {
     LongMessage,
     /// SumReply{result: 41}: framed right, the wrong sum.
     WrongSum,
+    /// The server dies at the n-th call: it stops listening and drops every connection.
+    Die,
 }
 
 /// What the server saw.
@@ -34,6 +36,8 @@ pub struct GrpcSeen {
     pub calls: AtomicU64,
     /// Calls whose `grpc-timeout` header was this many milliseconds (the last seen).
     pub timeout: std::sync::Mutex<Option<String>>,
+    /// [`Fault::Die`]: the server is gone.
+    pub dead: tokio::sync::Notify,
 }
 
 /// Starts a server answering every call with `fault` (`every`: only every n-th call, the
@@ -49,15 +53,20 @@ pub fn grpc_server(fault: Fault, every: u64) -> (SocketAddr, Arc<GrpcSeen>) {
             .enable_all()
             .build()
             .unwrap();
+        let dead = seen2.clone();
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            loop {
-                let Ok((sock, _)) = listener.accept().await else {
-                    continue;
-                };
-                let seen = seen2.clone();
-                tokio::spawn(async move { serve_conn(sock, fault, every, seen).await });
-            }
+            tokio::spawn(async move {
+                loop {
+                    let Ok((sock, _)) = listener.accept().await else {
+                        continue;
+                    };
+                    let seen = seen2.clone();
+                    tokio::spawn(async move { serve_conn(sock, fault, every, seen).await });
+                }
+            });
+            // Fault::Die: the runtime goes, with the listener and every connection.
+            dead.dead.notified().await;
         });
     });
     (addr, seen)
@@ -78,6 +87,10 @@ where
         } else {
             Fault::None
         };
+        if f == Fault::Die {
+            seen.dead.notify_one();
+            return;
+        }
         let seen = seen.clone();
         tokio::spawn(async move { answer(req, respond, f, &seen).await });
     }
