@@ -60,6 +60,23 @@ func (bench) ServerStream(c *pb.Count, s grpc.ServerStreamingServer[pb.Chunk]) e
 	return nil
 }
 
+// ClientStream reads chunks until the client ends its side (io.EOF), then answers once with
+// their number and their data bytes in total.
+func (bench) ClientStream(s grpc.ClientStreamingServer[pb.Chunk, pb.Count]) error {
+	var n, size int32
+	for {
+		c, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			return s.SendAndClose(&pb.Count{N: n, Size: size})
+		}
+		if err != nil {
+			return err
+		}
+		n++
+		size += int32(len(c.Data))
+	}
+}
+
 func (bench) BidiEcho(s grpc.BidiStreamingServer[pb.Chunk, pb.Chunk]) error {
 	for {
 		c, err := s.Recv()

@@ -298,11 +298,12 @@ const file_serverbench_proto_rawDesc = "" +
 	"\bdelay_ms\x18\x03 \x01(\x05R\adelayMs\"-\n" +
 	"\x05Chunk\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data2\xe4\x01\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data2\x9e\x02\n" +
 	"\x05Bench\x125\n" +
 	"\x03Sum\x12\x17.serverbench.SumRequest\x1a\x15.serverbench.SumReply\x122\n" +
 	"\x04Echo\x12\x14.serverbench.Payload\x1a\x14.serverbench.Payload\x128\n" +
-	"\fServerStream\x12\x12.serverbench.Count\x1a\x12.serverbench.Chunk0\x01\x126\n" +
+	"\fServerStream\x12\x12.serverbench.Count\x1a\x12.serverbench.Chunk0\x01\x128\n" +
+	"\fClientStream\x12\x12.serverbench.Chunk\x1a\x12.serverbench.Count(\x01\x126\n" +
 	"\bBidiEcho\x12\x12.serverbench.Chunk\x1a\x12.serverbench.Chunk(\x010\x01b\x06proto3"
 
 var (
@@ -329,13 +330,15 @@ var file_serverbench_proto_depIdxs = []int32{
 	0, // 0: serverbench.Bench.Sum:input_type -> serverbench.SumRequest
 	2, // 1: serverbench.Bench.Echo:input_type -> serverbench.Payload
 	3, // 2: serverbench.Bench.ServerStream:input_type -> serverbench.Count
-	4, // 3: serverbench.Bench.BidiEcho:input_type -> serverbench.Chunk
-	1, // 4: serverbench.Bench.Sum:output_type -> serverbench.SumReply
-	2, // 5: serverbench.Bench.Echo:output_type -> serverbench.Payload
-	4, // 6: serverbench.Bench.ServerStream:output_type -> serverbench.Chunk
-	4, // 7: serverbench.Bench.BidiEcho:output_type -> serverbench.Chunk
-	4, // [4:8] is the sub-list for method output_type
-	0, // [0:4] is the sub-list for method input_type
+	4, // 3: serverbench.Bench.ClientStream:input_type -> serverbench.Chunk
+	4, // 4: serverbench.Bench.BidiEcho:input_type -> serverbench.Chunk
+	1, // 5: serverbench.Bench.Sum:output_type -> serverbench.SumReply
+	2, // 6: serverbench.Bench.Echo:output_type -> serverbench.Payload
+	4, // 7: serverbench.Bench.ServerStream:output_type -> serverbench.Chunk
+	3, // 8: serverbench.Bench.ClientStream:output_type -> serverbench.Count
+	4, // 9: serverbench.Bench.BidiEcho:output_type -> serverbench.Chunk
+	5, // [5:10] is the sub-list for method output_type
+	0, // [0:5] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name

@@ -28,6 +28,7 @@ const (
 	Bench_Sum_FullMethodName          = "/serverbench.Bench/Sum"
 	Bench_Echo_FullMethodName         = "/serverbench.Bench/Echo"
 	Bench_ServerStream_FullMethodName = "/serverbench.Bench/ServerStream"
+	Bench_ClientStream_FullMethodName = "/serverbench.Bench/ClientStream"
 	Bench_BidiEcho_FullMethodName     = "/serverbench.Bench/BidiEcho"
 )
 
@@ -44,6 +45,9 @@ type BenchClient interface {
 	// at once when the call's deadline (grpc-timeout) passes first (4 DEADLINE_EXCEEDED, or
 	// RST_STREAM CANCEL): the slow call of the deadline check.
 	ServerStream(ctx context.Context, in *Count, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Chunk], error)
+	// Client streaming: the server reads every chunk and answers once, after the client ends its
+	// side: n = the number of chunks received, size = their data bytes in total.
+	ClientStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Chunk, Count], error)
 	// Bidirectional streaming: every chunk sent back unchanged, in order, as it arrives.
 	BidiEcho(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Chunk, Chunk], error)
 }
@@ -95,9 +99,22 @@ func (c *benchClient) ServerStream(ctx context.Context, in *Count, opts ...grpc.
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Bench_ServerStreamClient = grpc.ServerStreamingClient[Chunk]
 
+func (c *benchClient) ClientStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Chunk, Count], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Bench_ServiceDesc.Streams[1], Bench_ClientStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[Chunk, Count]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bench_ClientStreamClient = grpc.ClientStreamingClient[Chunk, Count]
+
 func (c *benchClient) BidiEcho(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Chunk, Chunk], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Bench_ServiceDesc.Streams[1], Bench_BidiEcho_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Bench_ServiceDesc.Streams[2], Bench_BidiEcho_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +138,9 @@ type BenchServer interface {
 	// at once when the call's deadline (grpc-timeout) passes first (4 DEADLINE_EXCEEDED, or
 	// RST_STREAM CANCEL): the slow call of the deadline check.
 	ServerStream(*Count, grpc.ServerStreamingServer[Chunk]) error
+	// Client streaming: the server reads every chunk and answers once, after the client ends its
+	// side: n = the number of chunks received, size = their data bytes in total.
+	ClientStream(grpc.ClientStreamingServer[Chunk, Count]) error
 	// Bidirectional streaming: every chunk sent back unchanged, in order, as it arrives.
 	BidiEcho(grpc.BidiStreamingServer[Chunk, Chunk]) error
 	mustEmbedUnimplementedBenchServer()
@@ -141,6 +161,9 @@ func (UnimplementedBenchServer) Echo(context.Context, *Payload) (*Payload, error
 }
 func (UnimplementedBenchServer) ServerStream(*Count, grpc.ServerStreamingServer[Chunk]) error {
 	return status.Errorf(codes.Unimplemented, "method ServerStream not implemented")
+}
+func (UnimplementedBenchServer) ClientStream(grpc.ClientStreamingServer[Chunk, Count]) error {
+	return status.Errorf(codes.Unimplemented, "method ClientStream not implemented")
 }
 func (UnimplementedBenchServer) BidiEcho(grpc.BidiStreamingServer[Chunk, Chunk]) error {
 	return status.Errorf(codes.Unimplemented, "method BidiEcho not implemented")
@@ -213,6 +236,13 @@ func _Bench_ServerStream_Handler(srv interface{}, stream grpc.ServerStream) erro
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Bench_ServerStreamServer = grpc.ServerStreamingServer[Chunk]
 
+func _Bench_ClientStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(BenchServer).ClientStream(&grpc.GenericServerStream[Chunk, Count]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Bench_ClientStreamServer = grpc.ClientStreamingServer[Chunk, Count]
+
 func _Bench_BidiEcho_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(BenchServer).BidiEcho(&grpc.GenericServerStream[Chunk, Chunk]{ServerStream: stream})
 }
@@ -241,6 +271,11 @@ var Bench_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "ServerStream",
 			Handler:       _Bench_ServerStream_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "ClientStream",
+			Handler:       _Bench_ClientStream_Handler,
+			ClientStreams: true,
 		},
 		{
 			StreamName:    "BidiEcho",
