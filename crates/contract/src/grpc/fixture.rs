@@ -22,7 +22,7 @@ pub(crate) struct Flaws {
     pub(crate) status_13: bool,
     /// Answers `a + b + 1`.
     pub(crate) wrong_sum: bool,
-    /// Ends every unary and server-streaming answer after its DATA, without trailers.
+    /// Ends every answer but bidi's after its DATA, without trailers.
     pub(crate) no_trailers: bool,
     /// Says its `Sum` reply is 2 bytes longer than it is.
     pub(crate) long_prefix: bool,
@@ -32,6 +32,10 @@ pub(crate) struct Flaws {
     pub(crate) cuts_echo: bool,
     /// Sends chunks 0 and 1 of a stream in the wrong order.
     pub(crate) swaps_chunks: bool,
+    /// Answers a client stream after its first DATA frame, with what it has read so far.
+    pub(crate) answers_early: bool,
+    /// Counts a client-stream chunk's whole message (its seq and field tags too) as its size.
+    pub(crate) miscounts: bool,
     /// Echoes bidi chunks only after the client's stream ended.
     pub(crate) bidi_waits: bool,
     /// Answers an unknown method with HTTP 404.
@@ -218,6 +222,7 @@ async fn call(req: Request<RecvStream>, respond: SendResponse<Bytes>, flaws: Fla
     let body = req.into_body();
     match path.as_str() {
         path::BIDI_ECHO => return bidi(body, respond, flaws).await,
+        path::CLIENT_STREAM => return client_stream(body, respond, flaws).await,
         path::SUM | path::ECHO | path::SERVER_STREAM => {}
         _ if flaws.unknown_404 => {
             let mut respond = respond;
@@ -346,4 +351,36 @@ async fn bidi(mut body: RecvStream, mut respond: SendResponse<Bytes>, flaws: Fla
         let _ = stream.send_data(Bytes::from(held), false);
     }
     let _ = stream.send_trailers(trailers(0, ""));
+}
+
+/// Reads every chunk (only the first DATA frame with `answers_early`), then answers their count.
+async fn client_stream(mut body: RecvStream, respond: SendResponse<Bytes>, flaws: Flaws) {
+    let messages = if flaws.answers_early {
+        let Some(Ok(data)) = body.data().await else {
+            return;
+        };
+        let mut d = Deframer::new(LIMIT);
+        match d.push(&data) {
+            Ok(m) => m.into_iter().map(|m| m.data).collect(),
+            Err(e) => return status_only(respond, flaws, 8, &e.to_string()),
+        }
+    } else {
+        match read_all(body, false, flaws).await {
+            Ok(m) => m,
+            Err((code, why)) => return status_only(respond, flaws, code, &why),
+        }
+    };
+    let mut count = Count::default();
+    for m in &messages {
+        let Ok(c) = Chunk::decode(&m[..]) else {
+            return status_only(respond, flaws, 13, "bad chunk");
+        };
+        count.n += 1;
+        count.size += if flaws.miscounts {
+            m.len()
+        } else {
+            c.data.len()
+        } as i32;
+    }
+    reply(respond, flaws, &[count.encode_to_vec()], 0);
 }

@@ -49,6 +49,7 @@ pub mod path {
     pub const SUM: &str = "/serverbench.Bench/Sum";
     pub const ECHO: &str = "/serverbench.Bench/Echo";
     pub const SERVER_STREAM: &str = "/serverbench.Bench/ServerStream";
+    pub const CLIENT_STREAM: &str = "/serverbench.Bench/ClientStream";
     pub const BIDI_ECHO: &str = "/serverbench.Bench/BidiEcho";
     /// A method the service does not have.
     pub const UNKNOWN: &str = "/serverbench.Bench/Nope";
@@ -97,7 +98,14 @@ mod tests {
         );
         assert_eq!(fields("Chunk"), pairs(&[("seq", 1), ("data", 2)]));
         let proto = include_str!("../../../../spec/serverbench.proto");
-        for p in [path::SUM, path::ECHO, path::SERVER_STREAM, path::BIDI_ECHO] {
+        let paths = [
+            path::SUM,
+            path::ECHO,
+            path::SERVER_STREAM,
+            path::CLIENT_STREAM,
+            path::BIDI_ECHO,
+        ];
+        for p in paths {
             let method = p.rsplit('/').next().unwrap();
             assert!(proto.contains(&format!("rpc {method} (")), "{method}");
         }

@@ -3,11 +3,13 @@
 //! `TLS_PORT` with ALPN `h2`). Every call is judged by the protocol first ([`client`]: `:status`
 //! 200, `content-type`, the length-prefixed framing, the `grpc-status` trailer or a
 //! trailers-only response), then by its rule: the sums, echo of 0 B to 1 MiB, a stream of 1,000
-//! chunks in order, bidi echo, an unknown method, a malformed message, a 1 ms deadline on a slow
-//! call, a message above the limit, a gzip-compressed request, 100 concurrent calls on one
-//! connection, and an HTTP/1.1 request refused. Each is a named [`Check`] with a diff.
+//! chunks in order, a client stream of 1,000 chunks counted after its end, bidi echo, an unknown
+//! method, a malformed message, a 1 ms deadline on a slow call, a message above the limit, a
+//! gzip-compressed request, 100 concurrent calls on one connection, and an HTTP/1.1 request
+//! refused. Each is a named [`Check`] with a diff.
 
 pub mod client;
+mod client_stream;
 mod concurrent;
 pub mod messages;
 mod refused;
@@ -33,6 +35,7 @@ pub mod names {
     pub const SUM: &str = "grpc Sum(13, 42) -> 55, Sum(-7, 1000) -> 993, Sum(0, 0) -> 0";
     pub const ECHO: &str = "grpc Echo of 0 B, 1 B, 1 KiB, 64 KiB and 1 MiB: the same bytes";
     pub const STREAM: &str = "grpc ServerStream(n=1000, size=32): 1,000 chunks in order";
+    pub const CLIENT_STREAM: &str = "grpc ClientStream: 1,000 chunks -> Count{n=1000, size=314680}";
     pub const BIDI: &str = "grpc BidiEcho: 20 chunks, each echoed before the next is sent";
     pub const UNKNOWN: &str = "grpc unknown method /serverbench.Bench/Nope -> 12 UNIMPLEMENTED";
     pub const MALFORMED: &str = "grpc malformed Sum message -> 13 INTERNAL or 3 INVALID_ARGUMENT";
@@ -105,6 +108,7 @@ async fn run(t: Transport<'_>) -> Vec<Check> {
         check_sum(t).await,
         check_echo(t).await,
         streams::check_server_stream(t).await,
+        client_stream::check(t).await,
         streams::check_bidi(t).await,
         check_status(t, names::UNKNOWN, unknown_call(), &[Code::Unimplemented]).await,
         check_status(t, names::MALFORMED, malformed_call(), &MALFORMED_CODES).await,

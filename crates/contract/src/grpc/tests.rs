@@ -40,6 +40,7 @@ fn a_correct_grpc_server_passes_every_check_in_order() {
         names::SUM,
         names::ECHO,
         names::STREAM,
+        names::CLIENT_STREAM,
         names::BIDI,
         names::UNKNOWN,
         names::MALFORMED,
@@ -84,7 +85,13 @@ fn a_response_without_trailers_fails_by_the_protocol() {
         no_trailers: true,
         ..Flaws::default()
     };
-    let also = [names::ECHO, names::STREAM, SUMS[1], SUMS[2]];
+    let also = [
+        names::ECHO,
+        names::STREAM,
+        names::CLIENT_STREAM,
+        SUMS[1],
+        SUMS[2],
+    ];
     let diffs = fails_rule(flaws, names::SUM, &also);
     assert_eq!(diffs[0].what, "Sum(13, 42): trailers");
 }
@@ -139,6 +146,33 @@ fn chunks_out_of_order_fail_the_server_stream() {
         diffs[0].render(),
         "chunk 0: expected seq 0, 32 bytes of 0x00, got seq 1, 32 bytes of 0x01"
     );
+}
+
+#[test]
+fn a_client_stream_answered_before_the_client_ends_its_side_fails_by_name() {
+    let flaws = Flaws {
+        answers_early: true,
+        ..Flaws::default()
+    };
+    let diffs = fails_rule(flaws, names::CLIENT_STREAM, &[]);
+    assert_eq!(diffs[0].what, "reply", "{diffs:?}");
+    assert_eq!(diffs[0].expected, "only after the client ends its side");
+    assert!(
+        diffs[0].got.ends_with("bytes of a reply before it"),
+        "{diffs:?}"
+    );
+}
+
+#[test]
+fn a_client_stream_counting_whole_messages_as_data_fails_with_both_counts() {
+    let flaws = Flaws {
+        miscounts: true,
+        ..Flaws::default()
+    };
+    let diffs = fails_rule(flaws, names::CLIENT_STREAM, &[]);
+    let render = diffs[0].render();
+    let want = "ClientStream of 1000 chunks: reply: expected Count{n=1000, size=314680}, got Count{n=1000, size=3";
+    assert!(render.starts_with(want), "{render}");
 }
 
 #[test]
@@ -266,7 +300,7 @@ fn a_grpc_only_server_gets_the_grpc_checks_alone_and_tls_without_its_port_fails_
     let checks = crate::check_all(&targets, &features);
     let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
     assert!(names.iter().all(|n| n.starts_with("grpc ")), "{names:#?}");
-    assert_eq!(names.len(), 13, "{names:#?}");
+    assert_eq!(names.len(), 14, "{names:#?}");
     let last = checks.last().unwrap();
     assert_eq!(last.name, "grpc over TLS");
     assert_eq!(last.diffs[0].expected, "TLS_PORT to check grpc on");
@@ -283,7 +317,7 @@ fn over_tls_with_alpn_h2_every_check_passes_but_http_1_1_and_the_names_say_over_
     let checks = check_all(Transport::Tls(addr, &client));
     let failures: Vec<&Check> = checks.iter().filter(|c| !c.passed()).collect();
     assert!(failures.is_empty(), "{failures:#?}");
-    assert_eq!(checks.len(), 11, "no HTTP/1.1 check over TLS");
+    assert_eq!(checks.len(), 12, "no HTTP/1.1 check over TLS");
     assert!(checks.iter().all(|c| c.name.ends_with(" over TLS")));
     let note = checks[0].note.as_deref().unwrap_or("");
     assert!(note.ends_with("ALPN h2"), "{note}");
