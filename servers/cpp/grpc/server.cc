@@ -56,6 +56,21 @@ class Bench final : public serverbench::Bench::Service {
     return Status::OK;
   }
 
+  // Reads every chunk until the client ends its side (Read returns false), then answers once.
+  Status ClientStream(ServerContext*, grpc::ServerReader<serverbench::Chunk>* reader,
+                      serverbench::Count* reply) override {
+    serverbench::Chunk chunk;
+    int32_t n = 0;
+    int32_t size = 0;
+    while (reader->Read(&chunk)) {
+      ++n;
+      size += static_cast<int32_t>(chunk.data().size());
+    }
+    reply->set_n(n);
+    reply->set_size(size);
+    return Status::OK;
+  }
+
   Status BidiEcho(ServerContext*,
                   grpc::ServerReaderWriter<serverbench::Chunk, serverbench::Chunk>* stream) override {
     serverbench::Chunk chunk;

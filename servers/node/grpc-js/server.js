@@ -52,6 +52,16 @@ const bench = {
     for (let i = 0; i < n; i += 1) call.write(chunk(i, size));
     call.end();
   },
+  // Counts the chunks as they come; answers once, on 'end' (the client ended its side).
+  ClientStream(call, callback) {
+    let n = 0;
+    let size = 0;
+    call.on('data', (c) => {
+      n += 1;
+      size += c.data ? c.data.length : 0;
+    });
+    call.on('end', () => callback(null, { n, size }));
+  },
   BidiEcho(call) {
     call.on('data', (c) => call.write(c));
     call.on('end', () => call.end());

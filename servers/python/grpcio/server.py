@@ -34,6 +34,14 @@ class Bench(pb_grpc.BenchServicer):
                 await asyncio.sleep(delay)
             yield pb.Chunk(seq=i, data=bytes((i % 256,)) * request.size)
 
+    async def ClientStream(self, request_iterator, context):
+        # The iterator ends when the client ends its side; the one reply follows.
+        n = size = 0
+        async for chunk in request_iterator:
+            n += 1
+            size += len(chunk.data)
+        return pb.Count(n=n, size=size)
+
     async def BidiEcho(self, request_iterator, context):
         async for chunk in request_iterator:
             yield chunk

@@ -49,6 +49,11 @@ class BenchStub:
                 request_serializer=serverbench__pb2.Count.SerializeToString,
                 response_deserializer=serverbench__pb2.Chunk.FromString,
                 _registered_method=True)
+        self.ClientStream = channel.stream_unary(
+                '/serverbench.Bench/ClientStream',
+                request_serializer=serverbench__pb2.Chunk.SerializeToString,
+                response_deserializer=serverbench__pb2.Count.FromString,
+                _registered_method=True)
         self.BidiEcho = channel.stream_stream(
                 '/serverbench.Bench/BidiEcho',
                 request_serializer=serverbench__pb2.Chunk.SerializeToString,
@@ -83,6 +88,14 @@ class BenchServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ClientStream(self, request_iterator, context):
+        """Client streaming: the server reads every chunk and answers once, after the client ends its
+        side: n = the number of chunks received, size = their data bytes in total.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def BidiEcho(self, request_iterator, context):
         """Bidirectional streaming: every chunk sent back unchanged, in order, as it arrives.
         """
@@ -107,6 +120,11 @@ def add_BenchServicer_to_server(servicer, server):
                     servicer.ServerStream,
                     request_deserializer=serverbench__pb2.Count.FromString,
                     response_serializer=serverbench__pb2.Chunk.SerializeToString,
+            ),
+            'ClientStream': grpc.stream_unary_rpc_method_handler(
+                    servicer.ClientStream,
+                    request_deserializer=serverbench__pb2.Chunk.FromString,
+                    response_serializer=serverbench__pb2.Count.SerializeToString,
             ),
             'BidiEcho': grpc.stream_stream_rpc_method_handler(
                     servicer.BidiEcho,
@@ -195,6 +213,33 @@ class Bench:
             '/serverbench.Bench/ServerStream',
             serverbench__pb2.Count.SerializeToString,
             serverbench__pb2.Chunk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClientStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/serverbench.Bench/ClientStream',
+            serverbench__pb2.Chunk.SerializeToString,
+            serverbench__pb2.Count.FromString,
             options,
             channel_credentials,
             insecure,

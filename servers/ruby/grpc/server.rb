@@ -37,6 +37,17 @@ def serve
       end
     end
 
+    # each_remote_read ends when the client ends its side; the one reply follows.
+    def client_stream(call)
+      n = 0
+      size = 0
+      call.each_remote_read do |chunk|
+        n += 1
+        size += chunk.data.bytesize
+      end
+      Serverbench::Count.new(n: n, size: size)
+    end
+
     def bidi_echo(chunks, _call)
       chunks.each
     end

@@ -96,6 +96,20 @@ impl Bench for Service {
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
+    /// Reads the request stream to its end (the client ended its side), then answers once.
+    async fn client_stream(
+        &self,
+        req: Request<Streaming<Chunk>>,
+    ) -> Result<Response<Count>, Status> {
+        let mut chunks = req.into_inner();
+        let mut count = Count::default();
+        while let Some(c) = chunks.message().await? {
+            count.n += 1;
+            count.size += c.data.len() as i32;
+        }
+        Ok(Response::new(count))
+    }
+
     type BidiEchoStream = ChunkStream;
 
     async fn bidi_echo(

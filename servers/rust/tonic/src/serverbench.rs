@@ -77,6 +77,12 @@ pub mod bench_server {
             tonic::Response<Self::ServerStreamStream>,
             tonic::Status,
         >;
+        /// Client streaming: the server reads every chunk and answers once, after the client ends its
+        /// side: n = the number of chunks received, size = their data bytes in total.
+        async fn client_stream(
+            &self,
+            request: tonic::Request<tonic::Streaming<super::Chunk>>,
+        ) -> std::result::Result<tonic::Response<super::Count>, tonic::Status>;
         /// Server streaming response type for the BidiEcho method.
         type BidiEchoStream: tonic::codegen::tokio_stream::Stream<
                 Item = std::result::Result<super::Chunk, tonic::Status>,
@@ -291,6 +297,49 @@ pub mod bench_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.server_streaming(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/serverbench.Bench/ClientStream" => {
+                    #[allow(non_camel_case_types)]
+                    struct ClientStreamSvc<T: Bench>(pub Arc<T>);
+                    impl<T: Bench> tonic::server::ClientStreamingService<super::Chunk>
+                    for ClientStreamSvc<T> {
+                        type Response = super::Count;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<tonic::Streaming<super::Chunk>>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Bench>::client_stream(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ClientStreamSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.client_streaming(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)

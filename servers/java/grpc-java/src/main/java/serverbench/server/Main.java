@@ -87,6 +87,30 @@ public final class Main {
           TimeUnit.MILLISECONDS);
     }
 
+    /** Counts every chunk; answers once, when the client ends its side (onCompleted). */
+    @Override
+    public StreamObserver<Chunk> clientStream(StreamObserver<Count> out) {
+      return new StreamObserver<>() {
+        private int n;
+        private int size;
+
+        @Override
+        public void onNext(Chunk c) {
+          n++;
+          size += c.getData().size();
+        }
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {
+          out.onNext(Count.newBuilder().setN(n).setSize(size).build());
+          out.onCompleted();
+        }
+      };
+    }
+
     @Override
     public StreamObserver<Chunk> bidiEcho(StreamObserver<Chunk> out) {
       return new StreamObserver<>() {
