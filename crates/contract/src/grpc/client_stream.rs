@@ -3,7 +3,8 @@
 //! client ends its side: a reply (a message or the end of the call) that comes before the end is
 //! a diff, and the one reply after it must be `Count{n, size}` of what was sent.
 
-use super::client::{self, decode, expect_ok, judge, judge_head, Call, Reply, CALL_DEADLINE};
+use super::client::CALL_DEADLINE;
+use super::client::{self, decode, expect_ok, judge, judge_head, Call, Outcome, Reply};
 use super::messages::{chunk, path, Count};
 use super::{at, connect, names};
 use crate::diff::Diff;
@@ -14,7 +15,7 @@ use h2::client::ResponseFuture;
 use h2::RecvStream;
 use http::response::Parts;
 use prost::Message;
-use serverbench_wire::grpc::framed;
+use serverbench_wire::grpc::{framed, Status};
 use std::time::{Duration, Instant};
 
 /// Chunks of [`names::CLIENT_STREAM`].
@@ -84,28 +85,14 @@ async fn call(conn: &H2Conn) -> Result<(), Diff> {
     // h2 queues the DATA and sends it as the server's windows open.
     let sent = stream.send_data(Bytes::from(body), false);
     let answer = before_the_end(answer).await?;
-    if let Err(e) = sent.and_then(|()| stream.send_data(Bytes::new(), true)) {
-        return Err(err("chunks", &e));
-    }
-    let (parts, body) = match answer {
-        Answer::Head(p, b) => (p, b),
-        Answer::Pending(a) => a
-            .await
-            .map_err(|e| Diff::error("response", "a gRPC response", &e))?
-            .into_parts(),
-    };
-    let (body, trailers) = client::read_body(body)
-        .await
-        .map_err(|e| Diff::error("response", "a gRPC response", &e))?;
-    let reply = Reply {
-        status: parts.status.as_u16(),
-        headers: parts.headers,
-        body,
-        trailers,
-        elapsed: started.elapsed(),
-    };
+    let sent = sent.and_then(|()| stream.send_data(Bytes::new(), true));
     let label = format!("ClientStream of {N} chunks");
-    let o = judge(&reply).map_err(|d| at(&label, d))?;
+    let o = match (sent, reply(answer, started).await) {
+        (Ok(()), o) => o.map_err(|d| at(&label, d))?,
+        // A server that refused the call (and reset the stream) is shown by its status.
+        (Err(_), Ok(o)) if !o.status.is_ok() => o,
+        (Err(e), _) => return Err(err("chunks", &e)),
+    };
     expect_ok(&o, 1).map_err(|d| at(&label, d))?;
     let got: Count = decode(&label, &o.messages[0])?;
     let want = Count {
@@ -120,6 +107,23 @@ async fn call(conn: &H2Conn) -> Result<(), Diff> {
         ));
     }
     Ok(())
+}
+
+/// The whole response, judged by the protocol.
+async fn reply(answer: Answer, started: Instant) -> Result<Outcome, Diff> {
+    let broken = |e: &dyn std::fmt::Display| Diff::error("response", "a gRPC response", e);
+    let (parts, body) = match answer {
+        Answer::Head(p, b) => (p, b),
+        Answer::Pending(a) => a.await.map_err(|e| broken(&e))?.into_parts(),
+    };
+    let (body, trailers) = client::read_body(body).await.map_err(|e| broken(&e))?;
+    judge(&Reply {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body,
+        trailers,
+        elapsed: started.elapsed(),
+    })
 }
 
 /// Waits [`PAUSE`] before the client ends its side: a response head may come (a server may send
@@ -139,11 +143,12 @@ async fn before_the_end(mut answer: ResponseFuture) -> Result<Answer, Diff> {
         Ok(None) => {
             let trailers = body.trailers().await.ok().flatten();
             let block = trailers.as_ref().unwrap_or(&parts.headers);
-            let status = block.get("grpc-status").map(|v| v.to_str().unwrap_or("?"));
-            format!(
-                "the end of the call, grpc-status {}",
-                status.unwrap_or("none")
-            )
+            match Status::from_headers(|n| block.get(n).map(|v| v.as_bytes())) {
+                // A call refused at once (UNIMPLEMENTED...) is shown by its status.
+                Ok(s) if !s.is_ok() => return Err(Diff::new("grpc-status", "0 OK", s.to_string())),
+                Ok(_) => "the end of the call (0 OK)".to_owned(),
+                Err(e) => format!("the end of the call ({e})"),
+            }
         }
     };
     let when = "only after the client ends its side";

@@ -32,6 +32,8 @@ pub(crate) struct Flaws {
     pub(crate) cuts_echo: bool,
     /// Sends chunks 0 and 1 of a stream in the wrong order.
     pub(crate) swaps_chunks: bool,
+    /// Has no `ClientStream` (12 UNIMPLEMENTED at once, as a server built before it).
+    pub(crate) no_client_stream: bool,
     /// Answers a client stream after its first DATA frame, with what it has read so far.
     pub(crate) answers_early: bool,
     /// Counts a client-stream chunk's whole message (its seq and field tags too) as its size.
@@ -222,6 +224,9 @@ async fn call(req: Request<RecvStream>, respond: SendResponse<Bytes>, flaws: Fla
     let body = req.into_body();
     match path.as_str() {
         path::BIDI_ECHO => return bidi(body, respond, flaws).await,
+        path::CLIENT_STREAM if flaws.no_client_stream => {
+            return status_only(respond, flaws, 12, "unknown method")
+        }
         path::CLIENT_STREAM => return client_stream(body, respond, flaws).await,
         path::SUM | path::ECHO | path::SERVER_STREAM => {}
         _ if flaws.unknown_404 => {

@@ -164,6 +164,19 @@ fn a_client_stream_answered_before_the_client_ends_its_side_fails_by_name() {
 }
 
 #[test]
+fn a_server_without_client_stream_fails_it_with_its_status() {
+    let flaws = Flaws {
+        no_client_stream: true,
+        ..Flaws::default()
+    };
+    let diffs = fails_rule(flaws, names::CLIENT_STREAM, &[]);
+    assert_eq!(
+        diffs[0].render(),
+        "grpc-status: expected 0 OK, got 12 UNIMPLEMENTED: unknown method"
+    );
+}
+
+#[test]
 fn a_client_stream_counting_whole_messages_as_data_fails_with_both_counts() {
     let flaws = Flaws {
         miscounts: true,
