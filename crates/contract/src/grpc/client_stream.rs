@@ -3,8 +3,9 @@
 //! client ends its side: a reply (a message or the end of the call) that comes before the end is
 //! a diff, and the one reply after it must be `Count{n, size}` of what was sent.
 
-use super::client::CALL_DEADLINE;
-use super::client::{self, decode, expect_ok, judge, judge_head, Call, Outcome, Reply};
+use super::client::{
+    self, decode, expect_ok, judge, judge_head, Call, Outcome, Reply, CALL_DEADLINE,
+};
 use super::messages::{chunk, path, Count};
 use super::{at, connect, names};
 use crate::diff::Diff;
