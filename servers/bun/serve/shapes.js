@@ -2,12 +2,12 @@
 // web stream (the upload counted chunk by chunk, never held), /json compressed with Bun's own
 // codecs (Bun.gzipSync, Bun.deflateSync, Bun.zstdCompressSync) and node:zlib's brotli, in the
 // first coding the client lists; static.js serves STATIC_DIR under /static/.
-import { brotliCompressSync } from 'node:zlib';
+import { brotliCompressSync, constants } from 'node:zlib';
 import * as statics from './static.js';
 
 const TEXT = { 'Content-Type': 'text/plain' };
 const CODINGS = {
-  br: (b) => brotliCompressSync(b),
+  br: (b) => brotliCompressSync(b, { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } }),
   gzip: (b) => Bun.gzipSync(b),
   zstd: (b) => Bun.zstdCompressSync(b),
   deflate: (b) => Bun.deflateSync(b),

@@ -6,7 +6,7 @@ import zlib from 'node:zlib';
 
 const TEXT = { 'Content-Type': 'text/plain' };
 const CODINGS = {
-  br: (b) => zlib.brotliCompressSync(b),
+  br: (b) => zlib.brotliCompressSync(b, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }),
   gzip: (b) => zlib.gzipSync(b),
   deflate: (b) => zlib.deflateSync(b),
 };
