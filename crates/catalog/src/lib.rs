@@ -261,6 +261,14 @@ fn validate(
     if m.implements.is_empty() {
         return Err(invalid("implements", "declares no feature".into()));
     }
+    if m.implements(Feature::H3) && !m.implements(Feature::Tls) {
+        return Err(invalid(
+            "implements",
+            "declares h3 without tls: an HTTP/3 server also serves HTTPS on TLS_PORT, whose \
+             Alt-Svc header announces H3_PORT and which the harness waits for"
+                .into(),
+        ));
+    }
     if m.commands.run.trim().is_empty() {
         return Err(invalid("commands.run", "is empty".into()));
     }

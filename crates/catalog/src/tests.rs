@@ -273,3 +273,33 @@ fn without_a_root_the_catalog_is_absent_and_a_server_of_it_says_how_to_point_at_
         "{err}"
     );
 }
+
+fn with_features(tmp: &Path, id: &str, features: &str) -> Catalog {
+    let dir = write_server(tmp, id, id, "");
+    let path = dir.join("server.toml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        r#"implements = ["hello"]"#,
+        &format!("implements = [{features}]"),
+    );
+    std::fs::write(&path, text).unwrap();
+    Catalog::load(tmp).unwrap()
+}
+
+#[test]
+fn a_manifest_declaring_h3_without_tls_is_an_error_naming_implements() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = with_features(tmp.path(), "rust/q", r#""hello", "h3""#);
+    let (_, line, key, message) = manifest_error(catalog.get("rust/q").unwrap_err());
+    assert_eq!(key, "implements", "{message}");
+    assert!(line > 0 && message.contains("h3 without tls"), "{message}");
+}
+
+#[test]
+fn a_manifest_declaring_h3_with_tls_is_valid_and_h3_is_a_transport() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = with_features(tmp.path(), "rust/q", r#""hello", "tls", "h3""#);
+    let server = catalog.get("rust/q").unwrap();
+    assert!(server.implements(Feature::H3) && server.serves_http());
+    assert!(Feature::H3.is_transport() && !Feature::H3.is_http());
+    assert_eq!(Feature::parse("h3"), Some(Feature::H3));
+}

@@ -6,7 +6,7 @@
 
 use crate::catalog::Server;
 use crate::paths::{slug, Paths};
-use crate::process::{self, ServerProcess, StartOptions, TlsListener};
+use crate::process::{self, ServerProcess, StartOptions};
 use crate::verify_db;
 use serverbench_contract::VerifyReport;
 use serverbench_contract::{check_all, Check, Diff, Targets, TlsTarget};
@@ -126,7 +126,9 @@ fn start(
         };
         let dir = tempfile::tempdir().map_err(|e| cert_err(&e))?;
         let files = crate::certs::generate(dir.path(), &opts.host).map_err(|e| cert_err(&e))?;
-        start.tls = Some(TlsListener { port, files });
+        let listener = process::tls_listener(server, &opts.host, port, files)
+            .map_err(|e| failed(Diff::error("free port", "a UDP port for H3_PORT", &e)))?;
+        start.tls = Some(listener);
         certs = Some(dir);
     }
     let proc = process::start(server, paths, &start).map_err(|e| {

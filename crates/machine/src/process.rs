@@ -59,6 +59,16 @@ pub fn listening_inodes(port: u16) -> HashSet<u64> {
         .collect()
 }
 
+/// Inodes of the unconnected UDP sockets bound to `port` (IPv4 and IPv6), from
+/// `/proc/net/udp` and `/proc/net/udp6`: where a QUIC server receives.
+pub fn udp_bound_inodes(port: u16) -> HashSet<u64> {
+    ["/proc/net/udp", "/proc/net/udp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| procfs::parse_udp_bound(&text, port))
+        .collect()
+}
+
 /// Socket inodes held open by `pid` (its `/proc/<pid>/fd` links `socket:[inode]`).
 pub fn socket_inodes(pid: u32) -> HashSet<u64> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {

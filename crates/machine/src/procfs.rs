@@ -217,6 +217,21 @@ pub fn parse_listeners(text: &str, port: u16) -> Vec<u64> {
         .collect()
 }
 
+/// The inodes of the unconnected UDP sockets bound to `port` in one socket table's text
+/// (`/proc/net/udp`, `udp6`): a QUIC server's listening socket (no remote address).
+pub fn parse_udp_bound(text: &str, port: u16) -> Vec<u64> {
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            let local_port = cols.get(1)?.rsplit(':').next()?;
+            let unconnected = cols.get(2)?.ends_with(":0000");
+            let ours = u16::from_str_radix(local_port, 16).ok()? == port;
+            (unconnected && ours).then(|| cols.get(9)?.parse().ok())?
+        })
+        .collect()
+}
+
 /// A kernel CPU list file such as `/sys/devices/system/cpu/isolated` (`0-3,8`), read with the
 /// model's one CPU-list grammar; an empty file is an empty list.
 pub fn parse_cpu_list_file(text: &str) -> Option<Vec<usize>> {
@@ -317,6 +332,15 @@ mod tests {
    1: 0100007F:1F90 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 4343 1
    2: 0100007F:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4444 1";
         assert_eq!(parse_listeners(text, 8080), vec![4242]);
+    }
+
+    #[test]
+    fn the_udp_table_parser_keeps_unconnected_sockets_on_the_port_only() {
+        let text = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
+  1: 0100007F:1F90 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 5151 2 0 0
+  2: 0100007F:1F90 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 5252 2 0 0
+  3: 0100007F:1F91 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 5353 2 0 0";
+        assert_eq!(parse_udp_bound(text, 8080), vec![5151]);
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub enum Feature {
     H2,
     /// HTTP/2 over cleartext with prior knowledge on `PORT`.
     H2c,
+    /// HTTP/3 over QUIC on the UDP port `H3_PORT`, with the certificate of `TLS_PORT` (a server
+    /// declaring it declares `tls` too: its `TLS_PORT` answers with `Alt-Svc: h3=":H3_PORT"`).
+    H3,
     /// `GET /db`: one random `World` row from the harness's PostgreSQL.
     Db,
     /// `GET /queries?queries=N`: N rows, one `SELECT` each.
@@ -54,7 +57,7 @@ pub enum Feature {
 
 impl Feature {
     /// Every feature, in contract order.
-    pub const ALL: [Feature; 19] = [
+    pub const ALL: [Feature; 20] = [
         Feature::Hello,
         Feature::Routes,
         Feature::Json,
@@ -64,6 +67,7 @@ impl Feature {
         Feature::Tls,
         Feature::H2,
         Feature::H2c,
+        Feature::H3,
         Feature::Db,
         Feature::Queries,
         Feature::Fortunes,
@@ -88,6 +92,7 @@ impl Feature {
             Feature::Tls => "tls",
             Feature::H2 => "h2",
             Feature::H2c => "h2c",
+            Feature::H3 => "h3",
             Feature::Db => "db",
             Feature::Queries => "queries",
             Feature::Fortunes => "fortunes",
@@ -128,9 +133,12 @@ impl Feature {
         )
     }
 
-    /// True for the transports the endpoints are also served over (`tls`, `h2`, `h2c`).
+    /// True for the transports the endpoints are also served over (`tls`, `h2`, `h2c`, `h3`).
     pub fn is_transport(self) -> bool {
-        matches!(self, Feature::Tls | Feature::H2 | Feature::H2c)
+        matches!(
+            self,
+            Feature::Tls | Feature::H2 | Feature::H2c | Feature::H3
+        )
     }
 
     /// True for the WebSocket features (`ws-echo`): an HTTP/1.1 upgrade on `PORT`, so a server

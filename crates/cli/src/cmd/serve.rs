@@ -147,7 +147,8 @@ fn options(
             Some(files) => files,
             None => certs::generate(cert_dir, &args.host)?,
         };
-        opts.tls = Some(process::TlsListener { port, files });
+        let listener = process::tls_listener(server, &args.host, port, files);
+        opts.tls = Some(listener.context("finding a free UDP port for H3_PORT")?);
     } else if args.tls_cert.is_some() {
         bail!(
             "--tls-cert: {} implements neither tls nor h2, so it serves no TLS",

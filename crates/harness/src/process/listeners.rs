@@ -14,6 +14,15 @@ pub fn listens(pids: &[u32], port: u16) -> bool {
             .any(|&p| !proc::socket_inodes(p).is_disjoint(&wanted))
 }
 
+/// Whether one of `pids` holds an unconnected UDP socket bound to `port` (a QUIC listener).
+pub fn binds_udp(pids: &[u32], port: u16) -> bool {
+    let wanted = proc::udp_bound_inodes(port);
+    !wanted.is_empty()
+        && pids
+            .iter()
+            .any(|&p| !proc::socket_inodes(p).is_disjoint(&wanted))
+}
+
 /// The processes holding a socket that listens on `port`, as `pid (command)`, for an error
 /// message (scans every process: only used once something is wrong).
 pub fn owners(port: u16) -> Vec<String> {
@@ -42,5 +51,15 @@ mod tests {
         assert!(owners(port).iter().any(|o| o.starts_with(&me.to_string())));
         drop(l);
         assert!(!listens(&[me], port));
+    }
+
+    #[test]
+    fn a_udp_socket_of_this_process_is_found_bound() {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = s.local_addr().unwrap().port();
+        let me = std::process::id();
+        assert!(binds_udp(&[me], port));
+        drop(s);
+        assert!(!binds_udp(&[me], port));
     }
 }

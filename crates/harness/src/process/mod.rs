@@ -9,7 +9,7 @@ use nix::unistd::Pid;
 use serverbench_catalog::command::ServerEnv;
 use serverbench_catalog::logs::log_tail;
 use serverbench_machine::affinity;
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
@@ -46,7 +46,7 @@ pub struct StartOptions {
     /// More environment variables.
     pub extra_env: Vec<(String, String)>,
     /// `TLS_PORT`, `TLS_CERT` and `TLS_KEY`, exported and waited for when set and the server
-    /// implements `tls` or `h2`.
+    /// implements `tls` or `h2`; with `H3_PORT` when it implements `h3`.
     pub tls: Option<TlsListener>,
 }
 
@@ -55,8 +55,30 @@ pub struct StartOptions {
 pub struct TlsListener {
     /// `TLS_PORT`.
     pub port: u16,
+    /// `H3_PORT`: the UDP port of HTTP/3 (QUIC) with the same certificate, exported when the
+    /// server implements `h3` (see [`tls_listener`], which picks it).
+    pub h3_port: Option<u16>,
     /// The certificate and key files.
     pub files: crate::certs::TlsFiles,
+}
+
+/// The TLS listener of `server` on `port` with `files`, and a free UDP `H3_PORT` (other than
+/// `taken`) when it implements `h3`.
+pub fn tls_listener(
+    server: &Server,
+    host: &str,
+    port: u16,
+    files: crate::certs::TlsFiles,
+) -> std::io::Result<TlsListener> {
+    let h3_port = match server.implements(serverbench_model::Feature::H3) {
+        true => Some(free_udp_port(host, &[port])?),
+        false => None,
+    };
+    Ok(TlsListener {
+        port,
+        h3_port,
+        files,
+    })
 }
 
 /// True when `server` listens on `TLS_PORT`.
@@ -209,6 +231,9 @@ pub fn start(
         extra.push(("TLS_PORT".into(), t.port.to_string()));
         extra.push(("TLS_CERT".into(), t.files.cert.display().to_string()));
         extra.push(("TLS_KEY".into(), t.files.key.display().to_string()));
+        if let (Some(h3), true) = (t.h3_port, server.implements(serverbench_model::Feature::H3)) {
+            extra.push(("H3_PORT".into(), h3.to_string()));
+        }
     }
     if server.implements(serverbench_model::Feature::Static) {
         extra.push(("STATIC_DIR".into(), static_dir(server, paths)?));
@@ -239,7 +264,7 @@ pub fn start(
         stopped: false,
     };
     let addrs = ready_addrs(server, opts)?;
-    proc.wait_ready(&addrs, opts.ready_timeout)?;
+    proc.wait_ready(&addrs, h3_port(server, opts), opts.ready_timeout)?;
     Ok(proc)
 }
 
@@ -256,8 +281,29 @@ fn static_dir(server: &Server, paths: &Paths) -> Result<String, ProcessError> {
         })
 }
 
-/// A port already listened on by some process is an error before the server starts.
+/// `H3_PORT` when the server implements `h3` and the options give one.
+fn h3_port(server: &Server, opts: &StartOptions) -> Option<u16> {
+    let h3 = server.implements(serverbench_model::Feature::H3) && serves_tls(server);
+    opts.tls.as_ref().and_then(|t| t.h3_port).filter(|_| h3)
+}
+
+/// A port already listened on by some process is an error before the server starts (the UDP
+/// `H3_PORT` too: a socket bound there would take the server's datagrams).
 fn check_ports_free(server: &Server, opts: &StartOptions) -> Result<(), ProcessError> {
+    if let Some(port) = h3_port(server, opts) {
+        let addr = resolve(&opts.host, port).map_err(|source| ProcessError::Address {
+            server: server.id.clone(),
+            addr: format!("{}:{port}", opts.host),
+            source,
+        })?;
+        if UdpSocket::bind(addr).is_err() {
+            return Err(ProcessError::PortBusy {
+                server: server.id.clone(),
+                port,
+                owners: "another UDP socket".into(),
+            });
+        }
+    }
     for addr in ready_addrs(server, opts)? {
         let owners = listeners::owners(addr.port());
         if !owners.is_empty() {
@@ -404,16 +450,25 @@ impl ServerProcess {
         self.status
     }
 
-    fn wait_ready(&mut self, addrs: &[SocketAddr], timeout: Duration) -> Result<(), ProcessError> {
+    /// Waits until every TCP address accepts a connection on a listener of the group and, with
+    /// `udp`, the group holds a UDP socket bound to that port (HTTP/3's `H3_PORT`).
+    fn wait_ready(
+        &mut self,
+        addrs: &[SocketAddr],
+        udp: Option<u16>,
+        timeout: Duration,
+    ) -> Result<(), ProcessError> {
         let start = Instant::now();
         let mut pending: Vec<SocketAddr> = addrs.to_vec();
+        let mut udp_pending = udp;
         loop {
             let members = group_members(self.pgid);
             pending.retain(|a| {
                 TcpStream::connect_timeout(a, Duration::from_millis(200)).is_err()
                     || !listeners::listens(&members, a.port())
             });
-            if pending.is_empty() {
+            udp_pending = udp_pending.filter(|&p| !listeners::binds_udp(&members, p));
+            if pending.is_empty() && udp_pending.is_none() {
                 return Ok(());
             }
             if let Some(status) = self.try_exit() {
@@ -426,7 +481,8 @@ impl ServerProcess {
             }
             if start.elapsed() >= timeout {
                 self.stop();
-                let waiting: Vec<String> = pending.iter().map(ToString::to_string).collect();
+                let mut waiting: Vec<String> = pending.iter().map(ToString::to_string).collect();
+                waiting.extend(udp_pending.map(|p| format!("UDP port {p} (H3_PORT)")));
                 return Err(ProcessError::Timeout {
                     server: self.server_id.clone(),
                     waited: start.elapsed(),
@@ -500,6 +556,18 @@ pub fn free_port(host: &str) -> std::io::Result<u16> {
     Ok(TcpListener::bind(addr)?.local_addr()?.port())
 }
 
+/// A UDP port that was free on `host` a moment ago, none of `taken` (bind to port 0 and
+/// release it): `H3_PORT`.
+pub fn free_udp_port(host: &str, taken: &[u16]) -> std::io::Result<u16> {
+    let addr = resolve(host, 0)?;
+    loop {
+        let port = UdpSocket::bind(addr)?.local_addr()?.port();
+        if !taken.contains(&port) {
+            return Ok(port);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,6 +576,14 @@ mod tests {
     fn free_port_is_bindable() {
         let port = free_port("127.0.0.1").unwrap();
         assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
+    }
+
+    #[test]
+    fn a_free_udp_port_is_bindable_and_not_taken() {
+        let tcp = free_port("127.0.0.1").unwrap();
+        let port = free_udp_port("127.0.0.1", &[tcp]).unwrap();
+        assert_ne!(port, tcp);
+        assert!(UdpSocket::bind(("127.0.0.1", port)).is_ok());
     }
 
     #[test]

@@ -78,10 +78,11 @@ impl Turn<'_> {
         (so.cpus, so.workers) = ctx.server_cpus(self.cores);
         if let (true, Some(files)) = (process::serves_tls(server), &ctx.tls) {
             let port = free_port()?;
-            so.tls = Some(process::TlsListener {
-                port,
-                files: files.clone(),
-            });
+            let listener = process::tls_listener(server, host, port, files.clone());
+            so.tls = Some(listener.map_err(|source| StartError::NoPort {
+                host: host.clone(),
+                source,
+            })?);
         }
         let proc = process::start(server, ctx.paths, &so)?;
         let target = Target {
