@@ -123,8 +123,8 @@ pub fn compare(e: &Endpoint, r: &Response, strict: bool) -> Vec<Diff> {
             r.status.to_string(),
         ));
     }
-    // HTTP/1.0 may delimit by closing; HTTP/2 frames every body (DATA with END_STREAM).
-    let framed_by_protocol = r.version == "HTTP/1.0" || r.version == "HTTP/2";
+    // HTTP/1.0 may delimit by closing; HTTP/2 and HTTP/3 frame every body (the stream's end).
+    let framed_by_protocol = matches!(r.version.as_str(), "HTTP/1.0" | "HTTP/2" | "HTTP/3");
     if r.header("content-length").is_none()
         && r.header("transfer-encoding").is_none()
         && !framed_by_protocol

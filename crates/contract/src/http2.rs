@@ -373,7 +373,11 @@ async fn concurrent(t: Transport<'_>, name: &str, plan: &[Endpoint]) -> (Check, 
 }
 
 /// The first failed stream's diffs (in request order) and how many failed.
-fn summarize(name: &str, plan: &[Endpoint], mut failed: Vec<(usize, Vec<Diff>)>) -> Check {
+pub(crate) fn summarize(
+    name: &str,
+    plan: &[Endpoint],
+    mut failed: Vec<(usize, Vec<Diff>)>,
+) -> Check {
     failed.sort_by_key(|(i, _)| *i);
     let Some((first, diffs)) = failed.first().cloned() else {
         return Check::pass(name);

@@ -5,7 +5,9 @@
 //! [`Diff`] of what was expected and what came. The transports: the HTTP/1.1 contract over TLS
 //! ([`over_tls`], on [`tls`]) and HTTP/2 over TLS and cleartext ([`http2`]). WebSocket echo
 //! (`ws-echo`) is checked on `PORT` by [`ws`], on the codec the engine shares; gRPC (`grpc`) by
-//! [`grpc`], on the `h2` client with the framing and status codec of `serverbench_wire::grpc`.
+//! [`grpc`], on the `h2` client with the framing and status codec of `serverbench_wire::grpc`;
+//! HTTP/3 (`h3`) by [`h3`], on quinn and the h3 crate (its shutdown check, [`h3::StopWatch`],
+//! runs while serverbench-harness stops the server).
 //!
 //! Its HTTP/1.1 client ([`http`]) is hand-written on purpose: it must see the exact bytes a
 //! server sends (framing, header case, a connection left open); over TLS it sees the same bytes
@@ -22,6 +24,7 @@ pub mod encoding;
 #[cfg(test)]
 mod fixture;
 pub mod grpc;
+pub mod h3;
 pub mod http;
 pub mod http2;
 #[cfg(test)]
@@ -107,6 +110,8 @@ pub struct Targets {
     pub echo: Option<SocketAddr>,
     /// The TLS address (`HOST:TLS_PORT`) and its certificate, if it serves `tls` or `h2`.
     pub tls: Option<TlsTarget>,
+    /// The HTTP/3 address (`HOST:H3_PORT`, UDP), if it serves `h3` (with `tls`'s certificate).
+    pub h3: Option<SocketAddr>,
     /// The server's process group (its leader's pid), when verify started it: `upload`
     /// samples its resident memory.
     pub group: Option<u32>,
@@ -119,6 +124,7 @@ impl Targets {
             http: port.map(|p| resolve(host, p)).transpose()?,
             echo: echo_port.map(|p| resolve(host, p)).transpose()?,
             tls: None,
+            h3: None,
             group: None,
         })
     }
@@ -133,6 +139,20 @@ impl Targets {
     pub fn with_tls(mut self, tls: TlsTarget) -> Targets {
         self.tls = Some(tls);
         self
+    }
+
+    /// The same targets with an HTTP/3 listener (UDP).
+    pub fn with_h3(mut self, addr: SocketAddr) -> Targets {
+        self.h3 = Some(addr);
+        self
+    }
+
+    /// Where HTTP/3 is served, with the certificate of `TLS_PORT`, when both are known.
+    pub fn h3_target(&self) -> Option<h3::H3Target> {
+        Some(h3::H3Target {
+            addr: self.h3?,
+            tls: self.tls.clone()?,
+        })
     }
 }
 
@@ -338,6 +358,12 @@ pub fn check_transports(targets: &Targets, features: &[Feature]) -> Vec<Check> {
             if h2 {
                 out.extend(check_h2(t, features));
             }
+        }
+    }
+    if features.contains(&Feature::H3) {
+        match targets.h3_target() {
+            Some(t) => out.extend(h3::check_all(&t, features)),
+            None => out.push(missing(Feature::H3, "H3_PORT and TLS_PORT")),
         }
     }
     if features.contains(&Feature::H2c) {

@@ -1,17 +1,24 @@
 //! `serverbench verify` of a catalog server: start it on free ports (and, when it serves TLS,
 //! with a certificate generated for this verify on `TLS_PORT`), run the contract's checks
 //! ([`serverbench_contract::check_all`]) against it, mark what its manifest declares as a known
-//! deviation, check it is still running, stop it. A server of the database workloads gets
+//! deviation, check it is still running, stop it (an `h3` server watched by an HTTP/3 client for
+//! its GOAWAY while it stops). A server of the database workloads gets
 //! serverbench's private PostgreSQL for the verify ([`crate::verify_db`]).
 
 use crate::catalog::Server;
 use crate::paths::{slug, Paths};
 use crate::process::{self, ServerProcess, StartOptions};
 use crate::verify_db;
+use serverbench_contract::h3::StopWatch;
 use serverbench_contract::VerifyReport;
 use serverbench_contract::{check_all, Check, Diff, Targets, TlsTarget};
 use serverbench_model::Feature;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long after the server's processes are gone the HTTP/3 client may still be told of the
+/// close (its CONNECTION_CLOSE is in flight, or already read).
+const H3_STOP_WAIT: Duration = Duration::from_secs(1);
 
 /// Options of [`verify_server`].
 #[derive(Debug, Clone)]
@@ -94,7 +101,17 @@ pub fn verify_server(server: &Server, paths: &Paths, opts: &VerifyOptions) -> Ve
             )],
         ),
     });
+    // HTTP/3's shutdown is seen from a connection opened before the stop.
+    let watch = targets
+        .h3_target()
+        .filter(|_| server.implements(Feature::H3) && proc.try_exit().is_none())
+        .map(|t| StopWatch::open(&t));
     proc.stop();
+    if let Some(w) = watch {
+        let mut stop = [w.check(H3_STOP_WAIT)];
+        mark_deviations(&mut stop, server);
+        report.checks.extend(stop);
+    }
     if let Some(Err(e)) = db.map(serverbench_database::RunningDb::stop) {
         let d = Diff::new("PostgreSQL", "stopped", e.to_string());
         report.checks.push(Check::new("database stopped", vec![d]));
@@ -146,6 +163,9 @@ fn start(
     if let Some(t) = &start.tls {
         let addr = process::resolve(&opts.host, t.port).map_err(address)?;
         targets = targets.with_tls(TlsTarget::with_cert(addr, &opts.host, &t.files.cert));
+        if let Some(h3) = t.h3_port {
+            targets = targets.with_h3(process::resolve(&opts.host, h3).map_err(address)?);
+        }
     }
     Ok(Started {
         proc,

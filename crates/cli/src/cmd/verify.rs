@@ -31,7 +31,7 @@ pub struct Args {
     pub host: String,
     /// Check a server that is already running at this URL (yours, in a container, elsewhere)
     /// instead of starting catalog servers. An https:// URL is checked over TLS (`tls`, and
-    /// `h2` when --implements says so) and needs --cacert or -k.
+    /// `h2` or `h3` when --implements says so) and needs --cacert or -k.
     #[arg(long, value_name = "URL", conflicts_with = "servers")]
     pub url: Option<String>,
     /// With --url: what the server implements of spec/contract.md (default: the HTTP features,
@@ -50,6 +50,10 @@ pub struct Args {
     /// With an https:// --url: accept any certificate (the handshake is still checked).
     #[arg(short = 'k', long, requires = "url")]
     pub insecure: bool,
+    /// With an https:// --url and `h3` in --implements: the UDP port of HTTP/3 (default: the
+    /// URL's port, as a server on 443 serves both).
+    #[arg(long, value_name = "PORT", requires = "url")]
+    pub h3_port: Option<u16>,
     /// With --url and `db`, `queries`, `fortunes` or `updates` in --implements: the PostgreSQL
     /// the server uses (postgres://USER:PASSWORD@HOST:PORT/DBNAME), with a role of verify's own,
     /// never the server's (its statements are told apart by role). verify reads the tables,
@@ -131,6 +135,12 @@ fn verify_url(url: &str, args: &Args) -> anyhow::Result<Exit> {
             })
             .collect::<anyhow::Result<Vec<_>>>()?
     };
+    if features.contains(&Feature::H3) && https.is_none() {
+        anyhow::bail!("--implements h3: HTTP/3 is checked with an https:// --url, not {url}");
+    }
+    if args.h3_port.is_some() && !features.contains(&Feature::H3) {
+        anyhow::bail!("--h3-port is for a server that implements h3 (add it to --implements)");
+    }
     let targets = match https {
         None => {
             if args.cacert.is_some() || args.insecure {
@@ -231,10 +241,13 @@ fn https_targets(url: &str, rest: &str, args: &Args) -> anyhow::Result<Targets> 
         server_name: target.host.clone(),
         trust,
     };
+    let h3 = serverbench_contract::resolve(&target.host, args.h3_port.unwrap_or(target.port))
+        .with_context(|| format!("--h3-port {:?}", args.h3_port))?;
     Ok(Targets {
         http: None,
         echo: None,
         tls: Some(tls),
+        h3: Some(h3),
         group: None,
     })
 }
