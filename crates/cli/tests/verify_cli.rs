@@ -253,3 +253,22 @@ fn a_url_implementing_grpc_gets_the_grpc_checks_alone_and_a_dead_port_fails_the_
     );
     assert_eq!(checks[0]["diffs"][0]["what"], "connection", "{text}");
 }
+
+#[test]
+fn h3_with_an_http_url_or_h3_port_without_h3_is_refused_naming_the_flag() {
+    let (out, _) = verify(&["--url", "http://127.0.0.1:1", "--implements", "hello,h3"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--implements h3") && stderr.contains("https://"),
+        "{stderr}"
+    );
+    let args = ["--url", "https://127.0.0.1:1", "-k", "--h3-port", "4433"];
+    let (out, _) = verify(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--h3-port") && stderr.contains("h3"),
+        "{stderr}"
+    );
+}
