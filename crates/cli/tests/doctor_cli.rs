@@ -22,7 +22,7 @@ fn doctor_reports_every_check_as_json_with_a_status() {
     );
     let checks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let checks = checks.as_array().unwrap();
-    assert_eq!(checks.len(), 13);
+    assert_eq!(checks.len(), 15);
     for c in checks {
         let status = c["status"].as_str().unwrap();
         assert!(["ok", "warn", "unknown"].contains(&status), "{c}");
@@ -30,7 +30,9 @@ fn doctor_reports_every_check_as_json_with_a_status() {
             assert!(c["fix"].is_string(), "a warning without a fix: {c}");
         }
     }
-    assert!(checks.iter().any(|c| c["kind"] == "io_uring"));
+    for kind in ["io_uring", "udp_buffers", "udp_offload"] {
+        assert!(checks.iter().any(|c| c["kind"] == kind), "{kind}");
+    }
 }
 
 #[test]

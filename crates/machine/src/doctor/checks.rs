@@ -8,7 +8,7 @@ use crate::{Live, Source};
 use serverbench_model::disturbance::{Disturbance, Thresholds};
 use serverbench_model::doctor::Setting;
 
-fn check(kind: CheckKind, status: Status, found: impl Into<String>) -> Check {
+pub(super) fn check(kind: CheckKind, status: Status, found: impl Into<String>) -> Check {
     Check {
         kind,
         status,
@@ -18,7 +18,7 @@ fn check(kind: CheckKind, status: Status, found: impl Into<String>) -> Check {
     }
 }
 
-fn warn(kind: CheckKind, found: impl Into<String>, fix: impl Into<String>) -> Check {
+pub(super) fn warn(kind: CheckKind, found: impl Into<String>, fix: impl Into<String>) -> Check {
     Check {
         fix: Some(fix.into()),
         ..check(kind, Status::Warn, found)
@@ -110,7 +110,7 @@ pub(super) fn turbo(src: &dyn Source) -> Check {
     }
 }
 
-fn with_write(mut c: Check, setting: Setting, value: &str) -> Check {
+pub(super) fn with_write(mut c: Check, setting: Setting, value: &str) -> Check {
     c.writes.push(Write {
         setting,
         value: value.into(),

@@ -140,7 +140,12 @@ fn the_whole_doctor_on_a_recorded_vm_gives_a_one_line_summary() {
         busiest: vec![],
     };
     let checks = diagnose(&vm, &probe, &opts(&[0], &[1]));
-    assert_eq!(checks.len(), 13);
+    assert_eq!(checks.len(), 15);
+    let udp = checks
+        .iter()
+        .find(|c| c.kind == CheckKind::UdpBuffers)
+        .unwrap();
+    assert_eq!(udp.status, Status::Warn, "{udp:?}");
     let line = one_line(&checks).unwrap();
     assert!(line.contains("virtualization, isolated CPUs"), "{line}");
 }

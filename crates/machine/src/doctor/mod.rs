@@ -7,6 +7,7 @@
 mod apply;
 mod checks;
 mod record;
+mod udp;
 
 pub use apply::{apply, revert, ApplyFailure};
 pub use record::{state_folder, Applied, ApplyError, RECORD_NAME};
@@ -49,6 +50,8 @@ pub fn diagnose(src: &dyn Source, probe: &Probe, opts: &Options) -> Vec<Check> {
         checks::open_files(),
     ];
     out.extend(checks::network(src));
+    out.push(udp::udp_buffers(src));
+    out.push(udp::udp_offload());
     out.push(checks::io_uring(src));
     out
 }

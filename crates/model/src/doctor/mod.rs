@@ -40,6 +40,8 @@ pub enum CheckKind {
     EphemeralPorts,
     TcpTwReuse,
     Somaxconn,
+    UdpBuffers,
+    UdpOffload,
     IoUring,
 }
 
@@ -59,6 +61,8 @@ impl CheckKind {
             CheckKind::EphemeralPorts => "ephemeral ports",
             CheckKind::TcpTwReuse => "tcp_tw_reuse",
             CheckKind::Somaxconn => "somaxconn",
+            CheckKind::UdpBuffers => "UDP buffers",
+            CheckKind::UdpOffload => "UDP GSO/GRO",
             CheckKind::IoUring => "io_uring",
         }
     }

@@ -19,11 +19,16 @@ pub enum Setting {
     TcpTwReuse,
     /// `net.core.somaxconn`.
     Somaxconn,
+    /// `net.core.rmem_max`: the largest socket receive buffer a process may ask for (QUIC's
+    /// UDP sockets).
+    RmemMax,
+    /// `net.core.wmem_max`: the largest socket send buffer.
+    WmemMax,
 }
 
 const CPU: &str = "/sys/devices/system/cpu/cpu";
 const GOVERNOR: &str = "/cpufreq/scaling_governor";
-const FIXED: [(Setting, &str); 5] = [
+const FIXED: [(Setting, &str); 7] = [
     (
         Setting::IntelNoTurbo,
         "/sys/devices/system/cpu/intel_pstate/no_turbo",
@@ -38,6 +43,8 @@ const FIXED: [(Setting, &str); 5] = [
     ),
     (Setting::TcpTwReuse, "/proc/sys/net/ipv4/tcp_tw_reuse"),
     (Setting::Somaxconn, "/proc/sys/net/core/somaxconn"),
+    (Setting::RmemMax, "/proc/sys/net/core/rmem_max"),
+    (Setting::WmemMax, "/proc/sys/net/core/wmem_max"),
 ];
 
 impl Setting {
@@ -81,7 +88,7 @@ impl Setting {
             }
             Setting::IntelNoTurbo | Setting::CpufreqBoost => v == "0" || v == "1",
             Setting::TcpTwReuse => v == "0" || v == "1" || v == "2",
-            Setting::Somaxconn => number(u64::from(u32::MAX)),
+            Setting::Somaxconn | Setting::RmemMax | Setting::WmemMax => number(u64::from(u32::MAX)),
             Setting::LocalPortRange => {
                 let ports: Vec<Option<u16>> =
                     v.split_ascii_whitespace().map(|p| p.parse().ok()).collect();
@@ -126,6 +133,8 @@ mod tests {
             Setting::LocalPortRange,
             Setting::TcpTwReuse,
             Setting::Somaxconn,
+            Setting::RmemMax,
+            Setting::WmemMax,
         ];
         for s in all {
             assert_eq!(Setting::from_path(&s.path()), Some(s), "{s}");
@@ -159,6 +168,7 @@ mod tests {
         assert!(Setting::Somaxconn.accepts("4096"));
         assert!(!Setting::Somaxconn.accepts("-1"));
         assert!(Setting::TcpTwReuse.accepts("2"));
+        assert!(Setting::RmemMax.accepts("7500000") && !Setting::WmemMax.accepts("7.5M"));
         assert!(!Setting::CpufreqBoost.accepts("2"));
     }
 }
