@@ -15,7 +15,7 @@ use super::Check;
 /// What is asked when a file is to come compressed.
 const ACCEPT: &str = "br, gzip";
 
-fn url(f: &StaticFile) -> String {
+pub(crate) fn url(f: &StaticFile) -> String {
     format!("/static/{}", f.path)
 }
 
@@ -26,7 +26,7 @@ fn raw_get(to: Dial<'_>, path: &str, extra: &[&str]) -> std::io::Result<Response
 }
 
 /// Status, type, length and bytes of one file asked without `Accept-Encoding`.
-fn plain_diffs(f: &StaticFile, r: &Response) -> Vec<Diff> {
+pub(crate) fn plain_diffs(f: &StaticFile, r: &Response) -> Vec<Diff> {
     let at = |what: &str| format!("{}: {what}", f.path);
     let mut d = Vec::new();
     if r.status != 200 {
@@ -60,6 +60,10 @@ fn plain_diffs(f: &StaticFile, r: &Response) -> Vec<Diff> {
     d
 }
 
+/// The name of the check of every file (over HTTP/3 too).
+pub(crate) const EACH_FILE: &str =
+    "GET /static/: the 20 files, exact bytes, Content-Type, Content-Length";
+
 fn each_file(to: Dial<'_>) -> Check {
     let mut d = Vec::new();
     for f in &FILES {
@@ -68,10 +72,7 @@ fn each_file(to: Dial<'_>) -> Check {
             Err(e) => d.push(Diff::error(format!("{}: response", f.path), "200", &e)),
         }
     }
-    Check::new(
-        "GET /static/: the 20 files, exact bytes, Content-Type, Content-Length",
-        d,
-    )
+    Check::new(EACH_FILE, d)
 }
 
 /// The validator to send back: `If-None-Match` for an `ETag`, else `If-Modified-Since`.

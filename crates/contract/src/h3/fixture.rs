@@ -27,6 +27,8 @@ pub(crate) struct Flaws {
     pub(crate) close_code_0: bool,
     /// Stops without a word (its socket closed, nothing sent).
     pub(crate) silent_stop: bool,
+    /// Serves the static tree's files one byte short.
+    pub(crate) short_static: bool,
 }
 
 /// A running fixture: where it serves, and how to stop it.
@@ -185,6 +187,12 @@ async fn answer(req: http::Request<()>, mut stream: Stream, flaws: Flaws) {
             Bytes::from_static(payload()),
         ),
         ("POST", "/upload") => (200, "text/plain", received.to_string().into()),
+        ("GET", p) if static_file(p).is_some() => {
+            let f = static_file(p).expect("matched");
+            let mut bytes = f.bytes();
+            bytes.truncate(bytes.len() - usize::from(flaws.short_static));
+            (200, f.kind().media_types()[0], bytes.into())
+        }
         _ => (404, "text/plain", Bytes::from_static(b"Not Found")),
     };
     let resp = http::Response::builder()
@@ -196,6 +204,12 @@ async fn answer(req: http::Request<()>, mut stream: Stream, flaws: Flaws) {
     if stream.send_response(resp).await.is_ok() && stream.send_data(body).await.is_ok() {
         let _ = stream.finish().await;
     }
+}
+
+/// The file of the static tree at the URL path `path`.
+fn static_file(path: &str) -> Option<&'static crate::static_tree::StaticFile> {
+    let rest = path.strip_prefix("/static/")?;
+    crate::static_tree::FILES.iter().find(|f| f.path == rest)
 }
 
 /// A connection answered by hand: a control stream with empty SETTINGS, then every request

@@ -1,7 +1,8 @@
 //! The HTTP/3 checks of spec/contract.md ("HTTP/3"): on the UDP `H3_PORT`, the QUIC handshake
 //! with ALPN `h3`; every declared endpoint (the expectations of [`crate::checks`]) and the
 //! 404s; 100 concurrent requests on one connection; the 1 MiB body (`/payload` on 4 streams at
-//! once, and a 1 MiB `POST /upload` when declared); a request without `:path` answered with
+//! once, and a 1 MiB `POST /upload` when declared); with `static`, the 20 files of the tree; a
+//! request without `:path` answered with
 //! `H3_MESSAGE_ERROR` (or a 400) and the connection still serving; on `TLS_PORT`, the
 //! `Alt-Svc` header naming `H3_PORT`; and, while the harness stops the server, a GOAWAY or a
 //! CONNECTION_CLOSE with `H3_NO_ERROR` ([`StopWatch`]). Every name ends with [`SUFFIX`].
@@ -146,6 +147,9 @@ async fn run(target: &H3Target, tls: &TlsClient, features: &[Feature]) -> Vec<Ch
     if features.contains(&Feature::Upload) {
         out.push(check_upload(&conn).await);
     }
+    if features.contains(&Feature::Static) {
+        out.push(check_static(&conn).await);
+    }
     if let Some(e) = mix.first().or(declared(features).first()) {
         out.push(check_malformed(&conn, e).await);
     }
@@ -251,6 +255,32 @@ async fn check_upload(conn: &H3Conn) -> Check {
         Err(e) => vec![Diff::error("response", "200 1048576", &e)],
     };
     Check::new(name, diffs)
+}
+
+/// Every file of the static tree (`static`), asked at once on `conn`: status, type, length and
+/// exact bytes, as over HTTP/1.1 ([`crate::static_files`]).
+async fn check_static(conn: &H3Conn) -> Check {
+    use crate::static_files::{plain_diffs, url, EACH_FILE};
+    use crate::static_tree::FILES;
+    let mut set = tokio::task::JoinSet::new();
+    for (i, f) in FILES.iter().enumerate() {
+        let (send, base) = (conn.send.clone(), conn.base.clone());
+        set.spawn(async move { (i, get(send, &base, &url(f)).await) });
+    }
+    let mut answers = Vec::new();
+    while let Some(Ok(a)) = set.join_next().await {
+        answers.push(a);
+    }
+    answers.sort_by_key(|(i, _)| *i);
+    let mut diffs = Vec::new();
+    for (i, got) in answers {
+        let f = &FILES[i];
+        match got {
+            Ok(r) => diffs.extend(plain_diffs(f, &r)),
+            Err(e) => diffs.push(Diff::error(format!("{}: response", f.path), "200", &e)),
+        }
+    }
+    Check::new(EACH_FILE, diffs)
 }
 
 /// A GET without `:path` on a raw stream of `conn`: a stream error `H3_MESSAGE_ERROR` or a

@@ -186,3 +186,24 @@ fn the_stop_watch_passes_a_goaway_and_fails_a_code_0_close_or_silence() {
     let c = watch.check(Duration::from_millis(500));
     assert!(c.diffs[0].got.starts_with("silence"), "{c:?}");
 }
+
+#[test]
+fn the_static_tree_over_h3_passes_whole_and_fails_by_name_one_byte_short() {
+    let cert = TestCert::new();
+    let features = [Feature::Hello, Feature::Static, Feature::Tls];
+    let name = "GET /static/: the 20 files, exact bytes, Content-Type, Content-Length over h3";
+    let f = serve(&cert, Flaws::default());
+    let checks = check_all(&f.target, &features);
+    assert!(failed(&checks).is_empty(), "{checks:#?}");
+    assert!(checks.iter().any(|c| c.name == name));
+    let f = serve(
+        &cert,
+        Flaws {
+            short_static: true,
+            ..Flaws::default()
+        },
+    );
+    let checks = check_all(&f.target, &features);
+    assert_eq!(failed(&checks), vec![name], "{checks:#?}");
+    assert_eq!(find(&checks, "GET /static/").diffs.len(), 20);
+}
