@@ -10,8 +10,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Upper bound for connecting, and for one request and its whole answer.
+/// Upper bound for one request and its whole answer (and for opening a watch connection).
 pub(crate) const DEADLINE: Duration = Duration::from_secs(15);
+/// Upper bound for the QUIC handshake: a UDP port nobody answers on says nothing (no reset as
+/// TCP has), so this is how long a silent `H3_PORT` costs.
+pub(crate) const HANDSHAKE: Duration = Duration::from_secs(5);
 /// Largest body accepted.
 const MAX_BODY: usize = 8 * 1024 * 1024;
 
@@ -42,6 +45,9 @@ pub enum H3Error {
     /// A body beyond 8 MiB.
     #[error("body larger than 8 MiB")]
     TooLarge,
+    /// No QUIC handshake within [`HANDSHAKE`]: nothing answers on the UDP port.
+    #[error("no QUIC answer within {0} s (nothing listening on the UDP port, or it drops)")]
+    NoAnswer(u64),
     /// Connecting or an answer took longer than [`DEADLINE`].
     #[error("nothing within {} s", DEADLINE.as_secs())]
     Timeout,
@@ -114,9 +120,9 @@ pub(crate) async fn quic(
     let connecting = endpoint
         .connect(addr, name)
         .map_err(|e| H3Error::Setup(format!("connect to {addr} as {name}: {e}")))?;
-    let conn = match tokio::time::timeout(DEADLINE, connecting).await {
+    let conn = match tokio::time::timeout(HANDSHAKE, connecting).await {
         Ok(c) => c?,
-        Err(_) => return Err(H3Error::Timeout),
+        Err(_) => return Err(H3Error::NoAnswer(HANDSHAKE.as_secs())),
     };
     let alpn = conn
         .handshake_data()

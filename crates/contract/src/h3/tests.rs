@@ -207,3 +207,33 @@ fn the_static_tree_over_h3_passes_whole_and_fails_by_name_one_byte_short() {
     assert_eq!(failed(&checks), vec![name], "{checks:#?}");
     assert_eq!(find(&checks, "GET /static/").diffs.len(), 20);
 }
+
+#[test]
+fn a_udp_port_that_never_answers_fails_the_handshake_within_5_s_naming_the_port() {
+    let cert = TestCert::new();
+    let f = serve(&cert, Flaws::default());
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut target = f.target.clone();
+    target.addr = silent.local_addr().unwrap();
+    let started = std::time::Instant::now();
+    let checks = check_all(&target, &[Feature::Hello, Feature::Tls]);
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    // The Alt-Svc check fails too: TLS_PORT names the fixture's own UDP port, not this one.
+    assert_eq!(
+        failed(&checks),
+        vec![
+            "QUIC handshake (TLS 1.3, ALPN h3) over h3",
+            "TLS_PORT answers with Alt-Svc: h3=\":H3_PORT\" over h3"
+        ]
+    );
+    let d = &checks[0].diffs[0];
+    assert!(
+        d.expected.contains(&format!("UDP {}", target.addr)),
+        "{d:?}"
+    );
+    assert!(d.got.contains("no QUIC answer within 5 s"), "{d:?}");
+}
