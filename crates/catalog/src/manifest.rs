@@ -75,6 +75,12 @@ pub enum Deviation {
     /// `grpc`: a request message above the receive limit is not answered with 8
     /// RESOURCE_EXHAUSTED (the gRPC library picks another code).
     GrpcMessageLimit,
+    /// `h3`: a request with a malformed header section (no `:path`) is not refused with
+    /// `H3_MESSAGE_ERROR` or a 400 (the HTTP/3 library answers or closes otherwise).
+    H3Malformed,
+    /// `h3`: on SIGTERM the server sends neither a GOAWAY nor a CONNECTION_CLOSE with
+    /// `H3_NO_ERROR` (the framework has no graceful HTTP/3 shutdown).
+    H3Shutdown,
 }
 
 impl Deviation {
@@ -88,6 +94,8 @@ impl Deviation {
             Deviation::WsUnmasked => "ws_unmasked",
             Deviation::GrpcMalformed => "grpc_malformed",
             Deviation::GrpcMessageLimit => "grpc_message_limit",
+            Deviation::H3Malformed => "h3_malformed",
+            Deviation::H3Shutdown => "h3_shutdown",
         }
     }
 
@@ -107,6 +115,12 @@ impl Deviation {
             Deviation::GrpcMalformed => check.starts_with("grpc malformed"),
             Deviation::GrpcMessageLimit => {
                 check.starts_with("grpc ") && check.contains("above the 4 MiB limit")
+            }
+            Deviation::H3Malformed => {
+                check.starts_with("request without :path") && check.ends_with(" over h3")
+            }
+            Deviation::H3Shutdown => {
+                check.starts_with("GOAWAY or CONNECTION_CLOSE") && check.ends_with(" over h3")
             }
         }
     }

@@ -303,3 +303,15 @@ fn a_manifest_declaring_h3_with_tls_is_valid_and_h3_is_a_transport() {
     assert!(Feature::H3.is_transport() && !Feature::H3.is_http());
     assert_eq!(Feature::parse("h3"), Some(Feature::H3));
 }
+
+#[test]
+fn each_h3_deviation_covers_only_its_check() {
+    let malformed =
+        "request without :path -> H3_MESSAGE_ERROR or 400, then the connection serves over h3";
+    let stop = "GOAWAY or CONNECTION_CLOSE (H3_NO_ERROR) when the server stops over h3";
+    assert!(Deviation::H3Malformed.covers(malformed) && !Deviation::H3Malformed.covers(stop));
+    assert!(Deviation::H3Shutdown.covers(stop) && !Deviation::H3Shutdown.covers(malformed));
+    assert!(!Deviation::H3Shutdown.covers("GET /hello over h3"));
+    assert_eq!(Deviation::H3Malformed.as_str(), "h3_malformed");
+    assert_eq!(Deviation::H3Shutdown.as_str(), "h3_shutdown");
+}
