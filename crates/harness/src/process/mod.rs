@@ -9,15 +9,17 @@ use nix::unistd::Pid;
 use serverbench_catalog::command::ServerEnv;
 use serverbench_catalog::logs::log_tail;
 use serverbench_machine::affinity;
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod h3;
 mod interrupt;
 pub mod listeners;
+pub use h3::{free_udp_port, tls_listener};
 pub use interrupt::{install_interrupt, OnInterrupt, Stage, INTERRUPTED};
 
 /// How long [`ServerProcess::stop`] waits after SIGTERM before SIGKILL.
@@ -60,25 +62,6 @@ pub struct TlsListener {
     pub h3_port: Option<u16>,
     /// The certificate and key files.
     pub files: crate::certs::TlsFiles,
-}
-
-/// The TLS listener of `server` on `port` with `files`, and a free UDP `H3_PORT` (other than
-/// `taken`) when it implements `h3`.
-pub fn tls_listener(
-    server: &Server,
-    host: &str,
-    port: u16,
-    files: crate::certs::TlsFiles,
-) -> std::io::Result<TlsListener> {
-    let h3_port = match server.implements(serverbench_model::Feature::H3) {
-        true => Some(free_udp_port(host, &[port])?),
-        false => None,
-    };
-    Ok(TlsListener {
-        port,
-        h3_port,
-        files,
-    })
 }
 
 /// True when `server` listens on `TLS_PORT`.
@@ -264,7 +247,7 @@ pub fn start(
         stopped: false,
     };
     let addrs = ready_addrs(server, opts)?;
-    proc.wait_ready(&addrs, h3_port(server, opts), opts.ready_timeout)?;
+    proc.wait_ready(&addrs, h3::h3_port(server, opts), opts.ready_timeout)?;
     Ok(proc)
 }
 
@@ -281,29 +264,10 @@ fn static_dir(server: &Server, paths: &Paths) -> Result<String, ProcessError> {
         })
 }
 
-/// `H3_PORT` when the server implements `h3` and the options give one.
-fn h3_port(server: &Server, opts: &StartOptions) -> Option<u16> {
-    let h3 = server.implements(serverbench_model::Feature::H3) && serves_tls(server);
-    opts.tls.as_ref().and_then(|t| t.h3_port).filter(|_| h3)
-}
-
 /// A port already listened on by some process is an error before the server starts (the UDP
 /// `H3_PORT` too: a socket bound there would take the server's datagrams).
 fn check_ports_free(server: &Server, opts: &StartOptions) -> Result<(), ProcessError> {
-    if let Some(port) = h3_port(server, opts) {
-        let addr = resolve(&opts.host, port).map_err(|source| ProcessError::Address {
-            server: server.id.clone(),
-            addr: format!("{}:{port}", opts.host),
-            source,
-        })?;
-        if UdpSocket::bind(addr).is_err() {
-            return Err(ProcessError::PortBusy {
-                server: server.id.clone(),
-                port,
-                owners: "another UDP socket".into(),
-            });
-        }
-    }
+    h3::check_udp_free(server, opts)?;
     for addr in ready_addrs(server, opts)? {
         let owners = listeners::owners(addr.port());
         if !owners.is_empty() {
@@ -556,18 +520,6 @@ pub fn free_port(host: &str) -> std::io::Result<u16> {
     Ok(TcpListener::bind(addr)?.local_addr()?.port())
 }
 
-/// A UDP port that was free on `host` a moment ago, none of `taken` (bind to port 0 and
-/// release it): `H3_PORT`.
-pub fn free_udp_port(host: &str, taken: &[u16]) -> std::io::Result<u16> {
-    let addr = resolve(host, 0)?;
-    loop {
-        let port = UdpSocket::bind(addr)?.local_addr()?.port();
-        if !taken.contains(&port) {
-            return Ok(port);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,14 +528,6 @@ mod tests {
     fn free_port_is_bindable() {
         let port = free_port("127.0.0.1").unwrap();
         assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
-    }
-
-    #[test]
-    fn a_free_udp_port_is_bindable_and_not_taken() {
-        let tcp = free_port("127.0.0.1").unwrap();
-        let port = free_udp_port("127.0.0.1", &[tcp]).unwrap();
-        assert_ne!(port, tcp);
-        assert!(UdpSocket::bind(("127.0.0.1", port)).is_ok());
     }
 
     #[test]
