@@ -1,5 +1,6 @@
-"""The serverbench contract's hello, routes, json and payload as a plain ASGI application (no
-framework), served by Hypercorn over HTTP/1.1, h2 and HTTP/3 (aioquic); see server.py."""
+"""The serverbench contract's hello, routes, json and payload: answer() gives a path's status,
+content type and body, to h3.py (HTTP/3 on aioquic) and to app, a plain ASGI application (no
+framework) that Hypercorn serves over HTTP/1.1 and h2; see server.py."""
 
 import json
 

@@ -1,11 +1,11 @@
-"""Starts serverbench's python/aioquic server: the ASGI app of app.py under Hypercorn, HTTP/1.1
-on PORT, HTTP/1.1 and h2 over TLS on TLS_PORT (each answer carrying Hypercorn's Alt-Svc header
-for H3_PORT) and HTTP/3 on the UDP port H3_PORT through aioquic, in WORKERS processes.
+"""Starts serverbench's python/aioquic server in WORKERS processes: HTTP/3 on the UDP port H3_PORT
+with aioquic (h3.py), and the same answers (app.py, a plain ASGI app) over HTTP/1.1 on PORT and
+HTTP/1.1 or h2 over TLS on TLS_PORT with Hypercorn, each TCP answer carrying
+`alt-svc: h3=":H3_PORT"`.
 
 Each worker process binds its own sockets with SO_REUSEPORT, so the kernel spreads TCP
 connections and, by the UDP 4-tuple hash, QUIC connections over the processes: every datagram of
-one QUIC connection reaches the process that holds its state. (Hypercorn's own --workers binds one
-UDP socket in the parent and shares it, so any process could read any connection's datagram.)
+one QUIC connection reaches the process that holds its state.
 """
 
 import asyncio
@@ -20,6 +20,7 @@ from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
 from app import app
+from h3 import H3Server
 
 # What each UDP socket asks the kernel for (SO_RCVBUF/SO_SNDBUF; Linux caps it at
 # net.core.rmem_max/wmem_max and doubles it for its bookkeeping).
@@ -37,12 +38,12 @@ def bound(host: str, port: int, kind: int) -> socket.socket:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, UDP_BUFFER)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, UDP_BUFFER)
     sock.bind((host, port))
-    sock.set_inheritable(True)
+    sock.setblocking(False)
     return sock
 
 
-def config(env: dict) -> tuple[Config, list[socket.socket]]:
-    """Hypercorn's Config over sockets this process bound (fd:// binds keep them open)."""
+def hypercorn_config(env: dict, socks: list[socket.socket]) -> Config:
+    """Hypercorn on the TCP sockets this process bound (fd:// binds keep them open)."""
     host = env.get("HOST") or "127.0.0.1"
     cfg = Config()
     cfg.accesslog = None
@@ -51,43 +52,55 @@ def config(env: dict) -> tuple[Config, list[socket.socket]]:
     # No Date or Server header: the contract's answers carry only what they need.
     cfg.include_date_header = False
     cfg.include_server_header = False
-    socks = [bound(host, int(env.get("PORT") or "8080"), socket.SOCK_STREAM)]
-    tls_port, h3_port = env.get("TLS_PORT"), env.get("H3_PORT")
-    if tls_port or h3_port:
+    socks.append(bound(host, int(env.get("PORT") or "8080"), socket.SOCK_STREAM))
+    plain = f"fd://{socks[-1].fileno()}"
+    if env.get("TLS_PORT"):
         cfg.certfile, cfg.keyfile = env["TLS_CERT"], env["TLS_KEY"]
-        cfg.insecure_bind = [f"fd://{socks[0].fileno()}"]
-        cfg.bind = []
-        if tls_port:
-            socks.append(bound(host, int(tls_port), socket.SOCK_STREAM))
-            cfg.bind = [f"fd://{socks[-1].fileno()}"]
-        if h3_port:
-            socks.append(bound(host, int(h3_port), socket.SOCK_DGRAM))
-            cfg.quic_bind = [f"fd://{socks[-1].fileno()}"]
+        socks.append(bound(host, int(env["TLS_PORT"]), socket.SOCK_STREAM))
+        cfg.bind, cfg.insecure_bind = [f"fd://{socks[-1].fileno()}"], [plain]
     else:
-        cfg.bind = [f"fd://{socks[0].fileno()}"]
-    return cfg, socks
+        cfg.bind = [plain]
+    if env.get("H3_PORT"):
+        cfg.alt_svc_headers = [f'h3=":{env["H3_PORT"]}"; ma=86400']
+    return cfg
 
 
 def worker(env: dict) -> None:
-    cfg, socks = config(env)
-    stop = asyncio.Event()
+    socks: list[socket.socket] = []
+    cfg = hypercorn_config(env, socks)
+    h3 = None
+    if env.get("H3_PORT"):
+        udp = bound(env.get("HOST") or "127.0.0.1", int(env["H3_PORT"]), socket.SOCK_DGRAM)
+        socks.append(udp)
+        h3 = H3Server(udp, env["TLS_CERT"], env["TLS_KEY"])
 
     async def main() -> None:
+        stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         loop.add_signal_handler(signal.SIGINT, stop.set)
-        await serve(app, cfg, shutdown_trigger=stop.wait)
 
+        async def stopped() -> None:
+            await stop.wait()
+            if h3 is not None:
+                await h3.stop()
+
+        if h3 is not None:
+            await h3.start()
+        await serve(app, cfg, shutdown_trigger=stopped)
+
+    # socks stays referenced until here: Hypercorn's fd:// binds wrap the descriptors, and the
+    # transports close them when the loop ends.
     uvloop.run(main())
-    for sock in socks:
-        sock.close()
 
 
 def main() -> None:
     env = dict(os.environ)
     if (env.get("TLS_PORT") or env.get("H3_PORT")) and not (env.get("TLS_CERT") and env.get("TLS_KEY")):
-        sys.exit(f"python/aioquic: TLS_PORT/H3_PORT need TLS_CERT and TLS_KEY (got {env.get('TLS_CERT')!r}, "
-                 f"{env.get('TLS_KEY')!r})")
+        sys.exit(
+            f"python/aioquic: TLS_PORT/H3_PORT need TLS_CERT and TLS_KEY "
+            f"(got {env.get('TLS_CERT')!r}, {env.get('TLS_KEY')!r})"
+        )
     workers = max(1, int(env.get("WORKERS") or "1"))
     if workers == 1:
         worker(env)
@@ -96,12 +109,12 @@ def main() -> None:
     for proc in procs:
         proc.start()
 
-    def stop(signum, frame):
+    def forward(signum, frame):
         for proc in procs:
             proc.terminate()
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
     for proc in procs:
         proc.join()
 
