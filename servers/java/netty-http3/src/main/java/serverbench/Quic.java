@@ -4,8 +4,11 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.group.ChannelGroup;
@@ -102,8 +105,29 @@ final class Quic {
                 conn.attr(LAST_STREAM).get().accumulateAndGet(stream.streamId(), Math::max);
                 stream.pipeline().addLast(
                         new Http3FrameToHttpObjectCodec(true), new Handler(null));
+                for (String name : stream.pipeline().names()) {
+                    if (name.startsWith("Http3RequestStreamValidationHandler")) {
+                        stream.pipeline().addBefore(name, "malformed", new MalformedAsStreamError());
+                    }
+                }
             }
         };
+    }
+
+    /**
+     * Netty's request validation ({@code Http3RequestStreamValidationHandler}, which the
+     * connection handler puts in every request stream's pipeline) ends a malformed request
+     * (RFC 9114 §4.1.2: a missing {@code :path}, an uppercase field name...) by closing its
+     * stream: an empty FIN, no answer. The RFC makes it a stream error, so this handler, just in
+     * front of it, turns a close that comes from it (or from the handlers after it, which close
+     * only on errors) into a reset and a STOP_SENDING with H3_MESSAGE_ERROR.
+     */
+    private static final class MalformedAsStreamError extends ChannelOutboundHandlerAdapter {
+        @Override
+        public void close(ChannelHandlerContext ctx, ChannelPromise promise) {
+            ((QuicStreamChannel) ctx.channel()).shutdown(
+                    Http3ErrorCode.H3_MESSAGE_ERROR.code(), promise);
+        }
     }
 
     /**
