@@ -12,6 +12,7 @@ import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The serverbench contract on Netty 4.2 with HTTP/3: HTTP/1.1 on PORT, HTTPS (h2, http/1.1) on
@@ -62,8 +63,10 @@ public final class Main {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            boss.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
-            loops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+            // Wait for the loops: the JVM exits when this hook returns, and the loops still
+            // have the CONNECTION_CLOSE datagrams to send.
+            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(2, TimeUnit.SECONDS);
+            loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(2, TimeUnit.SECONDS);
         }));
         http.closeFuture().sync();
     }

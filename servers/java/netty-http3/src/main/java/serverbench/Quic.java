@@ -3,6 +3,7 @@ package serverbench;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
@@ -135,13 +136,17 @@ final class Quic {
      * serve), a moment for it to leave, then CONNECTION_CLOSE with H3_NO_ERROR.
      */
     void stop() throws InterruptedException {
+        List<ChannelFuture> sent = new ArrayList<>();
         for (Channel ch : connections) {
             QuicChannel conn = (QuicChannel) ch;
             QuicStreamChannel control = Http3.getLocalControlStream(conn);
             if (control != null) {
                 long next = conn.attr(LAST_STREAM).get().get() + 4;
-                control.writeAndFlush(new DefaultHttp3GoAwayFrame(next));
+                sent.add(control.writeAndFlush(new DefaultHttp3GoAwayFrame(next)));
             }
+        }
+        for (ChannelFuture f : sent) {
+            f.await(500, TimeUnit.MILLISECONDS);
         }
         if (!connections.isEmpty()) {
             Thread.sleep(100);
