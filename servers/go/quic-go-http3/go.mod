@@ -2,7 +2,10 @@ module serverbench/servers/go/quic-go-http3
 
 go 1.26.0
 
-require github.com/quic-go/quic-go v0.65.0
+require (
+	github.com/klauspost/compress v1.20.4
+	github.com/quic-go/quic-go v0.65.0
+)
 
 require (
 	github.com/quic-go/qpack v0.6.0 // indirect

@@ -84,6 +84,7 @@ func newMux(payload []byte) *http.ServeMux {
 		h.Set("Content-Length", strconv.Itoa(len(payload)))
 		w.Write(payload)
 	})
+	addStatic(mux)
 	return mux
 }
 
