@@ -28,13 +28,24 @@ text() { # path status content-type body
     printf '{"match":[{"path":["%s"]}],"handle":[{"handler":"static_response","status_code":%s,' "$1" "$2"
     printf '"headers":{"Content-Type":["%s"]},"body":"%s"}],"terminal":true}' "$3" "$4"
 }
-routes=$(printf '[%s,%s,%s,%s,%s,%s,%s]' \
+# static: STATIC_DIR under /static/ by file_server (ETag, Last-Modified, 304), text files
+# gzip- or zstd-encoded when asked (encode; Caddy has no brotli encoder).
+static=""
+if [ -n "${STATIC_DIR:-}" ]; then
+    [ -d "$STATIC_DIR" ] || say "STATIC_DIR ('$STATIC_DIR') is not a folder"
+    static=$(printf '{"match":[{"path":["/static/*"]}],"handle":[%s,%s,%s],"terminal":true},' \
+        '{"handler":"rewrite","strip_path_prefix":"/static"}' \
+        '{"handler":"encode","encodings":{"gzip":{},"zstd":{}},"prefer":["gzip","zstd"]}' \
+        "{\"handler\":\"file_server\",\"root\":\"$(realpath "$STATIC_DIR")\"}")
+fi
+routes=$(printf '[%s,%s,%s,%s,%s,%s,%s%s]' \
     "$(text /hello 200 text/plain 'Hello World!')" \
     "$(text /hey 200 text/plain 'Hey!')" \
     "$(text /hell 200 text/plain 'Hell!')" \
     "$(text /about 200 text/html '<html><body>About page</body></html>')" \
     "$(text /json 200 application/json '{\"message\":\"Hello, World!\"}')" \
     '{"match":[{"path":["/payload"]}],"handle":[{"handler":"headers","response":{"set":{"Content-Type":["application/octet-stream"]}}},{"handler":"rewrite","uri":"/payload.bin"},{"handler":"file_server","root":"__ROOT__"}],"terminal":true}' \
+    "$static" \
     '{"handle":[{"handler":"static_response","status_code":404,"headers":{"Content-Type":["text/plain"]},"body":"Not Found"}]}')
 
 servers=$(printf '"plain":{"listen":["%s"],"protocols":["h1"],"routes":%s,"automatic_https":{"disable":true}}' \
