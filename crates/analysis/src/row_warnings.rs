@@ -10,12 +10,8 @@ use crate::warnings::{Warning, WarningKind};
 /// The warnings about one row: each a plain sentence naming the server, table and figure.
 pub fn row_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
     let at = format!("{} ({}, {})", s.server, t.scenario, t.profile);
-    // Stream, ping-pong and WebSocket laps count echoed messages, not requests.
-    let unit = if t.mode.is_stream() || t.mode.counts_messages() {
-        "msg/s"
-    } else {
-        "req/s"
-    };
+    // Stream, ping-pong and WebSocket laps count echoed messages, gRPC laps calls.
+    let unit = t.mode.rate_unit();
     let mut out: Vec<(WarningKind, String)> = Vec::new();
     if s.failed_laps > 0 {
         let why = s

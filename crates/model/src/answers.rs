@@ -90,10 +90,10 @@ pub enum AnswerFault {
 
 /// The first rule `a` breaks, if any.
 pub fn judge(a: &Answers) -> Option<AnswerFault> {
-    let unit = if a.mode.counts_messages() {
-        "messages"
-    } else {
-        "requests"
+    let unit = match a.mode {
+        crate::Mode::Grpc => "calls",
+        m if m.counts_messages() => "messages",
+        _ => "requests",
     };
     if a.answered == 0 {
         return Some(AnswerFault::NoAnswer {

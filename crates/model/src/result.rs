@@ -196,6 +196,16 @@ impl Mode {
     pub fn is_stream(self) -> bool {
         self == Mode::TcpStream
     }
+
+    /// The unit of its rate in tables and sentences: `msg/s` where the unit is a message
+    /// (WebSocket, TCP stream and ping-pong), `calls/s` for gRPC, else `req/s`.
+    pub fn rate_unit(self) -> &'static str {
+        match self {
+            Mode::TcpStream | Mode::TcpPingpong | Mode::Ws => "msg/s",
+            Mode::Grpc => "calls/s",
+            Mode::Http => "req/s",
+        }
+    }
 }
 
 impl std::fmt::Display for Mode {

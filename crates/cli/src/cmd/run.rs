@@ -397,12 +397,13 @@ fn note_unmeasured(attached: &[run::Attached]) {
 }
 
 /// A lap's headline: Mbps both ways for a TCP stream, msg/s where the unit is a message
-/// (WebSocket, TCP ping-pong), else req/s.
+/// (WebSocket, TCP ping-pong), calls/s for gRPC, else req/s.
 fn lap_figure(mode: serverbench_model::Mode, m: &Measurement) -> Option<String> {
     match (m.mbps_down, m.mbps_up, m.rps) {
-        (_, _, Some(rps)) if mode.counts_messages() => Some(format!("{rps:.0} msg/s")),
-        (Some(down), Some(up), _) => Some(format!("{down:.0} Mbps down, {up:.0} Mbps up")),
-        (_, _, Some(rps)) => Some(format!("{rps:.0} req/s")),
+        (Some(down), Some(up), _) if mode.is_stream() => {
+            Some(format!("{down:.0} Mbps down, {up:.0} Mbps up"))
+        }
+        (_, _, Some(rps)) => Some(format!("{rps:.0} {}", mode.rate_unit())),
         _ => None,
     }
 }

@@ -246,10 +246,17 @@ impl SpecError {
                 }
             },
             Why::Over(size, max) => format!("{size} bytes is over the {max} bytes it may carry"),
-            Why::NoGrpcMethod => format!(
-                "a grpc:// URL needs its method as the path: {}",
-                grpc::METHODS.join(" or ")
-            ),
+            Why::NoGrpcMethod => match o {
+                Origin::Flags => format!(
+                    "a grpc:// URL needs its method as the path: {}",
+                    grpc::METHODS.join(" or ")
+                ),
+                Origin::Suite { .. } => format!(
+                    "a grpc scenario needs its method as its one path: paths = [\"{}\"] (or {})",
+                    grpc::SUM,
+                    grpc::ECHO
+                ),
+            },
             Why::UnknownGrpcMethod(m) => format!(
                 "`{m}` is not a method of the built-in benchmark service ({}; other services \
                  need --proto, not built yet)",

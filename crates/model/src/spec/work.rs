@@ -13,16 +13,19 @@ use std::time::Duration;
 /// What is requested (or echoed), and over which protocol.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Work {
-    /// `http` (default), `tcp-stream`, `tcp-pingpong` or `ws` (WebSocket echo on `/ws`).
+    /// `http` (default), `tcp-stream`, `tcp-pingpong`, `ws` (WebSocket echo on `/ws`) or
+    /// `grpc` (unary calls of the benchmark service, `spec/serverbench.proto`).
     #[serde(default)]
     pub mode: Mode,
-    /// HTTP paths requested in rotation.
+    /// HTTP paths requested in rotation; `grpc`: the one method called
+    /// (`/serverbench.Bench/Sum` or `/serverbench.Bench/Echo`).
     #[serde(default)]
     pub paths: Vec<String>,
     /// `tcp-stream`: the message written repeatedly (`ws`: the message sent).
     #[serde(default)]
     pub message: Option<String>,
-    /// `tcp-pingpong` and `ws`: the message size in bytes (`ws`: random bytes made once).
+    /// `tcp-pingpong` and `ws`: the message size in bytes (`ws`: random bytes made once);
+    /// `grpc`: Echo's payload in bytes.
     #[serde(default)]
     pub size: Option<u32>,
     /// `ws`: binary frames instead of text.
@@ -97,9 +100,10 @@ pub fn lap_duration(seconds: f64) -> Duration {
 }
 
 impl LoadSpec {
-    /// The one load of a lap: `work` over `transport` at `pace` against `at`. HTTP and
-    /// WebSocket go to the HTTP base's `host:port` (TLS when it is `https://`; `ws` upgrades on
-    /// `/ws`), TCP echo to the echo address; the trust is the run's certificate, else any.
+    /// The one load of a lap: `work` over `transport` at `pace` against `at`. HTTP, WebSocket
+    /// and gRPC go to the HTTP base's `host:port` (TLS when it is `https://`, so `grpcs://` on
+    /// the TLS port; `ws` upgrades on `/ws`; `grpc` calls its one path), TCP echo to the echo
+    /// address; the trust is the run's certificate, else any.
     /// Every key of `work` and `transport` is carried over, so [`LoadSpec::validate`] sees what
     /// a suite gave.
     pub fn lap(work: &Work, transport: &Transport, pace: &Pace, at: &Address) -> LoadSpec {

@@ -488,4 +488,6 @@ impl Suite {
 }
 
 #[cfg(test)]
+mod grpc_tests;
+#[cfg(test)]
 mod tests;

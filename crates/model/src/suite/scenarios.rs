@@ -215,12 +215,12 @@ impl Scenario {
             Mode::TcpPingpong if w.size.unwrap_or(0) == 0 => {
                 Err(("size", "tcp-pingpong needs a size > 0"))
             }
-            Mode::Grpc => Err((
-                "mode",
-                "grpc scenarios are not built yet: run `serverbench load grpc://…` (issue 41)",
-            )),
-            _ if w.mode != Mode::Http && !w.paths.is_empty() => {
-                Err(("paths", "paths only apply to http"))
+            Mode::Grpc if !self.requires.contains(&Feature::Grpc) => {
+                Err(("requires", "a grpc scenario requires \"grpc\""))
+            }
+            // A grpc scenario's one path is its method: LoadSpec::validate names what is wrong.
+            _ if !matches!(w.mode, Mode::Http | Mode::Grpc) && !w.paths.is_empty() => {
+                Err(("paths", "paths only apply to http (and grpc: its method)"))
             }
             Mode::Ws if !self.requires.contains(&Feature::WsEcho) => {
                 Err(("requires", "a ws scenario requires \"ws-echo\""))
@@ -233,11 +233,28 @@ impl Scenario {
     /// instead); returns the key (within the scenario) and the message.
     pub(super) fn validate_protocol(&self) -> Result<(), (&'static str, &'static str)> {
         let t = &self.transport;
+        if self.work.mode == Mode::Grpc {
+            return match () {
+                _ if t.protocol != Protocol::H1 => Err((
+                    "protocol",
+                    "gRPC is HTTP/2 already: h2c on PORT, or tls = true for h2 on TLS_PORT",
+                )),
+                _ if t.new_conn => Err((
+                    "new_conn",
+                    "a grpc scenario keeps its connections (tls and streams apply)",
+                )),
+                _ if t.tls_resume.is_some() => Err((
+                    "tls_resume",
+                    "a grpc scenario keeps its connections: it handshakes once per connection",
+                )),
+                _ => Ok(()),
+            };
+        }
         let transport = t.protocol != Protocol::H1 || t.tls || t.new_conn;
         if self.work.mode != Mode::Http && (transport || t.streams.is_some()) {
             return Err((
                 "protocol",
-                "protocol, tls, new_conn and streams apply to http only",
+                "protocol, tls, new_conn and streams apply to http (and grpc: tls, streams)",
             ));
         }
         if t.protocol == Protocol::H2c && t.tls {

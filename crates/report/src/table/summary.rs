@@ -49,6 +49,8 @@ enum Col {
     RpsMedian,
     /// `rps_median` where the unit is a message (WebSocket, TCP ping-pong): headed `msg/s`.
     MsgMedian,
+    /// `rps_median` of gRPC laps: headed `calls/s`.
+    CallMedian,
     RpsCiLow,
     RpsCiHigh,
     RpsCiMethod,
@@ -170,10 +172,10 @@ fn columns(table: &Table, view: View) -> Vec<Col> {
         }
         cols.extend([Rss, Cores]);
     } else {
-        let median = if table.mode.counts_messages() {
-            MsgMedian
-        } else {
-            RpsMedian
+        let median = match table.mode {
+            serverbench_model::Mode::Grpc => CallMedian,
+            m if m.counts_messages() => MsgMedian,
+            _ => RpsMedian,
         };
         cols.extend([median, RpsInterval]);
         if wide {
@@ -263,7 +265,7 @@ impl Col {
             Col::Server => server_cell(c),
             Col::Version => Cell::plain(server_version(c.env, &s.server)),
             Col::Rank => rank(c.table, s),
-            Col::RpsMedian | Col::MsgMedian => rps(s),
+            Col::RpsMedian | Col::MsgMedian | Col::CallMedian => rps(s),
             Col::RpsInterval => rps_interval(s),
             Col::RpsCv => Cell::number(s.rps.map(|r| r.cv), |v| format!("{:.1}", v * 100.0)),
             Col::RpsBest => Cell::number(s.rps_best, grouped),
@@ -332,7 +334,10 @@ impl ColumnDef<Ctx<'_>> for Col {
     }
 
     fn headline(&self) -> bool {
-        matches!(self, Col::RpsMedian | Col::MsgMedian | Col::MbpsHeadline)
+        matches!(
+            self,
+            Col::RpsMedian | Col::MsgMedian | Col::CallMedian | Col::MbpsHeadline
+        )
     }
 }
 
@@ -350,7 +355,7 @@ fn key(col: Col) -> &'static str {
         Rank => "rank",
         Laps => "laps",
         FailedLaps => "failed_laps",
-        RpsMedian | MsgMedian => "rps_median",
+        RpsMedian | MsgMedian | CallMedian => "rps_median",
         RpsCiLow => "rps_ci_low",
         RpsCiHigh => "rps_ci_high",
         RpsCiMethod => "rps_ci_method",
@@ -402,6 +407,7 @@ fn label(col: Col) -> &'static str {
         Rank => "#",
         RpsMedian => "req/s",
         MsgMedian => "msg/s",
+        CallMedian => "calls/s",
         RpsInterval | MbpsInterval => "95% CI",
         RpsCv => "cv%",
         RpsBest => "best",
