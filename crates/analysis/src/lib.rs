@@ -1,6 +1,6 @@
 //! serverbench-analysis owns the statistics of a results folder: [`stats`] (medians, bootstrap
 //! intervals, ranks), [`summary`] (one table per scenario x profile), [`diagnostics`] (every
-//! warning, in one pass), [`protocol`] (laps over TLS and HTTP/2), [`scaling`] (core sweeps),
+//! warning, in one pass), [`protocol`] (laps over TLS, HTTP/2 and gRPC, [`grpc_calls`]), [`scaling`] (core sweeps),
 //! [`compare`] (two folders, server by server) and [`hosts`] (the per-host breakdown of laps
 //! over several machines).
 //!
@@ -16,6 +16,7 @@ pub mod disturbed;
 pub mod figure;
 #[cfg(test)]
 mod fixture;
+pub mod grpc_calls;
 pub mod host_warnings;
 pub mod hosts;
 pub mod mix;

@@ -1,4 +1,4 @@
-//! Laps over TLS or HTTP/2, one row per server x scenario x profile: what was negotiated
+//! Laps over TLS, HTTP/2 or gRPC, one row per server x scenario x profile: what was negotiated
 //! (version, cipher, h2 or h2c), how many handshakes resumed, what a handshake cost the server
 //! and the client, the server's stream limit, and for HTTP/2 the ratio to HTTP/1.1 on the same
 //! transport (h2 against HTTPS, h2c against plain HTTP; same paths, profile and server).
@@ -97,6 +97,9 @@ pub struct ProtocolRow {
     pub rps: Option<f64>,
     pub tls: Option<TlsFigures>,
     pub h2: Option<H2Figures>,
+    /// gRPC laps: every call by status code and failure cause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<crate::grpc_calls::GrpcCalls>,
 }
 
 fn median(v: Vec<f64>) -> Option<f64> {
@@ -144,6 +147,7 @@ pub fn protocol_rows(records: &[LapRecord]) -> Vec<ProtocolRow> {
                 rps,
                 tls: p.transport.tls.then(|| tls_figures(g)),
                 h2,
+                grpc: crate::grpc_calls::grpc_calls(g),
             }
         })
         .collect()

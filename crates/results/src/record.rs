@@ -99,9 +99,20 @@ impl LoadParams {
 
     /// The protocol label of the lap ([`Transport::label`]): `h1`, `https`, `h2`, `h2c`, with
     /// ` new-conn`, ` resume=tickets` and ` m16` as they apply. Empty for plain HTTP/1.1
-    /// keep-alive.
+    /// keep-alive. A gRPC lap's is its URL scheme, `grpc` (h2c) or `grpcs` (h2 over TLS), with
+    /// its streams (`grpcs m16`).
     pub fn transport_label(&self) -> String {
-        self.transport.label()
+        if self.work.mode != serverbench_model::Mode::Grpc {
+            return self.transport.label();
+        }
+        let scheme = match self.transport.tls {
+            true => "grpcs",
+            false => "grpc",
+        };
+        match self.transport.streams {
+            Some(m) => format!("{scheme} m{m}"),
+            None => scheme.to_string(),
+        }
     }
 
     /// What the scenario's own requests send, empty when they are bodiless GETs: `POST`,
@@ -182,6 +193,10 @@ pub struct Measurement {
     /// Absent from records written before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ws: Option<serverbench_model::result::WsResult>,
+    /// serverbench's own engine over gRPC: the method, calls by grpc-status code, failures by
+    /// cause, messages and the server's stream limit. Absent from other laps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<serverbench_model::result::GrpcResult>,
     /// A capacity search's whole result (a `find_max` lap); the figures above are then its
     /// step at the capacity (the highest rate that met the goal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -394,6 +409,7 @@ impl From<&LoadResult> for Measurement {
                 ..h
             }),
             ws: r.ws().cloned(),
+            grpc: r.grpc().cloned(),
             capacity: None,
             mix: r.mix().to_vec(),
             in_flight_at_end: Some(r.in_flight_at_end),
@@ -524,6 +540,62 @@ mod tests {
             "{json}"
         );
         assert_eq!(p.transport_label(), "h2c m16");
+    }
+
+    #[test]
+    fn a_grpc_lap_is_labelled_by_its_scheme_and_streams_and_its_settings_keep_the_canonical_order()
+    {
+        let mut p = LoadParams {
+            work: serverbench_model::spec::Work {
+                mode: serverbench_model::Mode::Grpc,
+                paths: vec!["/serverbench.Bench/Echo".into()],
+                size: Some(1024),
+                ..Default::default()
+            },
+            transport: Transport {
+                tls: true,
+                streams: Some(16),
+                ..Transport::default()
+            },
+            connections: 16,
+            pipeline: 1,
+            ..LoadParams::default()
+        };
+        assert_eq!(p.transport_label(), "grpcs m16");
+        assert_eq!(p.in_flight_at_end(), Some(256));
+        let json = p.settings_json();
+        assert!(
+            json.starts_with(
+                r#"{"mode":"grpc","paths":["/serverbench.Bench/Echo"],"connections":16"#
+            ),
+            "{json}"
+        );
+        assert!(
+            json.ends_with(r#""size":1024,"tls":true,"streams":16}"#),
+            "{json}"
+        );
+        p.transport.tls = false;
+        assert_eq!(p.transport_label(), "grpc m16");
+    }
+
+    #[test]
+    fn a_grpc_measurement_keeps_its_block_and_reads_back_the_same() {
+        let g = serverbench_model::result::GrpcResult {
+            method: "/serverbench.Bench/Sum".into(),
+            status_codes: [("OK".to_string(), 9), ("INTERNAL".to_string(), 1)].into(),
+            ..Default::default()
+        };
+        let r = LoadResult {
+            requests: 10,
+            protocol: serverbench_model::result::ProtocolResult::Grpc(g.clone()),
+            ..LoadResult::default()
+        };
+        let m = Measurement::from(&r);
+        assert_eq!(m.grpc.as_ref(), Some(&g));
+        let line = serde_json::to_string(&m).unwrap();
+        assert_eq!(serde_json::from_str::<Measurement>(&line).unwrap(), m);
+        let plain = serde_json::to_string(&Measurement::default()).unwrap();
+        assert!(!plain.contains("grpc"), "{plain}");
     }
 
     /// A line written before disturbance records (no `disturbance`, no `roles`).

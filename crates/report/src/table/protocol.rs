@@ -255,7 +255,7 @@ fn count(v: Option<Option<u64>>) -> Cell {
 
 /// The server's stream limit: a number, `unlimited` when its SETTINGS set none, or
 /// [`NOT_REPORTED`] when no lap saw them.
-fn max_streams(limit: Option<StreamLimit>) -> Cell {
+pub(super) fn max_streams(limit: Option<StreamLimit>) -> Cell {
     match limit {
         Some(StreamLimit::Max(m)) => Cell::number(Some(f64::from(m)), grouped),
         Some(StreamLimit::Unlimited) => Cell::plain("unlimited"),
@@ -315,19 +315,29 @@ fn grid_of(cols: &[Col], rows: Vec<ProtocolRow>) -> Option<Grid> {
 
 /// `rows` split by load profile, in first-seen order.
 fn by_profile(rows: Vec<ProtocolRow>) -> Vec<(String, Vec<ProtocolRow>)> {
-    let mut out: Vec<(String, Vec<ProtocolRow>)> = Vec::new();
+    rows_by_profile(rows, |r| r.profile.clone())
+}
+
+/// `rows` split by the load profile `profile` reads, in first-seen order.
+pub(super) fn rows_by_profile<R>(
+    rows: Vec<R>,
+    profile: impl Fn(&R) -> String,
+) -> Vec<(String, Vec<R>)> {
+    let mut out: Vec<(String, Vec<R>)> = Vec::new();
     for r in rows {
-        match out.iter_mut().find(|(p, _)| *p == r.profile) {
+        let p = profile(&r);
+        match out.iter_mut().find(|(q, _)| *q == p) {
             Some((_, g)) => g.push(r),
-            None => out.push((r.profile.clone(), vec![r])),
+            None => out.push((p, vec![r])),
         }
     }
     out
 }
 
-/// The tables of the laps over TLS and HTTP/2, each with its heading: what TLS negotiated,
-/// what its handshakes cost where each request had its own connection, and HTTP/2 against
-/// HTTP/1.1; one of each kind per load profile, none of a kind without its rows.
+/// The tables of the laps over TLS, HTTP/2 and gRPC, each with its heading: what TLS
+/// negotiated, what its handshakes cost where each request had its own connection, HTTP/2
+/// against HTTP/1.1, and gRPC calls by how they ended ([`super::grpc`]); one of each kind per
+/// load profile, none of a kind without its rows.
 pub fn protocol_tables(summary: &Summary) -> Vec<(String, Grid)> {
     let kinds: [(&str, &[Col], Vec<ProtocolRow>); 3] = [
         (
@@ -356,6 +366,7 @@ pub fn protocol_tables(summary: &Summary) -> Vec<(String, Grid)> {
             out.push((format!("{heading}, {profile}"), grid));
         }
     }
+    out.extend(super::grpc::grpc_tables(summary));
     out
 }
 
@@ -415,6 +426,7 @@ pub fn protocol_legend(summary: &Summary) -> Vec<String> {
         }
         out.push(line);
     }
+    out.extend(super::grpc::grpc_legend(summary));
     out
 }
 
@@ -436,6 +448,7 @@ mod tests {
             rps: Some(1000.0),
             tls: None,
             h2: Some(h2),
+            grpc: None,
         }];
         summary
     }
