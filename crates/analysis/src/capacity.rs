@@ -183,17 +183,19 @@ pub fn step_of(r: &LoadResult) -> Result<Step, StepError> {
 }
 
 impl Outcome {
-    /// The whole search as recorded: `target` loaded for `slo` with `plan`, `aborted` the
-    /// cause when a step could not be measured (it becomes the note), `search_s` its time.
+    /// The whole search as recorded: `target` loaded (in `mode`) for `slo` with `plan`,
+    /// `aborted` the cause when a step could not be measured (it becomes the note), `search_s`
+    /// its time.
     pub fn into_result(
         self,
-        target: Vec<String>,
+        (target, mode): (Vec<String>, serverbench_model::Mode),
         (slo, plan): (&Slo, &Plan),
         aborted: Option<String>,
         search_s: f64,
     ) -> CapacityResult {
         CapacityResult {
             target,
+            mode,
             slo: slo.clone(),
             precision: plan.precision,
             max_steps: plan.max_steps,

@@ -176,6 +176,7 @@ mod tests {
         };
         let c = CapacityResult {
             target: vec![],
+            mode: serverbench_model::Mode::Http,
             slo,
             precision: 0.05,
             max_steps: 20,

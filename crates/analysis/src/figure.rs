@@ -97,6 +97,7 @@ mod tests {
             rps: Some(1990.0),
             capacity: Some(CapacityResult {
                 target: vec![],
+                mode: serverbench_model::Mode::Http,
                 slo: "p99<=5ms".parse().unwrap(),
                 precision: 0.05,
                 max_steps: 20,

@@ -109,7 +109,7 @@ pub fn search<E: std::fmt::Display>(
         measure(&capacity::step_spec(spec, rate, length, warmup))
     });
     let result = out.into_result(
-        capacity::target_of(spec),
+        (capacity::target_of(spec), spec.work.mode),
         (slo, plan),
         failed.as_ref().map(|e| e.to_string()),
         started.elapsed().as_secs_f64(),

@@ -57,7 +57,8 @@ impl Step {
     /// The step an open-loop (`-R`) load measured (not yet judged).
     pub fn from_load(r: &LoadResult) -> Step {
         let errors = r.errors.total();
-        let all = r.requests + errors;
+        // Errors judged on an answer (a status, a body, a grpc-status) are among the requests.
+        let all = r.requests + errors - r.errors.on_answers().min(errors);
         Step {
             rate_target: r.rate_target.unwrap_or(0.0),
             rate_achieved: r.rate_achieved.unwrap_or(r.rps),
@@ -132,6 +133,10 @@ impl Ending {
 pub struct CapacityResult {
     /// The URL(s) or `host:port` loaded.
     pub target: Vec<String>,
+    /// What was loaded: its rates are requests/s (`http`), calls/s (`grpc`) or messages/s.
+    /// Absent for HTTP, and from searches recorded before it was kept.
+    #[serde(default, skip_serializing_if = "crate::Mode::is_http")]
+    pub mode: crate::Mode,
     /// The goal, as written (`p99<=5ms,errors<=0.1%`).
     pub slo: Slo,
     /// Relative precision asked for (0.05: ±5%).
@@ -232,6 +237,26 @@ mod tests {
             (s.rate_target, s.rate_achieved, s.p99_us),
             (1000.0, 999.0, 4000.0)
         );
+    }
+
+    #[test]
+    fn a_step_counts_calls_failed_by_their_answer_once() {
+        let mut r = LoadResult {
+            requests: 1000,
+            ..LoadResult::default()
+        };
+        r.errors.grpc = 500;
+        r.errors.timeout = 10;
+        let s = Step::from_load(&r);
+        assert_eq!(s.requests, 1010);
+        assert!(
+            (s.errors_pct - 51.0 / 1.01).abs() < 1e-9,
+            "{}",
+            s.errors_pct
+        );
+        r.errors = Default::default();
+        r.errors.status = 250;
+        assert!((Step::from_load(&r).errors_pct - 25.0).abs() < 1e-9);
     }
 
     #[test]

@@ -79,6 +79,12 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Errors {
+    /// The errors judged on an answer the engine counted among the requests: a status, a body
+    /// that differs or an encoding not asked for (`--verify`), a call failed by gRPC's rules.
+    pub fn on_answers(&self) -> u64 {
+        self.status + self.body + self.encoding + self.grpc
+    }
+
     /// Adds `o`'s counts to these.
     pub fn add(&mut self, o: &Errors) {
         self.connect += o.connect;
@@ -180,6 +186,11 @@ impl Mode {
             Mode::Ws => "ws",
             Mode::Grpc => "grpc",
         }
+    }
+
+    /// HTTP requests (the default, left out of records where absent means it).
+    pub fn is_http(&self) -> bool {
+        *self == Mode::Http
     }
 
     /// A TCP echo mode (no HTTP requests).

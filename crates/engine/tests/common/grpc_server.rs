@@ -38,6 +38,30 @@ pub struct GrpcSeen {
     pub timeout: std::sync::Mutex<Option<String>>,
     /// [`Fault::Die`]: the server is gone.
     pub dead: tokio::sync::Notify,
+    /// [`GrpcSeen::queue`]: each call holds the first free of these workers for the service
+    /// time; `None`: every call is answered after 100 µs.
+    workers: std::sync::Mutex<Option<(Vec<std::time::Instant>, Duration)>>,
+}
+
+impl GrpcSeen {
+    /// From now on each call holds one of `workers` workers for `service` (a known capacity of
+    /// `workers / service` calls/s; above it the queue grows without bound). The schedule is
+    /// kept in instants, not in when a timer happens to fire, so a busy machine adds latency
+    /// but does not lower the capacity.
+    pub fn queue(&self, workers: usize, service: Duration) {
+        let now = std::time::Instant::now();
+        *self.workers.lock().unwrap() = Some((vec![now; workers], service));
+    }
+
+    /// When the call arriving now is done: with a queue, the first free worker's turn.
+    fn done_at(&self) -> Option<std::time::Instant> {
+        let mut guard = self.workers.lock().unwrap();
+        let (free_at, service) = guard.as_mut()?;
+        let first = (0..free_at.len()).min_by_key(|&i| free_at[i])?;
+        let done = free_at[first].max(std::time::Instant::now()) + *service;
+        free_at[first] = done;
+        Some(done)
+    }
 }
 
 /// Starts a server answering every call with `fault` (`every`: only every n-th call, the
@@ -148,7 +172,10 @@ async fn answer(
         got.extend_from_slice(&chunk);
         let _ = body.flow_control().release_capacity(chunk.len());
     }
-    tokio::time::sleep(Duration::from_micros(100)).await;
+    match seen.done_at() {
+        Some(done) => tokio::time::sleep_until(tokio::time::Instant::from_std(done)).await,
+        None => tokio::time::sleep(Duration::from_micros(100)).await,
+    }
     let reply = framed(&reply_to(&path, &got, fault));
     let trailers = |code: u32| {
         let mut t = http::HeaderMap::new();

@@ -187,7 +187,7 @@ pub(super) fn measure(
         Ok(s) => s,
         Err(e) => return failed(LapError::Prepare(e)),
     };
-    let target = capacity::target_of(&spec);
+    let loaded = (capacity::target_of(&spec), spec.work.mode);
     let placement = Placement::Hosts { run, tls };
     let mut samplers = Samplers::default();
     roles
@@ -218,7 +218,7 @@ pub(super) fn measure(
     };
     let record = recorded_step(&out, stop.is_some()).and_then(|i| records.get(i));
     let result = out.into_result(
-        target,
+        loaded,
         (&find_max.slo, &plan),
         stop.as_ref().map(Stop::line),
         started.elapsed().as_secs_f64(),

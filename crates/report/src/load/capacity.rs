@@ -3,6 +3,7 @@
 
 use serverbench_model::capacity::{CapacityResult, Ending};
 use serverbench_model::slo::micros;
+use serverbench_model::Mode;
 use std::fmt::Write as _;
 
 /// The terminal view: one line on the search, the curve, the answer (under 120 columns).
@@ -22,10 +23,14 @@ pub fn render(r: &CapacityResult) -> String {
         .iter()
         .any(|s| s.server_cpu_us_per_request.is_some());
     let (cpu_head, room) = if cpu { (" srv µs/req", 22) } else { ("", 33) };
+    let (unit, counted) = match r.mode {
+        Mode::Grpc => ("calls/s", "calls"),
+        _ => ("req/s", "requests"),
+    };
     let _ = writeln!(
         s,
         "  {:>4} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7}{cpu_head}  verdict",
-        "step", "target/s", "achieved/s", "requests", "p50", "p99", "p99.9", "errors", "late"
+        "step", "target/s", "achieved/s", counted, "p50", "p99", "p99.9", "errors", "late"
     );
     for (i, st) in r.steps.iter().enumerate() {
         let verdict = match (&st.client_limit, st.met) {
@@ -55,11 +60,11 @@ pub fn render(r: &CapacityResult) -> String {
     }
     let answer = match (r.capacity_rps, r.failed_at_rps, r.ending) {
         (Some(c), _, Ending::ClientLimit) => format!(
-            "≥ {c:.0} req/s (client limit {:.0})",
+            "≥ {c:.0} {unit} (client limit {:.0})",
             r.client_ceiling_rps.unwrap_or(0.0)
         ),
-        (Some(c), Some(f), _) => format!("{c:.0} req/s (missed at {f:.0})"),
-        (Some(c), None, _) => format!("at least {c:.0} req/s"),
+        (Some(c), Some(f), _) => format!("{c:.0} {unit} (missed at {f:.0})"),
+        (Some(c), None, _) => format!("at least {c:.0} {unit}"),
         (None, ..) => "none found".to_string(),
     };
     let _ = writeln!(
@@ -72,7 +77,7 @@ pub fn render(r: &CapacityResult) -> String {
     if let (Some(c), false) = (r.client_ceiling_rps, r.ending == Ending::ClientLimit) {
         let _ = writeln!(
             s,
-            "  Client       sent at most {c:.0} req/s open loop in a step it could not keep"
+            "  Client       sent at most {c:.0} {unit} open loop in a step it could not keep"
         );
     }
     if let Some(note) = &r.note {
@@ -143,6 +148,7 @@ mod tests {
         };
         CapacityResult {
             target: vec!["http://127.0.0.1:8080/hello".into()],
+            mode: Mode::Http,
             slo: "p99<=5ms,errors<=0.1%".parse().unwrap(),
             precision: 0.05,
             max_steps: 20,
@@ -167,6 +173,27 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("missed: p99 123.456ms > 5ms"), "{text}");
+    }
+
+    #[test]
+    fn a_grpc_search_counts_calls_and_answers_in_calls_per_second() {
+        let mut r = result();
+        r.target = vec!["grpc://127.0.0.1:50051/serverbench.Bench/Sum".into()];
+        r.mode = Mode::Grpc;
+        let text = render(&r);
+        assert!(
+            text.contains("Capacity     1000 calls/s (missed at 1031)"),
+            "{text}"
+        );
+        let head = text.lines().nth(1).unwrap();
+        assert!(
+            head.contains("calls") && !head.contains("requests"),
+            "{head}"
+        );
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains(r#""mode":"grpc""#), "{json}");
+        let http = serde_json::to_string(&result()).unwrap();
+        assert!(!http.contains("mode"), "{http}");
     }
 
     #[test]
