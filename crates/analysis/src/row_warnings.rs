@@ -6,6 +6,7 @@
 use crate::stats;
 use crate::summary::{ServerSummary, Table, ERROR_RATE_WARN};
 use crate::warnings::{Warning, WarningKind};
+use serverbench_model::Mode;
 
 /// The warnings about one row: each a plain sentence naming the server, table and figure.
 pub fn row_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
@@ -61,7 +62,7 @@ pub fn row_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
             )));
         }
     }
-    out.extend(error_warnings(&at, s));
+    out.extend(error_warnings(&at, s, t.mode));
     out.into_iter()
         .map(|(kind, message)| Warning {
             kind,
@@ -74,13 +75,20 @@ pub fn row_warnings(t: &Table, s: &ServerSummary) -> Vec<Warning> {
 }
 
 /// Errors and non-2xx responses above [`ERROR_RATE_WARN`].
-fn error_warnings(at: &str, s: &ServerSummary) -> Vec<(WarningKind, String)> {
+fn error_warnings(at: &str, s: &ServerSummary, mode: Mode) -> Vec<(WarningKind, String)> {
     let mut out = Vec::new();
+    let (what, by) = match mode {
+        Mode::Grpc => (
+            "calls",
+            "; the gRPC table names their status codes and causes",
+        ),
+        _ => ("requests", ""),
+    };
     if s.error_rate.is_some_and(|e| e > ERROR_RATE_WARN) {
         out.push((
             WarningKind::Errors,
             format!(
-                "{at}: {:.2}% of requests failed ({} errors), above the {:.1}% threshold.",
+                "{at}: {:.2}% of {what} failed ({} errors), above the {:.1}% threshold{by}.",
                 s.error_rate.unwrap_or(0.0) * 100.0,
                 s.errors,
                 ERROR_RATE_WARN * 100.0
