@@ -367,6 +367,12 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
     let per_request = !laps[0].params.work.mode.is_stream();
     let requests: u64 = ok.iter().filter_map(|(_, m)| m.requests).sum();
     let errors: u64 = ok.iter().map(|(_, m)| lap_errors(m)).sum();
+    // A gRPC lap's answered calls include the failed ones: its errors are not added twice.
+    let answered_errors: u64 = (ok.iter())
+        .filter(|(_, m)| m.grpc.is_some())
+        .filter_map(|(_, m)| Some(m.errors.as_ref()?.on_answers()))
+        .sum();
+    let attempts = requests + errors - answered_errors.min(errors);
     let ci = stats::bootstrap_median_ci(
         &values,
         stats::DEFAULT_CONFIDENCE,
@@ -405,7 +411,7 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
         mbps_up: median_by(&ok, |_, m| mbps(m, false)).filter(|_| tcp),
         requests,
         errors,
-        error_rate: (requests + errors > 0).then(|| errors as f64 / (requests + errors) as f64),
+        error_rate: (attempts > 0).then(|| errors as f64 / attempts as f64),
         non_2xx: ok.iter().filter_map(|(_, m)| m.non_2xx).sum(),
         rss_peak_mb: ok
             .iter()
@@ -443,10 +449,18 @@ fn per_second(amount: f64, seconds: f64) -> Option<f64> {
     (seconds > 0.0).then(|| amount / seconds)
 }
 
+/// A lap's headline rate: requests (messages) per second; for gRPC the calls that ended OK per
+/// second, so a server failing its calls fast does not score by them.
 fn lap_rps(m: &Measurement) -> Option<f64> {
-    m.rps
+    let all = m
+        .rps
         .or_else(|| per_second(m.requests? as f64, m.duration_s?))
-        .filter(|x| x.is_finite())
+        .filter(|x| x.is_finite())?;
+    match (&m.grpc, m.requests) {
+        (Some(g), Some(n)) if n > 0 => Some(all * g.ok_calls().min(n) as f64 / n as f64),
+        (Some(_), _) => Some(0.0),
+        (None, _) => Some(all),
+    }
 }
 
 fn lap_errors(m: &Measurement) -> u64 {

@@ -123,3 +123,38 @@ fn a_missing_baseline_leaves_no_speed_factors_and_says_so() {
         .iter()
         .any(|w| w.kind == WarningKind::MissingBaseline));
 }
+
+/// A gRPC lap of `server` answering 1,000 calls/s, `failed` of them with grpc-status 1.
+fn grpc_lap(server: &str, n: u32, failed: u64) -> LapRecord {
+    let mut r = lap(server, n, Some(1000.0));
+    r.params.work.mode = Mode::Grpc;
+    let m = r.load.as_mut().unwrap();
+    m.errors_total = Some(failed);
+    m.errors = Some(serverbench_model::result::Errors {
+        grpc: failed,
+        ..Default::default()
+    });
+    m.grpc = Some(serverbench_model::result::GrpcResult {
+        status_codes: [
+            ("OK".to_string(), 1000 - failed),
+            ("CANCELLED".into(), failed),
+        ]
+        .into(),
+        ..Default::default()
+    });
+    r
+}
+
+#[test]
+fn a_grpc_server_failing_its_calls_fast_ranks_by_the_calls_that_ended_ok() {
+    let laps: Vec<LapRecord> = (1..=3)
+        .flat_map(|n| [grpc_lap("fails", n, 900), grpc_lap("right", n, 0)])
+        .collect();
+    let s = summarize(&laps, None);
+    let t = &s.tables[0];
+    assert_eq!(t.servers[0].server, "right");
+    let fails = &t.servers[1];
+    assert_eq!(fails.rps.unwrap().median, 100.0);
+    // 2,700 of the 3,000 calls answered failed: not 2,700 of 5,700.
+    assert_eq!(fails.error_rate, Some(0.9));
+}

@@ -1,6 +1,7 @@
 //! The table of gRPC laps, from [`serverbench_analysis::grpc_calls`], one per load profile:
-//! the protocol and streams (`grpcs m16`), the server's stream limit, calls/s, and every call
-//! of the laps by how it ended: OK, or failed by its `grpc-status` code (`13 INTERNAL ×12`) or
+//! the protocol and streams (`grpcs m16`), the server's stream limit, the calls answered per
+//! second (failed ones included; the summary's calls/s counts those that ended OK), and every
+//! call of the laps by how it ended: OK, or failed by its `grpc-status` code (`13 INTERNAL ×12`) or
 //! by another cause (`no trailers ×3`). The CSV form ([`grpc_csv`]) adds the profile, the
 //! method and the streams, with the statuses and causes as `name=count` lists.
 
@@ -27,11 +28,10 @@ enum Col {
     Why,
 }
 
-const TABLE: [Col; 8] = {
+/// The terminal's: the failed calls' count is the sum of the `failed by` list (the CSV keeps it).
+const TABLE: [Col; 7] = {
     use Col::*;
-    [
-        Server, Scenario, Transport, MaxStreams, Calls, Ok, Failed, Why,
-    ]
+    [Server, Scenario, Transport, MaxStreams, Calls, Ok, Why]
 };
 
 const CSV: [Col; 11] = {
@@ -51,7 +51,7 @@ impl ColumnDef<(ProtocolRow, GrpcCalls)> for Col {
             Col::Method => "method",
             Col::Streams => "streams",
             Col::MaxStreams => "server_max_streams",
-            Col::Calls => "calls_per_s_median",
+            Col::Calls => "answered_per_s_median",
             Col::Ok => "calls_ok",
             Col::Failed => "calls_failed",
             Col::Why => "failed_by",
@@ -62,10 +62,10 @@ impl ColumnDef<(ProtocolRow, GrpcCalls)> for Col {
         match self {
             Col::Transport => "protocol",
             Col::MaxStreams => "max streams",
-            Col::Calls => "calls/s",
+            Col::Calls => "answered/s",
             Col::Ok => "OK calls",
             Col::Failed => "failed",
-            Col::Why => "failed by status or cause",
+            Col::Why => "failed by",
             other => other.key(),
         }
     }
@@ -173,11 +173,12 @@ pub fn grpc_csv(summary: &Summary) -> Option<Grid> {
 pub fn grpc_legend(summary: &Summary) -> Option<String> {
     summary.protocols.iter().any(|r| r.grpc.is_some()).then(|| {
         "gRPC: every call judged (HTTP status 200, content-type application/grpc, the message \
-         framing, a grpc-status trailer); calls/s: the median of the laps' calls answered per \
-         second, failed ones included (the summary's figure). OK calls and failed: summed over \
-         the laps; failed by: the grpc-status code of a call that ended with one, else the cause \
-         (no trailers, http status, content-type, framing, a reset stream). protocol: grpc is h2c \
-         on PORT, grpcs h2 over TLS on TLS_PORT, mN N calls in flight per connection."
+         framing, a grpc-status trailer); the summary's calls/s counts the calls that ended OK, \
+         answered/s every call answered, failed ones included (medians of the laps). OK calls \
+         and failed by: summed over the laps, the failed ones by the grpc-status code of a call \
+         that ended with one, else by the cause (no trailers, http status, content-type, framing, a reset \
+         stream). protocol: grpc is h2c on PORT, grpcs h2 over TLS on TLS_PORT, mN N calls in \
+         flight per connection."
             .to_owned()
     })
 }
@@ -228,7 +229,7 @@ mod tests {
         assert_eq!(csv.rows[0].cells[failed].raw, "16");
         assert!(grpc_legend(&s)
             .unwrap()
-            .contains("failed by: the grpc-status code"));
+            .contains("failed ones by the grpc-status code"));
     }
 
     #[test]
