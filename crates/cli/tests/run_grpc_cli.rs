@@ -42,6 +42,9 @@ connections = 4
 duration = "1s"
 "#;
 
+/// What the tests need first.
+const SETUP: &str = "go/grpc-go needs `serverbench setup go/grpc-go`";
+
 fn serverbench(args: &[&str], cache: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_serverbench"))
         .args(args)
@@ -82,11 +85,8 @@ fn run_suite(suite: &str, results: &Path) -> (Output, PathBuf) {
         .map(|e| e.unwrap().path())
         .find(|p| p.join("results.jsonl").is_file())
         .unwrap_or_else(|| {
-            panic!(
-                "no results folder: {}{}",
-                text(&out.stdout),
-                text(&out.stderr)
-            )
+            let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+            panic!("no results folder ({SETUP}):\n{stdout}{stderr}")
         });
     (out, dir)
 }
@@ -103,8 +103,7 @@ fn go_grpc_go_runs_a_grpc_suite_over_h2c_and_tls_and_every_call_is_counted_by_st
     let results = tempfile::tempdir().unwrap();
     let (out, dir) = run_suite(SUITE, results.path());
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    let hint = "(go/grpc-go needs `serverbench setup go/grpc-go`)";
-    assert!(out.status.success(), "{hint}\n{stdout}\n{stderr}");
+    assert!(out.status.success(), "({SETUP})\n{stdout}\n{stderr}");
     let laps = records(&dir);
     assert_eq!(laps.len(), 3, "{laps:?}");
     for r in &laps {
