@@ -73,6 +73,8 @@ enum Col {
     Rss,
     Cores,
     CpuPerRequest,
+    /// `cpu_us_per_request` of gRPC laps: headed `µs/call`.
+    CpuPerCall,
     CtxPerRequest,
     ClientSaturated,
     Speed,
@@ -188,7 +190,11 @@ fn columns(table: &Table, view: View) -> Vec<Col> {
         if wide && table.mode.is_tcp() {
             cols.extend([MbpsDown, MbpsUp]);
         }
-        cols.extend([Rss, Cores, CpuPerRequest]);
+        let cpu = match table.mode {
+            serverbench_model::Mode::Grpc => CpuPerCall,
+            _ => CpuPerRequest,
+        };
+        cols.extend([Rss, Cores, cpu]);
         if wide {
             cols.push(CtxPerRequest);
         }
@@ -284,7 +290,9 @@ impl Col {
             }
             Col::Rss => Cell::number(s.rss_peak_mb, |v| num(Some(v))),
             Col::Cores => Cell::number(s.cores_used, |v| num(Some(v))),
-            Col::CpuPerRequest => Cell::number(s.cpu_us_per_request, |v| num(Some(v))),
+            Col::CpuPerRequest | Col::CpuPerCall => {
+                Cell::number(s.cpu_us_per_request, |v| num(Some(v)))
+            }
             Col::CtxPerRequest => Cell::number(s.ctx_switches_per_request, |v| num(Some(v))),
             Col::Failures => {
                 let n = s.errors + s.non_2xx;
@@ -377,7 +385,7 @@ fn key(col: Col) -> &'static str {
         Non2xx => "non_2xx",
         Rss => "rss_peak_mb",
         Cores => "cores_used",
-        CpuPerRequest => "cpu_us_per_request",
+        CpuPerRequest | CpuPerCall => "cpu_us_per_request",
         CtxPerRequest => "ctx_switches_per_request",
         ClientSaturated => "client_saturated",
         Speed | SpeedWithInterval => "speed_factor",
@@ -420,6 +428,7 @@ fn label(col: Col) -> &'static str {
         Rss => "RSS MB",
         Cores => "cores",
         CpuPerRequest => "µs/req",
+        CpuPerCall => "µs/call",
         CtxPerRequest => "ctx sw/req",
         Failures => "errors",
         LapsDone => "laps",
