@@ -13,7 +13,7 @@ mod protocol;
 pub mod stored;
 mod ws;
 pub use crate::silence::Silence;
-pub use grpc::GrpcResult;
+pub use grpc::{GrpcResult, GrpcStreamResult};
 pub use merge::{MergeError, ProtocolPart};
 pub use protocol::{
     ConnectionMode, Http1Result, ProtocolResult, TcpPingPongResult, TcpStreamResult, Throughput,
@@ -519,6 +519,9 @@ pub struct Histograms {
     /// `--mix`: each entry's `latency_us`, encoded the same way, in the mix's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mix_latency_us: Vec<String>,
+    /// `grpc://` with `--stream`: `grpc.stream.message_latency_us`, encoded the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_latency_us: Option<String>,
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! The gRPC block of a result: calls by status code, failures by cause, messages and message
 //! bytes both ways, and its exact merge.
 
+use super::Latency;
+use crate::spec::GrpcStream;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -35,6 +37,29 @@ pub struct GrpcResult {
     pub message_bytes_received: u64,
     /// GOAWAY frames received.
     pub goaways: u64,
+    /// `--stream`: the streaming calls' figures (absent for unary calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<GrpcStreamResult>,
+}
+
+/// Streaming calls (`--stream`): a call is one stream of `messages_per_call` messages one way
+/// (`server`: chunks received; `client`: chunks sent, one Count back) or both (`bidi`: each
+/// chunk echoed before the next is sent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrpcStreamResult {
+    /// `server`, `client` or `bidi`.
+    pub kind: GrpcStream,
+    /// `--stream-messages`: chunks per call (asked for, sent, or echoed).
+    pub messages_per_call: u32,
+    /// Data bytes of each chunk (`--message-size`).
+    pub message_size: u32,
+    /// Messages received per second over the measured window (`messages_received` / duration).
+    pub messages_per_s: f64,
+    /// Per-message latency, gRPC's own benchmark's: from the call's start, or from the call's
+    /// previous message received, to each message received (`bidi`: each echo's round trip;
+    /// `server`: the gap between chunks, 0 for chunks read together; `client`: the one Count,
+    /// the call's latency). Read from the merged histogram (`histograms.message_latency_us`).
+    pub message_latency_us: Latency,
 }
 
 impl GrpcResult {

@@ -141,7 +141,17 @@ impl ProtocolResult {
                     ProtocolResult::Grpc(g) => Some(g),
                     _ => None,
                 });
-                ProtocolResult::Grpc(GrpcResult::merge(&gs))
+                let mut g = GrpcResult::merge(&gs);
+                if let Some(stream) = g.stream.as_mut() {
+                    let texts = parts
+                        .iter()
+                        .map(|p| p.histograms.and_then(|h| h.message_latency_us.as_deref()));
+                    let messages = sum_encoded(texts)?;
+                    histograms.message_latency_us = Some(histo::encode(&messages));
+                    stream.message_latency_us = latency_of(&messages);
+                    stream.messages_per_s = g.messages_received as f64 / secs;
+                }
+                ProtocolResult::Grpc(g)
             }
         })
     }

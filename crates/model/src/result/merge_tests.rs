@@ -160,3 +160,37 @@ fn tls_parts_that_negotiated_different_names_are_marked_mixed() {
     assert!(m.mixed);
     assert_eq!((m.handshakes, m.handshakes_per_s), (4, 2.0));
 }
+
+#[test]
+fn grpc_stream_parts_read_the_message_latency_from_the_summed_histograms_and_rate_over_the_run() {
+    let part = |received: u64, lat: &[u64]| {
+        let g = GrpcResult {
+            messages_received: received,
+            stream: Some(super::super::GrpcStreamResult {
+                kind: crate::spec::GrpcStream::Bidi,
+                messages_per_call: 10,
+                message_size: 32,
+                messages_per_s: 0.0,
+                message_latency_us: Latency::default(),
+            }),
+            ..Default::default()
+        };
+        let h = Histograms {
+            message_latency_us: Some(hist(lat)),
+            ..Default::default()
+        };
+        (ProtocolResult::Grpc(g), h)
+    };
+    let rs = [part(300, &[100; 99]), part(100, &[5000])];
+    let mut out = Histograms::default();
+    let p = ProtocolResult::merge(&parts(&rs), &merged(2.0, 0, 0, 2), &mut out).unwrap();
+    let ProtocolResult::Grpc(g) = p else {
+        panic!("not grpc")
+    };
+    let s = g.stream.unwrap();
+    assert_eq!(g.messages_received, 400);
+    assert_eq!(s.messages_per_s, 200.0);
+    assert!((99.0..=101.0).contains(&s.message_latency_us.p50), "{s:?}");
+    assert!(s.message_latency_us.max >= 4990.0, "the slow host's one message: {s:?}");
+    assert!(out.message_latency_us.is_some());
+}

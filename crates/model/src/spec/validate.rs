@@ -38,6 +38,9 @@ pub enum Key {
     /// The gRPC method, the path of a `grpc://` URL.
     GrpcMethod,
     Deadline,
+    /// `--stream`: gRPC streaming calls.
+    Stream,
+    StreamMessages,
 }
 
 /// Where in a suite a key is written: the scenario (what is requested) or the profile (how
@@ -79,6 +82,8 @@ impl Key {
             Key::Http2 => "--http2",
             Key::GrpcMethod => "grpc://HOST:PORT/package.Service/Method",
             Key::Deadline => "--deadline",
+            Key::Stream => "--stream",
+            Key::StreamMessages => "--stream-messages",
         }
     }
 
@@ -110,6 +115,8 @@ impl Key {
             Key::Http2 => "protocol",
             Key::GrpcMethod => "paths",
             Key::Deadline => "deadline",
+            Key::Stream => "stream",
+            Key::StreamMessages => "stream_messages",
         }
     }
 
@@ -180,8 +187,14 @@ pub enum Why {
     NoGrpcMethod,
     /// A method the built-in benchmark service does not have (the path given).
     UnknownGrpcMethod(String),
-    /// An option of the benchmark service's Echo only (the method given).
+    /// An option of the benchmark service's Echo and of streams only (the method given).
     EchoOnly(String),
+    /// A stream kind with a URL naming another method (the method given).
+    StreamMethod(GrpcStream, String),
+    /// A streaming method without its stream kind.
+    StreamNeeded(GrpcStream),
+    /// Streaming calls of this many messages of this many bytes: over the limits.
+    StreamOver(u64, u64),
 }
 
 /// A rule a [`LoadSpec`] breaks: the key, what is wrong, and where the spec came from.
@@ -262,7 +275,25 @@ impl SpecError {
                  need --proto, not built yet)",
                 grpc::METHODS.join(", ")
             ),
-            Why::EchoOnly(m) => format!("applies to {} only, not to `{m}`", grpc::ECHO),
+            Why::EchoOnly(m) => format!(
+                "applies to {} and to {} only, not to `{m}`",
+                grpc::ECHO,
+                o.spell(Key::Stream)
+            ),
+            Why::StreamMethod(k, m) => format!(
+                "`{k}` calls {}, not `{m}` (name it as the URL's path, or leave the path out)",
+                k.method().path()
+            ),
+            Why::StreamNeeded(k) => format!(
+                "{} is a streaming method: give {} {k}",
+                k.method().path(),
+                o.spell(Key::Stream)
+            ),
+            Why::StreamOver(n, size) => format!(
+                "{n} messages of {size} bytes per call: at most {} messages and {} MiB per call",
+                grpc::MAX_STREAM_MESSAGES,
+                grpc::MAX_STREAM_BYTES >> 20
+            ),
             Why::MixHasIt => format!(
                 "a mix entry has its own method and body: give them in the mix file (not with {})",
                 o.spell(Key::Mix)
@@ -519,7 +550,8 @@ impl fmt::Display for Table {
 }
 
 mod grpc;
-pub use grpc::{grpc_method, GrpcMethod, MAX_GRPC_MESSAGE};
+pub use grpc::{grpc_method, GrpcMethod, GrpcStream, MAX_GRPC_MESSAGE};
+pub use grpc::{DEFAULT_STREAM_MESSAGES, DEFAULT_STREAM_MESSAGE_SIZE, MAX_STREAM_BYTES};
 
 #[cfg(test)]
 mod tests;

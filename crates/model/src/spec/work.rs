@@ -4,7 +4,7 @@
 //! suite's unknown key is still refused), and [`LoadSpec::lap`] turns them, with the profile's
 //! pace and the server's address, into the one [`LoadSpec`] a lap runs.
 
-use super::LoadSpec;
+use super::{GrpcStream, LoadSpec};
 use crate::{Method, Mix, Mode, SizeRange, Transport};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -52,6 +52,13 @@ pub struct Work {
     /// `http`: random bytes, the size drawn per request (`"500KB..20MB"`, or one size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_size: Option<SizeRange>,
+    /// `grpc`: streaming calls of the benchmark service (`server`, `client` or `bidi`) instead
+    /// of unary ones; each chunk's data is `size` bytes (default 32).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<GrpcStream>,
+    /// `grpc` with `stream`: messages per call (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_messages: Option<u32>,
 }
 
 impl Work {

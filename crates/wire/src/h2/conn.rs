@@ -5,7 +5,7 @@
 use super::frame::{self, Head, HEADER_LEN};
 use super::hpack::Decoder;
 use super::streams::{Call, Stream, Streams};
-use super::{Ctx, Event, Request, Settings};
+use super::{Ctx, Event, Request, SendMode, Settings};
 use crate::http::{fnv, Response, FNV_OFFSET};
 use crate::Inflight;
 use std::collections::VecDeque;
@@ -63,6 +63,9 @@ pub struct H2Conn {
     /// gRPC calls: header blocks are read for the gRPC fields, DATA for its message framing,
     /// and a stream ends in [`Event::Call`].
     grpc: bool,
+    /// gRPC streaming calls: each message received is timed, and a ping-pong call sends its
+    /// next message.
+    streaming: bool,
 }
 
 /// Reads a connection takes before its low-water mark may count on predicted sizes: a new
@@ -104,12 +107,16 @@ impl H2Conn {
             received: 0,
             reads: 0,
             grpc: false,
+            streaming: false,
         }
     }
 
-    /// Makes this connection's streams gRPC calls (see [`Event::Call`]).
-    pub fn for_grpc(&mut self) {
+    /// Makes this connection's streams gRPC calls (see [`Event::Call`]); `streaming`: each
+    /// message received is timed ([`Ctx::message_latency`]) and ping-pong requests
+    /// ([`SendMode::PingPong`]) are sent a message at a time.
+    pub fn for_grpc(&mut self, streaming: bool) {
         self.grpc = true;
+        self.streaming = streaming;
     }
 
     /// Whether its streams are gRPC calls.
@@ -198,33 +205,43 @@ impl H2Conn {
                 unacked: 0,
                 send_window: self.peer.initial_window_size as i64,
                 body_sent: 0,
+                released: usize::MAX,
+                ended: false,
                 wire: 0,
-                call: Call::default(),
+                call: Call::started(inflight.sent),
             },
         );
         self.open_by_url[inflight.url as usize] += 1;
         if let Some(body) = &req.body {
-            if !self.pump(id, body, out) {
+            if req.send == SendMode::PingPong {
+                if let Some(s) = self.streams.get_mut(id) {
+                    s.released = next_message(body, 0);
+                    s.call.sent = 1;
+                }
+            }
+            if !self.pump(id, req, out) {
                 self.blocked.push_back(id);
             }
         }
     }
 
-    /// Sends as much of stream `id`'s body as the windows allow; true when all of it is sent
-    /// (or the stream is gone).
-    fn pump(&mut self, id: u32, body: &[u8], out: &mut Vec<u8>) -> bool {
-        let Some(s) = self.streams.get_mut(id) else {
+    /// Sends as much of stream `id`'s body as the windows allow (a ping-pong call's: up to
+    /// what is released); true when all of that is sent (or the stream is gone).
+    fn pump(&mut self, id: u32, req: &Request, out: &mut Vec<u8>) -> bool {
+        let (Some(s), Some(body)) = (self.streams.get_mut(id), req.body.as_deref()) else {
             return true;
         };
-        while s.body_sent < body.len() {
-            let n = (body.len() - s.body_sent)
+        let whole = req.send == SendMode::Whole;
+        let limit = body.len().min(s.released);
+        while s.body_sent < limit {
+            let n = (limit - s.body_sent)
                 .min(self.peer.max_frame_size as usize)
                 .min(s.send_window.max(0) as usize)
                 .min(self.send_window.max(0) as usize);
             if n == 0 {
                 return false;
             }
-            let end = s.body_sent + n == body.len();
+            let end = whole && s.body_sent + n == body.len();
             let flags = if end { frame::END_STREAM } else { 0 };
             frame::put_head(out, n, frame::DATA, flags, id);
             out.extend_from_slice(&body[s.body_sent..s.body_sent + n]);
@@ -241,8 +258,8 @@ impl H2Conn {
         while k < self.blocked.len() && self.send_window > 0 {
             let id = self.blocked[k];
             let url = self.streams.get_mut(id).map(|s| s.req.url as usize);
-            let done = match url.and_then(|u| cx.requests[u].body.as_deref()) {
-                Some(body) => self.pump(id, body, cx.out),
+            let done = match url {
+                Some(u) => self.pump(id, &cx.requests[u], cx.out),
                 None => true,
             };
             if done {
@@ -276,7 +293,7 @@ impl H2Conn {
                 }
             };
             if head.kind == frame::DATA {
-                pos += self.data_bytes(head.stream, &data[pos..])?;
+                pos += self.data_bytes(head.stream, &data[pos..], cx)?;
                 if self.reader.left > 0 {
                     return Ok((None, pos));
                 }
@@ -368,8 +385,9 @@ impl H2Conn {
 
     /// Takes DATA payload bytes: the pad length, the content (counted and hashed into its
     /// stream) and the padding. Returns the bytes used.
-    fn data_bytes(&mut self, stream: u32, input: &[u8]) -> Result<usize, u32> {
+    fn data_bytes(&mut self, stream: u32, input: &[u8], cx: &mut Ctx<'_>) -> Result<usize, u32> {
         let mut used = 0;
+        let mut came = false;
         let r = &mut self.reader;
         while used < input.len() && r.left > 0 {
             if r.pad_pending {
@@ -389,7 +407,13 @@ impl H2Conn {
                         s.body_hash = fnv(s.body_hash, &input[used..used + n]);
                     }
                     if self.grpc {
+                        let before = s.call.messages;
                         s.call.deframe(&input[used..used + n]);
+                        let got = s.call.messages - before;
+                        if got > 0 && self.streaming {
+                            s.call.timed(got, cx.now, cx.message_latency.as_deref_mut());
+                            came = true;
+                        }
                     }
                 }
                 used += n;
@@ -401,7 +425,35 @@ impl H2Conn {
                 r.left -= n;
             }
         }
+        if came {
+            self.ping_pong(stream, cx);
+        }
         Ok(used)
+    }
+
+    /// Messages came back on stream `id`: a ping-pong call whose every message came back
+    /// sends its next one, or, after the last, an empty DATA frame ending its side.
+    fn ping_pong(&mut self, id: u32, cx: &mut Ctx<'_>) {
+        let Some(s) = self.streams.get_mut(id) else {
+            return;
+        };
+        let req = &cx.requests[s.req.url as usize];
+        let (SendMode::PingPong, Some(body)) = (req.send, req.body.as_deref()) else {
+            return;
+        };
+        if s.call.messages < s.call.sent || s.ended {
+            return;
+        }
+        if s.released >= body.len() {
+            s.ended = true;
+            frame::put_head(cx.out, 0, frame::DATA, frame::END_STREAM, id);
+            return;
+        }
+        s.released = next_message(body, s.released);
+        s.call.sent += 1;
+        if !self.pump(id, req, cx.out) && !self.blocked.contains(&id) {
+            self.blocked.push_back(id);
+        }
     }
 
     /// Stream `id` ended: its response, if it was open.
@@ -427,6 +479,15 @@ impl H2Conn {
     pub fn oldest(&self) -> Option<Inflight> {
         self.streams.oldest().map(|s| s.req)
     }
+}
+
+/// The end of the length-prefixed message starting at `at` in `body` (at most its end).
+fn next_message(body: &[u8], at: usize) -> usize {
+    let len = match body.get(at + 1..at + 5) {
+        Some(l) => u32::from_be_bytes([l[0], l[1], l[2], l[3]]) as usize,
+        None => 0,
+    };
+    (at + 5 + len).min(body.len())
 }
 
 mod frames;

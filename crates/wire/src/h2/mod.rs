@@ -9,6 +9,12 @@
 //! stream and for the connection, and give back what we consumed in one WINDOW_UPDATE once half
 //! of a window is used. Request header blocks are encoded once per URL ([`Request`]); only the
 //! stream id is written into each copy.
+//!
+//! gRPC streaming calls ([`H2Conn::for_grpc`] with `streaming`): a request body of several
+//! length-prefixed messages goes out whole ([`SendMode::Whole`], client streaming) or one message
+//! at a time, each once the one before came back ([`SendMode::PingPong`], bidi echo); each message
+//! received is timed from the call's start or its previous message into the histogram the
+//! caller lends ([`Ctx::message_latency`]). That state lives in each stream's slot ([`Call`]).
 
 mod conn;
 pub mod frame;
@@ -32,6 +38,20 @@ pub struct Request {
     pub headers: Vec<u8>,
     /// The body, sent as DATA frames as the server's windows allow.
     pub body: Option<Vec<u8>>,
+    /// How the body goes out.
+    pub send: SendMode,
+}
+
+/// How a request body goes out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SendMode {
+    /// All of it as the windows allow, END_STREAM on its last DATA frame.
+    #[default]
+    Whole,
+    /// gRPC bidi: the body is length-prefixed messages, sent one at a time, each once as many
+    /// messages came back as were sent; END_STREAM on an empty DATA frame after the last came
+    /// back.
+    PingPong,
 }
 
 /// The largest header block a request may have: one HEADERS frame (no CONTINUATION).
@@ -45,7 +65,24 @@ impl Request {
         let mut headers = Vec::with_capacity(frame::HEADER_LEN + block.len());
         frame::put_head(&mut headers, block.len(), frame::HEADERS, flags, 0);
         headers.extend_from_slice(block);
-        Request { headers, body }
+        Request {
+            headers,
+            body,
+            send: SendMode::Whole,
+        }
+    }
+
+    /// A gRPC bidi call's request: `body` (length-prefixed messages) sent one message at a
+    /// time (see [`SendMode::PingPong`]); the stream stays open after HEADERS.
+    pub fn ping_pong(block: &[u8], body: &[u8]) -> Request {
+        let mut headers = Vec::with_capacity(frame::HEADER_LEN + block.len());
+        frame::put_head(&mut headers, block.len(), frame::HEADERS, frame::END_HEADERS, 0);
+        headers.extend_from_slice(block);
+        Request {
+            headers,
+            body: Some(body.to_vec()),
+            send: SendMode::PingPong,
+        }
     }
 }
 
@@ -96,4 +133,10 @@ pub struct Ctx<'a> {
     pub strings: &'a mut Strings,
     /// The prepared requests (for request bodies still to send).
     pub requests: &'a [Request],
+    /// The time of these bytes (the caller's monotonic nanoseconds): streaming calls time
+    /// their messages with it.
+    pub now: u64,
+    /// Streaming calls: each message's latency in microseconds goes here (None: not
+    /// measuring; the messages are still timed, so the next gap is right).
+    pub message_latency: Option<&'a mut hdrhistogram::Histogram<u64>>,
 }

@@ -19,6 +19,10 @@ pub struct Stream {
     pub send_window: i64,
     /// Request body bytes sent so far.
     pub body_sent: usize,
+    /// Request body bytes that may go out (all of it, or a ping-pong call's messages sent).
+    pub released: usize,
+    /// A ping-pong call's END_STREAM went out.
+    pub ended: bool,
     /// Wire bytes of this stream's frames so far (headers included).
     pub wire: u32,
     /// gRPC: what the call's headers, messages and trailers said so far.
@@ -39,6 +43,10 @@ pub struct Call {
     pub messages: u32,
     /// A message's prefix had a flag other than 0 (we accept no compression).
     pub bad_flag: bool,
+    /// A ping-pong call ([`crate::h2::SendMode::PingPong`]): messages released to be sent.
+    pub sent: u32,
+    /// Streaming calls: when the call started or its last message came (monotonic ns).
+    pub last_at: u64,
     /// Bytes of the current prefix read (0 to 4; at 5 the message starts).
     have: u8,
     prefix: [u8; 4],
@@ -47,6 +55,14 @@ pub struct Call {
 }
 
 impl Call {
+    /// A call started at `at` (monotonic ns).
+    pub fn started(at: u64) -> Call {
+        Call {
+            last_at: at,
+            ..Call::default()
+        }
+    }
+
     /// Takes DATA content bytes: prefixes read, messages skipped and counted.
     pub fn deframe(&mut self, mut data: &[u8]) {
         while !data.is_empty() {
@@ -74,6 +90,18 @@ impl Call {
                 }
             }
         }
+    }
+
+    /// `got` messages came at `now`: the first timed from the call's start or its last
+    /// message, the others at 0 (they came in the same read); recorded in µs into `h`.
+    pub fn timed(&mut self, got: u32, now: u64, h: Option<&mut hdrhistogram::Histogram<u64>>) {
+        if let Some(h) = h {
+            h.saturating_record(now.saturating_sub(self.last_at).div_ceil(1000));
+            if got > 1 {
+                h.saturating_record_n(0, (got - 1) as u64);
+            }
+        }
+        self.last_at = now;
     }
 
     /// The DATA ended on a message boundary (no prefix or message cut short).
@@ -177,6 +205,8 @@ mod tests {
             unacked: 0,
             send_window: 0,
             body_sent: 0,
+            released: 0,
+            ended: false,
             wire: 0,
             call: Call::default(),
         }

@@ -26,6 +26,9 @@ struct Client {
     out: Vec<u8>,
     strings: Strings,
     requests: Vec<Request>,
+    /// The time fed bytes arrive at, and the histogram of streaming calls' messages.
+    now: u64,
+    messages: hdrhistogram::Histogram<u64>,
 }
 
 impl Client {
@@ -37,6 +40,8 @@ impl Client {
             out,
             strings: Strings::default(),
             requests,
+            now: 0,
+            messages: hdrhistogram::Histogram::new(3).unwrap(),
         }
     }
 
@@ -50,6 +55,8 @@ impl Client {
                     out: &mut self.out,
                     strings: &mut self.strings,
                     requests: &self.requests,
+                    now: self.now,
+                    message_latency: Some(&mut self.messages),
                 };
                 match self.conn.feed(data, &mut cx)? {
                     (Some(ev), used) => {
@@ -381,7 +388,7 @@ fn grpc_wire(status: &str, trailers: bool) -> Vec<u8> {
 
 fn grpc_client() -> Client {
     let mut c = Client::new(frame::MAX_WINDOW, vec![get()]);
-    c.conn.for_grpc();
+    c.conn.for_grpc(false);
     c.feed(&settings(&[]), 64).unwrap();
     c.open(1);
     c
@@ -433,4 +440,84 @@ fn a_trailers_only_answer_and_one_without_trailers_say_so() {
         (call.trailers, call.grpc_status, call.messages),
         (false, None, 1)
     );
+}
+
+/// Three chunks, length-prefixed: 2, 1 and 3 bytes.
+const CHUNKS: [&[u8]; 3] = [&[0, 0, 0, 0, 2, 8, 1], &[0, 0, 0, 0, 1, 7], &[0, 0, 0, 0, 3, 1, 2, 3]];
+
+/// The DATA frames of stream 1 in `out` from `at`: (flags, payload) each.
+fn data_frames(out: &[u8], mut at: usize) -> Vec<(u8, Vec<u8>)> {
+    let mut frames = Vec::new();
+    while at + HEADER_LEN <= out.len() {
+        let h = Head::parse(out[at..at + HEADER_LEN].try_into().unwrap());
+        let end = at + HEADER_LEN + h.len as usize;
+        if h.kind == frame::DATA && h.stream == 1 {
+            frames.push((h.flags, out[at + HEADER_LEN..end].to_vec()));
+        }
+        at = end;
+    }
+    frames
+}
+
+fn ping_pong_client() -> Client {
+    let body = CHUNKS.concat();
+    let mut c = Client::new(frame::MAX_WINDOW, vec![Request::ping_pong(&[0x83], &body)]);
+    c.conn.for_grpc(true);
+    c.feed(&settings(&[]), 64).unwrap();
+    c
+}
+
+#[test]
+fn a_ping_pong_call_sends_each_message_after_the_one_before_came_back_then_ends_its_side() {
+    let mut c = ping_pong_client();
+    let mark = c.out.len();
+    c.now = 1_000;
+    c.open(1_000);
+    assert_eq!(data_frames(&c.out, mark), vec![(0, CHUNKS[0].to_vec())]);
+    let mut head = vec![0x88];
+    literal(&mut head, "content-type", "application/grpc");
+    let mut w = Vec::new();
+    put(&mut w, frame::HEADERS, frame::END_HEADERS, 1, &head);
+    assert!(c.feed(&w, 64).unwrap().is_empty());
+    for (k, chunk) in CHUNKS.iter().enumerate() {
+        let mark = c.out.len();
+        c.now += 5_000 * (k as u64 + 1);
+        let mut w = Vec::new();
+        put(&mut w, frame::DATA, 0, 1, chunk);
+        // An echo split at any byte sends the next message once, when it is whole.
+        assert!(c.feed(&w, 3).unwrap().is_empty());
+        let sent = data_frames(&c.out, mark);
+        match CHUNKS.get(k + 1) {
+            Some(next) => assert_eq!(sent, vec![(0, next.to_vec())], "after echo {k}"),
+            None => assert_eq!(sent, vec![(frame::END_STREAM, vec![])], "the end"),
+        }
+    }
+    let mut t = Vec::new();
+    literal(&mut t, "grpc-status", "0");
+    let mut w = Vec::new();
+    put(&mut w, frame::HEADERS, frame::END_HEADERS | frame::END_STREAM, 1, &t);
+    let events = c.feed(&w, 64).unwrap();
+    let [Event::Call(_, resp, call, _)] = events.as_slice() else {
+        panic!("{events:?}");
+    };
+    assert_eq!((call.messages, call.sent, call.framed()), (3, 3, true));
+    assert_eq!(resp.body_len, CHUNKS.concat().len() as u64);
+    // Each echo timed from the message before it (or the call's start): 5, 10 and 15 µs.
+    let h = &c.messages;
+    assert_eq!((h.len(), h.min(), h.max()), (3, 5, 15));
+}
+
+#[test]
+fn messages_read_together_on_a_streaming_call_are_timed_once_then_at_zero() {
+    let mut c = Client::new(frame::MAX_WINDOW, vec![get()]);
+    c.conn.for_grpc(true);
+    c.feed(&settings(&[]), 64).unwrap();
+    c.open(0);
+    let mut w = Vec::new();
+    put(&mut w, frame::HEADERS, frame::END_HEADERS, 1, &[0x88]);
+    put(&mut w, frame::DATA, 0, 1, &CHUNKS.concat());
+    c.now = 40_000;
+    c.feed(&w, 1000).unwrap();
+    let h = &c.messages;
+    assert_eq!((h.len(), h.count_at(0), h.max()), (3, 2, 40));
 }
