@@ -8,6 +8,7 @@ use common::grpc::*;
 use common::grpc_server::*;
 use common::*;
 use serverbench_engine::{Schedule, Stop};
+use serverbench_model::spec::GrpcStream;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -147,4 +148,84 @@ fn an_open_loop_rate_is_kept_with_calls() {
     let r = run(&cfg);
     assert_eq!(r.errors.total(), 0, "{:?}", r.grpc());
     assert!((700..=1300).contains(&r.requests), "{}", r.requests);
+}
+
+#[test]
+fn server_streams_count_every_chunk_verified_and_time_each_message() {
+    let (addr, _) = grpc_server(Fault::None, 1);
+    let mut cfg = grpc_stream_config(addr, GrpcStream::Server, (50, 32), 4);
+    cfg.stop = Stop::Requests(400);
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.total()), (400, 0), "{:?}", r.grpc());
+    let g = r.grpc().unwrap();
+    assert_eq!(g.method, "/serverbench.Bench/ServerStream");
+    assert_eq!((g.messages_sent, g.messages_received), (400, 400 * 50));
+    let s = g.stream.as_ref().expect("a stream block");
+    assert_eq!(
+        (s.kind, s.messages_per_call, s.message_size),
+        (GrpcStream::Server, 50, 32)
+    );
+    assert!(s.messages_per_s > 0.0);
+    assert!(s.message_latency_us.max > 0.0, "{s:?}");
+    let hist = r
+        .histograms
+        .as_ref()
+        .and_then(|h| h.message_latency_us.as_deref());
+    let h = serverbench_model::histo::decode(hist.expect("encoded")).unwrap();
+    assert_eq!(h.len(), 400 * 50, "one latency per message received");
+    assert_schema_valid(&serde_json::to_value(&r).unwrap());
+}
+
+#[test]
+fn client_streams_send_their_chunks_within_the_windows_and_get_one_count_back() {
+    let (addr, _) = grpc_server(Fault::None, 1);
+    // 100 chunks of 16 KiB: 1.6 MB per call, far above the 64 KiB windows a call starts with.
+    let mut cfg = grpc_stream_config(addr, GrpcStream::Client, (100, 16 << 10), 2);
+    cfg.stop = Stop::Requests(40);
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.total()), (40, 0), "{:?}", r.grpc());
+    let g = r.grpc().unwrap();
+    assert_eq!((g.messages_sent, g.messages_received), (40 * 100, 40));
+    assert!(g.message_bytes_sent > 40 * 100 * (16 << 10));
+    assert_eq!(g.stream.as_ref().unwrap().kind, GrpcStream::Client);
+}
+
+#[test]
+fn bidi_calls_send_each_chunk_after_the_echo_of_the_one_before() {
+    let (addr, _) = grpc_server(Fault::None, 1);
+    let mut cfg = grpc_stream_config(addr, GrpcStream::Bidi, (20, 100 << 10), 4);
+    cfg.stop = Stop::Requests(60);
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.total()), (60, 0), "{:?}", r.grpc());
+    let g = r.grpc().unwrap();
+    assert_eq!((g.messages_sent, g.messages_received), (60 * 20, 60 * 20));
+    assert_eq!(g.message_bytes_sent, g.message_bytes_received);
+    let s = g.stream.as_ref().unwrap();
+    // Each echo's round trip: never 0, since the next chunk goes out only after it.
+    assert!(s.message_latency_us.p50 >= 1.0, "{s:?}");
+    assert!(
+        s.message_latency_us.p50 < r.latency_us.p50,
+        "a message is a part of a call"
+    );
+}
+
+#[test]
+fn a_stream_one_chunk_short_or_with_a_wrong_byte_fails_by_its_cause() {
+    for (kind, fault, cause) in [
+        (GrpcStream::Server, Fault::ShortStream, "message count"),
+        (GrpcStream::Server, Fault::WrongChunk, "verify"),
+        (GrpcStream::Bidi, Fault::WrongChunk, "verify"),
+    ] {
+        let (addr, _) = grpc_server(fault, 2);
+        let mut cfg = grpc_stream_config(addr, kind, (10, 8), 4);
+        cfg.stop = Stop::Requests(200);
+        let r = run(&cfg);
+        let g = r.grpc().unwrap();
+        let n = g.failures.get(cause).copied().unwrap_or(0);
+        assert!(
+            (60..=140).contains(&n),
+            "{kind} {fault:?}: half by {cause}: {g:?}"
+        );
+        assert_eq!(r.errors.grpc, n, "{kind} {fault:?}: {:?}", r.errors);
+    }
 }

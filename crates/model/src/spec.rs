@@ -19,8 +19,8 @@ mod work;
 pub use before::BeforeError;
 pub use target::UrlError;
 pub use validate::{grpc_method, GrpcMethod, GrpcStream, MAX_GRPC_MESSAGE};
-pub use validate::{DEFAULT_STREAM_MESSAGES, DEFAULT_STREAM_MESSAGE_SIZE, MAX_STREAM_BYTES};
 pub use validate::{Key, Origin, SpecError, Table, Why};
+pub use validate::{DEFAULT_STREAM_MESSAGES, DEFAULT_STREAM_MESSAGE_SIZE, MAX_STREAM_BYTES};
 pub use validate::{DEFAULT_WS_MESSAGE, MAX_WS_MESSAGE, MAX_WS_PING};
 pub use work::{lap_duration, Address, Pace, Work};
 

@@ -1,12 +1,13 @@
-//! `grpc://` and `grpcs://`: unary calls of the built-in benchmark service
-//! (`spec/serverbench.proto`), prepared once: one HEADERS block (POST to the method,
-//! `content-type: application/grpc`, `te: trailers`, `grpc-timeout` with `--deadline`) and
-//! one framed request message, and the framed reply `--verify` expects.
+//! `grpc://` and `grpcs://`: calls of the built-in benchmark service (`spec/serverbench.proto`),
+//! prepared once: one HEADERS block (POST to the method, `content-type: application/grpc`,
+//! `te: trailers`, `grpc-timeout` with `--deadline`), the framed request message (or, for
+//! `--stream client|bidi`, the call's chunks), and the length and hash of the framed reply
+//! `--verify` expects (`--stream server|bidi`: of every chunk, in order).
 
 use super::{plain_refuses_tls_flags, resolve, ConfigError, Protocol, Url};
 use crate::h2;
 use crate::tls::TlsSpec;
-use serverbench_model::spec::{grpc_method, GrpcMethod};
+use serverbench_model::spec::{GrpcMethod, GrpcStream};
 use serverbench_model::LoadSpec;
 use serverbench_wire::grpc;
 use std::net::SocketAddr;
@@ -29,12 +30,29 @@ pub struct GrpcSpec {
     pub window: u32,
     /// `--verify`: every reply compared with the expected one.
     pub verify: bool,
-    /// The framed reply expected: its length and hash.
+    /// The framed reply expected: its length and hash (streams: of all its messages).
     pub expect: (u64, u64),
-    /// Bytes of the framed request message.
+    /// Messages and their bytes (framed) a call sends when it is issued (bidi: none, each
+    /// counted when the call ends, see [`StreamPlan::sent_bytes`]).
+    pub issue_messages: u64,
     pub message_len: u64,
     /// `--deadline`, sent as `grpc-timeout`.
     pub deadline: Option<Duration>,
+    /// `--stream`: the streaming calls (None: unary).
+    pub stream: Option<StreamPlan>,
+}
+
+/// Streaming calls (`--stream`): `messages` chunks of `size` data bytes per call, chunk i with
+/// `seq` i and its bytes of value i % 256 (the contract's ServerStream chunks).
+#[derive(Debug, Clone)]
+pub struct StreamPlan {
+    pub kind: GrpcStream,
+    pub messages: u32,
+    pub size: u32,
+    /// Messages a right call receives (server and bidi: every chunk; client: one Count).
+    pub replies: u32,
+    /// Bidi: the framed bytes of the first k chunks, k = 0..=messages.
+    pub sent_bytes: Vec<u64>,
 }
 
 /// A resolved gRPC target.
@@ -66,9 +84,8 @@ pub fn grpc_target(spec: &LoadSpec) -> Result<GrpcTarget, ConfigError> {
         "grpcs" => true,
         _ => return Err(bad("expected grpc[s]://HOST:PORT/package.Service/Method")),
     };
-    let method = match grpc_method(url) {
-        Ok(Some(m)) => m,
-        _ => return Err(bad("expected grpc[s]://HOST:PORT/package.Service/Method")),
+    let Some(method) = spec.grpc_call() else {
+        return Err(bad("expected grpc[s]://HOST:PORT/package.Service/Method"));
     };
     let u = Url::parse(&format!("{}://{rest}", if tls { "https" } else { "http" }))?;
     let tls = match tls {
@@ -79,9 +96,7 @@ pub fn grpc_target(spec: &LoadSpec) -> Result<GrpcTarget, ConfigError> {
         }
     };
     let addr = resolve(&u.host, u.port)?;
-    let (message, reply) = messages(method, spec.work.size.unwrap_or(0) as usize);
-    let framed = grpc::framed(&message, false);
-    let expected = grpc::framed(&reply, false);
+    let call = Prepared::of(spec, method);
     let mut headers = vec![
         ("content-type".to_string(), grpc::CONTENT_TYPE.to_string()),
         ("te".to_string(), "trailers".to_string()),
@@ -102,18 +117,21 @@ pub fn grpc_target(spec: &LoadSpec) -> Result<GrpcTarget, ConfigError> {
     let scheme = if tls.is_some() { "https" } else { "http" };
     let block =
         h2::hpack::encode_request("POST", scheme, &u.host_header(), method.path(), &headers);
+    let request = match call.stream.as_ref().map(|s| s.kind) {
+        Some(GrpcStream::Bidi) => h2::Request::ping_pong(&block, &call.body),
+        _ => h2::Request::new(&block, Some(&call.body)),
+    };
     let spec = GrpcSpec {
-        requests: vec![h2::Request::new(&block, Some(&framed))],
+        requests: vec![request],
         method,
         streams: spec.streams(),
         window: h2::DEFAULT_WINDOW,
         verify: spec.http.verify,
-        expect: (
-            expected.len() as u64,
-            serverbench_wire::http::body_hash(&expected),
-        ),
-        message_len: framed.len() as u64,
+        expect: call.expect,
+        issue_messages: call.issue_messages,
+        message_len: call.issue_bytes,
         deadline,
+        stream: call.stream,
     };
     Ok(GrpcTarget {
         addr,
@@ -122,8 +140,111 @@ pub fn grpc_target(spec: &LoadSpec) -> Result<GrpcTarget, ConfigError> {
     })
 }
 
+/// A call prepared: its request body, the reply expected (length, hash), what issuing it
+/// sends, and the stream plan.
+struct Prepared {
+    body: Vec<u8>,
+    expect: (u64, u64),
+    issue_messages: u64,
+    issue_bytes: u64,
+    stream: Option<StreamPlan>,
+}
+
+impl Prepared {
+    fn of(spec: &LoadSpec, method: GrpcMethod) -> Prepared {
+        let Some((kind, n, size)) = spec.grpc_stream() else {
+            let (message, reply) = messages(method, spec.work.size.unwrap_or(0) as usize);
+            let body = grpc::framed(&message, false);
+            let reply = grpc::framed(&reply, false);
+            return Prepared {
+                issue_bytes: body.len() as u64,
+                body,
+                expect: (
+                    reply.len() as u64,
+                    serverbench_wire::http::body_hash(&reply),
+                ),
+                issue_messages: 1,
+                stream: None,
+            };
+        };
+        let mut chunks = Vec::new();
+        let mut sent_bytes = vec![0];
+        for i in 0..n {
+            grpc::frame(&chunk(i, size), false, &mut chunks);
+            sent_bytes.push(chunks.len() as u64);
+        }
+        let chunks_expect = (
+            chunks.len() as u64,
+            serverbench_wire::http::body_hash(&chunks),
+        );
+        let framed_count = |n: u32, size: u64| grpc::framed(&count(n, size), false);
+        let (body, expect, replies) = match kind {
+            GrpcStream::Server => (framed_count(n, size as u64), chunks_expect, n),
+            GrpcStream::Client => {
+                let reply = framed_count(n, n as u64 * size as u64);
+                let hash = serverbench_wire::http::body_hash(&reply);
+                (chunks, (reply.len() as u64, hash), 1)
+            }
+            GrpcStream::Bidi => (chunks, chunks_expect, n),
+        };
+        let (issue_messages, issue_bytes) = match kind {
+            GrpcStream::Server => (1, body.len() as u64),
+            GrpcStream::Client => (n as u64, body.len() as u64),
+            GrpcStream::Bidi => (0, 0),
+        };
+        let sent_bytes = match kind {
+            GrpcStream::Bidi => sent_bytes,
+            _ => Vec::new(),
+        };
+        Prepared {
+            body,
+            expect,
+            issue_messages,
+            issue_bytes,
+            stream: Some(StreamPlan {
+                kind,
+                messages: n,
+                size,
+                replies,
+                sent_bytes,
+            }),
+        }
+    }
+}
+
+/// `Chunk{seq: i, data: size bytes of value i % 256}`, protobuf-encoded (proto3: zero fields
+/// left out).
+pub fn chunk(i: u32, size: u32) -> Vec<u8> {
+    let mut m = Vec::with_capacity(size as usize + 12);
+    if i > 0 {
+        m.push(0x08);
+        varint(&mut m, i as u64);
+    }
+    if size > 0 {
+        m.push(0x12);
+        varint(&mut m, size as u64);
+        m.resize(m.len() + size as usize, (i % 256) as u8);
+    }
+    m
+}
+
+/// `Count{n, size}` (delay_ms 0), protobuf-encoded.
+pub fn count(n: u32, size: u64) -> Vec<u8> {
+    let mut m = Vec::with_capacity(12);
+    if n > 0 {
+        m.push(0x08);
+        varint(&mut m, n as u64);
+    }
+    if size > 0 {
+        m.push(0x10);
+        varint(&mut m, size);
+    }
+    m
+}
+
 /// The request message and the reply the benchmark service owes it, protobuf-encoded:
-/// `SumRequest{a: 20, b: 22}` and `SumReply{result: 42}`, or `Payload{data}` both ways.
+/// `SumRequest{a: 20, b: 22}` and `SumReply{result: 42}`, or `Payload{data}` both ways
+/// (the streaming methods' are [`chunk`] and [`count`]).
 pub fn messages(method: GrpcMethod, size: usize) -> (Vec<u8>, Vec<u8>) {
     match method {
         GrpcMethod::Sum => {
@@ -135,7 +256,7 @@ pub fn messages(method: GrpcMethod, size: usize) -> (Vec<u8>, Vec<u8>) {
             varint(&mut reply, (SUM_A + SUM_B) as u64);
             (req, reply)
         }
-        GrpcMethod::Echo => {
+        _ => {
             let mut m = Vec::with_capacity(size + 6);
             if size > 0 {
                 m.push(0x0a);
@@ -196,5 +317,35 @@ mod tests {
         insecure.http.insecure = true;
         let e = grpc_target(&insecure).unwrap_err().to_string();
         assert!(e.starts_with("--cacert/-k"), "{e}");
+    }
+
+    #[test]
+    fn stream_chunks_and_counts_are_canonical_protobuf_and_each_kind_expects_its_replies() {
+        assert_eq!(chunk(0, 2), vec![0x12, 2, 0, 0], "seq 0 is left out");
+        assert_eq!(chunk(300, 1), vec![0x08, 0xac, 0x02, 0x12, 1, 44]);
+        assert_eq!(count(3, 0), vec![0x08, 3]);
+        let mut spec = LoadSpec::default();
+        spec.at_urls(&["grpc://127.0.0.1:1".into()]).unwrap();
+        spec.work.stream_messages = Some(3);
+        spec.work.size = Some(2);
+        let plan = |spec: &LoadSpec, kind| {
+            let mut spec = spec.clone();
+            spec.work.stream = Some(kind);
+            let Protocol::Grpc(g) = grpc_target(&spec).unwrap().protocol else {
+                panic!("not grpc")
+            };
+            g
+        };
+        // Three framed chunks: 5 + 4, 5 + 6, 5 + 6 bytes.
+        let server = plan(&spec, GrpcStream::Server);
+        assert_eq!(server.method, GrpcMethod::ServerStream);
+        assert_eq!((server.expect.0, server.issue_messages), (31, 1));
+        let client = plan(&spec, GrpcStream::Client);
+        assert_eq!(client.requests[0].body.as_ref().unwrap().len(), 31);
+        assert_eq!((client.expect.0, client.issue_messages), (5 + 4, 3));
+        let bidi = plan(&spec, GrpcStream::Bidi);
+        assert_eq!(bidi.requests[0].send, h2::SendMode::PingPong);
+        assert_eq!(bidi.stream.unwrap().sent_bytes, vec![0, 9, 20, 31]);
+        assert_eq!((bidi.expect, bidi.issue_messages), (server.expect, 0));
     }
 }

@@ -214,7 +214,7 @@ pub(crate) fn protocol_part(
         Protocol::WebSocket(spec) => ws::result(config, spec, s, h),
         Protocol::TcpStream { .. } => tcp::stream_result(s),
         Protocol::TcpPingPong { .. } => tcp::ping_pong_result(),
-        Protocol::Grpc(spec) => grpc::result(config, spec, s),
+        Protocol::Grpc(spec) => grpc::result(config, spec, s, h),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Per-thread statistics of gRPC calls: calls by `grpc-status` code, failures by cause,
 //! messages and message bytes both ways.
 
+use hdrhistogram::Histogram;
 use serverbench_model::result::GrpcResult;
 use serverbench_wire::grpc::Code;
 use std::collections::BTreeMap;
@@ -20,6 +21,9 @@ pub enum GrpcCause {
     NoTrailers,
     /// `--verify`: the reply is not the expected one.
     Verify,
+    /// `--stream`: a call that ended OK with another number of messages than it asked for
+    /// (server, bidi) or one Count (client).
+    MessageCount,
 }
 
 impl GrpcCause {
@@ -32,11 +36,12 @@ impl GrpcCause {
             GrpcCause::Framing => "framing",
             GrpcCause::NoTrailers => "no trailers",
             GrpcCause::Verify => "verify",
+            GrpcCause::MessageCount => "message count",
         }
     }
 }
 
-const CAUSES: usize = 6;
+const CAUSES: usize = 7;
 
 fn slot(c: GrpcCause) -> usize {
     match c {
@@ -46,6 +51,7 @@ fn slot(c: GrpcCause) -> usize {
         GrpcCause::Framing => 3,
         GrpcCause::NoTrailers => 4,
         GrpcCause::Verify => 5,
+        GrpcCause::MessageCount => 6,
     }
 }
 
@@ -56,9 +62,10 @@ const CAUSE_NAMES: [GrpcCause; CAUSES] = [
     GrpcCause::Framing,
     GrpcCause::NoTrailers,
     GrpcCause::Verify,
+    GrpcCause::MessageCount,
 ];
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct GrpcStats {
     /// Calls by grpc-status code 0 to 16, and other codes by number.
     pub codes: [u64; 17],
@@ -68,6 +75,8 @@ pub struct GrpcStats {
     pub messages_received: u64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// `--stream`: each message's latency in µs (made with the first message measured).
+    pub message_latency: Option<Histogram<u64>>,
 }
 
 impl GrpcStats {

@@ -5,6 +5,7 @@ use super::grpc_server::{serve_conn, Fault, GrpcSeen};
 use super::tls::Pki;
 use serverbench_engine::config::grpc_target;
 use serverbench_engine::Config;
+use serverbench_model::spec::GrpcStream;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +14,28 @@ use std::time::Duration;
 /// closed loop, 300 ms, `--verify`, a 500 ms deadline (Echo: 100 bytes).
 pub fn grpc_config(addr: SocketAddr, method: &str, streams: u32) -> Config {
     config_for(&format!("grpc://{addr}"), method, streams, None)
+}
+
+/// A streaming config (`--stream kind`, the URL without a path): `messages` chunks of `size`
+/// bytes per call, otherwise as [`grpc_config`].
+pub fn grpc_stream_config(
+    addr: SocketAddr,
+    kind: GrpcStream,
+    (messages, size): (u32, u32),
+    streams: u32,
+) -> Config {
+    let url = format!("grpc://{addr}");
+    let mut spec = serverbench_model::LoadSpec::default();
+    spec.at_urls(std::slice::from_ref(&url)).unwrap();
+    spec.transport.streams = Some(streams);
+    spec.http.verify = true;
+    spec.work.stream = Some(kind);
+    spec.work.stream_messages = Some(messages);
+    spec.work.size = Some(size);
+    spec.validate(&serverbench_model::spec::Origin::Flags)
+        .unwrap();
+    let target = grpc_target(&spec).unwrap();
+    base_config(target.addr, vec![url], target.protocol)
 }
 
 /// The same over TLS (`grpcs://localhost:PORT`), trusting `pki`.

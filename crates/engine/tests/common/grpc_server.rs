@@ -1,7 +1,8 @@
 //! An in-process gRPC server on loopback (the `h2` crate, h2c with prior knowledge) that
-//! implements the benchmark service's unary methods (Sum, Echo) or answers with a fault:
-//! a non-zero grpc-status, a trailers-only response, no trailers, a reset, a message longer
-//! than its prefix says. Self-contained: the CLI's tests include this file too.
+//! implements the benchmark service (Sum, Echo, ServerStream, ClientStream, BidiEcho) or
+//! answers with a fault: a non-zero grpc-status, a trailers-only response, no trailers, a
+//! reset, a message longer than its prefix says, a stream one chunk short or with a wrong
+//! byte. Self-contained: the CLI's tests include this file too.
 
 use bytes::Bytes;
 use std::net::SocketAddr;
@@ -28,6 +29,10 @@ pub enum Fault {
     WrongSum,
     /// The server dies at the n-th call: it stops listening and drops every connection.
     Die,
+    /// ServerStream: the last chunk left out (status OK).
+    ShortStream,
+    /// ServerStream: the last chunk's last byte changed; BidiEcho: every echo's.
+    WrongChunk,
 }
 
 /// What the server saw.
@@ -133,6 +138,22 @@ fn reply_to(path: &str, body: &[u8], fault: Fault) -> Vec<u8> {
     if path.ends_with("/Echo") {
         return m.to_vec();
     }
+    if path.ends_with("/ClientStream") {
+        let (mut n, mut size) = (0u64, 0u64);
+        for chunk in messages(body) {
+            n += 1;
+            size += fields(chunk).2.len() as u64;
+        }
+        let mut m = Vec::new();
+        for (tag, v) in [(0x08, n), (0x10, size)]
+            .into_iter()
+            .filter(|(_, v)| *v > 0)
+        {
+            m.push(tag);
+            varint(&mut m, v);
+        }
+        return m;
+    }
     let (mut a, mut b, mut i) = (0u32, 0u32, 0);
     while i + 1 < m.len() {
         match m[i] {
@@ -167,6 +188,9 @@ async fn answer(
         *seen.timeout.lock().unwrap() = Some(t.to_str().unwrap_or_default().to_string());
     }
     let mut body = req.into_body();
+    if path.ends_with("/BidiEcho") {
+        return bidi_echo(body, respond, fault).await;
+    }
     let mut got = Vec::new();
     while let Some(Ok(chunk)) = body.data().await {
         got.extend_from_slice(&chunk);
@@ -175,6 +199,9 @@ async fn answer(
     match seen.done_at() {
         Some(done) => tokio::time::sleep_until(tokio::time::Instant::from_std(done)).await,
         None => tokio::time::sleep(Duration::from_micros(100)).await,
+    }
+    if path.ends_with("/ServerStream") {
+        return server_stream(&got, respond, fault);
     }
     let reply = framed(&reply_to(&path, &got, fault));
     let trailers = |code: u32| {
@@ -204,4 +231,126 @@ async fn answer(
             let _ = send.send_trailers(trailers(code));
         }
     }
+}
+
+/// The length-prefixed messages of `body` (a short tail left out).
+fn messages(mut body: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    while body.len() >= 5 {
+        let len = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+        let Some(m) = body.get(5..5 + len) else {
+            break;
+        };
+        out.push(m);
+        body = &body[5 + len..];
+    }
+    out
+}
+
+fn read_varint(m: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0;
+    for shift in (0..64).step_by(7) {
+        let Some(&b) = m.get(*at) else {
+            break;
+        };
+        *at += 1;
+        v |= ((b & 0x7f) as u64) << shift;
+        if b < 0x80 {
+            break;
+        }
+    }
+    v
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Field 1 (a varint: Count.n, Chunk.seq), field 2 as a varint (Count.size) and as bytes
+/// (Chunk.data).
+fn fields(m: &[u8]) -> (u64, u64, &[u8]) {
+    let (mut one, mut two, mut data): (u64, u64, &[u8]) = (0, 0, &[]);
+    let mut at = 0;
+    while at < m.len() {
+        let tag = m[at];
+        at += 1;
+        match tag {
+            0x08 => one = read_varint(m, &mut at),
+            0x10 => two = read_varint(m, &mut at),
+            0x12 => {
+                let len = read_varint(m, &mut at) as usize;
+                data = m.get(at..at + len).unwrap_or_default();
+                at += len;
+            }
+            _ => break,
+        }
+    }
+    (one, two, data)
+}
+
+/// `Chunk{seq: i, data: size bytes of value i % 256}`, framed.
+fn chunk(i: u64, size: usize) -> Vec<u8> {
+    let mut m = Vec::new();
+    if i > 0 {
+        m.push(0x08);
+        varint(&mut m, i);
+    }
+    if size > 0 {
+        m.push(0x12);
+        varint(&mut m, size as u64);
+        m.resize(m.len() + size, (i % 256) as u8);
+    }
+    framed(&m)
+}
+
+fn ok_trailers() -> http::HeaderMap {
+    let mut t = http::HeaderMap::new();
+    t.insert("grpc-status", "0".parse().unwrap());
+    t
+}
+
+/// ServerStream(Count{n, size}): n chunks, each its own DATA frame, then OK.
+fn server_stream(got: &[u8], mut respond: h2::server::SendResponse<Bytes>, fault: Fault) {
+    let (n, size, _) = messages(got).first().map_or((0, 0, &[][..]), |m| fields(m));
+    let Ok(mut send) = respond.send_response(headers(None), false) else {
+        return;
+    };
+    let n = n - u64::from(fault == Fault::ShortStream && n > 0);
+    for i in 0..n {
+        let mut c = chunk(i, size as usize);
+        if fault == Fault::WrongChunk && i + 1 == n {
+            *c.last_mut().unwrap() ^= 1;
+        }
+        let _ = send.send_data(Bytes::from(c), false);
+    }
+    let _ = send.send_trailers(ok_trailers());
+}
+
+/// BidiEcho: every chunk back as it arrives, then OK once the client ends its side.
+async fn bidi_echo(
+    mut body: h2::RecvStream,
+    mut respond: h2::server::SendResponse<Bytes>,
+    fault: Fault,
+) {
+    let Ok(mut send) = respond.send_response(headers(None), false) else {
+        return;
+    };
+    let mut buf = Vec::new();
+    while let Some(Ok(data)) = body.data().await {
+        let _ = body.flow_control().release_capacity(data.len());
+        buf.extend_from_slice(&data);
+        let whole: usize = messages(&buf).iter().map(|m| m.len() + 5).sum();
+        let mut out = buf.drain(..whole).collect::<Vec<u8>>();
+        if fault == Fault::WrongChunk && !out.is_empty() {
+            *out.last_mut().unwrap() ^= 1;
+        }
+        if !out.is_empty() {
+            let _ = send.send_data(Bytes::from(out), false);
+        }
+    }
+    let _ = send.send_trailers(ok_trailers());
 }

@@ -191,6 +191,9 @@ fn grpc_stream_parts_read_the_message_latency_from_the_summed_histograms_and_rat
     assert_eq!(g.messages_received, 400);
     assert_eq!(s.messages_per_s, 200.0);
     assert!((99.0..=101.0).contains(&s.message_latency_us.p50), "{s:?}");
-    assert!(s.message_latency_us.max >= 4990.0, "the slow host's one message: {s:?}");
+    assert!(
+        s.message_latency_us.max >= 4990.0,
+        "the slow host's one message: {s:?}"
+    );
     assert!(out.message_latency_us.is_some());
 }

@@ -76,7 +76,13 @@ impl Request {
     /// time (see [`SendMode::PingPong`]); the stream stays open after HEADERS.
     pub fn ping_pong(block: &[u8], body: &[u8]) -> Request {
         let mut headers = Vec::with_capacity(frame::HEADER_LEN + block.len());
-        frame::put_head(&mut headers, block.len(), frame::HEADERS, frame::END_HEADERS, 0);
+        frame::put_head(
+            &mut headers,
+            block.len(),
+            frame::HEADERS,
+            frame::END_HEADERS,
+            0,
+        );
         headers.extend_from_slice(block);
         Request {
             headers,

@@ -1,18 +1,23 @@
 //! The gRPC driver (`grpc://` over h2c with prior knowledge, `grpcs://` over h2 by ALPN):
-//! unary calls of the built-in benchmark service as HTTP/2 streams, on the HTTP/2 driver's
+//! calls of the built-in benchmark service as HTTP/2 streams, on the HTTP/2 driver's
 //! connection machinery (`super::http2::session`). Its connections' protocol state reads, for
 //! each call, `:status`, `content-type`, the length-prefixed messages and the `grpc-status`
 //! trailer; every call that ends is judged here ([`judge`]) and counted by status code, and a
 //! failed one by cause. Reset streams and GOAWAYs are the HTTP/2 machinery's, as for HTTP/2.
+//!
+//! Streaming calls (`--stream`) are the same streams: a client or bidi call's chunks are its
+//! request body (bidi: sent one at a time, each after the echo of the one before, by the
+//! connection state, `SendMode::PingPong`), and each message received is timed there into
+//! `stats.grpc.message_latency`; a call still ends, and is judged, when its trailers come.
 
 use super::http2::{session, H2Config, OverH2};
 use super::Driver;
 use crate::config::{Config, GrpcSpec, Schedule};
 use crate::conn::Inflight;
 use crate::h2::{self, hpack, Call, Event};
-use crate::stats::{ErrorKind, GrpcCause, Stats};
+use crate::stats::{new_histogram, ErrorKind, GrpcCause, Stats};
 use crate::worker::Worker;
-use serverbench_model::result::{GrpcResult, ProtocolResult};
+use serverbench_model::result::{GrpcResult, GrpcStreamResult, Histograms, ProtocolResult};
 use serverbench_wire::http::Response;
 
 /// gRPC on one worker thread: the prepared call and this thread's Huffman strings.
@@ -39,6 +44,7 @@ impl OverH2 for Grpc<'_> {
             verify: self.spec.verify,
             urls: self.spec.requests.len(),
             grpc: true,
+            streaming: self.spec.stream.is_some(),
         }
     }
 
@@ -63,8 +69,14 @@ impl OverH2 for Grpc<'_> {
 }
 
 /// What is wrong with a call that ended (None: nothing), in the order it is checked: the HTTP
-/// status, the trailers, the content type, the grpc-status, the framing, `--verify`.
-pub fn judge(resp: &Response, call: &Call, expect: Option<(u64, u64)>) -> Option<GrpcCause> {
+/// status, the trailers, the content type, the grpc-status, the framing, a stream's number of
+/// messages (`replies`), `--verify`.
+pub fn judge(
+    resp: &Response,
+    call: &Call,
+    replies: Option<u32>,
+    expect: Option<(u64, u64)>,
+) -> Option<GrpcCause> {
     let status = call.grpc_status.filter(|_| call.trailers);
     match status {
         _ if resp.status != 200 => Some(GrpcCause::HttpStatus),
@@ -72,6 +84,7 @@ pub fn judge(resp: &Response, call: &Call, expect: Option<(u64, u64)>) -> Option
         _ if call.content_type != Some(hpack::CONTENT_GRPC) => Some(GrpcCause::ContentType),
         Some(code) if code != 0 => Some(GrpcCause::Status(code)),
         _ if !call.framed() || call.bad_flag => Some(GrpcCause::Framing),
+        _ if replies.is_some_and(|n| n != call.messages) => Some(GrpcCause::MessageCount),
         _ if expect.is_some_and(|e| e != (resp.body_len, resp.body_hash)) => {
             Some(GrpcCause::Verify)
         }
@@ -90,9 +103,15 @@ impl Worker<'_, Grpc<'_>> {
             }
             g.messages_received += call.messages as u64;
             g.bytes_received += resp.body_len;
+            if let Some(bidi) = spec.stream.as_ref().filter(|s| !s.sent_bytes.is_empty()) {
+                let sent = (call.sent as usize).min(bidi.messages as usize);
+                g.messages_sent += sent as u64;
+                g.bytes_sent += bidi.sent_bytes[sent];
+            }
         }
         let expect = spec.verify.then_some(spec.expect);
-        if let Some(cause) = judge(&resp, &call, expect) {
+        let replies = spec.stream.as_ref().map(|s| s.replies);
+        if let Some(cause) = judge(&resp, &call, replies, expect) {
             self.stats.error(now, ErrorKind::Grpc(cause));
         }
         self.complete(i, req, resp, now);
@@ -120,13 +139,14 @@ impl Driver for Grpc<'_> {
         session::fill(w, i, now);
     }
 
-    /// Opens a call's stream: its HEADERS and its one message.
+    /// Opens a call's stream: its HEADERS and its one message (client streaming: all its
+    /// chunks; bidi: its first chunk, the others counted when the call ends).
     #[inline]
     fn issue(w: &mut Worker<'_, Self>, i: usize, intended: u64, now: u64) {
         let before = w.issued;
         session::issue(w, i, intended, now);
         if w.issued > before && w.stats.measuring(now) {
-            w.stats.grpc.messages_sent += 1;
+            w.stats.grpc.messages_sent += w.proto.spec.issue_messages;
             w.stats.grpc.bytes_sent += w.proto.spec.message_len;
         }
     }
@@ -151,8 +171,14 @@ impl Driver for Grpc<'_> {
 }
 
 /// One thread's gRPC block: calls by code, failures by cause (reset streams by their HTTP/2
-/// code, `RST_STREAM CANCEL`), messages and bytes.
-pub(crate) fn result(config: &Config, spec: &GrpcSpec, s: &Stats) -> ProtocolResult {
+/// code, `RST_STREAM CANCEL`), messages and bytes; a stream's message latency histogram
+/// into `h` (its percentiles and rate are the merge's).
+pub(crate) fn result(
+    config: &Config,
+    spec: &GrpcSpec,
+    s: &Stats,
+    h: &mut Histograms,
+) -> ProtocolResult {
     let mut r = GrpcResult {
         protocol: if config.tls.is_some() { "h2" } else { "h2c" }.to_string(),
         method: spec.method.path().to_string(),
@@ -160,8 +186,20 @@ pub(crate) fn result(config: &Config, spec: &GrpcSpec, s: &Stats) -> ProtocolRes
         max_concurrent_streams: s.h2.settings.and_then(|s| s.max_concurrent_streams),
         deadline_ms: spec.deadline.map(|d| d.as_millis() as u64),
         goaways: s.h2.goaways,
+        stream: spec.stream.as_ref().map(|p| GrpcStreamResult {
+            kind: p.kind,
+            messages_per_call: p.messages,
+            message_size: p.size,
+            messages_per_s: 0.0,
+            message_latency_us: Default::default(),
+        }),
         ..Default::default()
     };
+    if r.stream.is_some() {
+        let empty = new_histogram();
+        let messages = s.grpc.message_latency.as_ref().unwrap_or(&empty);
+        h.message_latency_us = Some(serverbench_model::histo::encode(messages));
+    }
     s.grpc.fill(&mut r);
     for (name, n) in s.h2.errors_by_name() {
         *r.failures.entry(format!("RST_STREAM {name}")).or_insert(0) += n;

@@ -21,8 +21,11 @@ fn ok_call() -> (Response, Call) {
 #[test]
 fn a_call_with_status_zero_trailers_and_whole_messages_passes() {
     let (resp, call) = ok_call();
-    assert_eq!(judge(&resp, &call, Some((7, 1))), None);
-    assert_eq!(judge(&resp, &call, Some((7, 2))), Some(GrpcCause::Verify));
+    assert_eq!(judge(&resp, &call, None, Some((7, 1))), None);
+    assert_eq!(
+        judge(&resp, &call, None, Some((7, 2))),
+        Some(GrpcCause::Verify)
+    );
 }
 
 #[test]
@@ -32,17 +35,36 @@ fn each_fault_is_named_by_its_cause() {
         status: 503,
         ..resp
     };
-    assert_eq!(judge(&bad, &call, None), Some(GrpcCause::HttpStatus));
+    assert_eq!(judge(&bad, &call, None, None), Some(GrpcCause::HttpStatus));
     let mut internal = call;
     internal.grpc_status = Some(13);
-    assert_eq!(judge(&resp, &internal, None), Some(GrpcCause::Status(13)));
+    assert_eq!(
+        judge(&resp, &internal, None, None),
+        Some(GrpcCause::Status(13))
+    );
     let mut untrailed = call;
     untrailed.trailers = false;
-    assert_eq!(judge(&resp, &untrailed, None), Some(GrpcCause::NoTrailers));
+    assert_eq!(
+        judge(&resp, &untrailed, None, None),
+        Some(GrpcCause::NoTrailers)
+    );
     let mut json = call;
     json.content_type = Some(hpack::CONTENT_OTHER);
-    assert_eq!(judge(&resp, &json, None), Some(GrpcCause::ContentType));
+    assert_eq!(
+        judge(&resp, &json, None, None),
+        Some(GrpcCause::ContentType)
+    );
     let mut long = call;
     long.deframe(&[0, 0, 0, 0, 1, 9, 9]);
-    assert_eq!(judge(&resp, &long, None), Some(GrpcCause::Framing));
+    assert_eq!(judge(&resp, &long, None, None), Some(GrpcCause::Framing));
+}
+
+#[test]
+fn a_stream_ending_ok_with_another_number_of_messages_fails_by_message_count() {
+    let (resp, call) = ok_call();
+    assert_eq!(judge(&resp, &call, Some(1), None), None);
+    assert_eq!(
+        judge(&resp, &call, Some(2), None),
+        Some(GrpcCause::MessageCount)
+    );
 }

@@ -40,6 +40,7 @@ impl OverH2 for Http2<'_> {
             verify: self.spec.verify,
             urls: self.spec.requests.len(),
             grpc: false,
+            streaming: false,
         }
     }
 

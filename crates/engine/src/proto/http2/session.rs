@@ -8,7 +8,7 @@
 use super::super::Driver;
 use crate::conn::{Inflight, State};
 use crate::h2::{self, frame, Ctx, Event};
-use crate::stats::ErrorKind;
+use crate::stats::{new_histogram, ErrorKind};
 use crate::worker::Worker;
 
 /// What a driver's HTTP/2 sessions are: `-m`, the window, `--verify`, the requests, gRPC.
@@ -24,6 +24,9 @@ pub(crate) struct H2Config {
     pub urls: usize,
     /// Streams are gRPC calls ([`h2::H2Conn::for_grpc`]).
     pub grpc: bool,
+    /// gRPC streaming calls: messages timed into `stats.grpc`, and no predicted low-water
+    /// mark (a bidi call's next echo comes only after we send).
+    pub streaming: bool,
 }
 
 /// A driver whose connections are HTTP/2 sessions.
@@ -42,7 +45,7 @@ pub(crate) fn on_ready<D: OverH2>(w: &mut Worker<'_, D>, i: usize, now: u64) {
     let c = &mut w.conns[i];
     let mut session = h2::H2Conn::new(h.window, h.verify, h.urls, &mut c.out);
     if h.grpc {
-        session.for_grpc();
+        session.for_grpc(h.streaming);
     }
     c.h2 = Some(Box::new(session));
     w.flush(i, now);
@@ -96,7 +99,12 @@ pub(crate) fn has_room<D: OverH2>(w: &Worker<'_, D>, i: usize) -> bool {
 /// Each stream's frames are counted as they arrive: the mark is the smallest response seen per
 /// URL times the open streams, less what has arrived for them (`-m` > 1 only).
 pub(crate) fn lowat<D: OverH2>(w: &mut Worker<'_, D>, i: usize, window: bool) -> (usize, bool) {
-    let streams = w.proto.config().streams;
+    let H2Config {
+        streams, streaming, ..
+    } = w.proto.config();
+    if streaming {
+        return (1, false);
+    }
     let Worker { conns, expect, .. } = w;
     let expected = conns[i]
         .h2
@@ -113,16 +121,20 @@ impl<D: OverH2> Worker<'_, D> {
     /// Feeds received bytes to connection `i`'s HTTP/2 state; returns false if the connection
     /// was closed (reset, or reopened after a GOAWAY).
     pub(crate) fn consume_h2(&mut self, i: usize, mut data: &[u8], now: u64) -> bool {
+        let timed = self.proto.config().streaming && self.stats.measuring(now);
         loop {
             let (strings, requests) = self.proto.parts();
             let c = &mut self.conns[i];
             let Some(conn) = c.h2.as_deref_mut() else {
                 return false;
             };
+            let messages = &mut self.stats.grpc.message_latency;
             let mut cx = Ctx {
                 out: &mut c.out,
                 strings,
                 requests,
+                now,
+                message_latency: timed.then(|| messages.get_or_insert_with(new_histogram)),
             };
             match conn.feed(data, &mut cx) {
                 Ok((None, _)) => return true,

@@ -195,9 +195,10 @@ impl LoadSpec {
             (Ok(Some(m)), Some(k)) if m != k.method() => {
                 Err((Key::Stream, Why::StreamMethod(k, m.path().to_string())))
             }
-            (Ok(Some(m)), None) if m.stream().is_some() => {
-                Err((Key::Stream, Why::StreamNeeded(m.stream().expect("streaming"))))
-            }
+            (Ok(Some(m)), None) if m.stream().is_some() => Err((
+                Key::Stream,
+                Why::StreamNeeded(m.stream().expect("streaming")),
+            )),
             (Ok(Some(m)), _) => Ok(m),
         }
     }
@@ -319,7 +320,10 @@ mod tests {
         s.work.stream_messages = Some(1000);
         s.work.size = Some(1 << 20);
         let e = error_of(&s);
-        assert!(e.contains("at most 1000000 messages and 64 MiB per call"), "{e}");
+        assert!(
+            e.contains("at most 1000000 messages and 64 MiB per call"),
+            "{e}"
+        );
         s.work.size = Some(1024);
         assert!(s.validate(&Origin::Flags).is_ok());
         let mut h = grpc("ws://h:1/ws");

@@ -443,7 +443,11 @@ fn a_trailers_only_answer_and_one_without_trailers_say_so() {
 }
 
 /// Three chunks, length-prefixed: 2, 1 and 3 bytes.
-const CHUNKS: [&[u8]; 3] = [&[0, 0, 0, 0, 2, 8, 1], &[0, 0, 0, 0, 1, 7], &[0, 0, 0, 0, 3, 1, 2, 3]];
+const CHUNKS: [&[u8]; 3] = [
+    &[0, 0, 0, 0, 2, 8, 1],
+    &[0, 0, 0, 0, 1, 7],
+    &[0, 0, 0, 0, 3, 1, 2, 3],
+];
 
 /// The DATA frames of stream 1 in `out` from `at`: (flags, payload) each.
 fn data_frames(out: &[u8], mut at: usize) -> Vec<(u8, Vec<u8>)> {
@@ -495,7 +499,13 @@ fn a_ping_pong_call_sends_each_message_after_the_one_before_came_back_then_ends_
     let mut t = Vec::new();
     literal(&mut t, "grpc-status", "0");
     let mut w = Vec::new();
-    put(&mut w, frame::HEADERS, frame::END_HEADERS | frame::END_STREAM, 1, &t);
+    put(
+        &mut w,
+        frame::HEADERS,
+        frame::END_HEADERS | frame::END_STREAM,
+        1,
+        &t,
+    );
     let events = c.feed(&w, 64).unwrap();
     let [Event::Call(_, resp, call, _)] = events.as_slice() else {
         panic!("{events:?}");
