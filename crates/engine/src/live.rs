@@ -50,6 +50,8 @@ pub(crate) struct Slot {
     bytes_written: u64,
     handshakes: u64,
     in_flight: u64,
+    /// gRPC messages received (measured ones).
+    messages: u64,
     latency: Histogram<u64>,
 }
 
@@ -68,6 +70,7 @@ impl Slot {
             bytes_written: 0,
             handshakes: 0,
             in_flight: 0,
+            messages: 0,
             latency: new_histogram(),
         }
     }
@@ -81,6 +84,7 @@ impl Slot {
         self.all_requests = w.requests + stats.requests;
         self.all_handshakes = w.handshakes + measured_hs;
         self.in_flight = in_flight;
+        self.messages = stats.grpc.messages_received;
         self.latency.reset();
         let latency = if self.measuring {
             self.requests = stats.requests;
@@ -155,8 +159,8 @@ impl Board {
 pub(crate) struct Merger {
     /// The epoch asked for, and when (`None`: no question pending).
     asked: Option<(u64, std::time::Instant)>,
-    /// Per slot: (at_ns, all requests, all handshakes) at the previous tick.
-    prev: Vec<(u64, u64, u64)>,
+    /// Per slot: (at_ns, all requests, all handshakes, gRPC messages) at the previous tick.
+    prev: Vec<(u64, u64, u64, u64)>,
     latency: Histogram<u64>,
 }
 
@@ -168,7 +172,7 @@ impl Merger {
     pub(crate) fn new(workers: usize, start_ns: u64) -> Self {
         Merger {
             asked: None,
-            prev: vec![(start_ns, 0, 0); workers],
+            prev: vec![(start_ns, 0, 0, 0); workers],
             latency: new_histogram(),
         }
     }
@@ -217,13 +221,14 @@ impl Merger {
             if s.at_ns == 0 {
                 continue; // never published
             }
-            let (at, req, hs) = self.prev[i];
+            let (at, req, hs, msgs) = self.prev[i];
             let secs = s.at_ns.saturating_sub(at) as f64 / 1e9;
             if secs > 0.0 {
                 snap.rate_now += s.all_requests.saturating_sub(req) as f64 / secs;
                 snap.handshakes_now += s.all_handshakes.saturating_sub(hs) as f64 / secs;
+                snap.messages_now += s.messages.saturating_sub(msgs) as f64 / secs;
             }
-            self.prev[i] = (s.at_ns, s.all_requests, s.all_handshakes);
+            self.prev[i] = (s.at_ns, s.all_requests, s.all_handshakes, s.messages);
             snap.in_flight += s.in_flight;
             if s.measuring != (phase == Phase::Measuring) {
                 continue;

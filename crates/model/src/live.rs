@@ -45,6 +45,9 @@ pub struct Snapshot {
     pub p99_us: Option<f64>,
     /// Requests (HTTP/2: streams) in flight when the workers answered.
     pub in_flight: u64,
+    /// gRPC streaming calls: messages received per second over the last second (measured
+    /// ones only: 0 during the warm-up).
+    pub messages_now: f64,
 }
 
 impl Snapshot {

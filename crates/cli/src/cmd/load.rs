@@ -123,5 +123,6 @@ fn shape(c: &Config) -> Shape {
         http2: matches!(c.protocol, Protocol::Http2(_)),
         messages: matches!(c.protocol, Protocol::WebSocket(_)),
         calls: matches!(c.protocol, Protocol::Grpc(_)),
+        call_messages: matches!(&c.protocol, Protocol::Grpc(g) if g.stream.is_some()),
     }
 }

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serverbench_analysis::capacity::Plan;
 use serverbench_model::slo::Slo;
-use serverbench_model::spec::{GrpcLoad, HttpLoad, Work};
+use serverbench_model::spec::{GrpcLoad, GrpcStream, HttpLoad, Work};
 use serverbench_model::Transport;
 use serverbench_model::{parse_duration, CpuList, LoadSpec, Method, Mode, Protocol, TlsResume};
 use std::io::BufRead;
@@ -45,12 +45,21 @@ pub struct Args {
     #[arg(long, conflicts_with = "message_size")]
     pub(crate) message: Option<String>,
     /// ws://: messages of this many random bytes (made once; printable ASCII unless --binary).
-    /// grpc://…/serverbench.Bench/Echo: the payload's bytes (default 0).
+    /// grpc://…/serverbench.Bench/Echo: the payload's bytes (default 0); --stream: each
+    /// chunk's data bytes (default 32).
     #[arg(long, value_name = "BYTES")]
     pub(crate) message_size: Option<u32>,
     /// grpc://: every call's deadline, sent as `grpc-timeout` (e.g. 100ms).
     #[arg(long, value_parser = parse_duration)]
     pub(crate) deadline: Option<Duration>,
+    /// grpc://: streaming calls of the benchmark service: `server` (ServerStream: N chunks
+    /// back), `client` (ClientStream: N chunks sent, one Count back) or `bidi` (BidiEcho: each
+    /// chunk sent after the echo of the one before); the URL's path may be left out.
+    #[arg(long, value_name = "KIND", value_parser = parse_stream)]
+    pub(crate) stream: Option<GrpcStream>,
+    /// --stream: messages (chunks) per call (default 100).
+    #[arg(long, value_name = "N")]
+    pub(crate) stream_messages: Option<u32>,
     /// ws://: binary frames instead of text.
     #[arg(long, conflicts_with = "tcp")]
     pub(crate) binary: bool,
@@ -316,6 +325,8 @@ impl Args {
             body_size: self.body_size,
             message: self.message.clone(),
             size: self.message_size,
+            stream: self.stream,
+            stream_messages: self.stream_messages,
             ..Work::default()
         };
         if let Some(path) = &self.mix {
@@ -475,3 +486,7 @@ impl Args {
 
 #[cfg(test)]
 mod tests;
+
+fn parse_stream(s: &str) -> Result<GrpcStream, String> {
+    s.parse()
+}

@@ -1,5 +1,6 @@
 //! `serverbench load`'s gRPC lines: the method and streams, calls by status code, messages
-//! and message bytes both ways, and the failures by cause beside `errors.grpc`.
+//! and message bytes both ways, a stream's messages/s and per-message latency, and the
+//! failures by cause beside `errors.grpc`.
 
 use serverbench_model::result::GrpcResult;
 use std::fmt::Write;
@@ -28,6 +29,14 @@ pub(super) fn render(s: &mut String, g: &GrpcResult) {
         "  Messages     {} sent, {} received ({} and {} bytes)",
         g.messages_sent, g.messages_received, g.message_bytes_sent, g.message_bytes_received
     );
+    if let Some(st) = &g.stream {
+        let _ = writeln!(
+            s,
+            "  Stream       {}: {} messages per call of {} data bytes, {:.1} messages/s received",
+            st.kind, st.messages_per_call, st.message_size, st.messages_per_s
+        );
+        super::summary::latency(s, "Per message", &st.message_latency_us);
+    }
 }
 
 /// ` (grpc-status 12, no trailers 3)`: the causes of `errors.grpc` and the reset streams.
@@ -62,5 +71,32 @@ mod tests {
         );
         assert!(s.contains("grpc-status  INTERNAL 9"));
         assert_eq!(failed_codes(&g), " (grpc-status 9)");
+        assert!(!s.contains("Stream"), "unary: {s}");
+    }
+
+    #[test]
+    fn a_stream_adds_its_kind_messages_per_second_and_per_message_latency() {
+        let g = GrpcResult {
+            method: "/serverbench.Bench/BidiEcho".into(),
+            stream: Some(serverbench_model::result::GrpcStreamResult {
+                kind: serverbench_model::spec::GrpcStream::Bidi,
+                messages_per_call: 100,
+                message_size: 32,
+                messages_per_s: 81234.5,
+                message_latency_us: serverbench_model::result::Latency {
+                    p50: 180.0,
+                    ..Default::default()
+                },
+            }),
+            ..Default::default()
+        };
+        let mut s = String::new();
+        render(&mut s, &g);
+        assert!(s.contains(
+            "  Stream       bidi: 100 messages per call of 32 data bytes, 81234.5 messages/s received"
+        ), "{s}");
+        assert!(s.contains("  Per message  mean "), "{s}");
+        assert!(s.contains("p50 180µs"), "{s}");
+        assert!(s.lines().all(|l| l.chars().count() <= 120), "{s}");
     }
 }

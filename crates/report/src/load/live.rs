@@ -1,7 +1,7 @@
 //! `load`'s live view: one line on stderr, redrawn in place once a second from the engine's
 //! [`Snapshot`]s — the phase, elapsed of total, req/s over the last second and so far, p50 and
 //! p99 so far, errors by kind, and handshakes/s (`--new-conn` over TLS) or open streams
-//! (HTTP/2), calls/s and calls open (gRPC) where they apply. Only on a terminal and without
+//! (HTTP/2), calls/s and calls open (gRPC; streams: messages received/s instead of calls open) where they apply. Only on a terminal and without
 //! `-q`; stdout is never touched.
 
 use super::units::us;
@@ -29,6 +29,8 @@ pub struct Shape {
     pub messages: bool,
     /// gRPC: calls per second and calls open instead of requests and streams.
     pub calls: bool,
+    /// gRPC streaming calls: messages received per second instead of calls open.
+    pub call_messages: bool,
 }
 
 /// The line on screen, redrawn at each tick and cleared at the end: the text to write to
@@ -126,7 +128,10 @@ pub fn render(s: &Snapshot, shape: &Shape) -> String {
     if shape.http2 {
         parts.push(format!("{} streams open", grouped(s.in_flight as f64)));
     }
-    if shape.calls {
+    if shape.call_messages {
+        // In place of the calls open: the line stays within 120 columns.
+        parts.push(format!("{} msg/s", grouped(s.messages_now)));
+    } else if shape.calls {
         parts.push(format!("{} calls open", grouped(s.in_flight as f64)));
     }
     parts.join("  ·  ")

@@ -257,7 +257,7 @@ fn http2_line(s: &mut String, h: &Http2Result) {
     );
 }
 
-fn latency(s: &mut String, label: &str, l: &Latency) {
+pub(super) fn latency(s: &mut String, label: &str, l: &Latency) {
     let _ = writeln!(
         s,
         "  {label:<12} mean {}, stdev {}, max {}",

@@ -108,6 +108,23 @@ fn handshakes_and_streams_show_only_where_they_apply() {
         grpc.ends_with("·  512 calls open") && grpc.contains("calls/s"),
         "{grpc}"
     );
+    assert!(!grpc.contains("msg/s"), "unary calls: {grpc}");
+    let stream = render(
+        &Snapshot {
+            messages_now: 123_456.0,
+            ..s.clone()
+        },
+        &Shape {
+            calls: true,
+            call_messages: true,
+            ..shape()
+        },
+    );
+    assert!(
+        stream.ends_with("·  0 errors  ·  123,456 msg/s"),
+        "{stream}"
+    );
+    assert!(stream.chars().count() <= 120, "{stream}");
 }
 
 #[test]
