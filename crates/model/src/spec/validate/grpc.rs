@@ -283,6 +283,15 @@ mod tests {
         assert_eq!(back.workload(), Workload::Grpc);
         assert_eq!(back.urls(), ["grpcs://h:1/serverbench.Bench/Echo"]);
         assert!(back.validate(&Origin::Flags).is_ok());
+        let mut stream = grpc("grpc://h:1");
+        stream.work.stream = Some(GrpcStream::Bidi);
+        stream.work.stream_messages = Some(20);
+        let line = stream.to_line();
+        assert!(
+            line.contains(r#""stream":"bidi","stream_messages":20"#),
+            "{line}"
+        );
+        assert_eq!(LoadSpec::from_json(&line).unwrap(), stream);
     }
 
     #[test]
