@@ -1,7 +1,8 @@
 //! The gRPC side of a protocol row ([`crate::protocol::ProtocolRow::grpc`]): the method, the
 //! streams asked for and the server's limit, and every call of the successful laps by how it
 //! ended: OK, a non-zero `grpc-status` by its code's name, or a failure of another cause (no
-//! trailers, an HTTP status, a content type, the framing, a reset stream). Counts are summed
+//! trailers, an HTTP status, a content type, the framing, a reset stream, a call that timed out
+//! or whose connection failed). Counts are summed
 //! over the laps; nothing is averaged.
 
 use crate::protocol::StreamLimit;
@@ -28,7 +29,8 @@ pub struct GrpcCalls {
     /// sent when gRPC defines no such code).
     pub statuses: BTreeMap<String, u64>,
     /// Calls that failed without a non-zero status, by cause (`no trailers`, `http status`,
-    /// `content-type`, `framing`, `verify`, reset streams).
+    /// `content-type`, `framing`, `verify`, reset streams, `timeout`, `connect`, `read`,
+    /// `write`, `tls`).
     pub failures: BTreeMap<String, u64>,
 }
 
@@ -56,6 +58,18 @@ pub fn grpc_calls(laps: &[&LapRecord]) -> Option<GrpcCalls> {
         },
         ..GrpcCalls::default()
     };
+    for errors in laps.iter().filter_map(|r| r.load.as_ref()?.errors.as_ref()) {
+        let transport = [
+            ("timeout", errors.timeout),
+            ("connect", errors.connect),
+            ("read", errors.read),
+            ("write", errors.write),
+            ("tls", errors.tls),
+        ];
+        for (cause, n) in transport.into_iter().filter(|(_, n)| *n > 0) {
+            *out.failures.entry(cause.to_string()).or_insert(0) += n;
+        }
+    }
     for b in &blocks {
         for (code, n) in &b.status_codes {
             match code.as_str() {
@@ -112,6 +126,22 @@ mod tests {
         assert_eq!(c.failed(), 17);
         assert_eq!(c.max_concurrent_streams, StreamLimit::Max(100));
         assert_eq!(c.method, "/serverbench.Bench/Sum");
+    }
+
+    #[test]
+    fn calls_that_timed_out_or_lost_their_connection_are_failures_by_that_cause() {
+        let mut a = lap(&[("OK", 90)], &[], None);
+        let m = a.load.as_mut().unwrap();
+        m.errors = Some(serverbench_model::result::Errors {
+            timeout: 48,
+            read: 2,
+            ..Default::default()
+        });
+        let b = lap(&[("OK", 10)], &[], None);
+        let c = grpc_calls(&[&a, &b]).unwrap();
+        assert_eq!(c.failures["timeout"], 48);
+        assert_eq!(c.failures["read"], 2);
+        assert_eq!((c.failures.len(), c.failed()), (2, 50));
     }
 
     #[test]

@@ -176,8 +176,8 @@ pub fn grpc_legend(summary: &Summary) -> Option<String> {
          framing, a grpc-status trailer); the summary's calls/s counts the calls that ended OK, \
          answered/s every call answered, failed ones included (medians of the laps). OK calls \
          and failed by: summed over the laps, the failed ones by the grpc-status code of a call \
-         that ended with one, else by the cause (no trailers, http status, content-type, framing, a reset \
-         stream). protocol: grpc is h2c on PORT, grpcs h2 over TLS on TLS_PORT, mN N calls in \
+         that ended with one, else by the cause (no trailers, http status, content-type, framing, \
+         a reset stream, a timeout, a failed connection). protocol: grpc is h2c on PORT, grpcs h2 over TLS on TLS_PORT, mN N calls in \
          flight per connection."
             .to_owned()
     })
