@@ -1,0 +1,3 @@
+module serverbench/bench/grpc-status13
+
+go 1.24
