@@ -15,8 +15,13 @@
 # which shows what the naps change; TOOLS="h2load serverbench" leaves the second out.
 # serverbench-uring is `--io uring` (the others run `--io epoll`): the io_uring backend in a
 # column of its own, interleaved with the rest.
+# SERVERBENCH_BEFORE=path/to/an/older/serverbench: before and after in one interleaved run. Each
+# serverbench column X may be followed in TOOLS by X-before, the older binary with the same
+# flags (default TOOLS then: h2load serverbench serverbench-before serverbench-uring
+# serverbench-uring-before), and the summary ends with after/before ratios per mode (medians,
+# and paired by round) beside each side's spread over the rounds ((max - min) / median).
 # Usage: bench/engine-vs-h2load.sh   (env: DURATION=5 ROUNDS=3 SERVERBENCH=path/to/serverbench
-#        PROTOS="h2 h2c" STREAMS="10 100"
+#        PROTOS="h2 h2c" STREAMS="10 100" SERVERBENCH_BEFORE=path/to/serverbench
 #        TOOLS="h2load serverbench serverbench-uring serverbench-block serverbench-uring-block")
 set -euo pipefail
 
@@ -26,7 +31,20 @@ DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-3}
 PROTOS=${PROTOS:-h2 h2c}
 STREAMS=${STREAMS:-10 100}
-TOOLS=${TOOLS:-h2load serverbench serverbench-uring serverbench-block}
+BEFORE=${SERVERBENCH_BEFORE:-}
+if [ -n "$BEFORE" ] && [ ! -x "$BEFORE" ]; then
+  echo "engine-vs-h2load: SERVERBENCH_BEFORE=$BEFORE is not an executable" >&2
+  exit 1
+fi
+if [ -n "$BEFORE" ]; then
+  TOOLS=${TOOLS:-h2load serverbench serverbench-before serverbench-uring serverbench-uring-before}
+else
+  TOOLS=${TOOLS:-h2load serverbench serverbench-uring serverbench-block}
+fi
+if [[ " $TOOLS " == *"-before "* ]] && [ -z "$BEFORE" ]; then
+  echo "engine-vs-h2load: a *-before tool in TOOLS needs SERVERBENCH_BEFORE" >&2
+  exit 1
+fi
 CONNS=50
 
 missing=()
@@ -120,10 +138,10 @@ print(m.group(1), rps, sys.argv[2], int(m.group(2)) + int(m.group(3)))
 PY
 }
 
-run_sb() { # proto streams idle io
+run_sb() { # proto streams idle io [binary]
   local cpu tls=()
   [ "$1" = h2 ] && tls=(-k)
-  cpu=$(cpu_of "$TMP/out" "$SB" load -t1 -c$CONNS --http2 -m"$2" --idle "$3" --io "$4" "${tls[@]}" -d"${DURATION}s" --json "$(url_of "$1")")
+  cpu=$(cpu_of "$TMP/out" "${5:-$SB}" load -t1 -c$CONNS --http2 -m"$2" --idle "$3" --io "$4" "${tls[@]}" -d"${DURATION}s" --json "$(url_of "$1")")
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); e=r["errors"]; print(r["requests"], r["rps"], sys.argv[2], sum(e.values()))' "$TMP/out" "$cpu"
 }
 
@@ -138,6 +156,10 @@ for round in $(seq "$ROUNDS"); do
           serverbench-uring) line=$(run_sb "$proto" "$m" auto uring) ;;
           serverbench-block) line=$(run_sb "$proto" "$m" block epoll) ;;
           serverbench-uring-block) line=$(run_sb "$proto" "$m" block uring) ;;
+          serverbench-before) line=$(run_sb "$proto" "$m" auto epoll "$BEFORE") ;;
+          serverbench-uring-before) line=$(run_sb "$proto" "$m" auto uring "$BEFORE") ;;
+          serverbench-block-before) line=$(run_sb "$proto" "$m" block epoll "$BEFORE") ;;
+          serverbench-uring-block-before) line=$(run_sb "$proto" "$m" block uring "$BEFORE") ;;
           *) echo "engine-vs-h2load: unknown tool $tool in TOOLS" >&2; exit 2 ;;
         esac
         echo "$tool $proto-m$m $line" >>"$TMP/results"
@@ -168,7 +190,7 @@ for mode in modes:
 print()
 # Round by round, serverbench ran right after h2load: the median of those paired ratios is less
 # sensitive to a machine whose speed drifts between rounds than the ratio of the medians.
-for mode, tool in [(m, t) for m in modes for t in tools if t != "h2load"]:
+for mode, tool in [(m, t) for m in modes for t in tools if t != "h2load" and "h2load" in tools]:
     (hr, hu), (sr, su) = med["h2load", mode], med[tool, mode]
     ok = "met" if su <= 0.8 * hu and sr >= hr else "NOT met"
     h = [r for r in rows if r[0] == "h2load" and r[1] == mode]
@@ -179,4 +201,17 @@ for mode, tool in [(m, t) for m in modes for t in tools if t != "h2load"]:
     print(f"{mode}: {tool}/h2load req/s {sr / hr:.2f}x, CPU/request {su / hu:.2f}x "
           f"(target <= 0.80x CPU and >= 1.00x req/s: {ok}); "
           f"paired by round: {rps_pairs:.2f}x req/s, {cpu_pairs:.2f}x CPU")
+# SERVERBENCH_BEFORE: each serverbench column X against X-before, run right after it.
+spread = lambda xs: (max(xs) - min(xs)) / statistics.median(xs)
+cpu = lambda r: float(r[4]) / float(r[2])
+for mode, tool in [(m, t) for m in modes for t in tools if t + "-before" in tools]:
+    a = [r for r in rows if r[0] == tool and r[1] == mode]
+    b = [r for r in rows if r[0] == tool + "-before" and r[1] == mode]
+    (ar, au), (br, bu) = med[tool, mode], med[tool + "-before", mode]
+    rate_p = statistics.median(float(y[3]) / float(x[3]) for x, y in zip(b, a))
+    cpu_p = statistics.median(cpu(y) / cpu(x) for x, y in zip(b, a))
+    print(f"{mode}: {tool} after/before req/s {ar / br:.3f}x, CPU/request {au / bu:.3f}x; "
+          f"paired by round: {rate_p:.3f}x req/s, {cpu_p:.3f}x CPU; spread over rounds req/s "
+          f"{spread([float(r[3]) for r in a]):.1%} after, {spread([float(r[3]) for r in b]):.1%} "
+          f"before; CPU {spread([cpu(r) for r in a]):.1%} after, {spread([cpu(r) for r in b]):.1%} before")
 PY
