@@ -6,7 +6,7 @@
 // 0%.
 //
 // The standard library's HTTP/2 server with unencrypted HTTP/2 (prior knowledge, Go >= 1.24):
-// no dependency, so go.mod needs no go.sum.
+// no dependency, so go.mod needs no go.sum. `go test` in this folder checks the answer.
 //
 // Usage: PORT=50051 grpc-status13   (binds 127.0.0.1:PORT; ends on SIGTERM or SIGINT)
 package main
@@ -31,6 +31,13 @@ func fail(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// newServer is the server on h2c with prior knowledge alone (no HTTP/1.1).
+func newServer() *http.Server {
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{Handler: http.HandlerFunc(fail), Protocols: &protocols}
+}
+
 func main() {
 	port := os.Getenv("PORT")
 	if port == "" {
@@ -42,9 +49,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "grpc-status13: listening on 127.0.0.1:%s: %v\n", port, err)
 		os.Exit(1)
 	}
-	var protocols http.Protocols
-	protocols.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: http.HandlerFunc(fail), Protocols: &protocols}
+	srv := newServer()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go func() {
