@@ -277,8 +277,8 @@ for server in dict.fromkeys(r[0] for r in rows):
             ok = "met" if 1 / cpu >= 10 else "NOT met"
             goal = ">= 10x calls per CPU s"
         print(f"{server}: serverbench/{peer} calls/s {rate:.2f}x, CPU/call {cpu:.2f}x, calls per CPU s "
-              f"{1 / cpu:.1f}x (goal {goal}: {ok}); paired by round: {rate_p:.2f}x calls/s, "
-              f"{cpu_p:.2f}x CPU/call")
+              f"{1 / cpu:.1f}x\n  goal {goal}: {ok}; paired by round: {rate_p:.2f}x calls/s, "
+              f"{cpu_p:.2f}x CPU/call ({1 / cpu_p:.1f}x calls per CPU s)")
 PY
 
 echo
