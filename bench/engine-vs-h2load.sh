@@ -211,7 +211,7 @@ for mode, tool in [(m, t) for m in modes for t in tools if t + "-before" in tool
     rate_p = statistics.median(float(y[3]) / float(x[3]) for x, y in zip(b, a))
     cpu_p = statistics.median(cpu(y) / cpu(x) for x, y in zip(b, a))
     print(f"{mode}: {tool} after/before req/s {ar / br:.3f}x, CPU/request {au / bu:.3f}x; "
-          f"paired by round: {rate_p:.3f}x req/s, {cpu_p:.3f}x CPU; spread over rounds req/s "
+          f"paired by round: {rate_p:.3f}x req/s, {cpu_p:.3f}x CPU\n  spread over rounds req/s "
           f"{spread([float(r[3]) for r in a]):.1%} after, {spread([float(r[3]) for r in b]):.1%} "
           f"before; CPU {spread([cpu(r) for r in a]):.1%} after, {spread([cpu(r) for r in b]):.1%} before")
 PY
