@@ -28,9 +28,9 @@
 #                counted as calls here.
 # Client CPU is user+system from rusage of the child process, the same way for every tool; each
 # client starts once the server's process tree has gone quiet (<5% CPU over 0.5 s). The summary
-# gives medians, ratios of medians and ratios paired by round, and the issue's goals: serverbench
-# at >= 1x h2load's calls/s and <= 0.8x its client CPU per call; >= 10x ghz's calls per client CPU
-# second. A goal missed is printed as NOT met (exit 0, as bench/engine-vs-wrk.sh does); a tool
+# gives medians, ratios of medians and ratios paired by round, each side's spread over the rounds
+# ((max - min) / median), and the issue's goals: serverbench at >= 1x h2load's calls/s and
+# <= 0.8x its client CPU per call; >= 10x ghz's calls per client CPU second. A goal missed is printed as NOT met (exit 0, as bench/engine-vs-wrk.sh does); a tool
 # that fails or misjudges a call on a healthy server stops the script (exit 1).
 #
 # Part 2. bench/grpc-status13 (a bench-only Go program: HTTP 200 and grpc-status 13 INTERNAL,
@@ -253,6 +253,7 @@ python3 - "$TMP/results" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 med = lambda rs, k: statistics.median(float(r[k]) for r in rs)
+spread = lambda rs, k: (max(float(r[k]) for r in rs) - min(float(r[k]) for r in rs)) / med(rs, k)
 print()
 print("| server | client | calls/s (median) | client CPU µs/call (median) | calls per client CPU s |")
 print("|---|---|---:|---:|---:|")
@@ -279,6 +280,8 @@ for server in dict.fromkeys(r[0] for r in rows):
         print(f"{server}: serverbench/{peer} calls/s {rate:.2f}x, CPU/call {cpu:.2f}x, calls per CPU s "
               f"{1 / cpu:.1f}x\n  goal {goal}: {ok}; paired by round: {rate_p:.2f}x calls/s, "
               f"{cpu_p:.2f}x CPU/call ({1 / cpu_p:.1f}x calls per CPU s)")
+        print(f"  spread over rounds ((max - min) / median): CPU/call {spread(sb, 5):.0%} serverbench, "
+              f"{spread(pr, 5):.0%} {peer}; calls/s {spread(sb, 4):.0%}, {spread(pr, 4):.0%}")
 PY
 
 echo
