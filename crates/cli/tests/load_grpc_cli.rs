@@ -20,7 +20,12 @@ fn serverbench(args: &[&str]) -> Output {
 }
 
 fn json_of(out: &Output) -> serde_json::Value {
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    json_exiting(out, 0)
+}
+
+/// The JSON result a load printed, having exited with `code` (6: no call succeeded).
+fn json_exiting(out: &Output, code: i32) -> serde_json::Value {
+    assert_eq!(out.status.code(), Some(code), "{out:?}");
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
 
@@ -52,17 +57,26 @@ fn sum_calls_over_h2c_are_verified_and_summarized_as_calls() {
 fn a_server_answering_200_with_grpc_status_13_gives_100_percent_errors_code_13() {
     let (addr, _) = grpc_server(Fault::Status13, 1);
     let url = format!("grpc://{addr}/serverbench.Bench/Sum");
-    let v = json_of(&serverbench(&[
-        "-c", "2", "-m", "4", "-n", "500", "--json", &url,
-    ]));
+    let v = json_exiting(
+        &serverbench(&["-c", "2", "-m", "4", "-n", "500", "--json", &url]),
+        6,
+    );
     assert_eq!(v["requests"], 500);
     assert_eq!(v["errors"]["grpc"], 500);
     assert_eq!(v["status"]["200"], 500);
     assert_eq!(v["protocol"]["status_codes"]["INTERNAL"], 500);
     assert_eq!(v["protocol"]["failures"]["grpc-status"], 500);
-    let text = serverbench(&["-c", "2", "-m", "4", "-n", "100", &url]);
-    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    let out = serverbench(&["-c", "2", "-m", "4", "-n", "100", &url]);
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     assert!(text.contains("grpc 100 (grpc-status 100)"), "{text}");
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    assert!(
+        err.contains("no call succeeded: every answered call failed (100 x INTERNAL)"),
+        "{err}"
+    );
 }
 
 #[test]

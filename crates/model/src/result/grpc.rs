@@ -85,11 +85,57 @@ impl GrpcResult {
     pub fn ok_calls(&self) -> u64 {
         self.status_codes.get("OK").copied().unwrap_or(0)
     }
+
+    /// Why no call succeeded when calls were answered but every one failed by gRPC's rules
+    /// (HTTP 200 with `grpc-status: 13`, say): `None` when one ended OK or none was answered
+    /// (the socket errors say why then).
+    pub fn no_success(&self, answered: u64) -> Option<String> {
+        if answered == 0 || self.ok_calls() > 0 || self.failures.is_empty() {
+            return None;
+        }
+        let mut causes: Vec<String> = self
+            .status_codes
+            .iter()
+            .map(|(code, n)| format!("{n} x {code}"))
+            .collect();
+        causes.extend(
+            self.failures
+                .iter()
+                .filter(|(cause, _)| *cause != "grpc-status")
+                .map(|(cause, n)| format!("{n} x {cause}")),
+        );
+        Some(format!(
+            "no call succeeded: every answered call failed ({})",
+            causes.join(", ")
+        ))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_answered_200_that_all_failed_succeeded_at_nothing_and_say_by_what() {
+        let g = GrpcResult {
+            status_codes: [("INTERNAL".to_string(), 40)].into(),
+            failures: [
+                ("grpc-status".to_string(), 40),
+                ("no trailers".to_string(), 2),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let why = g.no_success(42).unwrap();
+        assert_eq!(
+            why,
+            "no call succeeded: every answered call failed (40 x INTERNAL, 2 x no trailers)"
+        );
+        let mut one_ok = g.clone();
+        one_ok.status_codes.insert("OK".into(), 1);
+        assert_eq!(one_ok.no_success(43), None);
+        assert_eq!(GrpcResult::default().no_success(0), None);
+    }
 
     #[test]
     fn two_threads_blocks_merge_into_their_sums_by_code_and_cause() {

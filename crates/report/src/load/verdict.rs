@@ -43,6 +43,7 @@ pub fn no_success(r: &LoadResult) -> Option<String> {
     Some(match (r.requests, r.errors.total()) {
         (0, 0) => why,
         (0, _) => format!("{why}; see the errors above"),
+        _ if r.grpc().is_some() => why,
         _ => format!("{why}; --expect-status accepts others"),
     })
 }
