@@ -82,13 +82,46 @@ pub struct LoadSpec {
 }
 
 /// A gRPC load's options beside its [`Work`] (the method is `work.paths`' one path, Echo's
-/// payload size `work.size`): unary calls of the built-in benchmark service.
+/// payload size `work.size`): unary calls of the built-in benchmark service, or with `proto`
+/// of any service.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GrpcLoad {
     /// `--deadline`: sent as `grpc-timeout` with every call.
     #[serde(with = "duration::opt_text")]
     pub deadline: Option<Duration>,
+    /// `--proto`: a user's service, its method `work.paths`' one path (`--call`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proto: Option<ProtoCall>,
+}
+
+/// A call of any service (`--proto FILE -I DIR --call pkg.Svc/Method --data JSON`), as ghz
+/// users write it. The files are compiled where the load is described and travel compiled
+/// (`descriptors`): a client host or a later reading of a lap record needs none of them, and
+/// the compiled set is what was called even if the files change after.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProtoCall {
+    /// `--proto FILE`, as given.
+    pub file: PathBuf,
+    /// `-I/--import-path DIR`, as given (the file's folder is searched last).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub includes: Vec<PathBuf>,
+    /// `--data` (or `--data-file`'s text): the request message as protobuf JSON, with
+    /// `{rand:A-B}` placeholders drawn per call (empty: `{}`).
+    pub data: String,
+    /// `--data-file FILE`, as given (its text is `data`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_file: Option<PathBuf>,
+    /// The compiled files, imports included: an encoded `FileDescriptorSet`, in base64.
+    pub descriptors: String,
+}
+
+impl ProtoCall {
+    /// Whether the request message draws `{rand:A-B}` per call.
+    pub fn draws(&self) -> bool {
+        self.data.contains("{rand:")
+    }
 }
 
 impl GrpcLoad {

@@ -41,6 +41,9 @@ pub enum Key {
     /// `--stream`: gRPC streaming calls.
     Stream,
     StreamMessages,
+    Proto,
+    Data,
+    Verify,
 }
 
 /// Where in a suite a key is written: the scenario (what is requested) or the profile (how
@@ -84,6 +87,9 @@ impl Key {
             Key::Deadline => "--deadline",
             Key::Stream => "--stream",
             Key::StreamMessages => "--stream-messages",
+            Key::Proto => "--proto",
+            Key::Data => "--data",
+            Key::Verify => "--verify",
         }
     }
 
@@ -117,6 +123,9 @@ impl Key {
             Key::Deadline => "deadline",
             Key::Stream => "stream",
             Key::StreamMessages => "stream_messages",
+            Key::Proto => "proto",
+            Key::Data => "data",
+            Key::Verify => "verify",
         }
     }
 
@@ -195,6 +204,10 @@ pub enum Why {
     StreamNeeded(GrpcStream),
     /// Streaming calls of this many messages of this many bytes: over the limits.
     StreamOver(u64, u64),
+    /// `--proto` without its compiled descriptors (a spec written by hand).
+    NotCompiled,
+    /// `--verify` with a message drawn per call: each reply answers another question.
+    Draws,
 }
 
 /// A rule a [`LoadSpec`] breaks: the key, what is wrong, and where the spec came from.
@@ -272,7 +285,7 @@ impl SpecError {
             },
             Why::UnknownGrpcMethod(m) => format!(
                 "`{m}` is not a method of the built-in benchmark service ({}; other services \
-                 need --proto, not built yet)",
+                 need --proto FILE)",
                 grpc::METHODS.join(", ")
             ),
             Why::EchoOnly(m) => format!(
@@ -293,6 +306,14 @@ impl SpecError {
                 "{n} messages of {size} bytes per call: at most {} messages and {} MiB per call",
                 grpc::MAX_STREAM_MESSAGES,
                 grpc::MAX_STREAM_BYTES >> 20
+            ),
+            Why::NotCompiled => "its compiled descriptors are missing from the spec (give \
+                                 --proto FILE on a command line, which compiles it)"
+                .to_string(),
+            Why::Draws => format!(
+                "cannot be combined with {{rand:A-B}} in {}: each call asks another question, \
+                 so replies differ",
+                o.spell(Key::Data)
             ),
             Why::MixHasIt => format!(
                 "a mix entry has its own method and body: give them in the mix file (not with {})",

@@ -3,7 +3,7 @@
 //! and what does not apply.
 
 use super::{Key, Rule, Why};
-use crate::spec::LoadSpec;
+use crate::spec::{LoadSpec, ProtoCall};
 use crate::Workload;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -160,8 +160,12 @@ impl LoadSpec {
                 _ if self.work.stream_messages.is_some() => {
                     Err((Key::StreamMessages, Why::NotFor(w)))
                 }
+                _ if self.grpc.proto.is_some() => Err((Key::Proto, Why::NotFor(w))),
                 _ => Ok(()),
             };
+        }
+        if let Some(p) = &self.grpc.proto {
+            return self.proto_rules(p);
         }
         let method = self.grpc_method_rules()?;
         match self.work.size.map(|n| n as usize) {
@@ -218,6 +222,31 @@ impl LoadSpec {
             _ if n > MAX_STREAM_MESSAGES as u64 || n * size > MAX_STREAM_BYTES => {
                 Err((Key::StreamMessages, Why::StreamOver(n, size)))
             }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl LoadSpec {
+    /// A call of a user's service (`--proto`): the method and the message are the engine's to
+    /// look up in the compiled files; here, what does not go with them.
+    fn proto_rules(&self, proto: &ProtoCall) -> Rule {
+        let w = Workload::Grpc;
+        let named = matches!(self.work.paths.as_slice(), [p] if p.len() > 1);
+        match () {
+            _ if !named => Err((Key::GrpcMethod, Why::NoGrpcMethod)),
+            _ if self.transport.protocol.is_h2() => Err((Key::Http2, Why::NotFor(w))),
+            _ if self.pipeline > 1 => Err((Key::Pipeline, Why::NotFor(w))),
+            _ if self.grpc.deadline.is_some_and(|d| d.is_zero()) => {
+                Err((Key::Deadline, Why::MoreThanZero))
+            }
+            _ if self.work.stream.is_some() => Err((Key::Stream, Why::Excludes(Key::Proto))),
+            _ if self.work.stream_messages.is_some() => {
+                Err((Key::StreamMessages, Why::Excludes(Key::Proto)))
+            }
+            _ if self.work.size.is_some() => Err((Key::MessageSize, Why::Excludes(Key::Proto))),
+            _ if proto.descriptors.is_empty() => Err((Key::Proto, Why::NotCompiled)),
+            _ if self.http.verify && proto.draws() => Err((Key::Verify, Why::Draws)),
             _ => Ok(()),
         }
     }
@@ -338,5 +367,41 @@ mod tests {
         let mut h = grpc("ws://h:1/ws");
         h.work.stream = Some(GrpcStream::Bidi);
         assert!(error_of(&h).starts_with("--stream: does not apply to ws://"));
+    }
+
+    #[test]
+    fn a_call_of_a_users_service_travels_compiled_and_refuses_what_does_not_go_with_it() {
+        let mut s = grpc("grpc://h:1/shop.Shop/Place");
+        s.grpc.proto = Some(ProtoCall {
+            file: "api/shop.proto".into(),
+            includes: vec!["api".into()],
+            data: r#"{"n":"{rand:1-9}"}"#.into(),
+            data_file: None,
+            descriptors: "CgA=".into(),
+        });
+        assert!(s.validate(&Origin::Flags).is_ok());
+        let back = LoadSpec::from_json(&s.to_line()).unwrap();
+        assert_eq!(back, s);
+        let mut v = s.clone();
+        v.http.verify = true;
+        assert!(error_of(&v).starts_with("--verify: cannot be combined with {rand:A-B} in --data"));
+        let mut m = s.clone();
+        m.work.size = Some(8);
+        assert_eq!(
+            error_of(&m),
+            "--message-size: cannot be combined with --proto"
+        );
+        let mut st = s.clone();
+        st.work.stream = Some(GrpcStream::Server);
+        assert_eq!(error_of(&st), "--stream: cannot be combined with --proto");
+        let mut bare = s.clone();
+        bare.grpc.proto.as_mut().unwrap().descriptors.clear();
+        assert!(error_of(&bare).starts_with("--proto: its compiled descriptors are missing"));
+        let mut http = grpc("http://h:1/");
+        http.grpc.proto = s.grpc.proto.clone();
+        assert!(error_of(&http).starts_with("--proto: does not apply to"));
+        let mut none = grpc("grpc://h:1");
+        none.grpc.proto = s.grpc.proto.clone();
+        assert!(error_of(&none).starts_with("grpc://HOST:PORT/package.Service/Method: "));
     }
 }
