@@ -51,8 +51,9 @@ pub struct H2Conn {
     conn_unacked: u32,
     /// What the server lets us send on the connection (request bodies).
     send_window: i64,
-    /// Streams whose request body waits for a window.
-    blocked: VecDeque<u32>,
+    /// Streams whose request body waits for a window, with the body when it is the stream's
+    /// own ([`H2Conn::open_stream_with`]) rather than its request's.
+    blocked: VecDeque<(u32, Option<Box<[u8]>>)>,
     verify: bool,
     /// Open streams by URL, and the bytes received on them so far (see
     /// [`H2Conn::expected_bytes`]).
@@ -190,6 +191,39 @@ impl H2Conn {
 
     /// Opens a stream for `req`: its HEADERS (and as much body as the windows allow) go to `out`.
     pub fn open_stream(&mut self, req: &Request, inflight: Inflight, out: &mut Vec<u8>) {
+        let id = self.open_headers(req, inflight, out);
+        if let Some(body) = &req.body {
+            if req.send == SendMode::PingPong {
+                if let Some(s) = self.streams.get_mut(id) {
+                    s.released = next_message(body, 0);
+                    s.call.sent = 1;
+                }
+            }
+            if !self.pump(id, req, out) {
+                self.blocked.push_back((id, None));
+            }
+        }
+    }
+
+    /// Opens a stream for `req`'s HEADERS with a body of its own, sent whole (a gRPC message
+    /// drawn per call; `req` must have a body, so its HEADERS do not end the stream). What the
+    /// windows hold back is copied and kept with the stream: an allocation only then.
+    pub fn open_stream_with(
+        &mut self,
+        req: &Request,
+        body: &[u8],
+        inflight: Inflight,
+        out: &mut Vec<u8>,
+    ) {
+        debug_assert!(req.body.is_some(), "HEADERS without END_STREAM");
+        let id = self.open_headers(req, inflight, out);
+        if !self.pump_bytes(id, body, true, out) {
+            self.blocked.push_back((id, Some(body.into())));
+        }
+    }
+
+    /// Writes a new stream's HEADERS and counts it; returns its id.
+    fn open_headers(&mut self, req: &Request, inflight: Inflight, out: &mut Vec<u8>) -> u32 {
         let id = self.next_id;
         self.next_id += 2;
         let at = out.len();
@@ -212,26 +246,23 @@ impl H2Conn {
             },
         );
         self.open_by_url[inflight.url as usize] += 1;
-        if let Some(body) = &req.body {
-            if req.send == SendMode::PingPong {
-                if let Some(s) = self.streams.get_mut(id) {
-                    s.released = next_message(body, 0);
-                    s.call.sent = 1;
-                }
-            }
-            if !self.pump(id, req, out) {
-                self.blocked.push_back(id);
-            }
-        }
+        id
     }
 
     /// Sends as much of stream `id`'s body as the windows allow (a ping-pong call's: up to
     /// what is released); true when all of that is sent (or the stream is gone).
     fn pump(&mut self, id: u32, req: &Request, out: &mut Vec<u8>) -> bool {
-        let (Some(s), Some(body)) = (self.streams.get_mut(id), req.body.as_deref()) else {
+        match req.body.as_deref() {
+            Some(body) => self.pump_bytes(id, body, req.send == SendMode::Whole, out),
+            None => true,
+        }
+    }
+
+    /// [`H2Conn::pump`] of `body` (`whole`: END_STREAM on its last DATA frame).
+    fn pump_bytes(&mut self, id: u32, body: &[u8], whole: bool, out: &mut Vec<u8>) -> bool {
+        let Some(s) = self.streams.get_mut(id) else {
             return true;
         };
-        let whole = req.send == SendMode::Whole;
         let limit = body.len().min(s.released);
         while s.body_sent < limit {
             let n = (limit - s.body_sent)
@@ -256,15 +287,17 @@ impl H2Conn {
     fn unblock(&mut self, cx: &mut Ctx<'_>) {
         let mut k = 0;
         while k < self.blocked.len() && self.send_window > 0 {
-            let id = self.blocked[k];
+            let (id, own) = std::mem::take(&mut self.blocked[k]);
             let url = self.streams.get_mut(id).map(|s| s.req.url as usize);
-            let done = match url {
-                Some(u) => self.pump(id, &cx.requests[u], cx.out),
-                None => true,
+            let done = match (own.as_deref(), url) {
+                (Some(body), _) => self.pump_bytes(id, body, true, cx.out),
+                (None, Some(u)) => self.pump(id, &cx.requests[u], cx.out),
+                (None, None) => true,
             };
             if done {
                 self.blocked.remove(k);
             } else {
+                self.blocked[k] = (id, own);
                 k += 1;
             }
         }
@@ -451,8 +484,8 @@ impl H2Conn {
         }
         s.released = next_message(body, s.released);
         s.call.sent += 1;
-        if !self.pump(id, req, cx.out) && !self.blocked.contains(&id) {
-            self.blocked.push_back(id);
+        if !self.pump(id, req, cx.out) && !self.blocked.iter().any(|(b, _)| *b == id) {
+            self.blocked.push_back((id, None));
         }
     }
 

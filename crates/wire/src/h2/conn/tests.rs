@@ -531,3 +531,31 @@ fn messages_read_together_on_a_streaming_call_are_timed_once_then_at_zero() {
     let h = &c.messages;
     assert_eq!((h.len(), h.count_at(0), h.max()), (3, 2, 40));
 }
+
+#[test]
+fn a_body_of_its_own_held_back_by_a_window_is_sent_whole_after_the_request_changes() {
+    let mut c = Client::new(frame::MAX_WINDOW, vec![Request::new(&[0x83], Some(b"x"))]);
+    c.feed(&settings(&[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 4)]), 100)
+        .unwrap();
+    c.out.clear();
+    let r = c.requests[0].clone();
+    c.conn
+        .open_stream_with(&r, b"0123456789", req(0), &mut c.out);
+    let has = |out: &[u8], s: &[u8]| out.windows(s.len()).any(|w| w == s);
+    assert!(
+        has(&c.out, b"0123") && !has(&c.out, b"4"),
+        "the stream's window: 4 bytes"
+    );
+    // The request the stream was opened with changes (a drawn message is re-encoded per call).
+    c.requests[0].body = Some(b"zzzzzzzzzz".to_vec());
+    c.out.clear();
+    let mut w = Vec::new();
+    put(&mut w, frame::WINDOW_UPDATE, 0, 1, &100u32.to_be_bytes());
+    c.feed(&w, 100).unwrap();
+    assert!(
+        has(&c.out, b"456789"),
+        "the rest of its own body: {:?}",
+        c.out
+    );
+    assert!(!has(&c.out, b"z"), "{:?}", c.out);
+}
