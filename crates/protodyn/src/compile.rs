@@ -43,6 +43,21 @@ impl Proto {
         &self.descriptors
     }
 
+    /// [`Proto::descriptors`] in base64, as a load's spec carries them.
+    pub fn descriptors_base64(&self) -> String {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(&self.descriptors)
+    }
+
+    /// The files from [`Proto::descriptors_base64`]'s text.
+    pub fn from_base64(text: &str) -> Result<Proto, ProtoError> {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|e| ProtoError::Descriptors(e.to_string()))?;
+        Proto::from_descriptors(&bytes)
+    }
+
     /// The method `call` names: `package.Service/Method`, with or without a leading `/` (or
     /// `package.Service.Method`, as ghz takes it too).
     pub fn method(&self, call: &str) -> Result<Method, ProtoError> {

@@ -56,6 +56,12 @@ fn a_proto_compiles_with_its_imports_and_its_descriptors_rebuild_it_elsewhere() 
         "/shop.Shop/Place"
     );
     assert!(Proto::from_descriptors(b"\xff\xff").is_err());
+    let text = p.descriptors_base64();
+    assert_eq!(
+        Proto::from_base64(&text).unwrap().descriptors(),
+        p.descriptors()
+    );
+    assert!(Proto::from_base64("not base64!").is_err());
 }
 
 #[test]

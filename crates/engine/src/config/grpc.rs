@@ -2,13 +2,18 @@
 //! prepared once: one HEADERS block (POST to the method, `content-type: application/grpc`,
 //! `te: trailers`, `grpc-timeout` with `--deadline`), the framed request message (or, for
 //! `--stream client|bidi`, the call's chunks), and the length and hash of the framed reply
-//! `--verify` expects (`--stream server|bidi`: of every chunk, in order).
+//! `--verify` expects (`--stream server|bidi`: of every chunk, in order). With `--proto`, a
+//! unary method of any service: its compiled descriptors decoded, the method looked up and the
+//! JSON message encoded by `serverbench_protodyn`, once, or when it draws `{rand:A-B}` kept as
+//! a template the driver encodes per call.
 
 use super::{plain_refuses_tls_flags, resolve, ConfigError, Protocol, Url};
 use crate::h2;
 use crate::tls::TlsSpec;
+use serverbench_model::spec::ProtoCall;
 use serverbench_model::spec::{GrpcMethod, GrpcStream};
 use serverbench_model::LoadSpec;
+use serverbench_protodyn::{Proto, Template};
 use serverbench_wire::grpc;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -22,16 +27,17 @@ pub const SUM_B: u32 = 22;
 pub struct GrpcSpec {
     /// The one call, HEADERS and framed message, encoded once.
     pub requests: Vec<h2::Request>,
-    /// The method called.
-    pub method: GrpcMethod,
+    /// The method called, `/package.Service/Method`.
+    pub path: String,
     /// `-m/--streams`: concurrent calls per connection.
     pub streams: u32,
     /// The receive window we advertise per stream and for the connection.
     pub window: u32,
-    /// `--verify`: every reply compared with the expected one.
+    /// `--verify`: every reply compared with the expected one, or with the first.
     pub verify: bool,
-    /// The framed reply expected: its length and hash (streams: of all its messages).
-    pub expect: (u64, u64),
+    /// The framed reply expected: its length and hash (streams: of all its messages). None:
+    /// a user's service (`--proto`), whose replies are compared with each thread's first.
+    pub expect: Option<(u64, u64)>,
     /// Messages and their bytes (framed) a call sends when it is issued (bidi: none, each
     /// counted when the call ends, see [`StreamPlan::sent_bytes`]).
     pub issue_messages: u64,
@@ -40,6 +46,8 @@ pub struct GrpcSpec {
     pub deadline: Option<Duration>,
     /// `--stream`: the streaming calls (None: unary).
     pub stream: Option<StreamPlan>,
+    /// `--proto` with `{rand:A-B}`: the request message, encoded per call from this template.
+    pub drawn: Option<Template>,
 }
 
 /// Streaming calls (`--stream`): `messages` chunks of `size` data bytes per call, chunk i with
@@ -84,8 +92,11 @@ pub fn grpc_target(spec: &LoadSpec) -> Result<GrpcTarget, ConfigError> {
         "grpcs" => true,
         _ => return Err(bad("expected grpc[s]://HOST:PORT/package.Service/Method")),
     };
-    let Some(method) = spec.grpc_call() else {
-        return Err(bad("expected grpc[s]://HOST:PORT/package.Service/Method"));
+    let path = spec.work.paths.first().map_or("", String::as_str);
+    let call = match (&spec.grpc.proto, spec.grpc_call()) {
+        (Some(p), _) => Prepared::user(p, path)?,
+        (None, Some(method)) => Prepared::of(spec, method),
+        (None, None) => return Err(bad("expected grpc[s]://HOST:PORT/package.Service/Method")),
     };
     let u = Url::parse(&format!("{}://{rest}", if tls { "https" } else { "http" }))?;
     let tls = match tls {
@@ -96,7 +107,6 @@ pub fn grpc_target(spec: &LoadSpec) -> Result<GrpcTarget, ConfigError> {
         }
     };
     let addr = resolve(&u.host, u.port)?;
-    let call = Prepared::of(spec, method);
     let mut headers = vec![
         ("content-type".to_string(), grpc::CONTENT_TYPE.to_string()),
         ("te".to_string(), "trailers".to_string()),
@@ -115,15 +125,14 @@ pub fn grpc_target(spec: &LoadSpec) -> Result<GrpcTarget, ConfigError> {
         headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
     }
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let block =
-        h2::hpack::encode_request("POST", scheme, &u.host_header(), method.path(), &headers);
+    let block = h2::hpack::encode_request("POST", scheme, &u.host_header(), &call.path, &headers);
     let request = match call.stream.as_ref().map(|s| s.kind) {
         Some(GrpcStream::Bidi) => h2::Request::ping_pong(&block, &call.body),
         _ => h2::Request::new(&block, Some(&call.body)),
     };
     let spec = GrpcSpec {
         requests: vec![request],
-        method,
+        path: call.path,
         streams: spec.streams(),
         window: h2::DEFAULT_WINDOW,
         verify: spec.http.verify,
@@ -132,6 +141,7 @@ pub fn grpc_target(spec: &LoadSpec) -> Result<GrpcTarget, ConfigError> {
         message_len: call.issue_bytes,
         deadline,
         stream: call.stream,
+        drawn: call.drawn,
     };
     Ok(GrpcTarget {
         addr,
@@ -143,28 +153,59 @@ pub fn grpc_target(spec: &LoadSpec) -> Result<GrpcTarget, ConfigError> {
 /// A call prepared: its request body, the reply expected (length, hash), what issuing it
 /// sends, and the stream plan.
 struct Prepared {
+    path: String,
     body: Vec<u8>,
-    expect: (u64, u64),
+    expect: Option<(u64, u64)>,
     issue_messages: u64,
     issue_bytes: u64,
     stream: Option<StreamPlan>,
+    drawn: Option<Template>,
 }
 
 impl Prepared {
+    /// A unary call of a user's service (`--proto`): the method `path` names in the compiled
+    /// files, its message from `--data` encoded once; a message drawing `{rand:A-B}` keeps its
+    /// template (each placeholder at its lowest value makes the prepared request's body).
+    fn user(p: &ProtoCall, path: &str) -> Result<Prepared, ConfigError> {
+        let file = p.file.display();
+        let proto = Proto::from_base64(&p.descriptors)
+            .map_err(|e| ConfigError::value("--proto", format!("{file}: {e}")))?;
+        let method = proto.method(path).and_then(|m| m.unary());
+        let method = method.map_err(|e| ConfigError::flag("--call", e.to_string()))?;
+        let template = method.template(&p.data).map_err(|e| match &p.data_file {
+            Some(f) => ConfigError::value("--data-file", format!("{}: {e}", f.display())),
+            None => ConfigError::flag("--data", e.to_string()),
+        })?;
+        let mut message = Vec::new();
+        template.encode(&mut || 0, &mut message);
+        let body = grpc::framed(&message, false);
+        Ok(Prepared {
+            path: method.path(),
+            issue_bytes: body.len() as u64,
+            body,
+            expect: None,
+            issue_messages: 1,
+            stream: None,
+            drawn: template.fixed().is_none().then_some(template),
+        })
+    }
+
     fn of(spec: &LoadSpec, method: GrpcMethod) -> Prepared {
         let Some((kind, n, size)) = spec.grpc_stream() else {
             let (message, reply) = messages(method, spec.work.size.unwrap_or(0) as usize);
             let body = grpc::framed(&message, false);
             let reply = grpc::framed(&reply, false);
             return Prepared {
+                path: method.path().to_string(),
                 issue_bytes: body.len() as u64,
                 body,
-                expect: (
+                expect: Some((
                     reply.len() as u64,
                     serverbench_wire::http::body_hash(&reply),
-                ),
+                )),
                 issue_messages: 1,
                 stream: None,
+                drawn: None,
             };
         };
         let mut chunks = Vec::new();
@@ -197,8 +238,9 @@ impl Prepared {
             _ => Vec::new(),
         };
         Prepared {
+            path: method.path().to_string(),
             body,
-            expect,
+            expect: Some(expect),
             issue_messages,
             issue_bytes,
             stream: Some(StreamPlan {
@@ -208,6 +250,7 @@ impl Prepared {
                 replies,
                 sent_bytes,
             }),
+            drawn: None,
         }
     }
 }
@@ -305,7 +348,7 @@ mod tests {
             panic!("not grpc")
         };
         assert!(t.tls.is_none());
-        assert_eq!((g.streams, g.message_len, g.expect.0), (4, 9, 7));
+        assert_eq!((g.streams, g.message_len, g.expect.unwrap().0), (4, 9, 7));
         let h = &g.requests[0].headers;
         assert!(h.windows(4).any(|w| w == b"250m"), "grpc-timeout 250m");
         assert!(h.windows(8).any(|w| w == b"x-tenant"), "metadata from -H");
@@ -338,14 +381,81 @@ mod tests {
         };
         // Three framed chunks: 5 + 4, 5 + 6, 5 + 6 bytes.
         let server = plan(&spec, GrpcStream::Server);
-        assert_eq!(server.method, GrpcMethod::ServerStream);
-        assert_eq!((server.expect.0, server.issue_messages), (31, 1));
+        assert_eq!(server.path, "/serverbench.Bench/ServerStream");
+        assert_eq!((server.expect.unwrap().0, server.issue_messages), (31, 1));
         let client = plan(&spec, GrpcStream::Client);
         assert_eq!(client.requests[0].body.as_ref().unwrap().len(), 31);
-        assert_eq!((client.expect.0, client.issue_messages), (5 + 4, 3));
+        assert_eq!(
+            (client.expect.unwrap().0, client.issue_messages),
+            (5 + 4, 3)
+        );
         let bidi = plan(&spec, GrpcStream::Bidi);
         assert_eq!(bidi.requests[0].send, h2::SendMode::PingPong);
         assert_eq!(bidi.stream.unwrap().sent_bytes, vec![0, 9, 20, 31]);
         assert_eq!((bidi.expect, bidi.issue_messages), (server.expect, 0));
+    }
+
+    /// A spec calling `path` of spec/serverbench.proto with `data`, compiled as the CLI does.
+    fn user(path: &str, data: &str) -> LoadSpec {
+        let file =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec/serverbench.proto");
+        let proto = Proto::compile(&file, &[]).unwrap();
+        let mut spec = LoadSpec::default();
+        spec.at_urls(&[format!("grpc://127.0.0.1:50051{path}")])
+            .unwrap();
+        spec.grpc.proto = Some(ProtoCall {
+            file,
+            data: data.into(),
+            descriptors: proto.descriptors_base64(),
+            ..ProtoCall::default()
+        });
+        spec
+    }
+
+    fn grpc_of(spec: &LoadSpec) -> GrpcSpec {
+        match grpc_target(spec).unwrap().protocol {
+            Protocol::Grpc(g) => g,
+            _ => panic!("not grpc"),
+        }
+    }
+
+    #[test]
+    fn a_users_call_is_encoded_once_unless_it_draws_and_its_verify_compares_with_the_first() {
+        let g = grpc_of(&user("/serverbench.Bench/Sum", r#"{"a":1,"b":2}"#));
+        assert_eq!(g.path, "/serverbench.Bench/Sum");
+        assert_eq!(
+            g.requests[0].body.as_deref(),
+            Some(&[0, 0, 0, 0, 4, 8, 1, 16, 2][..])
+        );
+        assert!(g.drawn.is_none() && g.expect.is_none());
+        let g = grpc_of(&user(
+            "/serverbench.Bench/Sum",
+            r#"{"a":"{rand:1-1000}","b":2}"#,
+        ));
+        let template = g.drawn.expect("drawn per call");
+        let mut m = Vec::new();
+        template.encode(&mut || 998, &mut m);
+        assert_eq!(m, [16, 2, 8, 0xe7, 0x07], "b once, then a = 1 + 998 % 1000");
+    }
+
+    #[test]
+    fn a_users_call_names_the_flag_of_what_is_wrong() {
+        let e = |spec: LoadSpec| grpc_target(&spec).unwrap_err().to_string();
+        let no = e(user("/serverbench.Bench/Nope", ""));
+        assert!(no.starts_with("--call: `serverbench.Bench` has no method `Nope` (its methods: Sum, Echo, ServerStream, BidiEcho)"), "{no}");
+        let stream = e(user("/serverbench.Bench/ServerStream", ""));
+        assert!(stream.contains("is a server-streaming method"), "{stream}");
+        let data = e(user("/serverbench.Bench/Sum", r#"{"a":"x"}"#));
+        assert!(data.starts_with("--data: field `a` (int32): "), "{data}");
+        let mut file = user("/serverbench.Bench/Sum", r#"{"c":1}"#);
+        file.grpc.proto.as_mut().unwrap().data_file = Some("sum.json".into());
+        let data = e(file);
+        assert!(
+            data.starts_with("--data-file sum.json: no field `c` in serverbench.SumRequest"),
+            "{data}"
+        );
+        let mut bad = user("/serverbench.Bench/Sum", "");
+        bad.grpc.proto.as_mut().unwrap().descriptors = "!!".into();
+        assert!(e(bad).starts_with("--proto "), "descriptors");
     }
 }

@@ -254,6 +254,13 @@ pub fn run(
             let d = tcp::PingPong::new(*size);
             worker::run(config, d, plan, slot, shared, backend)
         }
-        Protocol::Grpc(g) => worker::run(config, grpc::Grpc::new(g), plan, slot, shared, backend),
+        Protocol::Grpc(g) => worker::run(
+            config,
+            grpc::Grpc::new(g, slot),
+            plan,
+            slot,
+            shared,
+            backend,
+        ),
     }
 }

@@ -1,5 +1,7 @@
 //! The gRPC driver (`grpc://` over h2c with prior knowledge, `grpcs://` over h2 by ALPN):
-//! calls of the built-in benchmark service as HTTP/2 streams, on the HTTP/2 driver's
+//! calls of the built-in benchmark service, or unary calls of a user's (`--proto`; a message
+//! drawn per call is encoded from its template into a buffer of this thread's), as HTTP/2
+//! streams, on the HTTP/2 driver's
 //! connection machinery (`super::http2::session`). Its connections' protocol state reads, for
 //! each call, `:status`, `content-type`, the length-prefixed messages and the `grpc-status`
 //! trailer; every call that ends is judged here ([`judge`]) and counted by status code, and a
@@ -18,20 +20,44 @@ use crate::h2::{self, hpack, Call, Event};
 use crate::stats::{new_histogram, ErrorKind, GrpcCause, Stats};
 use crate::worker::Worker;
 use serverbench_model::result::{GrpcResult, GrpcStreamResult, Histograms, ProtocolResult};
+use serverbench_protodyn::Template;
 use serverbench_wire::http::Response;
+use serverbench_wire::ws::Rng;
 
-/// gRPC on one worker thread: the prepared call and this thread's Huffman strings.
+/// gRPC on one worker thread: the prepared call, this thread's Huffman strings, and for a
+/// message drawn per call its generator and buffer; the first reply `--verify` compares a
+/// user's service's replies with.
 pub struct Grpc<'a> {
     spec: &'a GrpcSpec,
     strings: h2::Strings,
+    rng: Rng,
+    /// The framed message drawn for the next call.
+    drawn: Vec<u8>,
+    /// The first good reply's length and hash (a user's service with `--verify`).
+    first: Option<(u64, u64)>,
 }
 
 impl<'a> Grpc<'a> {
-    pub fn new(spec: &'a GrpcSpec) -> Self {
+    /// The driver of worker `slot`.
+    pub fn new(spec: &'a GrpcSpec, slot: usize) -> Self {
         Grpc {
             spec,
             strings: h2::Strings::default(),
+            rng: Rng::from_os(!(slot as u64)),
+            drawn: Vec::new(),
+            first: None,
         }
+    }
+
+    /// Frames the next call's message drawn from the template into `self.drawn`.
+    #[inline]
+    fn draw(&mut self, template: &Template) {
+        let Grpc { rng, drawn, .. } = self;
+        drawn.clear();
+        drawn.extend_from_slice(&[0; 5]);
+        template.encode(&mut || rng.next_u64(), drawn);
+        let len = (drawn.len() - 5) as u32;
+        drawn[1..5].copy_from_slice(&len.to_be_bytes());
     }
 }
 
@@ -109,8 +135,22 @@ impl Worker<'_, Grpc<'_>> {
                 g.bytes_sent += bidi.sent_bytes[sent];
             }
         }
-        let expect = spec.verify.then_some(spec.expect);
+        let seen = (resp.body_len, resp.body_hash);
         let replies = spec.stream.as_ref().map(|s| s.replies);
+        let expect = match spec.expect {
+            _ if !spec.verify => None,
+            Some(e) => Some(e),
+            // A user's service: the first reply that passes is the one every other must be.
+            None => match self.proto.first {
+                Some(first) => Some(first),
+                None => {
+                    if judge(&resp, &call, replies, None).is_none() {
+                        self.proto.first = Some(seen);
+                    }
+                    None
+                }
+            },
+        };
         if let Some(cause) = judge(&resp, &call, replies, expect) {
             self.stats.error(now, ErrorKind::Grpc(cause));
         }
@@ -144,10 +184,24 @@ impl Driver for Grpc<'_> {
     #[inline]
     fn issue(w: &mut Worker<'_, Self>, i: usize, intended: u64, now: u64) {
         let before = w.issued;
-        session::issue(w, i, intended, now);
+        let spec = w.proto.spec;
+        let sent = match &spec.drawn {
+            None => {
+                session::issue(w, i, intended, now);
+                spec.message_len
+            }
+            Some(template) => {
+                w.proto.draw(template);
+                let drawn = std::mem::take(&mut w.proto.drawn);
+                session::issue_with(w, i, intended, now, Some(&drawn));
+                let len = drawn.len() as u64;
+                w.proto.drawn = drawn;
+                len
+            }
+        };
         if w.issued > before && w.stats.measuring(now) {
             w.stats.grpc.messages_sent += w.proto.spec.issue_messages;
-            w.stats.grpc.bytes_sent += w.proto.spec.message_len;
+            w.stats.grpc.bytes_sent += sent;
         }
     }
 
@@ -181,7 +235,7 @@ pub(crate) fn result(
 ) -> ProtocolResult {
     let mut r = GrpcResult {
         protocol: if config.tls.is_some() { "h2" } else { "h2c" }.to_string(),
-        method: spec.method.path().to_string(),
+        method: spec.path.clone(),
         streams: spec.streams,
         max_concurrent_streams: s.h2.settings.and_then(|s| s.max_concurrent_streams),
         deadline_ms: spec.deadline.map(|d| d.as_millis() as u64),

@@ -71,6 +71,19 @@ pub(crate) fn fill<D: OverH2>(w: &mut Worker<'_, D>, i: usize, now: u64) {
 /// Opens a stream for the next request on connection `i`; returns the request's index.
 #[inline]
 pub(crate) fn issue<D: OverH2>(w: &mut Worker<'_, D>, i: usize, intended: u64, now: u64) -> usize {
+    issue_with(w, i, intended, now, None)
+}
+
+/// [`issue`], with a body of the call's own instead of the request's (a gRPC message drawn
+/// per call).
+#[inline]
+pub(crate) fn issue_with<D: OverH2>(
+    w: &mut Worker<'_, D>,
+    i: usize,
+    intended: u64,
+    now: u64,
+    body: Option<&[u8]>,
+) -> usize {
     let urls = w.proto.config().urls;
     let u = w.next_request(urls);
     let req = Inflight {
@@ -81,7 +94,10 @@ pub(crate) fn issue<D: OverH2>(w: &mut Worker<'_, D>, i: usize, intended: u64, n
     let (_, requests) = w.proto.parts();
     let c = &mut w.conns[i];
     if let Some(conn) = c.h2.as_deref_mut() {
-        conn.open_stream(&requests[u], req, &mut c.out);
+        match body {
+            Some(body) => conn.open_stream_with(&requests[u], body, req, &mut c.out),
+            None => conn.open_stream(&requests[u], req, &mut c.out),
+        }
         w.issued += 1;
     }
     u
