@@ -6,10 +6,11 @@ use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serverbench_analysis::capacity::Plan;
 use serverbench_model::slo::Slo;
-use serverbench_model::spec::{GrpcLoad, GrpcStream, HttpLoad, Work};
+use serverbench_model::spec::{GrpcLoad, GrpcStream, HttpLoad, ProtoCall, Work};
 use serverbench_model::Transport;
 use serverbench_model::{parse_duration, CpuList, LoadSpec, Method, Mode, Protocol, TlsResume};
 use std::io::BufRead;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Arguments of `serverbench load`.
@@ -24,6 +25,8 @@ use std::time::Duration;
     serverbench load -d 10s 'http://127.0.0.1:8080/baseline?a={rand:1-100}&b={rand:1-100}'\n  \
     serverbench load --tcp 127.0.0.1:9000 --mode stream --message 'hello world' -d 10s\n  \
     serverbench load -c 16 -p 16 --message-size 4096 --binary -d 10s ws://127.0.0.1:8080/ws\n  \
+    serverbench load -m 16 -d 10s grpc://127.0.0.1:50051/serverbench.Bench/Sum\n  \
+    serverbench load --proto api.proto -I protos --call pkg.Svc/Get --data '{\"id\":\"{rand:1-1000}\"}' grpc://127.0.0.1:50051\n  \
     serverbench load --hosts hosts.toml --client-hosts load1,load2 -c 200 -d 10s http://10.0.0.2:8080/hello"
 )]
 pub struct Args {
@@ -60,6 +63,22 @@ pub struct Args {
     /// --stream: messages (chunks) per call (default 100).
     #[arg(long, value_name = "N")]
     pub(crate) stream_messages: Option<u32>,
+    /// grpc://: call a method of any service, described by this .proto (compiled at start).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) proto: Option<PathBuf>,
+    /// With --proto: where its imports are looked up (repeatable; then the file's folder).
+    #[arg(short = 'I', long = "import-path", value_name = "DIR")]
+    pub(crate) import_paths: Vec<PathBuf>,
+    /// grpc://: the method, `package.Service/Method` (or give it as the URL's path).
+    #[arg(long, value_name = "METHOD")]
+    pub(crate) call: Option<String>,
+    /// With --proto: the request message as JSON (default `{}`); `{rand:A-B}` in a string
+    /// or as an integer field's whole value draws a number per call.
+    #[arg(long, value_name = "JSON")]
+    pub(crate) data: Option<String>,
+    /// With --proto: the request message's JSON read from a file (`-`: stdin).
+    #[arg(long, value_name = "FILE", conflicts_with = "data")]
+    pub(crate) data_file: Option<PathBuf>,
     /// ws://: binary frames instead of text.
     #[arg(long, conflicts_with = "tcp")]
     pub(crate) binary: bool,
@@ -290,12 +309,16 @@ impl Args {
             ws_ping: self.ws_ping,
             grpc: GrpcLoad {
                 deadline: self.deadline,
+                proto: self.proto_call()?,
             },
             ..LoadSpec::default()
         };
         match &self.tcp {
             Some(addr) => spec.target = addr.clone(),
             None => spec.at_urls(&self.urls)?,
+        }
+        if let Some(call) = &self.call {
+            spec.work.paths = vec![method_path(call, &spec.work.paths)?];
         }
         let tls = spec.transport.tls;
         spec.transport = Transport {
@@ -350,6 +373,51 @@ impl Args {
             };
         }
         Ok(work)
+    }
+}
+
+impl Args {
+    /// `--proto`'s call: the file compiled here (its descriptors travel in the spec), the
+    /// message's JSON from `--data` or `--data-file`.
+    fn proto_call(&self) -> anyhow::Result<Option<ProtoCall>> {
+        let Some(file) = &self.proto else {
+            let stray = match () {
+                _ if self.data.is_some() => "--data",
+                _ if self.data_file.is_some() => "--data-file",
+                _ if !self.import_paths.is_empty() => "-I/--import-path",
+                _ => return Ok(None),
+            };
+            anyhow::bail!("{stray}: needs --proto FILE (the built-in benchmark service's messages are serverbench's)");
+        };
+        let proto = serverbench_protodyn::Proto::compile(file, &self.import_paths)
+            .map_err(|e| anyhow::anyhow!("--proto {}: {e}", file.display()))?;
+        let data = match &self.data_file {
+            Some(f) if f.as_os_str() == "-" => {
+                std::io::read_to_string(std::io::stdin()).context("--data-file -: reading stdin")?
+            }
+            Some(f) => std::fs::read_to_string(f)
+                .with_context(|| format!("--data-file {}", f.display()))?,
+            None => self.data.clone().unwrap_or_default(),
+        };
+        Ok(Some(ProtoCall {
+            file: file.clone(),
+            includes: self.import_paths.clone(),
+            data,
+            data_file: self.data_file.clone(),
+            descriptors: proto.descriptors_base64(),
+        }))
+    }
+}
+
+/// `--call package.Service/Method` as a path, unless the URL names another method.
+fn method_path(call: &str, paths: &[String]) -> anyhow::Result<String> {
+    let path = format!("/{}", call.trim_start_matches('/'));
+    match paths {
+        [] => Ok(path),
+        [one] if *one == path || one == "/" => Ok(path),
+        [one, ..] => anyhow::bail!(
+            "--call {call}: the URL names another method ({one}); give it once, as --call or as the URL's path"
+        ),
     }
 }
 
