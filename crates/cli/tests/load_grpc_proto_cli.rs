@@ -103,6 +103,50 @@ fn rand_placeholders_draw_a_message_per_call() {
     assert!((2000 * 9 + 1500..2000 * 10).contains(&bytes), "{bytes}");
 }
 
+#[test]
+fn drawn_messages_larger_than_the_servers_window_arrive_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let proto = dir.path().join("text.proto");
+    let text = "syntax = \"proto3\";\npackage serverbench;\nmessage Text { string s = 1; }\n\
+                service Bench { rpc Echo(Text) returns (Text); }\n";
+    std::fs::write(&proto, text).unwrap();
+    // 100 kB: more than the 65,535-byte windows the server starts with, so each call's own
+    // message waits for WINDOW_UPDATEs while the next calls draw theirs.
+    let data = dir.path().join("big.json");
+    let big = format!(
+        r#"{{"s":"{}-{{rand:100000-999999}}"}}"#,
+        "x".repeat(100_000)
+    );
+    std::fs::write(&data, big).unwrap();
+    let (addr, _) = grpc_server(Fault::None, 1);
+    let url = format!("grpc://{addr}/serverbench.Bench/Echo");
+    let (proto, data) = (proto.to_str().unwrap(), data.to_str().unwrap());
+    let args = [
+        "--proto",
+        proto,
+        "--data-file",
+        data,
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-m",
+        "4",
+    ];
+    let v = json_of(&serverbench(
+        &[&args[..], &["-n", "200", "--json", &url]].concat(),
+    ));
+    assert_eq!(
+        v["protocol"]["status_codes"]["OK"], 200,
+        "{}",
+        v["protocol"]
+    );
+    // Framed: 5 + key + 3-byte length + 100,007 characters; echoed whole.
+    let per_call = 5 + 1 + 3 + 100_007;
+    assert_eq!(v["protocol"]["message_bytes_sent"], 200 * per_call);
+    assert_eq!(v["protocol"]["message_bytes_received"], 200 * per_call);
+}
+
 /// `serverbench serve go/grpc-go` in the background (set up from this checkout's cache when
 /// missing): its port and the child to stop.
 fn serve_grpc_go() -> (std::process::Child, u16) {
