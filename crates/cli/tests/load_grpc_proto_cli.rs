@@ -228,14 +228,53 @@ fn a_bad_proto_method_or_json_is_one_line_exit_1_and_no_connection_is_made() {
     let sum = "serverbench.Bench/Sum";
     for (args, want) in [
         (vec!["--proto", bad, "--call", "A/B"], "--proto "),
-        (vec!["--proto", "/nonexistent/x.proto", "--call", sum], "--proto /nonexistent/x.proto: "),
-        (vec!["--proto", proto, "--call", "serverbench.Bench/Nope"], "--call: `serverbench.Bench` has no method `Nope` (its methods: Sum, Echo, ServerStream, BidiEcho)"),
-        (vec!["--proto", proto, "--call", "serverbench.Bench/ServerStream"], "--call: `/serverbench.Bench/ServerStream` is a server-streaming method"),
-        (vec!["--proto", proto, "--call", sum, "--data", r#"{"a":"one"}"#], "--data: field `a` (int32): "),
-        (vec!["--proto", proto, "--call", sum, "--data", r#"{"a":"{rand:1-x}"}"#], "--data: field `a` (int32): `{rand:1-x}`"),
-        (vec!["--proto", proto, "--call", sum, "--data-file", data_file], "--data-file "),
-        (vec!["--proto", proto, "--call", sum, "--data", r#"{"a":"{rand:1-9}"}"#, "--verify"], "--verify: cannot be combined with {rand:A-B} in --data"),
-        (vec!["--data", "{}", "--call", sum], "--data: needs --proto FILE"),
+        (
+            vec!["--proto", "/nonexistent/x.proto", "--call", sum],
+            "--proto /nonexistent/x.proto: ",
+        ),
+        (
+            vec!["--proto", proto, "--call", "serverbench.Bench/Nope"],
+            "--call: `serverbench.Bench` has no method `Nope` (its methods: Sum, Echo, ",
+        ),
+        (
+            vec!["--proto", proto, "--call", "serverbench.Bench/ServerStream"],
+            "--call: `/serverbench.Bench/ServerStream` is a server-streaming method",
+        ),
+        (
+            vec!["--proto", proto, "--call", sum, "--data", r#"{"a":"one"}"#],
+            "--data: field `a` (int32): ",
+        ),
+        (
+            vec![
+                "--proto",
+                proto,
+                "--call",
+                sum,
+                "--data",
+                r#"{"a":"{rand:1-x}"}"#,
+            ],
+            "--data: field `a` (int32): `{rand:1-x}`",
+        ),
+        (
+            vec!["--proto", proto, "--call", sum, "--data-file", data_file],
+            "--data-file ",
+        ),
+        (
+            vec![
+                "--proto",
+                proto,
+                "--call",
+                sum,
+                "--data",
+                r#"{"a":"{rand:1-9}"}"#,
+                "--verify",
+            ],
+            "--verify: cannot be combined with {rand:A-B} in --data",
+        ),
+        (
+            vec!["--data", "{}", "--call", sum],
+            "--data: needs --proto FILE",
+        ),
     ] {
         let out = serverbench(&[&["-n", "1"][..], &args, &[&url]].concat());
         let err = String::from_utf8_lossy(&out.stderr).to_string();
