@@ -147,9 +147,19 @@ fn drawn_messages_larger_than_the_servers_window_arrive_whole() {
     assert_eq!(v["protocol"]["message_bytes_received"], 200 * per_call);
 }
 
-/// `serverbench serve go/grpc-go` in the background (set up from this checkout's cache when
-/// missing): its port and the child to stop.
+/// `serverbench setup go/grpc-go` (idempotent: built once into this checkout's cache), then
+/// `serverbench serve go/grpc-go` in the background: its port and the child to stop.
 fn serve_grpc_go() -> (std::process::Child, u16) {
+    let setup = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args(["setup", "go/grpc-go", "--root"])
+        .arg(root())
+        .output()
+        .unwrap();
+    assert!(
+        setup.status.success(),
+        "serverbench setup go/grpc-go (it needs Go): {}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -173,7 +183,7 @@ fn serve_grpc_go() -> (std::process::Child, u16) {
     let mut why = String::new();
     let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut why);
     let _ = child.wait();
-    panic!("serverbench serve go/grpc-go did not get ready (it needs Go; `serverbench setup go/grpc-go`): {why}");
+    panic!("serverbench serve go/grpc-go did not get ready: {why}");
 }
 
 #[test]
