@@ -151,3 +151,41 @@ fn a_search_names_the_flag_it_cannot_take_and_hosts_the_flags_they_cannot() {
         Some("-c/--connections 1 is fewer than the 2 client hosts")
     );
 }
+
+#[test]
+fn proto_flags_compile_the_file_into_the_spec_and_call_names_the_method() {
+    let proto = concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec/serverbench.proto");
+    let a = args(&[
+        "--proto",
+        proto,
+        "--call",
+        "serverbench.Bench/Sum",
+        "--data",
+        r#"{"a":1}"#,
+        "grpc://127.0.0.1:50051",
+    ]);
+    let spec = a.load_spec().unwrap();
+    assert_eq!(spec.work.paths, ["/serverbench.Bench/Sum"]);
+    let call = spec.grpc.proto.as_ref().expect("a user's call");
+    assert_eq!(
+        (call.file.to_str(), call.data.as_str()),
+        (Some(proto), r#"{"a":1}"#)
+    );
+    let back = serverbench_protodyn::Proto::from_base64(&call.descriptors).unwrap();
+    assert!(back.method("serverbench.Bench/Echo").is_ok());
+    // The URL's path and --call agree: one method.
+    let same = args(&[
+        "--call",
+        "/serverbench.Bench/Sum",
+        "grpc://h:1/serverbench.Bench/Sum",
+    ]);
+    assert_eq!(
+        same.load_spec().unwrap().work.paths,
+        ["/serverbench.Bench/Sum"]
+    );
+    let e = args(&["-I", "protos", "grpc://h:1/serverbench.Bench/Sum"])
+        .load_spec()
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("-I/--import-path: needs --proto FILE"), "{e}");
+}
