@@ -87,6 +87,33 @@ fn a_users_call_is_verified_against_the_first_reply_and_a_different_reply_is_an_
 }
 
 #[test]
+fn data_file_dash_reads_the_message_from_stdin() {
+    use std::io::Write;
+    let (addr, _) = grpc_server(Fault::None, 1);
+    let proto = root().join("spec/serverbench.proto");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_serverbench"))
+        .args([
+            "load",
+            "--proto",
+            proto.to_str().unwrap(),
+            "--data-file",
+            "-",
+        ])
+        .args(["-c", "1", "-n", "50", "--verify", "--json"])
+        .arg(format!("grpc://{addr}/serverbench.Bench/Sum"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(br#"{"a": 40, "b": 2}"#).unwrap();
+    drop(stdin);
+    let v = json_of(&child.wait_with_output().unwrap());
+    assert_eq!(v["protocol"]["status_codes"]["OK"], 50, "{}", v["protocol"]);
+    assert_eq!(v["protocol"]["message_bytes_sent"], 50 * 9);
+}
+
+#[test]
 fn rand_placeholders_draw_a_message_per_call() {
     let (addr, _) = grpc_server(Fault::None, 1);
     let url = format!("grpc://{addr}");
