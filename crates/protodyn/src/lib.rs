@@ -20,6 +20,9 @@ mod compile;
 mod template;
 
 pub use compile::{Method, Proto, Streaming};
+/// Protobuf's base-128 varint, as prost writes it (the engine encodes the benchmark service's
+/// messages with it).
+pub use prost::encoding::encode_varint;
 pub use template::{Part, Template};
 
 /// What is wrong with a `.proto`, a call or its JSON: one line, naming the file and line, the

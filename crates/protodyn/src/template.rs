@@ -163,27 +163,13 @@ fn prefix_len(out: &mut Vec<u8>, at: usize) {
 }
 
 #[inline]
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+fn varint(out: &mut Vec<u8>, v: u64) {
+    prost::encoding::encode_varint(v, out);
 }
 
 #[inline]
-fn decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+fn decimal(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 fn key(field: &FieldDescriptor, wire: u32) -> Vec<u8> {

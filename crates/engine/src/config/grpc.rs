@@ -311,12 +311,8 @@ pub fn messages(method: GrpcMethod, size: usize) -> (Vec<u8>, Vec<u8>) {
     }
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+fn varint(out: &mut Vec<u8>, v: u64) {
+    serverbench_protodyn::encode_varint(v, out);
 }
 
 #[cfg(test)]
