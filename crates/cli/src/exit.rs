@@ -81,7 +81,9 @@ impl Exit {
                 "compare --fail-above, history check: a regression beyond the threshold"
             }
             Exit::Tls => "load over TLS: every handshake failed, or no session was resumed",
-            Exit::NoSuccess => "load: no request succeeded (socket errors or error statuses only; gRPC: no call ended OK)",
+            Exit::NoSuccess => {
+                "load: no success (socket errors, error statuses, failed gRPC calls)"
+            }
             Exit::CheckFailed => "verify, setup, hosts check: a server or host failed",
             Exit::NoGo => "load --barrier: no `go` line on stdin; nothing measured",
             Exit::Inconclusive => "history check --strict: a change straddles the threshold",
