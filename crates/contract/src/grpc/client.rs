@@ -98,6 +98,23 @@ async fn send_now(send: SendRequest<Bytes>, base: &str, call: &Call) -> Result<R
     })
 }
 
+/// Opens a call to `path` on `conn` whose request stream stays open (a streaming call): the
+/// answer to await and the stream to send its messages on. Errors are diffs of `sent`.
+pub(crate) async fn open_stream(
+    conn: &crate::http2::H2Conn,
+    path: &'static str,
+) -> Result<(h2::client::ResponseFuture, h2::SendStream<Bytes>), Diff> {
+    let err = |e: &dyn std::fmt::Display| Diff::error("request", "sent", e);
+    let call = Call {
+        path,
+        headers: Vec::new(),
+        body: Vec::new(),
+    };
+    let req = request(&conn.base, &call).map_err(|e| err(&e))?;
+    let mut send = conn.send.clone().ready().await.map_err(|e| err(&e))?;
+    send.send_request(req, false).map_err(|e| err(&e))
+}
+
 /// The rest of a response: its DATA (capacity released as it arrives) and its trailers.
 pub async fn read_body(mut body: RecvStream) -> Result<(Vec<u8>, Option<HeaderMap>), H2Error> {
     let mut data = Vec::new();

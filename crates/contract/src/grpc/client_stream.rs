@@ -3,9 +3,7 @@
 //! client ends its side: a reply (a message or the end of the call) that comes before the end is
 //! a diff, and the one reply after it must be `Count{n, size}` of what was sent.
 
-use super::client::{
-    self, decode, expect_ok, judge, judge_head, Call, Outcome, Reply, CALL_DEADLINE,
-};
+use super::client::{self, decode, expect_ok, judge, judge_head, Outcome, Reply, CALL_DEADLINE};
 use super::messages::{chunk, path, Count};
 use super::{at, connect, names};
 use crate::diff::Diff;
@@ -64,21 +62,7 @@ enum Answer {
 async fn call(conn: &H2Conn) -> Result<(), Diff> {
     let err = |what: &str, e: &dyn std::fmt::Display| Diff::error(what, "sent", e);
     let started = Instant::now();
-    let c = Call {
-        path: path::CLIENT_STREAM,
-        headers: Vec::new(),
-        body: Vec::new(),
-    };
-    let req = client::request(&conn.base, &c).map_err(|e| err("request", &e))?;
-    let mut send = conn
-        .send
-        .clone()
-        .ready()
-        .await
-        .map_err(|e| err("request", &e))?;
-    let (answer, mut stream) = send
-        .send_request(req, false)
-        .map_err(|e| err("request", &e))?;
+    let (answer, mut stream) = client::open_stream(conn, path::CLIENT_STREAM).await?;
     let mut body = Vec::new();
     for i in 0..N {
         body.extend(framed(&chunk(i, size(i)).encode_to_vec(), false));

@@ -126,21 +126,7 @@ impl Incoming {
 /// the request stream: no more messages, status OK.
 async fn bidi(conn: &H2Conn) -> Result<(), Diff> {
     let err = |what: &str, e: &dyn std::fmt::Display| Diff::error(what, "sent", e);
-    let call = Call {
-        path: path::BIDI_ECHO,
-        headers: Vec::new(),
-        body: Vec::new(),
-    };
-    let req = client::request(&conn.base, &call).map_err(|e| err("request", &e))?;
-    let mut send = conn
-        .send
-        .clone()
-        .ready()
-        .await
-        .map_err(|e| err("request", &e))?;
-    let (answer, mut stream) = send
-        .send_request(req, false)
-        .map_err(|e| err("request", &e))?;
+    let (answer, mut stream) = client::open_stream(conn, path::BIDI_ECHO).await?;
     let mut answer = Some(answer);
     let mut incoming: Option<Incoming> = None;
     for i in 0..BIDI_N {
