@@ -151,7 +151,7 @@ except ValueError:
 p = r["protocol"]
 failed = sum(r["errors"].values())
 codes = ",".join(f"{k}:{v}" for k, v in sorted(p["status_codes"].items()) if k != "OK") or "-"
-print(r["requests"], f"{r['rps']:.0f}", sys.argv[2], r["requests"] - r["errors"].get("grpc", 0), failed, codes)
+print(r["requests"], f"{r['rps']:.0f}", sys.argv[2], r["requests"] - r["errors"].get("verdict", r["errors"].get("grpc", 0)), failed, codes)
 PY
 }
 

@@ -87,7 +87,7 @@ run_serverbench() { # url [binary] -> "msgs/s cpu_us_per_msg"
 import json, sys
 r = json.load(open(sys.argv[1]))
 n, cpu = r["requests"], float(sys.argv[2])
-assert r["errors"]["ws"] == 0, r.get("protocol", r.get("ws"))  # schema 2, or 1 (before)
+assert r["errors"].get("protocol", r["errors"].get("ws")) == 0, r.get("protocol", r.get("ws"))  # schema 3, or 1 and 2 (before)
 print(f"{r['rps']:.0f} {cpu * 1e6 / max(n, 1):.2f}")
 PY
 }

@@ -75,7 +75,7 @@ pub struct H2Figures {
     /// Over every successful lap.
     pub goaways: Option<u64>,
     pub refused_streams: Option<u64>,
-    /// `errors.h2`.
+    /// `errors.protocol`.
     pub protocol_errors: Option<u64>,
     /// Median req/s of HTTP/1.1 on the same transport, and this row's median over it.
     pub h1_rps: Option<f64>,
@@ -240,7 +240,7 @@ fn h2_figures(laps: &[&LapRecord], rps: Option<f64>, h1_rps: Option<f64>) -> H2F
         max_concurrent_streams: stream_limit(&blocks),
         goaways: (!blocks.is_empty()).then(|| blocks.iter().map(|b| b.goaways).sum()),
         refused_streams: errors(|e| e.refused_stream),
-        protocol_errors: errors(|e| e.h2),
+        protocol_errors: errors(|e| e.protocol),
         h1_rps,
         ratio_to_h1: match (rps, h1_rps) {
             (Some(a), Some(b)) if b > 0.0 => Some(a / b),

@@ -62,7 +62,7 @@ fn a_server_answering_200_with_grpc_status_13_gives_100_percent_errors_code_13()
         6,
     );
     assert_eq!(v["requests"], 500);
-    assert_eq!(v["errors"]["grpc"], 500);
+    assert_eq!(v["errors"]["verdict"], 500);
     assert_eq!(v["status"]["200"], 500);
     assert_eq!(v["protocol"]["status_codes"]["INTERNAL"], 500);
     assert_eq!(v["protocol"]["failures"]["grpc-status"], 500);

@@ -159,7 +159,7 @@ fn a_server_stream_one_chunk_short_fails_every_call_by_message_count() {
     let url = format!("grpc://{addr}");
     let v = load_json(&["-c", "1", "-n", "50", "--stream", "server", &url]);
     assert_eq!(
-        (v["requests"].as_u64(), v["errors"]["grpc"].as_u64()),
+        (v["requests"].as_u64(), v["errors"]["verdict"].as_u64()),
         (Some(50), Some(50))
     );
     assert_eq!(v["protocol"]["failures"]["message count"], 50);

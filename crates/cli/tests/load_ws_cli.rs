@@ -186,7 +186,7 @@ fn a_ws_load_counts_every_echoed_message_and_times_the_upgrades() {
     let v = json_of(&["-c", "4", "-t", "1", "-n", "2000", &u]);
     assert_eq!(v["protocol"]["workload"], "web-socket");
     assert_eq!(v["requests"], 2000);
-    assert_eq!(v["errors"]["ws"], 0);
+    assert_eq!(v["errors"]["protocol"], 0);
     let ws = &v["protocol"];
     assert_eq!(ws["message_kind"], "text");
     assert_eq!(ws["message_size"], 11);
@@ -214,7 +214,7 @@ fn pipelined_binary_messages_split_into_single_bytes_are_still_counted_exactly()
         &u,
     ]);
     assert_eq!(v["requests"], 400);
-    assert_eq!(v["errors"]["ws"], 0, "{}", v["protocol"]);
+    assert_eq!(v["errors"]["protocol"], 0, "{}", v["protocol"]);
     assert_eq!(v["protocol"]["message_kind"], "binary");
     // Two 101 answers of 129 bytes, then 400 echoes of a 300-byte binary frame (4-byte
     // header), and no more.
@@ -249,7 +249,7 @@ fn reconnecting_every_ten_messages_upgrades_again_and_sees_the_servers_close_100
         &u,
     ]);
     assert_eq!(v["requests"], 200);
-    assert_eq!(v["errors"]["ws"], 0, "{}", v["protocol"]);
+    assert_eq!(v["errors"]["protocol"], 0, "{}", v["protocol"]);
     let upgrades = v["protocol"]["upgrades"].as_u64().unwrap();
     assert!(
         (19..=21).contains(&upgrades),
@@ -296,7 +296,7 @@ fn failed_upgrades_and_protocol_errors_are_counted_by_cause() {
         let n = v["protocol"][field][cause].as_u64().unwrap_or(0);
         assert!(n > 0, "{cause}: {}", v["protocol"]);
         assert!(
-            v["errors"]["ws"].as_u64().unwrap() >= n,
+            v["errors"]["protocol"].as_u64().unwrap() >= n,
             "{cause}: {}",
             v["errors"]
         );
@@ -388,7 +388,7 @@ fn a_server_that_never_answers_the_upgrade_times_out_by_cause_and_fails_the_load
         .unwrap_or(0);
     assert!(timeouts >= 4, "{}", v["protocol"]);
     assert_eq!(
-        v["errors"]["ws"].as_u64(),
+        v["errors"]["protocol"].as_u64(),
         Some(timeouts),
         "{}",
         v["errors"]

@@ -464,12 +464,12 @@ pub(crate) fn count_error(e: &mut Errors, kind: ErrorKind) {
         ErrorKind::Status => e.status += 1,
         ErrorKind::Body => e.body += 1,
         ErrorKind::Tls(_) => e.tls += 1,
-        ErrorKind::H2(_) => e.h2 += 1,
+        ErrorKind::H2(_) => e.protocol += 1,
         ErrorKind::RefusedStream => e.refused_stream += 1,
-        ErrorKind::Ws(_) => e.ws += 1,
+        ErrorKind::Ws(_) => e.protocol += 1,
         ErrorKind::Encoding(_) => e.encoding += 1,
         ErrorKind::Truncated => e.truncated += 1,
-        ErrorKind::Grpc(_) => e.grpc += 1,
+        ErrorKind::Grpc(_) => e.verdict += 1,
     }
 }
 

@@ -53,7 +53,7 @@ fn a_server_answering_200_with_grpc_status_13_fails_every_call_by_code() {
     let mut cfg = grpc_config(addr, "Sum", 4);
     cfg.stop = Stop::Requests(300);
     let r = run(&cfg);
-    assert_eq!((r.requests, r.errors.grpc), (300, 300));
+    assert_eq!((r.requests, r.errors.verdict), (300, 300));
     assert_eq!(r.status["200"], 300, "HTTP says 200 every time");
     let g = r.grpc().unwrap();
     assert_eq!(g.status_codes["INTERNAL"], 300);
@@ -80,7 +80,7 @@ fn trailers_only_no_trailers_long_messages_and_wrong_sums_are_counted_by_cause()
             (150..=250).contains(&n),
             "{fault:?}: half fail by {cause}: {g:?}"
         );
-        assert_eq!(r.errors.grpc, n, "{fault:?}: {:?}", r.errors);
+        assert_eq!(r.errors.verdict, n, "{fault:?}: {:?}", r.errors);
         if fault == Fault::TrailersOnly14 {
             assert_eq!(g.status_codes["UNAVAILABLE"], n);
         }
@@ -96,8 +96,8 @@ fn reset_streams_are_counted_by_code_and_a_timed_run_ends_on_time() {
     let r = run(&cfg);
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     let g = r.grpc().unwrap();
-    assert!(r.errors.h2 > 0, "{:?}", r.errors);
-    assert_eq!(g.failures["RST_STREAM CANCEL"], r.errors.h2);
+    assert!(r.errors.protocol > 0, "{:?}", r.errors);
+    assert_eq!(g.failures["RST_STREAM CANCEL"], r.errors.protocol);
     assert!(g.ok_calls() > 0);
 }
 
@@ -136,7 +136,7 @@ fn a_server_dying_mid_run_is_counted_the_run_ends_on_time_and_its_calls_are_kept
         "every call answered before was OK"
     );
     assert!(r.errors.total() > 0, "the lost connections: {:?}", r.errors);
-    assert_eq!(r.errors.grpc, 0, "{:?}", r.errors);
+    assert_eq!(r.errors.verdict, 0, "{:?}", r.errors);
 }
 
 #[test]
@@ -226,6 +226,6 @@ fn a_stream_one_chunk_short_or_with_a_wrong_byte_fails_by_its_cause() {
             (60..=140).contains(&n),
             "{kind} {fault:?}: half by {cause}: {g:?}"
         );
-        assert_eq!(r.errors.grpc, n, "{kind} {fault:?}: {:?}", r.errors);
+        assert_eq!(r.errors.verdict, n, "{kind} {fault:?}: {:?}", r.errors);
     }
 }

@@ -82,7 +82,7 @@ fn reset_streams_are_counted_by_code_and_refused_ones_apart() {
     cfg.stop = Stop::Requests(1000);
     let r = run(&cfg);
     assert_eq!(r.requests, 800, "{:?}", r.errors);
-    assert_eq!((r.errors.h2, r.errors.refused_stream), (100, 100));
+    assert_eq!((r.errors.protocol, r.errors.refused_stream), (100, 100));
     assert_eq!(r.http2().unwrap().errors["INTERNAL_ERROR"], 100);
 }
 

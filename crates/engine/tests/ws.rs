@@ -22,7 +22,7 @@ fn an_upgrade_never_answered_is_an_upgrade_timeout_and_the_connection_is_reopene
     // One connection, 100 ms each: a reopened connection times out again.
     assert!(timeouts >= 3, "{ws:?}");
     assert_eq!(
-        (r.errors.ws, r.errors.timeout),
+        (r.errors.protocol, r.errors.timeout),
         (timeouts, 0),
         "{:?}",
         r.errors
@@ -58,7 +58,7 @@ fn a_close_1011_after_50_echoes_is_counted_echoed_and_the_run_goes_on() {
     let closes = ws.close_codes.get("1011").copied().unwrap_or(0);
     assert!(closes >= 2, "{ws:?}");
     assert_eq!(ws.protocol_errors.get("unexpected close"), Some(&closes));
-    assert_eq!(r.errors.ws, closes, "{:?}", r.errors);
+    assert_eq!(r.errors.protocol, closes, "{:?}", r.errors);
     // Each connection answered its 50 before the close, and a new one followed each close.
     assert!(
         r.requests >= 50 * closes,
@@ -110,7 +110,7 @@ fn a_server_closing_before_answering_the_upgrade_fails_it_by_that_cause() {
     let ws = r.ws().unwrap();
     let n = ws.upgrade_failures.get("closed before answering").copied();
     assert!(n.unwrap_or(0) > 0, "{ws:?}");
-    assert_eq!(Some(r.errors.ws), n, "{:?}", r.errors);
+    assert_eq!(Some(r.errors.protocol), n, "{:?}", r.errors);
     assert!(
         ws.close_codes.is_empty() && ws.protocol_errors.is_empty(),
         "{ws:?}"

@@ -245,7 +245,7 @@ mod tests {
             requests: 1000,
             ..LoadResult::default()
         };
-        r.errors.grpc = 500;
+        r.errors.verdict = 500;
         r.errors.timeout = 10;
         let s = Step::from_load(&r);
         assert_eq!(s.requests, 1010);

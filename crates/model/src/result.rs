@@ -35,12 +35,20 @@ pub struct Latency {
     pub stdev: f64,
 }
 
-/// Errors by kind (common to every protocol: a protocol's kinds stay 0 under the others). `status` counts non-2xx responses (unless `--expect-status` says otherwise),
-/// `body` counts `--verify` mismatches, `tls` failed handshakes and TLS errors (by cause in
-/// [`TlsResult::errors`]), `h2` HTTP/2 protocol errors, GOAWAYs with an error and streams reset
-/// by the server (by code in [`Http2Result::errors`]), `refused_stream` streams the server
-/// refused (RST_STREAM with REFUSED_STREAM).
+/// Errors by kind, the same kinds whatever the protocol. `status` counts non-2xx responses
+/// (unless `--expect-status` says otherwise), `body` `--verify` mismatches, `tls` failed
+/// handshakes and TLS errors (by cause in [`TlsResult::errors`]), `refused_stream` streams the
+/// server refused before processing them (HTTP/2's REFUSED_STREAM), `protocol` the protocol's
+/// own rules broken on a connection or a stream (by code or cause in the result's `protocol`
+/// block: HTTP/2 frames, GOAWAYs with an error and streams reset; WebSocket upgrades, closes and
+/// echoes), `verdict` answers the protocol's own verdict failed although they arrived whole
+/// (gRPC: a non-zero grpc-status, no trailers, a wrong content type or framing; by cause in the
+/// `protocol` block).
+///
+/// Read from every schema version: the per-protocol kinds of versions 1 and 2 (`h2`, `ws`,
+/// `grpc`) are read into `protocol` and `verdict` ([`ErrorsOnDisk`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "ErrorsOnDisk")]
 pub struct Errors {
     pub connect: u64,
     pub read: u64,
@@ -49,98 +57,149 @@ pub struct Errors {
     pub parse: u64,
     pub status: u64,
     pub body: u64,
-    /// Absent from results written before TLS existed.
-    #[serde(default)]
     pub tls: u64,
-    /// Absent from results written before HTTP/2 existed.
-    #[serde(default)]
-    pub h2: u64,
-    #[serde(default)]
     pub refused_stream: u64,
-    /// WebSocket: failed upgrades, protocol errors, wrong echoes and unexpected closes (by cause
-    /// in [`WsResult`]). Absent from results written before WebSocket existed.
-    #[serde(default)]
-    pub ws: u64,
     /// `--verify`: answers in a coding the request's `Accept-Encoding` did not list, or not
-    /// decodable (by cause in [`BodyResult::encoding_errors`]). Absent before bodies were counted.
-    #[serde(default)]
+    /// decodable (by cause in [`BodyResult::encoding_errors`]).
     pub encoding: u64,
     /// Responses whose body ended before its length (Content-Length or chunked) said.
-    #[serde(default)]
     pub truncated: u64,
-    /// gRPC: calls that failed by gRPC's rules (a non-zero grpc-status, no trailers, a wrong
-    /// content type or framing; by cause in [`GrpcResult`]). Absent before gRPC existed.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub grpc: u64,
+    /// The protocol's rules broken (see above); not among the requests answered.
+    pub protocol: u64,
+    /// Answers that arrived and failed by the protocol's own verdict (see above); among the
+    /// requests answered.
+    pub verdict: u64,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+/// [`Errors`] as any schema version wrote it: kinds absent from older results read as 0, and
+/// version 1 and 2's per-protocol kinds (`h2` and `ws` into `protocol`, `grpc` into `verdict`).
+#[derive(Deserialize)]
+struct ErrorsOnDisk {
+    connect: u64,
+    read: u64,
+    write: u64,
+    timeout: u64,
+    parse: u64,
+    status: u64,
+    body: u64,
+    #[serde(default)]
+    tls: u64,
+    #[serde(default)]
+    refused_stream: u64,
+    #[serde(default)]
+    encoding: u64,
+    #[serde(default)]
+    truncated: u64,
+    #[serde(default)]
+    protocol: u64,
+    #[serde(default)]
+    verdict: u64,
+    #[serde(default)]
+    h2: u64,
+    #[serde(default)]
+    ws: u64,
+    #[serde(default)]
+    grpc: u64,
+}
+
+impl From<ErrorsOnDisk> for Errors {
+    fn from(d: ErrorsOnDisk) -> Errors {
+        Errors {
+            connect: d.connect,
+            read: d.read,
+            write: d.write,
+            timeout: d.timeout,
+            parse: d.parse,
+            status: d.status,
+            body: d.body,
+            tls: d.tls,
+            refused_stream: d.refused_stream,
+            encoding: d.encoding,
+            truncated: d.truncated,
+            protocol: d.protocol + d.h2 + d.ws,
+            verdict: d.verdict + d.grpc,
+        }
+    }
 }
 
 impl Errors {
     /// The errors judged on an answer the engine counted among the requests: a status, a body
-    /// that differs or an encoding not asked for (`--verify`), a call failed by gRPC's rules.
+    /// that differs or an encoding not asked for (`--verify`), the protocol's verdict.
     pub fn on_answers(&self) -> u64 {
-        self.status + self.body + self.encoding + self.grpc
+        self.status + self.body + self.encoding + self.verdict
     }
 
     /// Adds `o`'s counts to these.
     pub fn add(&mut self, o: &Errors) {
-        self.connect += o.connect;
-        self.read += o.read;
-        self.write += o.write;
-        self.timeout += o.timeout;
-        self.parse += o.parse;
-        self.status += o.status;
-        self.body += o.body;
-        self.tls += o.tls;
-        self.h2 += o.h2;
-        self.refused_stream += o.refused_stream;
-        self.ws += o.ws;
-        self.encoding += o.encoding;
-        self.truncated += o.truncated;
-        self.grpc += o.grpc;
+        for (mine, theirs) in self.counts_mut().into_iter().zip(o.counts()) {
+            *mine += theirs;
+        }
     }
 
     /// The kinds that occurred, by name (as in the JSON result), in a fixed order.
     pub fn by_kind(&self) -> impl Iterator<Item = (&'static str, u64)> {
-        [
-            ("connect", self.connect),
-            ("read", self.read),
-            ("write", self.write),
-            ("timeout", self.timeout),
-            ("parse", self.parse),
-            ("status", self.status),
-            ("body", self.body),
-            ("tls", self.tls),
-            ("h2", self.h2),
-            ("refused_stream", self.refused_stream),
-            ("ws", self.ws),
-            ("encoding", self.encoding),
-            ("truncated", self.truncated),
-            ("grpc", self.grpc),
-        ]
-        .into_iter()
-        .filter(|&(_, n)| n > 0)
+        Self::KINDS
+            .into_iter()
+            .zip(self.counts())
+            .filter(|&(_, n)| n > 0)
     }
 
     /// All errors of every kind.
     pub fn total(&self) -> u64 {
-        self.connect
-            + self.read
-            + self.write
-            + self.timeout
-            + self.parse
-            + self.status
-            + self.body
-            + self.tls
-            + self.h2
-            + self.refused_stream
-            + self.ws
-            + self.grpc
-            + self.encoding
-            + self.truncated
+        self.counts().iter().sum()
+    }
+
+    /// Every kind's name, as in the JSON result, in the order of [`Errors::by_kind`].
+    pub const KINDS: [&'static str; 13] = [
+        "connect",
+        "read",
+        "write",
+        "timeout",
+        "parse",
+        "status",
+        "body",
+        "tls",
+        "refused_stream",
+        "protocol",
+        "encoding",
+        "truncated",
+        "verdict",
+    ];
+
+    fn counts(&self) -> [u64; 13] {
+        [
+            self.connect,
+            self.read,
+            self.write,
+            self.timeout,
+            self.parse,
+            self.status,
+            self.body,
+            self.tls,
+            self.refused_stream,
+            self.protocol,
+            self.encoding,
+            self.truncated,
+            self.verdict,
+        ]
+    }
+
+    fn counts_mut(&mut self) -> [&mut u64; 13] {
+        [
+            &mut self.connect,
+            &mut self.read,
+            &mut self.write,
+            &mut self.timeout,
+            &mut self.parse,
+            &mut self.status,
+            &mut self.body,
+            &mut self.tls,
+            &mut self.refused_stream,
+            &mut self.protocol,
+            &mut self.encoding,
+            &mut self.truncated,
+            &mut self.verdict,
+        ]
     }
 }
 
@@ -461,7 +520,7 @@ pub struct Http2Result {
     pub max_frame_size: Option<u32>,
     /// GOAWAY frames received (each closes its connection once its streams end).
     pub goaways: u64,
-    /// `errors.h2` by error code, e.g. `{"PROTOCOL_ERROR": 1}`.
+    /// `errors.protocol` by error code, e.g. `{"PROTOCOL_ERROR": 1}`.
     pub errors: BTreeMap<String, u64>,
     /// `keep-alive` (absent from lap records written before schema version 2).
     #[serde(default)]

@@ -1,6 +1,6 @@
 //! Results written by serverbench before the protocol block (schema version 1: no
 //! `schema_version`, each protocol's fields beside the common ones) read into today's
-//! `LoadResult`, each protocol's figures in its block, and write back as version 2. The
+//! `LoadResult`, each protocol's figures in its block, and write back as the current version. The
 //! fixtures were made with the release binary of `main` before the change (`load --json`,
 //! `-c 4 -t 2 -d 1s`, against nginx on loopback for HTTP/1.1 and h2c, and a small Python echo
 //! and WebSocket echo server).
@@ -18,10 +18,10 @@ fn read(name: &str) -> LoadResult {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The result written as version 2 and read again is the same.
+/// The result written as the current version (3) and read again is the same.
 fn round_trips(r: &LoadResult) {
     let v = serde_json::to_value(r).unwrap();
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     assert_eq!(&serde_json::from_value::<LoadResult>(v).unwrap(), r);
 }
 

@@ -131,7 +131,7 @@ fn grpc_lap(server: &str, n: u32, failed: u64) -> LapRecord {
     let m = r.load.as_mut().unwrap();
     m.errors_total = Some(failed);
     m.errors = Some(serverbench_model::result::Errors {
-        grpc: failed,
+        verdict: failed,
         ..Default::default()
     });
     m.grpc = Some(serverbench_model::result::GrpcResult {

@@ -6,7 +6,7 @@ use serverbench_model::result::GrpcResult;
 use serverbench_wire::grpc::Code;
 use std::collections::BTreeMap;
 
-/// Why a call failed by gRPC's rules (each is one `errors.grpc`).
+/// Why a call failed by gRPC's rules (each is one `errors.verdict`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GrpcCause {
     /// A non-zero `grpc-status` (its code; `u16::MAX`: not a number).

@@ -9,7 +9,7 @@ pub struct H2Stats {
     pub settings: Option<Settings>,
     /// GOAWAY frames received during measurement.
     pub goaways: u64,
-    /// `errors.h2` by error code (a handful at most: a list beats a map).
+    /// `errors.protocol` by error code (a handful at most: a list beats a map).
     pub errors: Vec<(u32, u64)>,
 }
 

@@ -6,7 +6,7 @@ use super::new_histogram;
 use hdrhistogram::Histogram;
 use serverbench_wire::ws::{HandshakeError, ProtocolError};
 
-/// Why a WebSocket connection failed: each is counted in `errors.ws` and by name in the result.
+/// Why a WebSocket connection failed: each is counted in `errors.protocol` and by name in the result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WsCause {
     /// The server's answer to the upgrade was not a WebSocket handshake.

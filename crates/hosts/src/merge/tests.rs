@@ -230,7 +230,7 @@ fn http2_goaways_and_errors_add_up_and_the_servers_settings_are_kept() {
     };
     let (mut a, mut b) = (result(&[1], vec![], 1.0), result(&[1], vec![], 1.0));
     a.protocol = ProtocolResult::Http2(h2(1, "PROTOCOL_ERROR"));
-    a.errors.h2 = 1;
+    a.errors.protocol = 1;
     b.protocol = ProtocolResult::Http2(h2(2, "PROTOCOL_ERROR"));
     b.errors.refused_stream = 3;
     let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
@@ -239,7 +239,7 @@ fn http2_goaways_and_errors_add_up_and_the_servers_settings_are_kept() {
     assert_eq!(h.max_concurrent_streams, Some(100));
     assert_eq!(h.goaways, 3);
     assert_eq!(h.errors["PROTOCOL_ERROR"], 2);
-    assert_eq!((m.errors.h2, m.errors.refused_stream), (1, 3));
+    assert_eq!((m.errors.protocol, m.errors.refused_stream), (1, 3));
     assert!(m.tls.is_none() && m.connect_latency_us.is_none());
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The gRPC side of a run (workload `grpc`): `requests` counts calls answered (with or without
-/// an error), `errors.grpc` the calls that failed by gRPC's rules (by cause in `failures`, by
+/// an error), `errors.verdict` the calls that failed by gRPC's rules (by cause in `failures`, by
 /// code in `status_codes`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GrpcResult {

@@ -1,6 +1,6 @@
 //! `serverbench load`'s gRPC lines: the method and streams, calls by status code, messages
 //! and message bytes both ways, a stream's messages/s and per-message latency, and the
-//! failures by cause beside `errors.grpc`.
+//! failures by cause beside `errors.verdict`.
 
 use serverbench_model::result::GrpcResult;
 use std::fmt::Write;
@@ -39,7 +39,7 @@ pub(super) fn render(s: &mut String, g: &GrpcResult) {
     }
 }
 
-/// ` (grpc-status 12, no trailers 3)`: the causes of `errors.grpc` and the reset streams.
+/// ` (grpc-status 12, no trailers 3)`: the causes of `errors.verdict` and the reset streams.
 pub(super) fn failed_codes(g: &GrpcResult) -> String {
     let c: Vec<String> = (g.failures.iter())
         .filter(|(k, _)| !k.starts_with("RST_STREAM"))

@@ -283,44 +283,22 @@ fn errors(r: &LoadResult) -> String {
     if e.total() == 0 {
         return "none".to_string();
     }
-    let kinds = [
-        ("connect", e.connect),
-        ("read", e.read),
-        ("write", e.write),
-        ("timeout", e.timeout),
-        ("parse", e.parse),
-        ("status", e.status),
-        ("body", e.body),
-        ("tls", e.tls),
-        ("h2", e.h2),
-        ("refused_stream", e.refused_stream),
-        ("ws", e.ws),
-        ("encoding", e.encoding),
-        ("truncated", e.truncated),
-        ("grpc", e.grpc),
-    ];
-    let causes = r.tls.as_ref().filter(|t| !t.errors.is_empty()).map(|t| {
-        let c: Vec<String> = t.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    let list = |m: &mut dyn Iterator<Item = (&String, &u64)>| {
+        let c: Vec<String> = m.map(|(c, n)| format!("{c} {n}")).collect();
         format!(" ({})", c.join(", "))
-    });
-    let codes = r.http2().filter(|h| !h.errors.is_empty()).map(|h| {
-        let c: Vec<String> = h.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
-        format!(" ({})", c.join(", "))
-    });
-    let ws = r.ws().map(|w| {
-        let all = w.upgrade_failures.iter().chain(&w.protocol_errors);
-        let c: Vec<String> = all.map(|(c, n)| format!("{c} {n}")).collect();
-        format!(" ({})", c.join(", "))
-    });
-    let ws = ws.or_else(|| r.grpc().map(super::grpc_lines::failed_codes));
-    let parts: Vec<String> = kinds
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(k, n)| match (*k, &causes, &codes, &ws) {
-            ("tls", Some(c), _, _)
-            | ("h2", _, Some(c), _)
-            | ("ws", _, _, Some(c))
-            | ("grpc", _, _, Some(c)) => {
+    };
+    let tls = r.tls.as_ref().filter(|t| !t.errors.is_empty());
+    let tls = tls.map(|t| list(&mut t.errors.iter()));
+    let h2 = r.http2().filter(|h| !h.errors.is_empty());
+    let ws = r
+        .ws()
+        .map(|w| list(&mut w.upgrade_failures.iter().chain(&w.protocol_errors)));
+    let protocol = h2.map(|h| list(&mut h.errors.iter())).or(ws);
+    let verdict = r.grpc().map(super::grpc_lines::failed_codes);
+    let parts: Vec<String> = e
+        .by_kind()
+        .map(|(k, n)| match (k, &tls, &protocol, &verdict) {
+            ("tls", Some(c), _, _) | ("protocol", _, Some(c), _) | ("verdict", _, _, Some(c)) => {
                 format!("{k} {n}{c}")
             }
             _ => format!("{k} {n}"),
@@ -470,12 +448,12 @@ mod tests {
             protocol: ProtocolResult::WebSocket(ws),
             ..Default::default()
         };
-        r.errors.ws = 1;
+        r.errors.protocol = 1;
         let out = render(&r);
         for want in [
             "Upgrades     3, 0.0/s, 1 unanswered at the end",
             "Closes       1000 ×2, 1011 ×1 (1 unexpected)",
-            "ws 1 (unexpected close 1)",
+            "protocol 1 (unexpected close 1)",
         ] {
             assert!(out.contains(want), "`{want}` in\n{out}");
         }
