@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod grpc;
+mod h3;
 mod merge;
 mod protocol;
 pub mod stored;
 mod ws;
 pub use crate::silence::Silence;
 pub use grpc::{GrpcResult, GrpcStreamResult};
+pub use h3::{Http3Result, QuicCounters, QuicSocket, ZeroRttResult};
 pub use merge::{MergeError, ProtocolPart};
 pub use protocol::{
     ConnectionMode, Http1Result, ProtocolResult, TcpPingPongResult, TcpStreamResult, Throughput,

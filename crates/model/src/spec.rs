@@ -39,7 +39,7 @@ pub struct LoadSpec {
     /// `work.mix_requests` travels as `mix` (the entries, read where the load was described).
     #[serde(serialize_with = "work::with_mix", deserialize_with = "work::read_mix")]
     pub work: Work,
-    /// HTTP/2 or HTTP/1.1, TLS, a connection per request, resumption, streams.
+    /// HTTP/1.1, HTTP/2 or HTTP/3, TLS, a connection per request, resumption, streams.
     pub transport: Transport,
     /// Open connections.
     pub connections: u32,
@@ -79,6 +79,26 @@ pub struct LoadSpec {
     /// gRPC (`grpc://`, `grpcs://`; mode `grpc`, the method as the path): the call's options.
     #[serde(skip_serializing_if = "GrpcLoad::is_default")]
     pub grpc: GrpcLoad,
+    /// HTTP/3 (`--http3`, `transport.protocol` `h3`): what only a QUIC load has.
+    #[serde(skip_serializing_if = "Http3Load::is_default")]
+    pub http3: Http3Load,
+}
+
+/// An HTTP/3 load's options beside its [`Transport`] (`protocol` `h3`, `streams`, `new_conn`,
+/// `tls_resume`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Http3Load {
+    /// `--0rtt`: on a resumed connection (`--tls-resume tickets`), the request is sent in
+    /// 0-RTT, before the handshake completes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub zero_rtt: bool,
+}
+
+impl Http3Load {
+    fn is_default(&self) -> bool {
+        *self == Http3Load::default()
+    }
 }
 
 /// A gRPC load's options beside its [`Work`] (the method is `work.paths`' one path, Echo's
@@ -226,6 +246,7 @@ impl Default for LoadSpec {
             http: HttpLoad::default(),
             ws_ping: false,
             grpc: GrpcLoad::default(),
+            http3: Http3Load::default(),
         }
     }
 }

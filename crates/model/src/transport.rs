@@ -20,18 +20,21 @@ pub enum Protocol {
     H2,
     /// HTTP/2 cleartext with prior knowledge, on `PORT`.
     H2c,
+    /// HTTP/3 over QUIC (TLS 1.3 inside, ALPN `h3`), on the server's UDP `H3_PORT`.
+    H3,
 }
 
 impl Protocol {
     /// Every protocol, in the order reports list them.
-    pub const ALL: [Protocol; 3] = [Protocol::H1, Protocol::H2, Protocol::H2c];
+    pub const ALL: [Protocol; 4] = [Protocol::H1, Protocol::H2, Protocol::H2c, Protocol::H3];
 
-    /// The spelling in suites and records: `h1`, `h2`, `h2c`.
+    /// The spelling in suites and records: `h1`, `h2`, `h2c`, `h3`.
     pub fn as_str(self) -> &'static str {
         match self {
             Protocol::H1 => "h1",
             Protocol::H2 => "h2",
             Protocol::H2c => "h2c",
+            Protocol::H3 => "h3",
         }
     }
 
@@ -42,7 +45,12 @@ impl Protocol {
 
     /// HTTP/2, over TLS or not.
     pub fn is_h2(self) -> bool {
-        self != Protocol::H1
+        matches!(self, Protocol::H2 | Protocol::H2c)
+    }
+
+    /// HTTP/3 over QUIC.
+    pub fn is_h3(self) -> bool {
+        self == Protocol::H3
     }
 }
 
@@ -107,11 +115,13 @@ impl FromStr for TlsResume {
 /// flattened into each, so the keys on disk are the ones they always had.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Transport {
-    /// HTTP version on the wire: `h1` (default), `h2` (over TLS, ALPN) or `h2c` (prior
-    /// knowledge). `h2` needs the feature `h2`, `h2c` the feature `h2c`.
+    /// HTTP version on the wire: `h1` (default), `h2` (over TLS, ALPN), `h2c` (prior
+    /// knowledge) or `h3` (QUIC on the server's UDP `H3_PORT`). `h2` needs the feature `h2`,
+    /// `h2c` the feature `h2c`, `h3` the feature `h3`.
     #[serde(default, skip_serializing_if = "Protocol::is_h1")]
     pub protocol: Protocol,
-    /// HTTPS: the load goes to the server's `TLS_PORT` (always so with `h2`); absent: plain TCP.
+    /// HTTPS: the load goes to the server's `TLS_PORT` (always so with `h2`; `h3` goes to its
+    /// `H3_PORT`, TLS inside QUIC); absent: plain TCP.
     #[serde(default, skip_serializing_if = "is_false")]
     pub tls: bool,
     /// A new connection per request (handshakes per second over TLS); absent: keep-alive.
@@ -120,7 +130,7 @@ pub struct Transport {
     /// With `new_conn` over TLS: how sessions resume; absent: the tool's default (full).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_resume: Option<TlsResume>,
-    /// HTTP/2: concurrent streams per connection (h2load's `-m`); absent: one.
+    /// HTTP/2 and HTTP/3: concurrent streams per connection (h2load's `-m`); absent: one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<u32>,
 }
@@ -130,7 +140,7 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Transport {
-    /// The protocol label of a lap: `https`, `h2`, `h2c`, with ` new-conn`, ` resume=tickets`
+    /// The protocol label of a lap: `https`, `h2`, `h2c`, `h3`, with ` new-conn`, ` resume=tickets`
     /// and ` m16` as they apply. Empty for plain HTTP/1.1 keep-alive.
     pub fn label(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
@@ -176,5 +186,20 @@ mod tests {
         assert_eq!(t.label(), "https new-conn resume=tickets");
         assert_eq!("ids".parse::<TlsResume>(), Ok(TlsResume::Ids));
         assert!("both".parse::<TlsResume>().is_err());
+    }
+
+    #[test]
+    fn http3_is_neither_http11_nor_http2_and_labels_itself_h3() {
+        let t = Transport {
+            protocol: Protocol::H3,
+            tls: true,
+            streams: Some(16),
+            ..Transport::default()
+        };
+        assert!(!t.protocol.is_h1() && !t.protocol.is_h2() && t.protocol.is_h3());
+        assert_eq!(t.label(), "h3 m16");
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.contains(r#""protocol":"h3""#), "{json}");
+        assert_eq!(serde_json::from_str::<Transport>(&json).unwrap(), t);
     }
 }

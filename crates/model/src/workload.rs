@@ -23,17 +23,20 @@ pub enum Workload {
     TcpPingPong,
     /// gRPC calls (`grpc://`, `grpcs://`): HTTP/2 streams judged by gRPC's rules.
     Grpc,
+    /// HTTP/3 streams over QUIC (UDP, TLS 1.3 inside, ALPN `h3`).
+    Http3,
 }
 
 impl Workload {
     /// Every workload, in the order reports list them.
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 7] = [
         Workload::Http1,
         Workload::Http2,
         Workload::WebSocket,
         Workload::TcpStream,
         Workload::TcpPingPong,
         Workload::Grpc,
+        Workload::Http3,
     ];
 
     /// The workload a suite's (or a record's) `mode` and transport `protocol` name.
@@ -41,6 +44,7 @@ impl Workload {
         match (mode, protocol) {
             (Mode::Http, Protocol::H1) => Workload::Http1,
             (Mode::Http, Protocol::H2 | Protocol::H2c) => Workload::Http2,
+            (Mode::Http, Protocol::H3) => Workload::Http3,
             (Mode::Ws, _) => Workload::WebSocket,
             (Mode::TcpStream, _) => Workload::TcpStream,
             (Mode::TcpPingpong, _) => Workload::TcpPingPong,
@@ -49,7 +53,7 @@ impl Workload {
     }
 
     /// The spelling in JSON and messages: `http1`, `http2`, `web-socket`, `tcp-stream`,
-    /// `tcp-ping-pong`, `grpc`.
+    /// `tcp-ping-pong`, `grpc`, `http3`.
     pub fn as_str(self) -> &'static str {
         match self {
             Workload::Http1 => "http1",
@@ -58,10 +62,21 @@ impl Workload {
             Workload::TcpStream => "tcp-stream",
             Workload::TcpPingPong => "tcp-ping-pong",
             Workload::Grpc => "grpc",
+            Workload::Http3 => "http3",
         }
     }
 
-    /// The unit one answer counts: a request (HTTP/2: a stream) or an echoed message.
+    /// HTTP requests, over HTTP/1.1, HTTP/2 or HTTP/3 (what request options apply to).
+    pub fn is_http(self) -> bool {
+        matches!(self, Workload::Http1 | Workload::Http2 | Workload::Http3)
+    }
+
+    /// Concurrent streams per connection (`-m`): HTTP/2, HTTP/3 and gRPC.
+    pub fn has_streams(self) -> bool {
+        matches!(self, Workload::Http2 | Workload::Http3 | Workload::Grpc)
+    }
+
+    /// The unit one answer counts: a request (HTTP/2 and HTTP/3: a stream) or an echoed message.
     pub fn counts_messages(self) -> bool {
         matches!(self, Workload::WebSocket | Workload::TcpPingPong)
     }
@@ -81,6 +96,7 @@ mod tests {
     fn a_mode_and_a_protocol_name_one_workload_and_its_spelling_round_trips() {
         assert_eq!(Workload::of(Mode::Http, Protocol::H2c), Workload::Http2);
         assert_eq!(Workload::of(Mode::Ws, Protocol::H1), Workload::WebSocket);
+        assert_eq!(Workload::of(Mode::Http, Protocol::H3), Workload::Http3);
         for w in Workload::ALL {
             let json = serde_json::to_string(&w).unwrap();
             assert_eq!(json, format!("\"{}\"", w.as_str()));

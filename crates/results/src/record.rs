@@ -79,13 +79,15 @@ impl LoadParams {
     }
 
     /// The requests a closed-loop load had in flight when it stopped: one per connection, times
-    /// its pipeline (HTTP/1.1) or its streams (HTTP/2). `None` for a load at a fixed rate (open
+    /// its pipeline (HTTP/1.1) or its streams (HTTP/2, HTTP/3). `None` for a load at a fixed rate (open
     /// loop: unknown) or over TCP.
     pub fn in_flight_at_end(&self) -> Option<u64> {
         let depth = match self.workload() {
             _ if self.rate.is_some() => return None,
             Workload::Http1 => self.pipeline,
-            Workload::Http2 | Workload::Grpc => self.transport.streams.unwrap_or(1),
+            Workload::Http2 | Workload::Http3 | Workload::Grpc => {
+                self.transport.streams.unwrap_or(1)
+            }
             Workload::WebSocket | Workload::TcpStream | Workload::TcpPingPong => return None,
         };
         Some(u64::from(self.connections) * u64::from(depth.max(1)))

@@ -133,6 +133,7 @@ mod tests {
             port: 8080,
             echo_port: None,
             tls_port: None,
+            h3_port: None,
             ca_file: None,
         }
     }

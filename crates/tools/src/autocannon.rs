@@ -129,6 +129,7 @@ mod tests {
             port: 1,
             echo_port: None,
             tls_port: None,
+            h3_port: None,
             ca_file: None,
         };
         assert!(args(&p, &t).is_err());

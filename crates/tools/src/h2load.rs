@@ -25,6 +25,12 @@ pub fn args(p: &LoadParams, target: &Target) -> Result<Vec<String>, ToolError> {
     let in_flight = match p.transport.protocol {
         Protocol::H1 => p.pipeline,
         Protocol::H2 | Protocol::H2c => p.transport.streams.unwrap_or(1),
+        Protocol::H3 => {
+            return Err(ToolError::Unsupported {
+                tool: Tool::H2load,
+                why: "the h2load the harness installs is built without HTTP/3".into(),
+            })
+        }
     };
     let mut a = Vec::new();
     if p.transport.protocol == Protocol::H1 {
@@ -219,6 +225,7 @@ mod tests {
             port: 8080,
             echo_port: None,
             tls_port: None,
+            h3_port: None,
             ca_file: None,
         };
         let a = args(&p, &t).unwrap().join(" ");

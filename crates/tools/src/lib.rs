@@ -78,6 +78,9 @@ pub struct Target {
     pub echo_port: Option<u16>,
     /// HTTPS port (`TLS_PORT`), when the server serves TLS.
     pub tls_port: Option<u16>,
+    /// HTTP/3's UDP port (`H3_PORT`, the certificate of `tls_port`), when the server serves
+    /// HTTP/3.
+    pub h3_port: Option<u16>,
     /// The certificate (PEM) trusted on `tls_port`: the run's own. None: trust any (`-k`).
     pub ca_file: Option<PathBuf>,
 }
@@ -112,6 +115,7 @@ impl Target {
             port,
             echo_port: None,
             tls_port: None,
+            h3_port: None,
             ca_file: None,
         })
     }
@@ -121,9 +125,17 @@ impl Target {
         format!("http://{}:{}", self.host_for_url(), self.port)
     }
 
-    /// Where a lap with `params` goes: `https://host:TLS_PORT` when it is over TLS, else
-    /// [`Target::base_url`]. An error when the lap is over TLS and the target serves none.
+    /// Where a lap with `params` goes: `https://host:H3_PORT` over HTTP/3,
+    /// `https://host:TLS_PORT` when it is over TLS, else [`Target::base_url`]. An error when
+    /// the target serves neither as the lap asks.
     pub fn base_url_for(&self, params: &LoadParams, tool: Tool) -> Result<String, ToolError> {
+        if params.transport.protocol.is_h3() {
+            let port = self.h3_port.ok_or_else(|| ToolError::Unsupported {
+                tool,
+                why: "the lap is over HTTP/3 and the server has no H3_PORT".into(),
+            })?;
+            return Ok(format!("https://{}:{port}", self.host_for_url()));
+        }
         if !params.transport.tls {
             return Ok(self.base_url());
         }
@@ -256,6 +268,9 @@ impl Prepared {
 fn refuse_protocol(tool: Tool, p: &LoadParams) -> Result<(), ToolError> {
     let why = match tool {
         Tool::Serverbench => return Ok(()),
+        _ if p.transport.protocol.is_h3() => {
+            "HTTP/3 needs serverbench (the tools the harness installs are built without QUIC)"
+        }
         _ if p.work.mix.is_some() => "a mix of requests drawn by weight needs serverbench",
         _ if p.work.method.is_some() || p.work.body.is_some() || p.work.body_size.is_some() => {
             "a scenario's own method and body (method, body, body_size, chunked) needs serverbench"
@@ -342,6 +357,7 @@ pub(crate) mod tests {
             port: 8080,
             echo_port: None,
             tls_port: None,
+            h3_port: None,
             ca_file: None,
         };
         assert_eq!(t.base_url(), "http://[::1]:8080");
@@ -366,6 +382,7 @@ pub(crate) mod tests {
             port: 1,
             echo_port: Some(2),
             tls_port: None,
+            h3_port: None,
             ca_file: None,
         };
         assert!(p.command(&params, &t, &[]).is_err());
@@ -386,6 +403,7 @@ pub(crate) mod tests {
             port: 8080,
             echo_port: None,
             tls_port: Some(8443),
+            h3_port: None,
             ca_file: None,
         }
     }
@@ -422,6 +440,10 @@ pub(crate) mod tests {
         let mut handshakes = http(Protocol::H1, true);
         handshakes.transport.new_conn = true;
         assert!(why(Tool::H2load, &handshakes).contains("needs serverbench"));
+        for tool in [Tool::H2load, Tool::Oha, Tool::Wrk] {
+            let e = why(tool, &http(Protocol::H3, true));
+            assert!(e.contains("HTTP/3 needs serverbench"), "{e}");
+        }
         assert!(prepared(Tool::Wrk)
             .command(&http(Protocol::H1, true), &t, &[])
             .is_ok());

@@ -79,6 +79,7 @@ mod tests {
             port: 8080,
             echo_port: Some(9000),
             tls_port: None,
+            h3_port: None,
             ca_file: None,
         }
     }
@@ -257,6 +258,23 @@ mod tests {
         let s = spec(&hello(Protocol::H2c, false), &https_target(), &[]).unwrap();
         assert!(s.transport.protocol.is_h2() && s.http.cacert.is_none());
         assert_eq!(s.urls(), ["http://127.0.0.1:8080/hello"]);
+    }
+
+    #[test]
+    fn an_h3_lap_goes_to_the_h3_port_over_tls_and_a_server_without_one_is_refused() {
+        let mut p = hello(Protocol::H3, true);
+        p.transport.streams = Some(8);
+        let t = Target {
+            h3_port: Some(4433),
+            ..https_target()
+        };
+        let s = spec(&p, &t, &[]).unwrap();
+        assert_eq!(s.urls(), ["https://127.0.0.1:4433/hello"]);
+        assert_eq!(s.workload(), serverbench_model::Workload::Http3);
+        assert_eq!(s.http.cacert, Some("/run/tls/cert.pem".into()));
+        assert!(s.validate(&serverbench_model::spec::Origin::Flags).is_ok());
+        let e = spec(&p, &https_target(), &[]).unwrap_err();
+        assert!(e.to_string().contains("no H3_PORT"), "{e}");
     }
 
     #[test]

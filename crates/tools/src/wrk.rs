@@ -173,6 +173,7 @@ mod tests {
             port: 1,
             echo_port: None,
             tls_port: None,
+            h3_port: None,
             ca_file: None,
         };
         assert!(args(&p, &t, &std::env::temp_dir()).is_err());
@@ -200,6 +201,7 @@ mod tests {
             port: 8080,
             echo_port: None,
             tls_port: Some(8443),
+            h3_port: None,
             ca_file: None,
         };
         let a = args(&p, &t, &std::env::temp_dir()).unwrap();

@@ -47,6 +47,12 @@ impl TryFrom<&LoadSpec> for Config {
             Workload::WebSocket => ws_target_of(a)?,
             Workload::Grpc => grpc_target_of(a)?,
             Workload::Http1 | Workload::Http2 => http_target_of(a)?,
+            Workload::Http3 => {
+                return Err(ConfigError::flag(
+                    "--http3",
+                    "the QUIC driver is not in this build",
+                ))
+            }
         };
         let threads = threads_on_cpus(a)?;
         let idle = a

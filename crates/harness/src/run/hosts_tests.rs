@@ -51,6 +51,7 @@ fn target() -> Target {
         port: 8080,
         echo_port: None,
         tls_port: Some(8443),
+        h3_port: None,
         ca_file: Some("/results/run/tls/cert.pem".into()),
     }
 }

@@ -206,6 +206,7 @@ impl Plan {
             port: 1,
             echo_port: Some(2),
             tls_port: Some(3),
+            h3_port: Some(4),
             ca_file: None,
         };
         for j in self.jobs.iter().filter(|j| j.lap == 1) {

@@ -90,6 +90,7 @@ impl Turn<'_> {
             port,
             echo_port,
             tls_port: so.tls.as_ref().map(|t| t.port),
+            h3_port: so.tls.as_ref().and_then(|t| t.h3_port),
             ca_file: so.tls.as_ref().map(|t| t.files.cert.clone()),
         };
         Ok((proc, target))

@@ -7,7 +7,7 @@
 //! the load was given (message size, streams) is the first part's that has it.
 
 use super::{
-    BodyResult, GrpcResult, Histograms, Http1Result, Http2Result, Latency, LoadResult,
+    BodyResult, GrpcResult, Histograms, Http1Result, Http2Result, Http3Result, Latency, LoadResult,
     MixEntryResult, ProtocolResult, TcpPingPongResult, TcpStreamResult, Throughput, TlsResult,
     WsResult,
 };
@@ -153,6 +153,16 @@ impl ProtocolResult {
                 }
                 ProtocolResult::Grpc(g)
             }
+            ProtocolResult::Http3(h) => {
+                let hs: Vec<&Http3Result> = each(parts, |p| match p {
+                    ProtocolResult::Http3(h) => Some(h),
+                    _ => None,
+                });
+                ProtocolResult::Http3(Http3Result::merge(
+                    &hs,
+                    merge_mix(parts, &h.mix, histograms)?,
+                ))
+            }
         })
     }
 }
@@ -196,6 +206,7 @@ fn merge_mix(
         let mix = match p.protocol {
             ProtocolResult::Http1(h) => &h.mix,
             ProtocolResult::Http2(h) => &h.mix,
+            ProtocolResult::Http3(h) => &h.mix,
             _ => return Err(MergeError::Mix { part }),
         };
         let texts = p.histograms.map_or(&[][..], |h| &h.mix_latency_us[..]);

@@ -14,7 +14,9 @@
 //! is (`results.jsonl`), and reports merge `--mix` entries across laps from it; the protocol's
 //! merge reads its slots there and writes the merged ones back.
 
-use super::{BodyResult, GrpcResult, Http2Result, LoadResult, MixEntryResult, Mode, WsResult};
+use super::{
+    BodyResult, GrpcResult, Http2Result, Http3Result, LoadResult, MixEntryResult, Mode, WsResult,
+};
 use crate::Workload;
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +36,8 @@ pub enum ProtocolResult {
     TcpPingPong(TcpPingPongResult),
     /// gRPC: calls by status code, failures by cause, messages and bytes both ways.
     Grpc(GrpcResult),
+    /// HTTP/3: streams, the server's limits, 0-RTT, UDP and QUIC counters, errors by code.
+    Http3(Http3Result),
 }
 
 impl Default for ProtocolResult {
@@ -52,6 +56,7 @@ impl ProtocolResult {
             ProtocolResult::TcpStream(_) => Workload::TcpStream,
             ProtocolResult::TcpPingPong(_) => Workload::TcpPingPong,
             ProtocolResult::Grpc(_) => Workload::Grpc,
+            ProtocolResult::Http3(_) => Workload::Http3,
         }
     }
 
@@ -62,7 +67,10 @@ impl ProtocolResult {
             ProtocolResult::WebSocket(w) => Some(&w.throughput),
             ProtocolResult::TcpStream(t) => Some(&t.throughput),
             ProtocolResult::TcpPingPong(t) => Some(&t.throughput),
-            ProtocolResult::Http1(_) | ProtocolResult::Http2(_) | ProtocolResult::Grpc(_) => None,
+            ProtocolResult::Http1(_)
+            | ProtocolResult::Http2(_)
+            | ProtocolResult::Grpc(_)
+            | ProtocolResult::Http3(_) => None,
         }
     }
 }
@@ -155,10 +163,10 @@ impl LoadResult {
         self.protocol.workload()
     }
 
-    /// The mode as suites and lap records spell it (HTTP/1.1 and HTTP/2 are both `http`).
+    /// The mode as suites and lap records spell it (HTTP/1.1, HTTP/2 and HTTP/3 are `http`).
     pub fn mode(&self) -> Mode {
         match self.workload() {
-            Workload::Http1 | Workload::Http2 => Mode::Http,
+            Workload::Http1 | Workload::Http2 | Workload::Http3 => Mode::Http,
             Workload::WebSocket => Mode::Ws,
             Workload::TcpStream => Mode::TcpStream,
             Workload::TcpPingPong => Mode::TcpPingpong,
@@ -178,6 +186,14 @@ impl LoadResult {
     pub fn http2(&self) -> Option<&Http2Result> {
         match &self.protocol {
             ProtocolResult::Http2(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// HTTP/3's block.
+    pub fn http3(&self) -> Option<&Http3Result> {
+        match &self.protocol {
+            ProtocolResult::Http3(h) => Some(h),
             _ => None,
         }
     }
@@ -208,6 +224,7 @@ impl LoadResult {
         match &self.protocol {
             ProtocolResult::Http1(h) => &h.mix,
             ProtocolResult::Http2(h) => &h.mix,
+            ProtocolResult::Http3(h) => &h.mix,
             _ => &[],
         }
     }
@@ -217,6 +234,7 @@ impl LoadResult {
         match &self.protocol {
             ProtocolResult::Http1(h) => Some(h.connection_mode),
             ProtocolResult::Http2(h) => Some(h.connection_mode),
+            ProtocolResult::Http3(h) => Some(h.connection_mode),
             _ => None,
         }
     }

@@ -44,6 +44,11 @@ pub enum Key {
     Proto,
     Data,
     Verify,
+    /// `--http3`: the transport's protocol `h3`.
+    Http3,
+    /// `--0rtt`: HTTP/3 requests in 0-RTT on resumed connections.
+    ZeroRtt,
+    TlsVersion,
 }
 
 /// Where in a suite a key is written: the scenario (what is requested) or the profile (how
@@ -90,6 +95,9 @@ impl Key {
             Key::Proto => "--proto",
             Key::Data => "--data",
             Key::Verify => "--verify",
+            Key::Http3 => "--http3",
+            Key::ZeroRtt => "--0rtt",
+            Key::TlsVersion => "--tls-version",
         }
     }
 
@@ -126,6 +134,9 @@ impl Key {
             Key::Proto => "proto",
             Key::Data => "data",
             Key::Verify => "verify",
+            Key::Http3 => "protocol",
+            Key::ZeroRtt => "zero_rtt",
+            Key::TlsVersion => "tls_version",
         }
     }
 
@@ -208,6 +219,10 @@ pub enum Why {
     NotCompiled,
     /// `--verify` with a message drawn per call: each reply answers another question.
     Draws,
+    /// HTTP/3 over a URL without TLS: QUIC carries TLS 1.3.
+    NeedsTls,
+    /// HTTP/3 with `--io uring`: the QUIC driver runs on epoll only.
+    EpollOnly,
 }
 
 /// A rule a [`LoadSpec`] breaks: the key, what is wrong, and where the spec came from.
@@ -248,7 +263,7 @@ impl SpecError {
             Why::Needs(other, why) => format!("needs {}{why}", o.spell(*other)),
             Why::NotFor(w) => format!("does not apply to {}", workload_name(*w, o)),
             Why::Http1Only => "applies to HTTP/1.1 only: the engine sends no drawn or chunked \
-                               body over HTTP/2"
+                               body over HTTP/2 or HTTP/3"
                 .to_string(),
             Why::NotHttp2 => format!(
                 "does not apply to HTTP/2 ({} sets the requests in flight per connection)",
@@ -315,6 +330,13 @@ impl SpecError {
                  so replies differ",
                 o.spell(Key::Data)
             ),
+            Why::NeedsTls => match o {
+                Origin::Flags => "needs https://: QUIC carries TLS 1.3".to_string(),
+                Origin::Suite { .. } => "h3 needs TLS: QUIC carries TLS 1.3".to_string(),
+            },
+            Why::EpollOnly => "runs on epoll only: the QUIC driver has no io_uring path (leave \
+                               out --io uring)"
+                .to_string(),
             Why::MixHasIt => format!(
                 "a mix entry has its own method and body: give them in the mix file (not with {})",
                 o.spell(Key::Mix)
@@ -335,8 +357,10 @@ fn workload_name(w: Workload, o: &Origin) -> String {
         (Origin::Flags, Workload::WebSocket) => "ws:// and wss:// URLs".into(),
         (Origin::Flags, Workload::TcpStream | Workload::TcpPingPong) => "--tcp".into(),
         (Origin::Flags, Workload::Http2) => "--http2".into(),
+        (Origin::Flags, Workload::Http3) => "--http3".into(),
         (Origin::Flags, Workload::Grpc) => "grpc:// and grpcs:// URLs".into(),
         (Origin::Suite { .. }, Workload::Http2) => "h2 and h2c".into(),
+        (Origin::Suite { .. }, Workload::Http3) => "h3".into(),
         (Origin::Suite { .. }, _) => format!("{} scenarios", mode_of(w).as_str()),
         (Origin::Flags, _) => w.as_str().into(),
     }
@@ -344,7 +368,7 @@ fn workload_name(w: Workload, o: &Origin) -> String {
 
 fn mode_of(w: Workload) -> Mode {
     match w {
-        Workload::Http1 | Workload::Http2 => Mode::Http,
+        Workload::Http1 | Workload::Http2 | Workload::Http3 => Mode::Http,
         Workload::WebSocket => Mode::Ws,
         Workload::TcpStream => Mode::TcpStream,
         Workload::TcpPingPong => Mode::TcpPingpong,
@@ -362,19 +386,20 @@ pub const MAX_WS_MESSAGE: usize = 16 << 20;
 pub const MAX_WS_PING: usize = 125;
 
 impl LoadSpec {
-    /// What runs: the work's mode, HTTP/2 or HTTP/1.1 by the transport's protocol.
+    /// What runs: the work's mode, HTTP/3, HTTP/2 or HTTP/1.1 by the transport's protocol.
     pub fn workload(&self) -> Workload {
         match self.work.mode {
             Mode::TcpStream => Workload::TcpStream,
             Mode::TcpPingpong => Workload::TcpPingPong,
             Mode::Ws => Workload::WebSocket,
             Mode::Grpc => Workload::Grpc,
+            Mode::Http if self.transport.protocol.is_h3() => Workload::Http3,
             Mode::Http if self.transport.protocol.is_h2() => Workload::Http2,
             Mode::Http => Workload::Http1,
         }
     }
 
-    /// Concurrent streams per connection (one unless HTTP/2 asks for more).
+    /// Concurrent streams per connection (one unless HTTP/2, HTTP/3 or gRPC asks for more).
     pub fn streams(&self) -> u32 {
         self.transport.streams.unwrap_or(1)
     }
@@ -422,13 +447,12 @@ impl LoadSpec {
         let one_request = " (one request per connection)";
         match () {
             _ if t.streams == Some(0) => Err((Key::Streams, Why::AtLeastOne)),
-            _ if self.streams() > 1 && !matches!(w, Workload::Http2 | Workload::Grpc) => {
-                Err((Key::Streams, Why::Needs(Key::Http2, " (or a grpc:// URL)")))
-            }
+            _ if self.streams() > 1 && !w.has_streams() => Err((
+                Key::Streams,
+                Why::Needs(Key::Http2, " (or --http3, or a grpc:// URL)"),
+            )),
             _ if pipeline > 1 && w == Workload::Http2 => Err((Key::Pipeline, Why::NotHttp2)),
-            _ if t.new_conn && !matches!(w, Workload::Http1 | Workload::Http2) => {
-                Err((Key::NewConn, Why::NotFor(w)))
-            }
+            _ if t.new_conn && !w.is_http() => Err((Key::NewConn, Why::NotFor(w))),
             _ if t.new_conn && self.streams() > 1 => {
                 Err((Key::Streams, Why::With(Key::NewConn, one_request)))
             }
@@ -444,7 +468,8 @@ impl LoadSpec {
                 Why::Needs(Key::NewConn, " (keep-alive connections handshake once)"),
             )),
             _ => self
-                .reconnects_and_echo(w)
+                .http3_rules(w)
+                .and_then(|()| self.reconnects_and_echo(w))
                 .and_then(|()| self.websocket(w))
                 .and_then(|()| self.grpc_rules(w)),
         }
@@ -453,7 +478,7 @@ impl LoadSpec {
     /// A WebSocket message: text or binary frames, or pings, of one message or a drawn size.
     fn websocket(&self, w: Workload) -> Rule {
         let (work, ping) = (&self.work, self.ws_ping);
-        let http = matches!(w, Workload::Http1 | Workload::Http2);
+        let http = w.is_http();
         if w != Workload::WebSocket {
             return match () {
                 _ if work.binary => Err((Key::Binary, Why::NotFor(w))),
@@ -523,11 +548,12 @@ impl LoadSpec {
         let mix = h.mix.is_some() || h.mix_requests.is_some();
         let Some(first) = self.request_key() else {
             return match (mix, w) {
-                (true, Workload::Http1 | Workload::Http2) | (false, _) => Ok(()),
+                (true, _) if w.is_http() => Ok(()),
+                (false, _) => Ok(()),
                 (true, _) => Err((Key::Mix, Why::HttpOnly(w))),
             };
         };
-        if !matches!(w, Workload::Http1 | Workload::Http2) {
+        if !w.is_http() {
             return Err((first, Why::HttpOnly(w)));
         }
         if mix {
@@ -552,8 +578,8 @@ impl LoadSpec {
                 Err((Key::Chunked, Why::NeedsBody))
             }
             _ if chunked == Some(0) => Err((Key::ChunkSize, Why::AtLeastOne)),
-            _ if w == Workload::Http2 && chunked.is_some() => Err((Key::Chunked, Why::Http1Only)),
-            _ if w == Workload::Http2 && h.body_size.is_some() => {
+            _ if w != Workload::Http1 && chunked.is_some() => Err((Key::Chunked, Why::Http1Only)),
+            _ if w != Workload::Http1 && h.body_size.is_some() => {
                 Err((Key::BodySize, Why::Http1Only))
             }
             _ => Ok(()),
@@ -571,6 +597,7 @@ impl fmt::Display for Table {
 }
 
 mod grpc;
+mod h3;
 pub use grpc::{grpc_method, GrpcMethod, GrpcStream, MAX_GRPC_MESSAGE};
 pub use grpc::{DEFAULT_STREAM_MESSAGES, DEFAULT_STREAM_MESSAGE_SIZE, MAX_STREAM_BYTES};
 

@@ -316,8 +316,8 @@ impl Suite {
         let mut suite: Suite =
             toml::from_str(text).map_err(|e| toml_error::invalid(text, file, &e))?;
         for s in &mut suite.scenarios {
-            // h2 is HTTP/2 over TLS: recorded as such.
-            s.transport.tls |= s.transport.protocol == Protocol::H2;
+            // h2 is HTTP/2 over TLS and h3 carries TLS 1.3 in QUIC: recorded as such.
+            s.transport.tls |= matches!(s.transport.protocol, Protocol::H2 | Protocol::H3);
         }
         for p in &mut suite.profiles {
             if p.name.is_empty() {
@@ -489,5 +489,7 @@ impl Suite {
 
 #[cfg(test)]
 mod grpc_tests;
+#[cfg(test)]
+mod h3_tests;
 #[cfg(test)]
 mod tests;

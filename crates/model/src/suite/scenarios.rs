@@ -171,11 +171,12 @@ impl Scenario {
             .collect()
     }
 
-    /// The transport feature the scenario's protocol needs: `tls`, `h2` or `h2c`.
+    /// The transport feature the scenario's protocol needs: `tls`, `h2`, `h2c` or `h3`.
     pub fn transport_feature(&self) -> Option<Feature> {
         match (self.transport.protocol, self.transport.tls) {
             (Protocol::H2, _) => Some(Feature::H2),
             (Protocol::H2c, _) => Some(Feature::H2c),
+            (Protocol::H3, _) => Some(Feature::H3),
             (Protocol::H1, true) => Some(Feature::Tls),
             (Protocol::H1, false) => None,
         }
@@ -270,7 +271,9 @@ impl Scenario {
             ));
         }
         match t.streams {
-            Some(_) if !t.protocol.is_h2() => Err(("streams", "applies to h2 and h2c only")),
+            Some(_) if !t.protocol.is_h2() && !t.protocol.is_h3() => {
+                Err(("streams", "applies to h2, h2c and h3 only"))
+            }
             _ => Ok(()),
         }
     }

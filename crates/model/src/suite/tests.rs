@@ -340,7 +340,7 @@ fn protocol_keys_parse_into_types_and_h2_implies_tls() {
 #[test]
 fn protocol_keys_that_cannot_apply_are_refused_naming_the_key() {
     let key = |lines: &str| err(&with_scenario_keys(lines)).1;
-    assert_eq!(key("protocol = \"h3\""), "scenario[1].protocol");
+    assert_eq!(key("protocol = \"h4\""), "scenario[1].protocol");
     assert_eq!(key("streams = 16"), "scenario[1].streams");
     assert_eq!(key("protocol = \"h2c\"\ntls = true"), "scenario[1].tls");
     assert_eq!(
