@@ -112,6 +112,7 @@ fn draw(text: &str) {
 
 /// What the live line shows for this run.
 fn shape(c: &Config) -> Shape {
+    let h3 = c.spec.workload() == serverbench_model::Workload::Http3;
     Shape {
         warmup: c.spec.warmup,
         duration: match c.stop {
@@ -119,8 +120,9 @@ fn shape(c: &Config) -> Shape {
             Stop::Requests(_) => None,
         },
         stream: matches!(c.protocol, Protocol::TcpStream { .. }),
-        handshakes: c.tls.is_some() && c.lifetime == Lifetime::PerRequest,
-        http2: matches!(c.protocol, Protocol::Http2(_)),
+        // QUIC's handshake is inside its transport: HTTP/3 has no TLS layer of the worker's.
+        handshakes: (c.tls.is_some() || h3) && c.lifetime == Lifetime::PerRequest,
+        streams: matches!(c.protocol, Protocol::Http2(_)) || h3,
         messages: matches!(c.protocol, Protocol::WebSocket(_)),
         calls: matches!(c.protocol, Protocol::Grpc(_)),
         call_messages: matches!(&c.protocol, Protocol::Grpc(g) if g.stream.is_some()),

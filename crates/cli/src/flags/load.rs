@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serverbench_analysis::capacity::Plan;
 use serverbench_model::slo::Slo;
-use serverbench_model::spec::{GrpcLoad, GrpcStream, HttpLoad, ProtoCall, Work};
+use serverbench_model::spec::{GrpcLoad, GrpcStream, Http3Load, HttpLoad, ProtoCall, Work};
 use serverbench_model::Transport;
 use serverbench_model::{parse_duration, CpuList, LoadSpec, Method, Mode, Protocol, TlsResume};
 use std::io::BufRead;
@@ -21,6 +21,7 @@ use std::time::Duration;
     serverbench load --cacert ca.pem -d 10s https://127.0.0.1:8443/hello\n  \
     serverbench load --new-conn --tls-resume tickets -k -d 10s https://127.0.0.1:8443/hello\n  \
     serverbench load --http2 -m 10 -d 10s http://127.0.0.1:8080/hello\n  \
+    serverbench load --http3 -m 16 --cacert ca.pem -d 10s https://127.0.0.1:4433/hello\n  \
     serverbench load -X POST --body-size 500KB..20MB -c 8 -d 10s http://127.0.0.1:8080/upload\n  \
     serverbench load -d 10s 'http://127.0.0.1:8080/baseline?a={rand:1-100}&b={rand:1-100}'\n  \
     serverbench load --tcp 127.0.0.1:9000 --mode stream --message 'hello world' -d 10s\n  \
@@ -148,8 +149,17 @@ pub struct Args {
     /// HTTP/2: h2 over TLS (ALPN) for https:// URLs, h2c with prior knowledge for http://.
     #[arg(long, conflicts_with = "tcp")]
     pub(crate) http2: bool,
-    /// With --http2 or a grpc:// URL: concurrent streams (calls) per connection (as h2load's
-    /// -m); the server's SETTINGS_MAX_CONCURRENT_STREAMS caps it.
+    /// HTTP/3 over QUIC (UDP, TLS 1.3 inside, ALPN h3) to an https:// URL's port: the server's
+    /// H3_PORT. Runs on epoll (not with --io uring).
+    #[arg(long)]
+    pub(crate) http3: bool,
+    /// With --http3 --new-conn --tls-resume tickets: each request on a resumed connection is
+    /// sent in 0-RTT, before the handshake completes (the summary says how many the server took).
+    #[arg(long = "0rtt")]
+    pub(crate) zero_rtt: bool,
+    /// With --http2, --http3 or a grpc:// URL: concurrent streams (calls) per connection (as
+    /// h2load's -m); the server's SETTINGS_MAX_CONCURRENT_STREAMS (HTTP/3: its
+    /// initial_max_streams_bidi) caps it.
     #[arg(short = 'm', long, default_value_t = 1)]
     pub(crate) streams: u32,
     /// With -p, or --http2 -m over h2c: read every segment as it lands, timing each response
@@ -180,11 +190,12 @@ pub struct Args {
     #[arg(long)]
     pub(crate) connect_rate: Option<f64>,
     /// A new connection for every request (sent with `Connection: close`): measures connects
-    /// per second, and over https:// TLS handshakes per second.
+    /// per second, and over https:// TLS handshakes per second (--http3: QUIC handshakes).
     #[arg(long)]
     pub(crate) new_conn: bool,
     /// With --new-conn over https://: resume TLS sessions with `tickets` (TLS 1.2 tickets or
-    /// session ids, TLS 1.3 tickets) or TLS 1.2 session `ids`; `off` makes every handshake full.
+    /// session ids, TLS 1.3 tickets; --http3: QUIC's, by tickets) or TLS 1.2 session `ids`;
+    /// `off` makes every handshake full.
     /// Exits 5 if the server resumed none.
     #[arg(long, value_name = "HOW", conflicts_with = "tcp", value_parser = resume_parser())]
     pub(crate) tls_resume: Option<TlsResume>,
@@ -311,6 +322,9 @@ impl Args {
                 deadline: self.deadline,
                 proto: self.proto_call()?,
             },
+            http3: Http3Load {
+                zero_rtt: self.zero_rtt,
+            },
             ..LoadSpec::default()
         };
         match &self.tcp {
@@ -321,17 +335,21 @@ impl Args {
             spec.work.paths = vec![method_path(call, &spec.work.paths)?];
         }
         let tls = spec.transport.tls;
+        if self.http3 && self.http2 {
+            anyhow::bail!("--http3: cannot be combined with --http2 (one HTTP version per load)");
+        }
         spec.transport = Transport {
-            protocol: match (self.http2, tls) {
-                (false, _) => Protocol::H1,
-                (true, true) => Protocol::H2,
-                (true, false) => Protocol::H2c,
+            protocol: match (self.http2, self.http3, tls) {
+                (_, true, _) => Protocol::H3,
+                (false, false, _) => Protocol::H1,
+                (true, false, true) => Protocol::H2,
+                (true, false, false) => Protocol::H2c,
             },
             tls,
             new_conn: self.new_conn,
             tls_resume: self.tls_resume,
-            // -m without --http2 (nor a grpc:// URL) is refused by the spec's rules.
-            streams: (self.http2 || self.streams > 1).then_some(self.streams),
+            // -m without --http2 or --http3 (nor a grpc:// URL) is refused by the spec's rules.
+            streams: (self.http2 || self.http3 || self.streams > 1).then_some(self.streams),
         };
         Ok(spec)
     }

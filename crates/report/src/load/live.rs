@@ -1,7 +1,7 @@
 //! `load`'s live view: one line on stderr, redrawn in place once a second from the engine's
 //! [`Snapshot`]s — the phase, elapsed of total, req/s over the last second and so far, p50 and
 //! p99 so far, errors by kind, and handshakes/s (`--new-conn` over TLS) or open streams
-//! (HTTP/2), calls/s and calls open (gRPC; streams: messages received/s instead of calls open) where they apply. Only on a terminal and without
+//! (HTTP/2, HTTP/3), calls/s and calls open (gRPC; streams: messages received/s instead of calls open) where they apply. Only on a terminal and without
 //! `-q`; stdout is never touched.
 
 use super::units::us;
@@ -23,8 +23,8 @@ pub struct Shape {
     pub stream: bool,
     /// `--new-conn` over https://: handshakes per second.
     pub handshakes: bool,
-    /// HTTP/2: streams open.
-    pub http2: bool,
+    /// HTTP/2 and HTTP/3: streams open.
+    pub streams: bool,
     /// WebSocket: messages per second instead of requests.
     pub messages: bool,
     /// gRPC: calls per second and calls open instead of requests and streams.
@@ -125,7 +125,7 @@ pub fn render(s: &Snapshot, shape: &Shape) -> String {
     if shape.handshakes {
         parts.push(format!("{} handshakes/s", grouped(s.handshakes_now)));
     }
-    if shape.http2 {
+    if shape.streams {
         parts.push(format!("{} streams open", grouped(s.in_flight as f64)));
     }
     if shape.call_messages {

@@ -189,3 +189,57 @@ fn proto_flags_compile_the_file_into_the_spec_and_call_names_the_method() {
         .to_string();
     assert!(e.starts_with("-I/--import-path: needs --proto FILE"), "{e}");
 }
+
+#[test]
+fn http3_flags_make_an_h3_spec_with_its_streams_and_0rtt_and_a_client_host_gets_them() {
+    let streams = args(&["--http3", "-m", "16", "https://127.0.0.1:4433/hello"]);
+    let spec = streams.load_spec().unwrap();
+    assert_eq!(spec.streams(), 16);
+    assert!(spec
+        .validate(&serverbench_model::spec::Origin::Flags)
+        .is_ok());
+    let argv = [
+        "--http3",
+        "--new-conn",
+        "--tls-resume",
+        "tickets",
+        "--0rtt",
+        "-k",
+        "-d",
+        "2s",
+        "https://127.0.0.1:4433/hello",
+    ];
+    let spec = args(&argv).load_spec().unwrap();
+    let t = &spec.transport;
+    assert_eq!(
+        (t.protocol, t.tls, t.streams),
+        (Protocol::H3, true, Some(1))
+    );
+    assert!(spec.http3.zero_rtt && t.new_conn);
+    assert_eq!(spec.workload(), serverbench_model::Workload::Http3);
+    assert!(spec
+        .validate(&serverbench_model::spec::Origin::Flags)
+        .is_ok());
+    let (_, remote) = handed(&argv, 2, &[]);
+    assert_eq!(remote.transport.protocol, Protocol::H3);
+    assert!(remote.http3.zero_rtt);
+}
+
+#[test]
+fn http3_with_http2_is_refused_in_one_line_naming_the_flag() {
+    let e = args(&["--http3", "--http2", "https://h:1/"])
+        .load_spec()
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--http3: cannot be combined with --http2 (one HTTP version per load)"
+    );
+    let plain = args(&["--http3", "http://h:1/"]).load_spec().unwrap();
+    let e = plain
+        .validate(&serverbench_model::spec::Origin::Flags)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--http3: needs https://: QUIC carries TLS 1.3"
+    );
+}

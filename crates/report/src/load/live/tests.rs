@@ -92,7 +92,7 @@ fn handshakes_and_streams_show_only_where_they_apply() {
     let h2 = render(
         &s,
         &Shape {
-            http2: true,
+            streams: true,
             ..shape()
         },
     );
@@ -168,7 +168,7 @@ fn the_busiest_line_fits_120_columns() {
     let line = render(
         &s,
         &Shape {
-            http2: true,
+            streams: true,
             ..shape()
         },
     );
