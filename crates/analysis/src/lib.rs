@@ -17,6 +17,7 @@ pub mod figure;
 #[cfg(test)]
 mod fixture;
 pub mod grpc_calls;
+pub mod h3_figures;
 pub mod host_warnings;
 pub mod hosts;
 pub mod mix;

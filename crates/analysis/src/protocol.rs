@@ -100,6 +100,9 @@ pub struct ProtocolRow {
     /// gRPC laps: every call by status code and failure cause.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc: Option<crate::grpc_calls::GrpcCalls>,
+    /// HTTP/3 laps: beside HTTP/2 and HTTP/1.1 over TLS, 0-RTT, datagrams, losses, codes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub h3: Option<crate::h3_figures::H3Figures>,
 }
 
 fn median(v: Vec<f64>) -> Option<f64> {
@@ -125,7 +128,7 @@ fn median_rps(laps: &[&LapRecord]) -> Option<f64> {
     median(laps.iter().filter_map(|r| r.load.as_ref()?.rps).collect())
 }
 
-/// The rows of every lap over TLS or HTTP/2, in the order laps first appear.
+/// The rows of every lap over TLS, HTTP/2 or HTTP/3, in the order laps first appear.
 pub fn protocol_rows(records: &[LapRecord]) -> Vec<ProtocolRow> {
     let all = groups(records);
     all.iter()
@@ -148,6 +151,7 @@ pub fn protocol_rows(records: &[LapRecord]) -> Vec<ProtocolRow> {
                 tls: p.transport.tls.then(|| tls_figures(g)),
                 h2,
                 grpc: crate::grpc_calls::grpc_calls(g),
+                h3: crate::h3_figures::h3_figures(g, rps, &all, median_rps),
             }
         })
         .collect()

@@ -175,3 +175,32 @@ fn a_mix_json_validates_and_its_entry_histograms_give_back_their_percentiles() {
     }
     assert_eq!(r.mix().iter().map(|e| e.requests).sum::<u64>(), r.requests);
 }
+
+#[test]
+fn an_http3_block_validates_against_the_schema_and_a_wrong_socket_does_not() {
+    use serverbench_model::result::{Http3Result, ProtocolResult, QuicCounters, ZeroRttResult};
+    let addr = http_server(|_, _| Reply::Send(ok("Hello World!")));
+    let mut r = run(&http_config(addr, &["/"], false));
+    r.protocol = ProtocolResult::Http3(Http3Result {
+        streams: 16,
+        max_streams_bidi: Some(100),
+        zero_rtt: Some(ZeroRttResult {
+            attempted: 4,
+            accepted: 3,
+        }),
+        quic: QuicCounters {
+            datagrams_sent: 10,
+            send_calls: 5,
+            gso: true,
+            ..QuicCounters::default()
+        },
+        transport_errors: [("local: IDLE_TIMEOUT".to_string(), 1)].into(),
+        h3_errors: [("H3_MESSAGE_ERROR".to_string(), 2)].into(),
+        ..Http3Result::default()
+    });
+    let mut v = serde_json::to_value(&r).unwrap();
+    assert_valid(&v);
+    assert_eq!(v["protocol"]["quic"]["socket"], "per-connection");
+    v["protocol"]["quic"]["socket"] = "one".into();
+    assert!(schema().iter_errors(&v).next().is_some(), "{v:#}");
+}

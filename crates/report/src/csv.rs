@@ -2,7 +2,7 @@
 //! of [`crate::table`]'s columns as the header and the cells' raw values as the fields. Each
 //! further table follows after an empty line under a header of its own: runs over several
 //! machines, one row per lap x client host; laps over TLS, the TLS table; laps over HTTP/2,
-//! the HTTP/2 table; gRPC laps, their calls by how they ended. The `csv` crate does the RFC 4180 quoting.
+//! the HTTP/2 table; gRPC laps, their calls by how they ended; HTTP/3 laps, their QUIC figures. The `csv` crate does the RFC 4180 quoting.
 
 use crate::table::{self, Grid};
 use crate::{Comparison, Exporter, NoComparisonForm};
@@ -22,6 +22,7 @@ impl Exporter for CsvExporter {
             table::tls_csv(summary),
             table::h2_csv(summary),
             table::grpc_csv(summary),
+            table::h3_csv(summary),
             table::database_csv(summary),
             table::cost_csv(summary),
             table::capacity_csv(summary),

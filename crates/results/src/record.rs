@@ -423,6 +423,35 @@ mod tests {
         assert!(!plain.contains("grpc"), "{plain}");
     }
 
+    #[test]
+    fn an_http3_measurement_keeps_its_block_without_the_mix_and_reads_back_the_same() {
+        use serverbench_model::result::{Http3Result, MixEntryResult, ProtocolResult};
+        let h = Http3Result {
+            streams: 16,
+            goaways: 1,
+            h3_errors: [("H3_MESSAGE_ERROR".to_string(), 2)].into(),
+            mix: vec![MixEntryResult::default()],
+            ..Default::default()
+        };
+        let r = LoadResult {
+            requests: 10,
+            protocol: ProtocolResult::Http3(h.clone()),
+            ..LoadResult::default()
+        };
+        let m = Measurement::from(&r);
+        let kept = m.http3.as_ref().unwrap();
+        assert_eq!((kept.streams, kept.goaways), (16, 1));
+        assert!(
+            kept.mix.is_empty() && m.mix.len() == 1,
+            "the mix is kept once"
+        );
+        let line = serde_json::to_string(&m).unwrap();
+        assert!(line.contains(r#""http3":{"streams":16"#), "{line}");
+        assert_eq!(serde_json::from_str::<Measurement>(&line).unwrap(), m);
+        let plain = serde_json::to_string(&Measurement::default()).unwrap();
+        assert!(!plain.contains("http3"), "{plain}");
+    }
+
     /// A line written before disturbance records (no `disturbance`, no `roles`).
     const OLD_LINE: &str = r#"{"suite":"s","server":"a","scenario":"hello","profile":"c1","lap":1,
         "status":"ok","failure":null,"tool":"serverbench","started_at":"2026-11-20T10:00:00Z",

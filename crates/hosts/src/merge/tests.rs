@@ -244,6 +244,51 @@ fn http2_goaways_and_errors_add_up_and_the_servers_settings_are_kept() {
 }
 
 #[test]
+fn two_hosts_http3_blocks_merge_exactly_as_the_models_merge_of_them() {
+    use serverbench_model::result::{Http3Result, QuicCounters, ZeroRttResult};
+    let h3 = |n: u64, limit, gro| Http3Result {
+        streams: 16,
+        max_streams_bidi: Some(limit),
+        zero_rtt: Some(ZeroRttResult {
+            attempted: 10 * n,
+            accepted: 9 * n,
+        }),
+        quic: QuicCounters {
+            datagrams_sent: 100 * n,
+            send_calls: 10 * n,
+            packets_lost: n,
+            gso: true,
+            gro,
+            ..QuicCounters::default()
+        },
+        transport_errors: BTreeMap::from([("local: IDLE_TIMEOUT".to_string(), n)]),
+        h3_errors: BTreeMap::from([("H3_MESSAGE_ERROR".to_string(), n)]),
+        stream_resets: n,
+        ..Http3Result::default()
+    };
+    let (ha, hb) = (h3(1, 100, true), h3(2, 50, false));
+    let (mut a, mut b) = (result(&[1], vec![], 1.0), result(&[1], vec![], 1.0));
+    a.protocol = ProtocolResult::Http3(ha.clone());
+    b.protocol = ProtocolResult::Http3(hb.clone());
+    let m = merge(&[("a".into(), a), ("b".into(), b)]).unwrap();
+    let h = m.http3().unwrap().clone();
+    assert_eq!(h, Http3Result::merge(&[&ha, &hb], Vec::new()));
+    assert_eq!((h.quic.datagrams_sent, h.quic.send_calls), (300, 30));
+    assert_eq!(
+        h.zero_rtt,
+        Some(ZeroRttResult {
+            attempted: 30,
+            accepted: 27
+        })
+    );
+    assert_eq!(
+        (h.max_streams_bidi, h.quic.gso, h.quic.gro),
+        (Some(50), true, false)
+    );
+    assert_eq!((h.h3_errors["H3_MESSAGE_ERROR"], h.stream_resets), (3, 3));
+}
+
+#[test]
 fn websocket_close_codes_causes_and_unanswered_upgrades_add_up() {
     let ws = |closes: &[(&str, u64)], unexpected, unanswered| WsResult {
         message_kind: "text".into(),

@@ -5,6 +5,7 @@
 
 pub mod capacity;
 mod grpc_lines;
+mod h3_lines;
 pub mod hosts;
 pub mod live;
 mod mix_table;

@@ -58,6 +58,9 @@ pub fn render(r: &LoadResult) -> String {
     if let Some(g) = r.grpc() {
         super::grpc_lines::render(&mut s, g);
     }
+    if let Some(h3) = r.http3() {
+        super::h3_lines::render(&mut s, h3);
+    }
     if let Some(b) = r.bodies() {
         body_lines(&mut s, b);
     }

@@ -201,6 +201,7 @@ mod tests {
             tls: None,
             h2: None,
             grpc: Some(g),
+            h3: None,
         }];
         summary
     }

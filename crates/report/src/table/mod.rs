@@ -10,6 +10,7 @@ mod compare;
 mod cost;
 mod database;
 mod grpc;
+mod h3;
 mod hosts;
 mod legend;
 mod mix;
@@ -24,6 +25,7 @@ pub use compare::{comparison_csv, comparison_grids, unmatched, COMPARISON_LEGEND
 pub use cost::{cost_csv, cost_legend, cost_tables};
 pub use database::{database_csv, database_legend, database_tables};
 pub use grpc::{grpc_csv, status_name};
+pub use h3::h3_csv;
 pub use hosts::{host_laps_grid, hosts_csv, hosts_grid, hosts_legend};
 pub use legend::{disturbed_line, latency_note, legend, noisy_lines, until_ci_lines};
 pub use mix::{mix_csv, mix_legend, mix_tables};

@@ -334,10 +334,11 @@ pub(super) fn rows_by_profile<R>(
     out
 }
 
-/// The tables of the laps over TLS, HTTP/2 and gRPC, each with its heading: what TLS
+/// The tables of the laps over TLS, HTTP/2, gRPC and HTTP/3, each with its heading: what TLS
 /// negotiated, what its handshakes cost where each request had its own connection, HTTP/2
-/// against HTTP/1.1, and gRPC calls by how they ended ([`super::grpc`]); one of each kind per
-/// load profile, none of a kind without its rows.
+/// against HTTP/1.1, gRPC calls by how they ended ([`super::grpc`]) and HTTP/3 beside HTTP/2
+/// and HTTP/1.1 ([`super::h3`]); one of each kind per load profile, none of a kind without its
+/// rows.
 pub fn protocol_tables(summary: &Summary) -> Vec<(String, Grid)> {
     let kinds: [(&str, &[Col], Vec<ProtocolRow>); 3] = [
         (
@@ -367,6 +368,7 @@ pub fn protocol_tables(summary: &Summary) -> Vec<(String, Grid)> {
         }
     }
     out.extend(super::grpc::grpc_tables(summary));
+    out.extend(super::h3::h3_tables(summary));
     out
 }
 
@@ -427,6 +429,7 @@ pub fn protocol_legend(summary: &Summary) -> Vec<String> {
         out.push(line);
     }
     out.extend(super::grpc::grpc_legend(summary));
+    out.extend(super::h3::h3_legend(summary));
     out
 }
 
@@ -449,6 +452,7 @@ mod tests {
             tls: None,
             h2: Some(h2),
             grpc: None,
+            h3: None,
         }];
         summary
     }

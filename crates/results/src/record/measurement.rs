@@ -5,7 +5,8 @@ use super::LoadParams;
 use serde::{Deserialize, Serialize};
 use serverbench_model::answers::Answers;
 use serverbench_model::result::{
-    Errors, Histograms, Http2Result, Latency, LoadResult, Silence, TimelinePoint, TlsResult,
+    Errors, Histograms, Http2Result, Http3Result, Latency, LoadResult, Silence, TimelinePoint,
+    TlsResult,
 };
 use std::collections::BTreeMap;
 
@@ -62,6 +63,10 @@ pub struct Measurement {
     /// cause, messages and the server's stream limit. Absent from other laps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<serverbench_model::result::GrpcResult>,
+    /// serverbench's own engine over HTTP/3: streams, the server's limits, 0-RTT, datagrams
+    /// per call, losses, errors by QUIC and HTTP/3 code. Absent from other laps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<Http3Result>,
     /// A capacity search's whole result (a `find_max` lap); the figures above are then its
     /// step at the capacity (the highest rate that met the goal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -150,6 +155,10 @@ impl From<&LoadResult> for Measurement {
             }),
             ws: r.ws().cloned(),
             grpc: r.grpc().cloned(),
+            http3: r.http3().cloned().map(|h| Http3Result {
+                mix: Vec::new(),
+                ..h
+            }),
             capacity: None,
             mix: r.mix().to_vec(),
             in_flight_at_end: Some(r.in_flight_at_end),
