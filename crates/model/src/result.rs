@@ -394,6 +394,9 @@ impl LoadResult {
         if let Some(why) = self.grpc().and_then(|g| g.no_success(self.requests)) {
             return Some(why);
         }
+        if let Some(why) = self.http3().and_then(|h| h.no_success(self)) {
+            return Some(why);
+        }
         if self.requests == 0 && self.errors.total() > 0 {
             return Some(format!(
                 "no request succeeded ({} errors)",

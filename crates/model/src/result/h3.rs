@@ -3,7 +3,7 @@
 //! handshakes: `TLSv1.3`, ALPN `h3`, full and resumed, latency from the first Initial sent to
 //! the handshake confirmed). Its exact merge is [`Http3Result::merge`].
 
-use super::{ConnectionMode, MixEntryResult};
+use super::{ConnectionMode, LoadResult, MixEntryResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -130,6 +130,33 @@ impl QuicCounters {
 }
 
 impl Http3Result {
+    /// Why nothing was answered when no QUIC handshake completed either: no datagram came back
+    /// (nothing listens on that UDP port), or the connections were closed by transport errors
+    /// (named); `None` otherwise.
+    pub fn no_success(&self, r: &LoadResult) -> Option<String> {
+        let handshakes = r.tls.as_ref().map_or(0, |t| t.handshakes);
+        let q = &self.quic;
+        if r.requests > 0 || handshakes > 0 {
+            return None;
+        }
+        if q.datagrams_sent > 0 && q.datagrams_received == 0 {
+            return Some(format!(
+                "no QUIC handshake completed: {} datagrams sent, none answered (is it the \
+                 server's UDP port, its H3_PORT?)",
+                q.datagrams_sent
+            ));
+        }
+        let closes: Vec<String> = (self.transport_errors.iter().chain(&self.h3_errors))
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        (!closes.is_empty()).then(|| {
+            format!(
+                "no QUIC handshake completed: connections closed by {}",
+                closes.join(", ")
+            )
+        })
+    }
+
     /// The blocks of several threads or hosts as one: counts and maps summed, the server's
     /// limits the smallest any part saw, what the load was given the first's (`mix` is the
     /// caller's: its latencies come from the histograms).

@@ -135,3 +135,36 @@ fn an_http3_block_round_trips_through_json_with_its_socket_spelled_in_kebab_case
     assert_eq!(serde_json::from_str::<ProtocolResult>(&json).unwrap(), p);
     assert_eq!(QuicSocket::PerConnection.to_string(), "per-connection");
 }
+
+#[test]
+fn an_http3_load_without_a_handshake_says_whether_any_datagram_came_back_or_what_closed_it() {
+    let silent = Http3Result {
+        quic: QuicCounters {
+            datagrams_sent: 12,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let r = |h: &Http3Result, requests| LoadResult {
+        requests,
+        protocol: ProtocolResult::Http3(h.clone()),
+        ..Default::default()
+    };
+    let why = r(&silent, 0).no_success().unwrap();
+    assert!(why.starts_with("no QUIC handshake completed: 12 datagrams sent, none answered"));
+    let refused = Http3Result {
+        quic: QuicCounters {
+            datagrams_sent: 2,
+            datagrams_received: 1,
+            ..Default::default()
+        },
+        transport_errors: [("CRYPTO_ERROR 0x178".to_string(), 4)].into(),
+        ..Default::default()
+    };
+    let why = r(&refused, 0).no_success().unwrap();
+    assert_eq!(
+        why,
+        "no QUIC handshake completed: connections closed by CRYPTO_ERROR 0x178 4"
+    );
+    assert_eq!(silent.no_success(&r(&silent, 5)), None);
+}
