@@ -427,9 +427,10 @@ pub fn quick(targets: &Targets, features: &[Feature]) -> VerifyReport {
     }
 }
 
-/// The quick check over a transport a run's laps use (`tls`, `h2` or `h2c`): one request per
-/// declared endpoint over TLS (ALPN `http/1.1`), HTTP/2 over TLS (ALPN `h2`) or h2c. Any other
-/// feature, or a transport without its address, is a failed check.
+/// The quick check over a transport a run's laps use (`tls`, `h2`, `h2c` or `h3`): one request
+/// per declared endpoint over TLS (ALPN `http/1.1`), HTTP/2 over TLS (ALPN `h2`), h2c, or
+/// HTTP/3 over QUIC ([`h3::quick`]). Any other feature, or a transport without its address, is
+/// a failed check.
 pub fn quick_over(targets: &Targets, features: &[Feature], over: Feature) -> VerifyReport {
     let missing = |port: &str| {
         let d = Diff::new(
@@ -446,11 +447,15 @@ pub fn quick_over(targets: &Targets, features: &[Feature], over: Feature) -> Ver
             Err(e) => vec![tls_client_failed(&e, " over h2")],
         },
         (Feature::H2c, _, Some(addr)) => http2::quick(http2::Transport::Cleartext(addr), features),
-        (Feature::Tls | Feature::H2, None, _) => missing("TLS_PORT"),
+        (Feature::H3, Some(_), _) => match targets.h3_target() {
+            Some(t) => h3::quick(&t, features),
+            None => missing("H3_PORT"),
+        },
+        (Feature::Tls | Feature::H2 | Feature::H3, None, _) => missing("TLS_PORT"),
         (Feature::H2c, _, None) => missing("PORT"),
         _ => vec![Check::new(
             format!("{over} transport"),
-            vec![Diff::new("transport", "tls, h2 or h2c", over.as_str())],
+            vec![Diff::new("transport", "tls, h2, h2c or h3", over.as_str())],
         )],
     };
     VerifyReport {
@@ -530,5 +535,20 @@ mod tests {
         assert_eq!(split.len(), 2);
         assert_eq!(covered(Deviation::DeepPipelining).len(), 1);
         assert!(covered(Deviation::DeepPipelining)[0].starts_with("16 requests pipelined"));
+    }
+
+    #[test]
+    fn the_quick_check_over_h3_names_the_port_it_lacks() {
+        let expected = |targets: &Targets| {
+            let report = quick_over(targets, &[Feature::Hello], Feature::H3);
+            let c = &report.checks[0];
+            (c.name.clone(), c.diffs[0].expected.clone())
+        };
+        let plain = Targets::new("127.0.0.1", Some(1), None).unwrap();
+        let want = |port: &str| ("h3 transport".to_string(), format!("{port} to check h3 on"));
+        assert_eq!(expected(&plain), want("TLS_PORT"));
+        let addr = resolve("127.0.0.1", 2).unwrap();
+        let tls = plain.with_tls(TlsTarget::with_cert(addr, "127.0.0.1", "/none/cert.pem"));
+        assert_eq!(expected(&tls), want("H3_PORT"));
     }
 }

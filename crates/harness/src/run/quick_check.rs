@@ -68,7 +68,8 @@ impl Checks {
 
 /// A fast contract check before the first lap: `verify::quick` (one request per declared
 /// endpoint, one echo), then the same requests over each transport the server's laps use
-/// (`tls`, `h2`, `h2c`), so a lap over TLS or HTTP/2 starts on a server that answers there.
+/// (`tls`, `h2`, `h2c`, `h3`), so a lap over TLS, HTTP/2 or HTTP/3 starts on a server that
+/// answers there.
 /// When its laps bench `ws-echo` (`ws`), every `ws-echo` check runs (well under a second), so a
 /// server failing any of them (beyond the deviations its manifest declares) is not benchmarked
 /// on it; otherwise none does.
@@ -88,6 +89,10 @@ fn quick_check(
     if let (Some(port), Some(ca)) = (target.tls_port, &target.ca_file) {
         let addr = serverbench_contract::resolve(&target.host, port).map_err(address)?;
         targets = targets.with_tls(TlsTarget::with_cert(addr, &target.host, ca));
+    }
+    if let Some(port) = target.h3_port {
+        let addr = serverbench_contract::resolve(&target.host, port).map_err(address)?;
+        targets = targets.with_h3(addr);
     }
     let features: Vec<Feature> = (server.manifest.implements.iter())
         .filter(|f| !f.is_websocket())
@@ -111,7 +116,7 @@ fn quick_check(
     }
 }
 
-/// The transports (`tls`, `h2`, `h2c`) of the scenarios `server` runs in `suite`.
+/// The transports (`tls`, `h2`, `h2c`, `h3`) of the scenarios `server` runs in `suite`.
 pub(super) fn transports(suite: &crate::suite::Suite, server: &Server) -> Vec<Feature> {
     let mut v: Vec<Feature> = suite
         .scenarios
