@@ -184,4 +184,31 @@ mod tests {
         assert_eq!(f.h3_errors["H3_REQUEST_REJECTED"], 2);
         assert_eq!(h3_figures(&[&h2], None, &all, median), None);
     }
+
+    #[test]
+    fn a_server_that_accepts_no_0rtt_is_warned_about_naming_the_flag() {
+        let mut none = block(400, 0, None);
+        none.zero_rtt = Some(ZeroRttResult {
+            attempted: 10,
+            accepted: 0,
+        });
+        let mut a = lap("rust/quinn-h3", Protocol::H3, 1000.0, Some(none));
+        a.params.transport.new_conn = true;
+        let some = lap(
+            "go/quic-go-http3",
+            Protocol::H3,
+            1000.0,
+            Some(block(400, 0, None)),
+        );
+        let rows = crate::protocol::protocol_rows(&[a.clone(), some.clone()]);
+        let warnings = crate::protocol::diagnose(&rows, &[a, some]);
+        assert_eq!(warnings.len(), 1, "{warnings:#?}");
+        let w = &warnings[0];
+        assert_eq!(w.server.as_deref(), Some("rust/quinn-h3"));
+        assert!(
+            w.message.contains("accepted none of the 10 sent so") && w.message.contains("--0rtt"),
+            "{}",
+            w.message
+        );
+    }
 }

@@ -263,8 +263,8 @@ fn warning(row: &ProtocolRow, kind: WarningKind, message: String) -> Warning {
     }
 }
 
-/// The diagnostics of the protocol rows: no resumption when asked, a client-bound handshake
-/// rate, refused streams and GOAWAYs.
+/// The diagnostics of the protocol rows: no resumption (or no 0-RTT) when asked, a
+/// client-bound handshake rate, refused streams and GOAWAYs.
 pub(crate) fn diagnose(rows: &[ProtocolRow], records: &[LapRecord]) -> Vec<Warning> {
     let mut out = Vec::new();
     for row in rows {
@@ -275,6 +275,9 @@ pub(crate) fn diagnose(rows: &[ProtocolRow], records: &[LapRecord]) -> Vec<Warni
         }
         if let Some(h) = &row.h2 {
             out.extend(refused(row, h, &at));
+        }
+        if let Some(h) = &row.h3 {
+            out.extend(no_early_data(row, h, &at));
         }
     }
     out
@@ -291,6 +294,18 @@ fn never_resumes(row: &ProtocolRow, t: &TlsFigures, at: &str) -> Option<Warning>
          session ids over TLS 1.2) or does not accept them back. Enable its session cache or \
          ticket keys to measure resumption.",
         t.handshakes
+    );
+    Some(warning(row, WarningKind::NoResumption, message))
+}
+
+/// `--0rtt` asked and no request accepted in 0-RTT: each was sent again after the handshake.
+fn no_early_data(row: &ProtocolRow, h: &crate::h3_figures::H3Figures, at: &str) -> Option<Warning> {
+    let z = h.zero_rtt.filter(|z| z.attempted > 0 && z.accepted == 0)?;
+    let message = format!(
+        "{at}: asked to send requests in 0-RTT (--0rtt), the server accepted none of the {} sent \
+         so, each sent again after the handshake: it takes no early data (or issues tickets that \
+         allow none). Enable its 0-RTT to measure it.",
+        z.attempted
     );
     Some(warning(row, WarningKind::NoResumption, message))
 }

@@ -35,7 +35,8 @@ pub enum WarningKind {
     StartSkew,
     /// A client host's share of the requests is off its share of the connections.
     HostShare,
-    /// Resumption was asked and the server resumed no TLS handshake.
+    /// Resumption was asked and the server resumed no TLS handshake, or 0-RTT was asked
+    /// (`--0rtt`) and the server accepted no early data.
     NoResumption,
     /// New connections per request over TLS with the client saturated: the handshake rate is
     /// the client's.
