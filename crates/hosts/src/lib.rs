@@ -148,6 +148,9 @@ pub struct ServeReady {
     /// Its HTTPS port (`TLS_PORT`), when it serves TLS.
     #[serde(default)]
     pub tls_port: Option<u16>,
+    /// Its HTTP/3 port (`H3_PORT`, UDP), when it serves HTTP/3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h3_port: Option<u16>,
 }
 
 /// The start of `serve --ready-line`'s announcement.
@@ -207,5 +210,22 @@ mod tests {
         assert!(!load_result_stands(Some(LOAD_NO_SUCCESS_EXIT), Some(100)));
         assert!(!load_result_stands(Some(1), Some(0)));
         assert!(!load_result_stands(None, Some(0)));
+    }
+
+    #[test]
+    fn a_ready_line_carries_the_h3_port_and_one_written_before_it_still_reads() {
+        let ready = ServeReady {
+            pid: 7,
+            port: 8080,
+            echo_port: None,
+            tls_port: Some(8443),
+            h3_port: Some(4433),
+        };
+        let line = serde_json::to_string(&ready).unwrap();
+        assert!(line.contains(r#""h3_port":4433"#), "{line}");
+        assert_eq!(serde_json::from_str::<ServeReady>(&line).unwrap(), ready);
+        let before = r#"{"pid":7,"port":8080,"echo_port":null,"tls_port":8443}"#;
+        let old: ServeReady = serde_json::from_str(before).unwrap();
+        assert_eq!(old.h3_port, None);
     }
 }

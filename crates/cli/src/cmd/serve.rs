@@ -95,6 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             port: opts.port,
             echo_port: opts.echo_port,
             tls_port: opts.tls.as_ref().map(|t| t.port),
+            h3_port: opts.tls.as_ref().and_then(|t| t.h3_port),
         };
         let json = serde_json::to_string(&ready).context("serializing the ready line")?;
         println!("{SERVE_READY_PREFIX}{json}");
@@ -204,6 +205,9 @@ fn print_urls(server: &Server, opts: &StartOptions) {
     if let Some(t) = &opts.tls {
         let cert = t.files.cert.display();
         println!("  curl -i --cacert {cert} https://{host}:{}/hello", t.port);
+        if let Some(h3) = t.h3_port {
+            println!("  serverbench load --http3 --cacert {cert} -d 5s https://{host}:{h3}/hello");
+        }
     }
     if let (true, Some(p)) = (server.implements(Feature::Echo), opts.echo_port) {
         println!("  echo hello | nc -q1 {} {p}", opts.host);

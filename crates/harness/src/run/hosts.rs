@@ -197,8 +197,7 @@ impl RemoteServer {
             port: ready.port,
             echo_port: ready.echo_port,
             tls_port: ca_file.as_ref().and(ready.tls_port),
-            // A server host's HTTP/3 port is not carried back yet: an h3 lap there is refused.
-            h3_port: None,
+            h3_port: ca_file.as_ref().and(ready.h3_port),
             ca_file,
         };
         let remote = RemoteServer {
