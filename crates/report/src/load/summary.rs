@@ -296,7 +296,11 @@ fn errors(r: &LoadResult) -> String {
     let ws = r
         .ws()
         .map(|w| list(&mut w.upgrade_failures.iter().chain(&w.protocol_errors)));
-    let protocol = h2.map(|h| list(&mut h.errors.iter())).or(ws);
+    let h3 = r
+        .http3()
+        .filter(|h| !h.transport_errors.is_empty() || !h.h3_errors.is_empty());
+    let h3 = h3.map(|h| list(&mut h.transport_errors.iter().chain(&h.h3_errors)));
+    let protocol = h2.map(|h| list(&mut h.errors.iter())).or(ws).or(h3);
     let verdict = r.grpc().map(super::grpc_lines::failed_codes);
     let parts: Vec<String> = e
         .by_kind()
@@ -432,6 +436,34 @@ mod tests {
         http2_line(&mut out, &h2);
         assert!(
             out.contains("no server limit, server window 65535"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_http3_summary_has_its_lines_and_names_the_codes_behind_its_protocol_errors() {
+        let h3 = serverbench_model::result::Http3Result {
+            streams: 8,
+            transport_errors: [("PROTOCOL_VIOLATION".to_string(), 1)].into(),
+            h3_errors: [("H3_MESSAGE_ERROR".to_string(), 2)].into(),
+            ..Default::default()
+        };
+        let r = LoadResult {
+            requests: 10,
+            protocol: ProtocolResult::Http3(h3),
+            errors: serverbench_model::result::Errors {
+                protocol: 3,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let out = render(&r);
+        assert!(
+            out.contains("  HTTP/3       8 streams per connection"),
+            "{out}"
+        );
+        assert!(
+            out.contains("Errors       protocol 3 (PROTOCOL_VIOLATION 1, H3_MESSAGE_ERROR 2)"),
             "{out}"
         );
     }
