@@ -72,3 +72,16 @@ fn an_h3_scenario_refuses_pipelining_and_other_modes_naming_the_suite_key() {
     let (key, _) = err(&ws.replace("paths = [\"/hello\"]\n", ""));
     assert_eq!(key, "scenario[1].protocol");
 }
+
+#[test]
+fn the_built_in_h3_scenarios_are_over_tls_and_need_h3() {
+    for name in ["h3-hello", "h3-payload"] {
+        let s = Scenario::builtin(name).unwrap();
+        assert!(
+            s.transport.tls && s.transport.protocol == Protocol::H3,
+            "{name}"
+        );
+        assert_eq!(s.workload(), crate::Workload::Http3, "{name}");
+        assert!(s.needs().contains(&Feature::H3), "{name}");
+    }
+}

@@ -28,7 +28,7 @@ impl Scenario {
             s
         };
         let over = |mut s: Scenario, p: Protocol| {
-            s.transport.tls = p == Protocol::H2;
+            s.transport.tls = matches!(p, Protocol::H2 | Protocol::H3);
             s.transport.protocol = p;
             s
         };
@@ -55,6 +55,8 @@ impl Scenario {
             "h2c-hello" => over(http(hello, &[Feature::Hello]), Protocol::H2c),
             "h2-payload" => over(http(payload, &[Feature::Payload]), Protocol::H2),
             "h2c-payload" => over(http(payload, &[Feature::Payload]), Protocol::H2c),
+            "h3-hello" => over(http(hello, &[Feature::Hello]), Protocol::H3),
+            "h3-payload" => over(http(payload, &[Feature::Payload]), Protocol::H3),
             "echo-stream" => Scenario {
                 name: name.to_string(),
                 work: Work {
@@ -129,7 +131,7 @@ impl Scenario {
     /// Every built-in scenario, in the order `run --help` lists them: the one list
     /// [`Scenario::builtin`] accepts names from (`queries-N` and `updates-N` take N queries per
     /// request, 1 to 500).
-    pub const BUILTIN: [&'static str; 21] = [
+    pub const BUILTIN: [&'static str; 23] = [
         "hello",
         "routes",
         "json",
@@ -144,6 +146,8 @@ impl Scenario {
         "h2c-hello",
         "h2-payload",
         "h2c-payload",
+        "h3-hello",
+        "h3-payload",
         "echo-stream",
         "echo-pingpong",
         "ws-echo",

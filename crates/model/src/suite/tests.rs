@@ -371,6 +371,7 @@ fn every_builtin_scenario_exists_and_the_tls_ones_need_tls() {
             Some("https") => assert_eq!(transport, Some(Feature::Tls), "{name}"),
             Some("h2") => assert_eq!(transport, Some(Feature::H2), "{name}"),
             Some("h2c") => assert_eq!(transport, Some(Feature::H2c), "{name}"),
+            Some("h3") => assert_eq!(transport, Some(Feature::H3), "{name}"),
             _ => assert_eq!(transport, None, "{name}"),
         }
     }
