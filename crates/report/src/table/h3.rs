@@ -217,13 +217,14 @@ pub fn h3_csv(summary: &Summary) -> Option<Grid> {
 /// What the HTTP/3 table's columns mean; `None` without an HTTP/3 lap.
 pub fn h3_legend(summary: &Summary) -> Option<String> {
     summary.protocols.iter().any(|r| r.h3.is_some()).then(|| {
-        "HTTP/3: QUIC on the server's UDP H3_PORT. h3/h2 and h3/h1: its median req/s over \
-         HTTP/2's and HTTP/1.1's over TLS (keep-alive; same server, paths and profile). max \
-         streams: the server's initial_max_streams_bidi. 0-RTT ok: the share of requests sent in \
-         0-RTT (--0rtt) that the server accepted. dg/send, dg/recv: UDP datagrams per send and receive \
-         call (above 1: GSO and GRO at work). lost: packets QUIC declared lost. Summed over the \
-         laps; the CSV adds the closes by QUIC transport error, the stream resets and closes by \
-         HTTP/3 error."
+        "HTTP/3: QUIC on the server's UDP H3_PORT (its handshakes are in the TLS tables, timed \
+         from the first Initial sent). h3/h2 and h3/h1: its median req/s over HTTP/2's and \
+         HTTP/1.1's over TLS (keep-alive; same server, paths and profile). 0-RTT ok: the share \
+         of requests sent in 0-RTT (--0rtt) that the server accepted. dg/send, dg/recv: UDP \
+         datagrams per send and receive call (above 1: GSO and GRO at work). lost: packets QUIC \
+         declared lost. Summed over the laps; the CSV adds the server's \
+         initial_max_streams_bidi, GSO and GRO, the closes by QUIC transport error, and the \
+         stream resets and closes by HTTP/3 error."
             .to_owned()
     })
 }
