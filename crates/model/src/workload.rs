@@ -66,6 +66,17 @@ impl Workload {
         }
     }
 
+    /// The mode suites and lap records spell it by (HTTP/1.1, HTTP/2 and HTTP/3 are `http`).
+    pub fn mode(self) -> Mode {
+        match self {
+            Workload::Http1 | Workload::Http2 | Workload::Http3 => Mode::Http,
+            Workload::WebSocket => Mode::Ws,
+            Workload::TcpStream => Mode::TcpStream,
+            Workload::TcpPingPong => Mode::TcpPingpong,
+            Workload::Grpc => Mode::Grpc,
+        }
+    }
+
     /// HTTP requests, over HTTP/1.1, HTTP/2 or HTTP/3 (what request options apply to).
     pub fn is_http(self) -> bool {
         matches!(self, Workload::Http1 | Workload::Http2 | Workload::Http3)

@@ -165,13 +165,7 @@ impl LoadResult {
 
     /// The mode as suites and lap records spell it (HTTP/1.1, HTTP/2 and HTTP/3 are `http`).
     pub fn mode(&self) -> Mode {
-        match self.workload() {
-            Workload::Http1 | Workload::Http2 | Workload::Http3 => Mode::Http,
-            Workload::WebSocket => Mode::Ws,
-            Workload::TcpStream => Mode::TcpStream,
-            Workload::TcpPingPong => Mode::TcpPingpong,
-            Workload::Grpc => Mode::Grpc,
-        }
+        self.workload().mode()
     }
 
     /// HTTP/1.1's block.

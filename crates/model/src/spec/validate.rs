@@ -361,18 +361,8 @@ fn workload_name(w: Workload, o: &Origin) -> String {
         (Origin::Flags, Workload::Grpc) => "grpc:// and grpcs:// URLs".into(),
         (Origin::Suite { .. }, Workload::Http2) => "h2 and h2c".into(),
         (Origin::Suite { .. }, Workload::Http3) => "h3".into(),
-        (Origin::Suite { .. }, _) => format!("{} scenarios", mode_of(w).as_str()),
+        (Origin::Suite { .. }, _) => format!("{} scenarios", w.mode().as_str()),
         (Origin::Flags, _) => w.as_str().into(),
-    }
-}
-
-fn mode_of(w: Workload) -> Mode {
-    match w {
-        Workload::Http1 | Workload::Http2 | Workload::Http3 => Mode::Http,
-        Workload::WebSocket => Mode::Ws,
-        Workload::TcpStream => Mode::TcpStream,
-        Workload::TcpPingPong => Mode::TcpPingpong,
-        Workload::Grpc => Mode::Grpc,
     }
 }
 
