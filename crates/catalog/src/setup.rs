@@ -242,7 +242,7 @@ fn setup_one(
         ctx.skip("nothing to set up (no setup or build command)".into());
         return Outcome::UpToDate;
     }
-    let hash = match stamp_of(&server.dir) {
+    let hash = match stamp_of(server) {
         Ok(h) => h,
         Err(e) => return ctx.fail(Step::Lockfiles, format!("cannot hash the folder: {e}")),
     };
@@ -261,7 +261,7 @@ fn setup_one(
     }
     // Hash again: files that setup/build wrote into the folder (outside the ignored folders,
     // e.g. a generated go.sum) are part of the content the next run compares with.
-    let stamped = stamp_of(&server.dir).and_then(|h| write_stamp(paths, &server.id, &h));
+    let stamped = stamp_of(server).and_then(|h| write_stamp(paths, &server.id, &h));
     match stamped {
         Ok(()) => Outcome::Built,
         Err(e) => ctx.fail(Step::Build, format!("cannot write the stamp: {e}")),

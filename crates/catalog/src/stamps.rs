@@ -29,7 +29,7 @@ pub fn needs_setup(server: &Server, paths: &Paths) -> bool {
     if c.setup.trim().is_empty() && c.build.trim().is_empty() {
         return false;
     }
-    match stamp_of(&server.dir) {
+    match stamp_of(server) {
         Ok(h) => read_stamp(paths, &server.id).as_deref() != Some(h.as_str()),
         Err(_) => true,
     }
@@ -48,23 +48,43 @@ pub fn write_stamp(paths: &Paths, server_id: &str, hash: &str) -> std::io::Resul
     std::fs::write(paths.stamp_file(server_id), format!("{hash}\n"))
 }
 
-/// A 64-bit FNV-1a hash (hex) of every file under `dir` (relative path, size and content, in
-/// sorted order), ignoring [`IGNORED_DIRS`] and documentation (`*.md`), which no build reads. Symlinks are hashed by their target path.
-/// What a stamp records: the content hash and the identity (device, inode) of the server
-/// folder. The identity makes a fresh checkout (e.g. CI's clone, which may share the build cache
-/// through `SERVERBENCH_CACHE`) set itself up even where the content is the same, because its
-/// `node_modules`, `.venv` or `_build` do not exist yet.
-pub fn stamp_of(dir: &Path) -> std::io::Result<String> {
+/// What a stamp records: the content hash of the server folder ([`content_hash`]) and of the
+/// files outside it its build reads ([`shared_inputs`]), and the identity (device, inode) of
+/// the folder. The identity makes a fresh checkout (e.g. CI's clone, which may share the build
+/// cache through `SERVERBENCH_CACHE`) set itself up even where the content is the same,
+/// because its `node_modules`, `.venv` or `_build` do not exist yet.
+pub fn stamp_of(server: &Server) -> std::io::Result<String> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(dir)?;
-    Ok(format!(
-        "{}@{}:{}",
-        content_hash(dir)?,
-        meta.dev(),
-        meta.ino()
-    ))
+    let meta = std::fs::metadata(&server.dir)?;
+    let mut content = content_hash(&server.dir)?;
+    for input in shared_inputs(server) {
+        content.push('+');
+        content.push_str(&file_hash(&input)?);
+    }
+    Ok(format!("{content}@{}:{}", meta.dev(), meta.ino()))
 }
 
+/// The files outside a server's folder that its setup or build reads: a `grpc` server's code
+/// is generated from (or checked against) the contract's `spec/serverbench.proto`, so a change
+/// there sets it up again.
+pub fn shared_inputs(server: &Server) -> Vec<std::path::PathBuf> {
+    if server.implements(serverbench_model::Feature::Grpc) {
+        vec![server.dir.join("../../../spec/serverbench.proto")]
+    } else {
+        Vec::new()
+    }
+}
+
+/// A 64-bit FNV-1a hash (hex) of one file's content.
+fn file_hash(path: &Path) -> std::io::Result<String> {
+    let mut h = FnvHasher::default();
+    h.write(&std::fs::read(path)?);
+    Ok(format!("{:016x}", h.finish()))
+}
+
+/// A 64-bit FNV-1a hash (hex) of every file under `dir` (relative path, size and content, in
+/// sorted order), ignoring [`IGNORED_DIRS`] and documentation (`*.md`), which no build reads.
+/// Symlinks are hashed by their target path.
 pub fn content_hash(dir: &Path) -> std::io::Result<String> {
     let mut files = Vec::new();
     collect_files(dir, dir, &mut files)?;
@@ -176,8 +196,40 @@ mod tests {
             content_hash(a.path()).unwrap(),
             content_hash(b.path()).unwrap()
         );
-        assert_ne!(stamp_of(a.path()).unwrap(), stamp_of(b.path()).unwrap());
-        assert_eq!(stamp_of(a.path()).unwrap(), stamp_of(a.path()).unwrap());
+        let (a, b) = (server(a.path(), "hello"), server(b.path(), "hello"));
+        assert_ne!(stamp_of(&a).unwrap(), stamp_of(&b).unwrap());
+        assert_eq!(stamp_of(&a).unwrap(), stamp_of(&a).unwrap());
+    }
+
+    /// A server in `<root>/servers/x/y` implementing `feature`, and the contract's proto file.
+    fn server(dir: &Path, feature: &str) -> Server {
+        let text = format!(
+            "name = \"x/y\"\nlanguage = \"Go\"\nframework = \"f\"\nframework_version = \"1\"\n\
+             description = \"d\"\nimplements = [\"{feature}\"]\ntuning = \"t\"\n\
+             [requires]\ncommands = [\"sh\"]\n[commands]\nrun = \"true\"\nversion = \"true\"\n"
+        );
+        let file = dir.join("server.toml");
+        std::fs::write(&file, &text).unwrap();
+        Server {
+            id: "x/y".into(),
+            dir: dir.to_path_buf(),
+            manifest: crate::Manifest::parse(&text, &file).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_grpc_servers_stamp_changes_with_the_contracts_proto_and_another_servers_does_not() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("servers/x/y");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(root.path().join("spec")).unwrap();
+        let proto = root.path().join("spec/serverbench.proto");
+        std::fs::write(&proto, "syntax = \"proto3\";").unwrap();
+        let (grpc, hello) = (server(&dir, "grpc"), server(&dir, "hello"));
+        let before = (stamp_of(&grpc).unwrap(), stamp_of(&hello).unwrap());
+        std::fs::write(&proto, "syntax = \"proto3\"; package p;").unwrap();
+        assert_ne!(stamp_of(&grpc).unwrap(), before.0);
+        assert_eq!(stamp_of(&hello).unwrap(), before.1);
     }
 
     #[test]
