@@ -202,9 +202,21 @@ fn print_urls(server: &Server, opts: &StartOptions) {
     for e in serverbench_contract::checks::declared(&server.manifest.implements) {
         println!("  curl -i http://{host}:{}{}", opts.port, e.path);
     }
+    let sum = "serverbench.Bench/Sum";
+    if server.implements(Feature::Grpc) {
+        println!("  serverbench load -d 5s grpc://{host}:{}/{sum}", opts.port);
+    }
     if let Some(t) = &opts.tls {
         let cert = t.files.cert.display();
-        println!("  curl -i --cacert {cert} https://{host}:{}/hello", t.port);
+        if server.implements(Feature::Hello) {
+            println!("  curl -i --cacert {cert} https://{host}:{}/hello", t.port);
+        }
+        if server.implements(Feature::Grpc) {
+            println!(
+                "  serverbench load -d 5s --cacert {cert} grpcs://{host}:{}/{sum}",
+                t.port
+            );
+        }
         if let Some(h3) = t.h3_port {
             println!("  serverbench load --http3 --cacert {cert} -d 5s https://{host}:{h3}/hello");
         }
