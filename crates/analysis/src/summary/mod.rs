@@ -367,9 +367,9 @@ fn summarize_server(laps: &[&LapRecord], scenario: &str, profile: &str) -> Serve
     let per_request = !laps[0].params.work.mode.is_stream();
     let requests: u64 = ok.iter().filter_map(|(_, m)| m.requests).sum();
     let errors: u64 = ok.iter().map(|(_, m)| lap_errors(m)).sum();
-    // A gRPC lap's answered calls include the failed ones: its errors are not added twice.
+    // The requests answered include those failed on their answer (a bad status or body, a
+    // failed gRPC call): those errors are not added twice.
     let answered_errors: u64 = (ok.iter())
-        .filter(|(_, m)| m.grpc.is_some())
         .filter_map(|(_, m)| Some(m.errors.as_ref()?.on_answers()))
         .sum();
     let attempts = requests + errors - answered_errors.min(errors);

@@ -146,6 +146,26 @@ fn grpc_lap(server: &str, n: u32, failed: u64) -> LapRecord {
 }
 
 #[test]
+fn an_http_lap_whose_answers_had_bad_statuses_counts_each_once_in_its_error_rate() {
+    let laps: Vec<LapRecord> = (1..=3)
+        .map(|n| {
+            let mut r = lap("s", n, Some(1000.0));
+            let m = r.load.as_mut().unwrap();
+            m.errors_total = Some(250);
+            m.errors = Some(serverbench_model::result::Errors {
+                status: 200,
+                connect: 50,
+                ..Default::default()
+            });
+            r
+        })
+        .collect();
+    let s = summarize(&laps, None);
+    // Each lap: 1,000 answered (200 of them with a bad status) and 50 connects that failed.
+    assert_eq!(s.tables[0].servers[0].error_rate, Some(250.0 / 1050.0));
+}
+
+#[test]
 fn a_grpc_server_failing_its_calls_fast_ranks_by_the_calls_that_ended_ok() {
     let laps: Vec<LapRecord> = (1..=3)
         .flat_map(|n| [grpc_lap("fails", n, 900), grpc_lap("right", n, 0)])
