@@ -151,7 +151,7 @@ pub struct ServerSummary {
     pub mbps_up: Option<f64>,
     pub requests: u64,
     pub errors: u64,
-    /// `errors / (requests + errors)`.
+    /// Errors over the attempts: the requests answered and the errors that were not an answer.
     pub error_rate: Option<f64>,
     pub non_2xx: u64,
     pub rss_peak_mb: Option<f64>,
