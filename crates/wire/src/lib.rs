@@ -1,6 +1,8 @@
 //! The bytes of serverbench's load generator, without sockets: HTTP/1.1 requests serialized once
 //! and the streaming response parser ([`http`]), and HTTP/2 ([`h2`]: frames, HPACK, and a
 //! connection's protocol state, which takes bytes in and hands back events and the frames owed),
+//! and HTTP/3 ([`h3`]: frames, QPACK without a dynamic table, responses read from their
+//! streams' bytes, over any QUIC stack),
 //! and TLS ([`tls`]: the rustls client configuration per thread, session resumption, certificate
 //! trust, and names for what a handshake negotiated or why it failed), and WebSocket ([`ws`]:
 //! the upgrade handshake, client frames masked a word at a time, the incremental frame decoder).
@@ -15,6 +17,7 @@
 pub mod coding;
 pub mod grpc;
 pub mod h2;
+pub mod h3;
 pub mod http;
 pub mod tls;
 pub mod ws;

@@ -452,6 +452,16 @@ impl Strings {
 }
 
 impl Strings {
+    /// A string literal's decoded length and (up to) its first 8 bytes, Huffman-coded or not:
+    /// QPACK's literals (`crate::h3::qpack`) share this thread's memory of strings.
+    pub(crate) fn head(
+        &mut self,
+        huffman: bool,
+        bytes: &[u8],
+    ) -> Result<(u32, [u8; HEAD]), CompressionError> {
+        self.get(Literal { huffman, bytes })
+    }
+
     /// A literal's whole decoded bytes (Huffman strings decoded each time: gRPC's content type
     /// only, which servers index after its first use).
     fn full<'a>(&'a mut self, lit: Literal<'a>) -> Result<&'a [u8], CompressionError> {
