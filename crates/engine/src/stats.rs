@@ -4,6 +4,7 @@ pub(crate) mod assemble;
 mod bodies;
 mod connections;
 mod grpc;
+mod h3;
 mod http2;
 mod mix;
 mod silence;
@@ -13,6 +14,7 @@ mod ws;
 pub use bodies::{BodyStats, EncodingCause};
 pub use connections::ConnStats;
 pub use grpc::{GrpcCause, GrpcStats};
+pub use h3::{H3Stats, QuicTotals};
 pub use http2::H2Stats;
 pub use mix::{results as mix_results, EntryStats};
 pub use silence::Silences;
@@ -127,6 +129,8 @@ pub struct Stats {
     pub ws: WsStats,
     /// gRPC calls by status code, failures by cause, messages.
     pub grpc: GrpcStats,
+    /// HTTP/3: SETTINGS, GOAWAYs, QUIC and H3 errors by name, QUIC counters.
+    pub h3: H3Stats,
     /// HTTP/1.1: request and response bodies, encodings and encoding errors.
     pub bodies: BodyStats,
     /// Before the measured window (for the live view only).
@@ -170,6 +174,7 @@ impl Stats {
             h2: H2Stats::default(),
             ws: WsStats::default(),
             grpc: GrpcStats::default(),
+            h3: H3Stats::default(),
             bodies: BodyStats::default(),
             warm: WarmUp::default(),
             current: Box::new([0; BUCKETS]),

@@ -8,12 +8,14 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 mod grpc;
+mod h3;
 mod mix;
 mod spec;
 mod url;
 mod ws;
 
 pub use grpc::{grpc_target, GrpcSpec, GrpcTarget};
+pub use h3::{h3_target, H3Spec};
 use mix::{wanted, Wanted};
 pub use mix::{MixPlan, Picker};
 pub use url::{resolve, split_host_port, HostPortError, Url};
@@ -83,6 +85,8 @@ pub enum Protocol {
     WebSocket(WsSpec),
     /// gRPC (`grpc://`, `grpcs://`): unary calls as HTTP/2 streams, each judged.
     Grpc(GrpcSpec),
+    /// HTTP/3 (`--http3`): QUIC over UDP, a request per bidirectional stream.
+    Http3(H3Spec),
 }
 
 impl Protocol {
@@ -398,6 +402,7 @@ impl Config {
             _ => match &self.protocol {
                 Protocol::Http2(h) if h.streams == 0 => flag("-m/--streams", "must be at least 1"),
                 Protocol::Grpc(g) if g.streams == 0 => flag("-m/--streams", "must be at least 1"),
+                Protocol::Http3(h) if h.streams == 0 => flag("-m/--streams", "must be at least 1"),
                 Protocol::TcpStream { message } if message.is_empty() => {
                     flag("--message", "must not be empty")
                 }

@@ -47,12 +47,7 @@ impl TryFrom<&LoadSpec> for Config {
             Workload::WebSocket => ws_target_of(a)?,
             Workload::Grpc => grpc_target_of(a)?,
             Workload::Http1 | Workload::Http2 => http_target_of(a)?,
-            Workload::Http3 => {
-                return Err(ConfigError::flag(
-                    "--http3",
-                    "the QUIC driver is not in this build",
-                ))
-            }
+            Workload::Http3 => h3_target_of(a)?,
         };
         let threads = threads_on_cpus(a)?;
         let idle = a
@@ -129,6 +124,17 @@ fn tcp_target(a: &LoadSpec) -> Result<Target, ConfigError> {
 /// The URLs with the HTTP flags: method, headers, body, HTTP/2, TLS.
 fn http_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
     let t = http_target(a)?;
+    Ok(Target {
+        addr: t.addr,
+        names: a.urls(),
+        protocol: t.protocol,
+        tls: t.tls,
+    })
+}
+
+/// `--http3 https://...`: the requests as HTTP/3 streams, TLS 1.3 with ALPN `h3`, over UDP.
+fn h3_target_of(a: &LoadSpec) -> Result<Target, ConfigError> {
+    let t = super::h3_target(a)?;
     Ok(Target {
         addr: t.addr,
         names: a.urls(),

@@ -29,6 +29,7 @@
 //! | WebSocket echo    | [`ws`]            | `WebSocket`                     |
 //! | TCP echo          | [`tcp`]           | `TcpStream`, `TcpPingPong`      |
 //! | gRPC (unary)      | [`grpc`]          | `Grpc`                          |
+//! | HTTP/3 over QUIC  | [`h3`]            | `Http3`                         |
 //!
 //! # Adding a driver
 //!
@@ -75,6 +76,7 @@
 //! touching the TCP drivers.
 
 pub mod grpc;
+pub mod h3;
 pub mod http1;
 pub mod http2;
 pub mod tcp;
@@ -194,6 +196,47 @@ pub trait Driver: Sized {
 
     /// The run ended: count what only the driver knows.
     fn at_end(_w: &mut Worker<'_, Self>) {}
+
+    // The transport hooks of a driver that owns its sockets (QUIC over UDP: see "A transport
+    // that is not TCP" above). The worker calls them only where `UDP` is true, a constant, so
+    // the TCP drivers' loops compile without them.
+
+    /// The driver owns its transport: UDP sockets it opens, reads and writes itself.
+    const UDP: bool = false;
+
+    /// Opens connection `i`'s transport (its socket registered with the worker's poll under
+    /// token `i`) and leaves it `State::Connected`; the worker then starts it
+    /// ([`Worker::on_connected`](crate::worker::Worker)).
+    fn open(_w: &mut Worker<'_, Self>, _i: usize, _now: u64) -> std::io::Result<()> {
+        unreachable!("only a driver that owns its transport is asked to open one")
+    }
+
+    /// Connection `i`'s transport starts (its handshake's first flight goes out).
+    fn start(_w: &mut Worker<'_, Self>, _i: usize, _now: u64) {}
+
+    /// The poll says connection `i`'s socket has something: drain it and act on it.
+    fn event(_w: &mut Worker<'_, Self>, _i: usize, _now: u64) {}
+
+    /// Sends what connection `i` owes (the worker's flush); false if the connection was reset.
+    fn transmit(_w: &mut Worker<'_, Self>, _i: usize, _now: u64) -> bool {
+        true
+    }
+
+    /// The earliest deadline of the driver's timers (monotonic ns; `u64::MAX`: none).
+    fn next_timer(_w: &Worker<'_, Self>) -> u64 {
+        u64::MAX
+    }
+
+    /// Runs the timers due at `now`.
+    fn timers(_w: &mut Worker<'_, Self>, _now: u64) {}
+
+    /// Connection `i` is being closed by the worker (reopened, failed, or at the end).
+    fn on_close(_w: &mut Worker<'_, Self>, _i: usize) {}
+
+    /// What a handshake that outlived the timeout on connection `i` is.
+    fn handshake_timeout(_w: &Worker<'_, Self>, _i: usize) -> ErrorKind {
+        ErrorKind::Tls(crate::tls::TlsCause::HandshakeTimeout)
+    }
 }
 
 /// What every HTTP driver's result block carries: keep-alive or a connection per request, and
@@ -215,6 +258,7 @@ pub(crate) fn protocol_part(
         Protocol::TcpStream { .. } => tcp::stream_result(s),
         Protocol::TcpPingPong { .. } => tcp::ping_pong_result(),
         Protocol::Grpc(spec) => grpc::result(config, spec, s, h),
+        Protocol::Http3(spec) => h3::result(spec, s, common),
     }
 }
 
@@ -262,5 +306,9 @@ pub fn run(
             shared,
             backend,
         ),
+        Protocol::Http3(h) => {
+            let d = h3::H3::new(h, plan.connections);
+            worker::run(config, d, plan, slot, shared, backend)
+        }
     }
 }

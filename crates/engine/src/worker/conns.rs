@@ -13,6 +13,11 @@ impl<D: Driver> Worker<'_, D> {
     /// The TCP connection is up (`started`: when its connect began, if it was during the run):
     /// over TLS the handshake starts, otherwise requests do.
     pub(super) fn on_connected(&mut self, i: usize, now: u64, started: Option<u64>) {
+        if D::UDP {
+            // QUIC: the handshake is the driver's (TLS inside QUIC); its first flight goes now.
+            self.conns[i].state = State::Handshaking(now);
+            return D::start(self, i, now);
+        }
         if let Some(t) = started {
             self.stats.connected(now, now.saturating_sub(t));
         }
@@ -72,11 +77,16 @@ impl<D: Driver> Worker<'_, D> {
         if self.open(i, now).is_err() {
             self.stats.error(now, ErrorKind::Connect);
             self.conns[i].state = State::Backoff(now + BACKOFF_NS);
+        } else if D::UDP {
+            self.on_connected(i, now, None);
         }
     }
 
     /// Starts connection `i`'s connect and has the backend watch it.
     pub(super) fn open(&mut self, i: usize, now: u64) -> std::io::Result<()> {
+        if D::UDP {
+            return D::open(self, i, now);
+        }
         let addr = self.cfg.addr;
         match &mut self.io {
             Backend::Epoll(poll) => {
@@ -95,6 +105,9 @@ impl<D: Driver> Worker<'_, D> {
     /// Closes connection `i` (see [`Conn::close`]); io_uring first cancels what the kernel
     /// holds for the socket.
     pub(super) fn close(&mut self, i: usize, backoff_until: u64) -> usize {
+        if D::UDP {
+            D::on_close(self, i);
+        }
         if let Backend::Uring(u) = &mut self.io {
             u.retire(i, self.conns[i].sock.take());
         }
@@ -120,7 +133,9 @@ impl<D: Driver> Worker<'_, D> {
         for i in 0..self.conns.len() {
             match self.conns[i].state {
                 State::Ready => {
-                    self.check_lowat(i, now);
+                    if !D::UDP {
+                        self.check_lowat(i, now);
+                    }
                     if let Some(sent) = self.conns[i].oldest_sent() {
                         if now.saturating_sub(sent) > self.timeout_ns {
                             self.fail(i, now, D::timeout_kind(self, i), 0);
@@ -130,12 +145,13 @@ impl<D: Driver> Worker<'_, D> {
                 State::Connecting(t) if now.saturating_sub(t) > self.timeout_ns => {
                     self.fail(i, now, ErrorKind::Connect, BACKOFF_NS)
                 }
-                State::Handshaking(t) if now.saturating_sub(t) > self.timeout_ns => self.fail(
-                    i,
-                    now,
-                    ErrorKind::Tls(TlsCause::HandshakeTimeout),
-                    BACKOFF_NS,
-                ),
+                State::Handshaking(t) if now.saturating_sub(t) > self.timeout_ns => {
+                    let kind = match D::UDP {
+                        true => D::handshake_timeout(self, i),
+                        false => ErrorKind::Tls(TlsCause::HandshakeTimeout),
+                    };
+                    self.fail(i, now, kind, BACKOFF_NS)
+                }
                 State::Backoff(until) if now >= until => self.connect(i, now),
                 _ => {}
             }

@@ -88,7 +88,7 @@ pub struct Worker<'a, D> {
     pub(crate) end: u64,
     pub(crate) stopping: bool,
     /// `https://`: this thread's client configuration (its own session cache) and SNI name.
-    tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+    pub(crate) tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
     /// `--new-conn`: close after each response and connect again.
     pub(crate) per_request: bool,
     /// Gated runs: no new request while waiting for the gate after the warm-up.
@@ -170,7 +170,14 @@ impl<'a, D: Driver> Worker<'a, D> {
             .collect();
         let urls = proto.urls();
         let closed_loop = matches!(cfg.schedule, Schedule::ClosedLoop { .. }) && !D::STREAM;
-        let (mut io, io_note) = backend_for(backend, plan.connections)?;
+        let (mut io, io_note) = match (D::UDP, backend) {
+            // The QUIC driver reads and writes its UDP sockets on the poll only.
+            (true, IoBackend::Uring) => (
+                Backend::Epoll(Poll::new()?),
+                Some("HTTP/3 runs on epoll: its driver has no io_uring path yet".to_string()),
+            ),
+            _ => backend_for(backend, plan.connections)?,
+        };
         let mut stats = Stats::new(plan.rate_interval_ns.is_some());
         if let Some(m) = &cfg.mix {
             stats.mix = (0..m.entries.len()).map(|_| EntryStats::new()).collect();
@@ -268,7 +275,10 @@ impl<'a, D: Driver> Worker<'a, D> {
                     Some(serverbench_machine::process::thread_run_wait_ns().map(|w| (w, now)));
             }
             let nap = self.napper.span_ns();
-            let wait = nap.map_or((self.end - now).min(TICK_NS), |_| 0);
+            let mut wait = nap.map_or((self.end - now).min(TICK_NS), |_| 0);
+            if D::UDP {
+                wait = wait.min(D::next_timer(self).saturating_sub(now));
+            }
             let any = match self.io {
                 Backend::Epoll(_) => self.epoll_turn(&mut events, wait, now)?,
                 Backend::Uring(_) => self.uring_turn(wait, Some(now))?,
@@ -277,6 +287,9 @@ impl<'a, D: Driver> Worker<'a, D> {
                 self.napper.nap(ns.min(self.end - now));
             }
             let now = sys::now_ns();
+            if D::UDP && now < self.end {
+                D::timers(self, now);
+            }
             // After the end nothing times out: what is in flight then stays so (a WebSocket
             // upgrade is counted unanswered), not dropped uncounted.
             if now >= next_tick && now < self.end {
@@ -336,6 +349,9 @@ impl<'a, D: Driver> Worker<'a, D> {
     }
 
     fn on_event(&mut self, i: usize, readable: Readable, writable: bool, now: u64) {
+        if D::UDP {
+            return D::event(self, i, now);
+        }
         match self.conns[i].state {
             State::Connecting(t) => match self.conns[i].check_connected(writable) {
                 Some(true) => self.on_connected(i, now, Some(t)),
@@ -422,6 +438,9 @@ impl<'a, D: Driver> Worker<'a, D> {
     /// Writes pending output (io_uring: queues it); on failure the connection is reset.
     /// Returns false if it was.
     pub(crate) fn flush(&mut self, i: usize, now: u64) -> bool {
+        if D::UDP {
+            return D::transmit(self, i, now);
+        }
         if let Backend::Uring(_) = self.io {
             return self.uring_flush(i, now);
         }
@@ -449,6 +468,17 @@ impl<'a, D: Driver> Worker<'a, D> {
             .work
             .reconnect_every
             .is_some_and(|n| self.conns[i].served >= n)
+    }
+}
+
+impl<D: Driver> Worker<'_, D> {
+    /// The epoll registry a driver that owns its sockets registers them with, and the
+    /// driver's own state beside it.
+    pub(crate) fn registry_and_proto(&mut self) -> (Option<&mio::Registry>, &mut D) {
+        match &self.io {
+            Backend::Epoll(poll) => (Some(poll.registry()), &mut self.proto),
+            Backend::Uring(_) => (None, &mut self.proto),
+        }
     }
 }
 

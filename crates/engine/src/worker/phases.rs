@@ -65,6 +65,10 @@ impl<D: Driver> Worker<'_, D> {
                 && now >= start + opened as u64 * plan.connect_interval_ns
             {
                 match self.open(opened, now) {
+                    // A UDP transport is up at once: its handshake starts with the loop.
+                    Ok(()) if self.conns[opened].state == State::Connected => {
+                        up.fetch_add(1, Ordering::Relaxed);
+                    }
                     Ok(()) => pending += 1,
                     Err(_) => failed += 1,
                 }

@@ -3,6 +3,7 @@
 
 pub mod grpc;
 pub mod grpc_server;
+pub mod h3;
 pub mod http2;
 pub mod tls;
 pub mod ws;

@@ -54,6 +54,7 @@ impl Negotiated {
         let alpn = c.alpn_protocol().map(|p| match p {
             b"http/1.1" => "http/1.1",
             b"h2" => "h2",
+            b"h3" => "h3",
             _ => "other",
         });
         Negotiated {
@@ -96,12 +97,17 @@ pub enum TlsCause {
     Protocol,
     /// `--http2`: the handshake ended without the server choosing `h2` by ALPN.
     NoH2,
+    /// `--http3`: the server refused ALPN `h3` (its `no_application_protocol` alert).
+    NoH3,
+    /// `--http3`: nothing came back on UDP (no datagram before the timeout, or the port is
+    /// closed: ICMP port unreachable).
+    NoUdpAnswer,
     Other,
 }
 
 impl TlsCause {
     /// The causes without a payload, for [`TlsCause::named`].
-    const UNIT: [TlsCause; 12] = [
+    const UNIT: [TlsCause; 14] = [
         TlsCause::UnknownIssuer,
         TlsCause::CaAsServerCertificate,
         TlsCause::NameMismatch,
@@ -113,6 +119,8 @@ impl TlsCause {
         TlsCause::Incompatible,
         TlsCause::Protocol,
         TlsCause::NoH2,
+        TlsCause::NoH3,
+        TlsCause::NoUdpAnswer,
         TlsCause::Other,
     ];
 
@@ -182,6 +190,10 @@ impl TlsCause {
                 "no version or cipher in common: try --tls-version 1.2 or 1.3"
             }
             TlsCause::NoH2 => "the server does not offer HTTP/2 over TLS: drop --http2",
+            TlsCause::NoH3 => "the server does not offer HTTP/3 on this port: drop --http3",
+            TlsCause::NoUdpAnswer => {
+                "nothing answers QUIC on this UDP port: is it the server's H3_PORT?"
+            }
             _ => return None,
         })
     }
@@ -202,6 +214,8 @@ impl fmt::Display for TlsCause {
             TlsCause::Incompatible => "no common version, cipher suite or group",
             TlsCause::Protocol => "protocol error",
             TlsCause::NoH2 => "alpn: the server did not choose h2",
+            TlsCause::NoH3 => "alpn: the server refused h3",
+            TlsCause::NoUdpAnswer => "no answer on UDP",
             TlsCause::Other => "other",
         };
         f.write_str(s)
