@@ -120,3 +120,13 @@ fn a_server_refusing_alpn_h3_fails_every_handshake_by_name() {
         tls.errors
     );
 }
+
+#[test]
+fn the_result_follows_the_schema() {
+    let pki = Pki::new();
+    let (addr, _) = h3_server(&pki, b"h3", hello());
+    let mut cfg = h3_config(&format!("https://127.0.0.1:{}/hello", addr.port()), 2, &pki);
+    cfg.stop = Stop::Requests(100);
+    let r = run(&cfg);
+    assert_schema_valid(&serde_json::to_value(&r).unwrap());
+}
