@@ -213,20 +213,22 @@ impl Driver for H3<'_> {
         let Some(q) = conns[i].as_deref_mut() else {
             return;
         };
-        if !q.receive(quic, now) {
+        let Some(read) = q.receive(quic, now) else {
             let lost = match q.refused {
                 true => Lost::Handshake(TlsCause::NoUdpAnswer),
                 false => Lost::Socket,
             };
             return lost_connection(w, i, lost, now);
-        }
+        };
+        w.stats.read(now, read);
         drive(w, i, now);
     }
 
     fn transmit(w: &mut Worker<'_, Self>, i: usize, now: u64) -> bool {
         let H3 { conns, quic, .. } = &mut w.proto;
         if let Some(q) = conns[i].as_deref_mut() {
-            q.transmit(quic, now);
+            let sent = q.transmit(quic, now);
+            w.stats.wrote(now, sent);
         }
         true
     }

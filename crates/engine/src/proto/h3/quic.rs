@@ -136,11 +136,13 @@ impl QConn {
         })
     }
 
-    /// Sends everything quinn-proto owes now, a GSO batch per call where the socket has GSO.
-    /// A send the socket refuses (full) is dropped: QUIC recovers it as a lost packet.
-    pub fn transmit(&mut self, q: &mut Quic, now: u64) {
+    /// Sends everything quinn-proto owes now, a GSO batch per call where the socket has GSO;
+    /// returns the UDP payload bytes sent. A send the socket refuses (full) is dropped: QUIC
+    /// recovers it as a lost packet.
+    pub fn transmit(&mut self, q: &mut Quic, now: u64) -> usize {
         let at = q.instant(now);
         let max = self.udp.max_gso_segments();
+        let mut sent = 0;
         loop {
             q.tx.clear();
             let Some(t) = self.conn.poll_transmit(at, max, &mut q.tx) else {
@@ -157,17 +159,21 @@ impl QConn {
             };
             if self.udp.send((&self.sock).into(), &out).is_ok() {
                 q.totals.send_calls += 1;
+                sent += t.size;
             }
         }
         self.endpoint_events(q);
         self.deadline = self.conn.poll_timeout().map_or(u64::MAX, |t| q.ns(t));
+        sent
     }
 
-    /// Reads the socket until it is drained, feeding each datagram to quinn-proto. Returns
-    /// false on a socket error (ICMP port unreachable sets `refused`).
-    pub fn receive(&mut self, q: &mut Quic, now: u64) -> bool {
+    /// Reads the socket until it is drained, feeding each datagram to quinn-proto; returns
+    /// the UDP payload bytes read, None on a socket error (ICMP port unreachable sets
+    /// `refused`).
+    pub fn receive(&mut self, q: &mut Quic, now: u64) -> Option<usize> {
         let at = q.instant(now);
         let mut meta = [RecvMeta::default(); RX_BATCH];
+        let mut read = 0;
         loop {
             let got = {
                 let mut bufs: Vec<IoSliceMut<'_>> =
@@ -176,15 +182,16 @@ impl QConn {
             };
             let n = match got {
                 Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Some(read),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     self.refused = e.kind() == io::ErrorKind::ConnectionRefused;
-                    return false;
+                    return None;
                 }
             };
             q.totals.recv_calls += 1;
             for (m, buf) in meta.iter().zip(q.rx.chunks(RX_BUF)).take(n) {
+                read += m.len;
                 let stride = m.stride.max(1);
                 for seg in buf[..m.len].chunks(stride) {
                     self.heard = true;
