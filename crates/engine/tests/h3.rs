@@ -130,3 +130,30 @@ fn the_result_follows_the_schema() {
     let r = run(&cfg);
     assert_schema_valid(&serde_json::to_value(&r).unwrap());
 }
+
+#[test]
+fn new_conn_opens_a_quic_connection_per_request() {
+    let pki = Pki::new();
+    let (addr, seen) = h3_server(&pki, b"h3", hello());
+    let mut cfg = h3_config(&format!("https://127.0.0.1:{}/hello", addr.port()), 4, &pki);
+    cfg.lifetime = serverbench_engine::Lifetime::PerRequest;
+    cfg.stop = Stop::Requests(50);
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.total()), (50, 0), "{:?}", r.errors);
+    let opened = seen.connections.load(Ordering::SeqCst);
+    assert!(opened >= 50, "a connection per request: {opened}");
+    assert!(r.tls.clone().unwrap().handshakes >= 48);
+}
+
+#[test]
+fn reconnect_every_n_closes_each_connection_after_its_n_answers() {
+    let pki = Pki::new();
+    let (addr, seen) = h3_server(&pki, b"h3", hello());
+    let mut cfg = h3_config(&format!("https://127.0.0.1:{}/hello", addr.port()), 4, &pki);
+    cfg.spec.work.reconnect_every = Some(10);
+    cfg.stop = Stop::Requests(200);
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.total()), (200, 0), "{:?}", r.errors);
+    let opened = seen.connections.load(Ordering::SeqCst);
+    assert!((20..=24).contains(&opened), "10 requests each: {opened}");
+}

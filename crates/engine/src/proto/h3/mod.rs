@@ -152,7 +152,8 @@ impl Driver for H3<'_> {
         let Some(q) = w.proto.conns[i].as_deref() else {
             return false;
         };
-        let open = q.streams.len() as u64;
+        // In flight until its step is taken (a round's streams end before their steps run).
+        let open = c.inflight.len() as u64;
         let limit = match (w.per_request, w.cfg.spec.work.reconnect_every) {
             (true, _) => 1,
             (false, Some(n)) => n,
@@ -335,7 +336,7 @@ fn finished(w: &Worker<'_, H3<'_>>, i: usize) -> bool {
     };
     let served = w.conns[i].served;
     let due = w.cfg.spec.work.reconnect_every.is_some_and(|n| served >= n);
-    q.streams.is_empty() && q.up && (q.goaway || due || (w.per_request && served > 0))
+    w.conns[i].inflight.is_empty() && q.up && (q.goaway || due || (w.per_request && served > 0))
 }
 
 /// One step of a connection's events into the worker's stats and schedule.
