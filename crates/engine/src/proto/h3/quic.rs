@@ -176,8 +176,10 @@ impl QConn {
         let mut read = 0;
         loop {
             let got = {
-                let mut bufs: Vec<IoSliceMut<'_>> =
-                    q.rx.chunks_mut(RX_BUF).map(IoSliceMut::new).collect();
+                let mut chunks = q.rx.chunks_mut(RX_BUF);
+                let mut bufs: [IoSliceMut<'_>; RX_BATCH] = std::array::from_fn(|_| {
+                    IoSliceMut::new(chunks.next().expect("RX_BATCH buffers"))
+                });
                 self.udp.recv((&self.sock).into(), &mut bufs, &mut meta)
             };
             let n = match got {
