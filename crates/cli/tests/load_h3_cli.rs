@@ -1,9 +1,12 @@
-//! `serverbench load --http3` end to end: the real binary against the catalog's rust/quinn-h3
-//! (set up by the binary first, once per test binary: it needs cargo and crates.io), started
-//! with `serverbench serve` and stopped with SIGTERM; then a UDP port with nothing behind it,
-//! named in the TLS block's errors with the lap ending on time.
+//! `serverbench load --http3`: what the flags refuse, each in one line naming the flag, with exit
+//! code 1 and before any datagram or connection (a UDP socket and a TCP listener on the URL's
+//! port that are never read from or accepted on see nothing); then end to end, the real binary
+//! against the catalog's rust/quinn-h3 (set up by the binary first, once per test binary: it
+//! needs cargo and crates.io), started with `serverbench serve` and stopped with SIGTERM, and a
+//! UDP port with nothing behind it, named in the TLS block's errors with the lap ending on time.
 
 use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -70,19 +73,20 @@ fn serve_quinn_h3() -> Served {
         .spawn()
         .unwrap();
     let out = BufReader::new(child.stdout.take().unwrap());
-    let (mut h3_port, mut cert) = (None, None);
-    for line in out.lines() {
-        let line = line.unwrap();
-        if let Some(addr) = line.split("http/3 on udp ").nth(1) {
-            h3_port = addr.rsplit(':').next().and_then(|p| p.trim().parse().ok());
-        }
-        if let Some(rest) = line.split("--cacert ").nth(1) {
-            cert = rest.split_whitespace().next().map(str::to_string);
-        }
-        if h3_port.is_some() && cert.is_some() {
-            break;
-        }
-    }
+    // serve's suggestion: `serverbench load --http3 --cacert CERT -d 5s https://HOST:H3_PORT/hello`
+    let try_line = out
+        .lines()
+        .map(Result::unwrap)
+        .find(|l| l.contains("serverbench load --http3"))
+        .expect("serve announced its HTTP/3 port");
+    let words: Vec<&str> = try_line.split_whitespace().collect();
+    let cert = words
+        .iter()
+        .position(|w| *w == "--cacert")
+        .map(|k| words[k + 1]);
+    let url = words.last().expect("a URL");
+    let port = url.rsplit(':').next().and_then(|p| p.split('/').next());
+    let (h3_port, cert) = (port.and_then(|p| p.parse().ok()), cert.map(str::to_string));
     Served {
         child,
         h3_port: h3_port.expect("serve printed the HTTP/3 port"),
@@ -117,7 +121,7 @@ fn quinn_h3_answers_every_stream_verified_over_http3() {
 
 #[test]
 fn a_udp_port_with_nothing_behind_it_is_named_and_the_lap_ends_on_time() {
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+    let port = UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
@@ -142,4 +146,66 @@ fn a_udp_port_with_nothing_behind_it_is_named_and_the_lap_ends_on_time() {
         v["tls"]["errors"]["no answer on UDP"].as_u64() >= Some(1),
         "{v}"
     );
+}
+
+#[test]
+fn http3_with_a_flag_it_cannot_take_is_refused_in_one_line_before_any_datagram() {
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let port = udp.local_addr().unwrap().port();
+    let tcp = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let https = format!("https://127.0.0.1:{port}/hello");
+    let http = format!("http://127.0.0.1:{port}/hello");
+    let echo = format!("127.0.0.1:{port}");
+    let cases: [(Vec<&str>, &str); 8] = [
+        (
+            vec!["--http3", &http],
+            "--http3: needs https://: QUIC carries TLS 1.3",
+        ),
+        (
+            vec!["--http3", "-p", "4", &https],
+            "-p/--pipeline: does not apply to --http3",
+        ),
+        (
+            vec!["--http3", "--http2", &https],
+            "--http3: cannot be combined with --http2",
+        ),
+        (
+            vec!["--http3", "--tcp", &echo],
+            "--http3: does not apply to --tcp",
+        ),
+        (
+            vec!["--http3", "--io", "uring", &https],
+            "--http3: runs on epoll only",
+        ),
+        (vec!["--0rtt", "-k", &https], "--0rtt: needs --http3"),
+        (
+            vec!["--http3", "--0rtt", "--new-conn", &https],
+            "--0rtt: needs --tls-resume tickets",
+        ),
+        (
+            vec!["--http3", "--tls-version", "1.2", &https],
+            "--tls-version: cannot be combined with --http3 (QUIC carries TLS 1.3 only)",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = load(&[&["-n", "1", "-c", "1"][..], &args].concat());
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let mut buf = [0u8; 64];
+    assert!(udp.recv_from(&mut buf).is_err(), "no datagram was sent");
+    assert!(tcp.accept().is_err(), "no connection was made");
+}
+
+#[test]
+fn the_help_names_http3_and_0rtt() {
+    let out = load(&["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--http3"), "{help}");
+    assert!(help.contains("--0rtt"), "{help}");
+    assert!(help.contains("serverbench load --http3 -m 16"), "{help}");
 }

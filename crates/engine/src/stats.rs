@@ -51,6 +51,9 @@ pub enum ErrorKind {
     Encoding(EncodingCause),
     /// A body that ended before its length said (the connection closed).
     Truncated,
+    /// HTTP/3: a connection closed with a QUIC transport error or an HTTP/3 code, a reset
+    /// stream, a malformed answer (each by name in [`H3Stats`]); counted as `protocol`.
+    H3,
     /// gRPC: a call that failed by gRPC's rules, with its cause.
     Grpc(GrpcCause),
 }
@@ -469,7 +472,7 @@ pub(crate) fn count_error(e: &mut Errors, kind: ErrorKind) {
         ErrorKind::Status => e.status += 1,
         ErrorKind::Body => e.body += 1,
         ErrorKind::Tls(_) => e.tls += 1,
-        ErrorKind::H2(_) => e.protocol += 1,
+        ErrorKind::H2(_) | ErrorKind::H3 => e.protocol += 1,
         ErrorKind::RefusedStream => e.refused_stream += 1,
         ErrorKind::Ws(_) => e.protocol += 1,
         ErrorKind::Encoding(_) => e.encoding += 1,

@@ -80,7 +80,7 @@ fn reset_streams_are_counted_as_h3_errors_by_name() {
     let h3 = r.http3().unwrap().clone();
     assert!(h3.stream_resets >= 50, "{h3:?}");
     assert_eq!(h3.h3_errors["H3_REQUEST_REJECTED"], h3.stream_resets);
-    assert_eq!(r.errors.read, h3.stream_resets, "{:?}", r.errors);
+    assert_eq!(r.errors.protocol, h3.stream_resets, "{:?}", r.errors);
     assert!(r.status["200"] >= 250, "{:?}", r.status);
 }
 

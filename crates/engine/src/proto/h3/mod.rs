@@ -35,9 +35,9 @@
 //! A handshake that gets no datagram back (or ICMP port unreachable) is `no answer on UDP`, a
 //! refused ALPN `alpn: the server refused h3`, a certificate problem its cause, all in the
 //! TLS block's errors. A connection closed with a QUIC transport error counts in
-//! `transport_errors` by name (and as a `read` error, `connect` before the handshake); with
-//! an HTTP/3 code, or when this client finds the server's frames wrong, in `h3_errors` (and
-//! as `parse`); a stream reset in `h3_errors` and `stream_resets` (and as `read`). A close
+//! `transport_errors` by name (and as a `protocol` error, `connect` before the handshake);
+//! with an HTTP/3 code, or when this client finds the server's frames wrong, in `h3_errors`;
+//! a stream reset in `h3_errors` and `stream_resets` (both as `protocol` errors). A close
 //! with H3_NO_ERROR (after a GOAWAY, or an idle server) reconnects without an error. At the
 //! end every connection is closed with H3_NO_ERROR.
 //!
@@ -358,9 +358,9 @@ fn on_step(w: &mut Worker<'_, H3<'_>>, i: usize, step: Step, now: u64) {
         }
         Step::Reset(req, code) => {
             w.stats.h3.stream_resets += measuring as u64;
-            (req, ErrorKind::Read, code)
+            (req, ErrorKind::H3, code)
         }
-        Step::Malformed(req, code) => (req, ErrorKind::Parse, code),
+        Step::Malformed(req, code) => (req, ErrorKind::H3, code),
     };
     forget(w, i, req);
     if measuring {
@@ -393,7 +393,7 @@ fn lost_connection(w: &mut Worker<'_, H3<'_>>, i: usize, lost: Lost, now: u64) {
                 w.stats.h3.transport_error(name);
             }
             let kind = if up {
-                ErrorKind::Read
+                ErrorKind::H3
             } else {
                 ErrorKind::Connect
             };
@@ -403,7 +403,7 @@ fn lost_connection(w: &mut Worker<'_, H3<'_>>, i: usize, lost: Lost, now: u64) {
             if measuring {
                 w.stats.h3.h3_error(name);
             }
-            (ErrorKind::Parse, 0)
+            (ErrorKind::H3, 0)
         }
         Lost::TimedOut => (ErrorKind::Timeout, 0),
         Lost::Socket => (ErrorKind::Read, BACKOFF_NS),
