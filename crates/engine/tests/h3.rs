@@ -157,3 +157,23 @@ fn reconnect_every_n_closes_each_connection_after_its_n_answers() {
     let opened = seen.connections.load(Ordering::SeqCst);
     assert!((20..=24).contains(&opened), "10 requests each: {opened}");
 }
+
+#[test]
+fn zero_rtt_sends_requests_early_on_resumed_connections_and_counts_them() {
+    let pki = Pki::new();
+    let (addr, _) = h3_server_early(&pki, b"h3", true, hello());
+    let url = format!("https://127.0.0.1:{}/hello", addr.port());
+    let mut cfg = h3_config_with(&url, 1, &pki, |s| {
+        s.transport.tls_resume = Some(serverbench_model::TlsResume::Tickets);
+        s.http3.zero_rtt = true;
+        s.transport.new_conn = true;
+    });
+    cfg.spec.connections = 1;
+    cfg.lifetime = serverbench_engine::Lifetime::PerRequest;
+    cfg.stop = Stop::Requests(40);
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.total()), (40, 0), "{:?}", r.errors);
+    let z = r.http3().unwrap().zero_rtt.expect("a zero_rtt block");
+    assert!(z.attempted >= 30 && z.accepted == z.attempted, "{z:?}");
+    assert_eq!(r.tls.clone().unwrap().handshakes_resumed, z.accepted);
+}

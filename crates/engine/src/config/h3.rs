@@ -65,12 +65,6 @@ pub fn h3_target(spec: &LoadSpec) -> Result<HttpTarget, ConfigError> {
             ));
         }
     }
-    if spec.http3.zero_rtt {
-        return Err(ConfigError::flag(
-            "--0rtt",
-            "the HTTP/3 driver sends no 0-RTT yet (resumption with --tls-resume tickets works)",
-        ));
-    }
     let body = spec::body_of(spec)?;
     let mix = spec.work.mix_requests.as_ref();
     let wanted = wanted(method, &parsed, &spec.http.headers, body.as_deref(), mix)?;

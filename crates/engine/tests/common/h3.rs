@@ -32,6 +32,19 @@ pub fn h3_server<F>(pki: &Pki, alpn: &[u8], handler: F) -> (SocketAddr, Arc<H3Se
 where
     F: Fn(u64, &str) -> H3Reply + Send + Sync + 'static,
 {
+    h3_server_early(pki, alpn, false, handler)
+}
+
+/// [`h3_server`], taking 0-RTT data on resumed connections when `early`.
+pub fn h3_server_early<F>(
+    pki: &Pki,
+    alpn: &[u8],
+    early: bool,
+    handler: F,
+) -> (SocketAddr, Arc<H3Seen>)
+where
+    F: Fn(u64, &str) -> H3Reply + Send + Sync + 'static,
+{
     let (certs, key) = pki.localhost();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut tls = rustls::ServerConfig::builder_with_provider(provider)
@@ -41,6 +54,9 @@ where
         .with_single_cert(certs, key)
         .unwrap();
     tls.alpn_protocols = vec![alpn.to_vec()];
+    if early {
+        tls.max_early_data_size = u32::MAX; // what QUIC asks for 0-RTT
+    }
     let quic = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
     let config = quinn::ServerConfig::with_crypto(Arc::new(quic));
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -112,15 +128,27 @@ where
 
 /// A closed-loop HTTP/3 load of `url` trusting `pki`'s CA: `streams` per connection.
 pub fn h3_config(url: &str, streams: u32, pki: &Pki) -> Config {
+    h3_config_with(url, streams, pki, |_| {})
+}
+
+/// [`h3_config`], with `edit` applied to the spec before it is prepared.
+pub fn h3_config_with(
+    url: &str,
+    streams: u32,
+    pki: &Pki,
+    edit: impl FnOnce(&mut serverbench_model::LoadSpec),
+) -> Config {
     let mut spec = serverbench_model::LoadSpec::default();
     spec.at_urls(&[url.to_string()]).unwrap();
     spec.transport.protocol = serverbench_model::Protocol::H3;
     spec.transport.streams = Some(streams);
     spec.http.cacert = Some(pki.ca_file.clone());
     spec.http.verify = true;
+    edit(&mut spec);
     let target = h3_target(&spec).unwrap();
     let mut cfg = base_config(target.addr, vec![url.to_string()], target.protocol);
     cfg.tls = target.tls;
     cfg.spec.transport = spec.transport;
+    cfg.spec.http3 = spec.http3;
     cfg
 }

@@ -41,9 +41,11 @@
 //! with H3_NO_ERROR (after a GOAWAY, or an idle server) reconnects without an error. At the
 //! end every connection is closed with H3_NO_ERROR.
 //!
-//! Not yet: 0-RTT (`--0rtt` sends nothing early: the result's `zero_rtt` counts none
-//! attempted) and telling resumed handshakes apart (quinn-proto does not say; every handshake
-//! is counted full).
+//! `--0rtt` (with `--tls-resume tickets`): a connection whose session ticket allows early data
+//! sends its requests with its first flight; the result counts those attempted and accepted,
+//! and requests the server rejected are sent again after the handshake. A handshake counts as
+//! resumed only when its 0-RTT was accepted: quinn-proto does not say whether a handshake
+//! without early data resumed (those count as full).
 
 mod quic;
 mod streams;
@@ -92,8 +94,13 @@ impl<'a> H3<'a> {
 
 /// The QUIC client configuration from the worker's TLS one (TLS 1.3, ALPN h3, the thread's
 /// session cache): the server may open no bidirectional stream.
-fn client_config(tls: &Arc<rustls::ClientConfig>) -> std::io::Result<quinn_proto::ClientConfig> {
-    let crypto = quinn_proto::crypto::rustls::QuicClientConfig::try_from(tls.clone())
+fn client_config(
+    tls: &Arc<rustls::ClientConfig>,
+    zero_rtt: bool,
+) -> std::io::Result<quinn_proto::ClientConfig> {
+    let mut tls = (**tls).clone();
+    tls.enable_early_data = zero_rtt;
+    let crypto = quinn_proto::crypto::rustls::QuicClientConfig::try_from(tls)
         .map_err(std::io::Error::other)?;
     let mut c = quinn_proto::ClientConfig::new(Arc::new(crypto));
     let mut transport = quinn_proto::TransportConfig::default();
@@ -187,7 +194,7 @@ impl Driver for H3<'_> {
         if w.proto.quic.client.is_none() {
             let tls = w.tls.as_ref().map(|(c, _)| c.clone());
             let tls = tls.ok_or_else(|| std::io::Error::other("HTTP/3 needs TLS"))?;
-            w.proto.quic.client = Some(client_config(&tls)?);
+            w.proto.quic.client = Some(client_config(&tls, w.proto.spec.zero_rtt)?);
         }
         let addr = w.cfg.addr;
         let (registry, proto) = w.registry_and_proto();
@@ -201,10 +208,21 @@ impl Driver for H3<'_> {
         Ok(())
     }
 
-    /// The first flight (the Initial with the ClientHello) goes out.
+    /// The first flight (the Initial with the ClientHello) goes out; with `--0rtt` and a
+    /// session ticket that allows early data, requests go out with it.
     fn start(w: &mut Worker<'_, Self>, i: usize, now: u64) {
-        if let Some(q) = w.proto.conns[i].as_deref_mut() {
-            q.started = now;
+        let zero_rtt = w.proto.spec.zero_rtt;
+        let Some(q) = w.proto.conns[i].as_deref_mut() else {
+            return;
+        };
+        q.started = now;
+        if zero_rtt && q.conn.has_0rtt() {
+            q.early = true;
+            q.up = true;
+            q.open_control();
+            w.stats.h3.zero_rtt_attempted += w.stats.measuring(now) as u64;
+            w.conns[i].state = State::Ready;
+            w.on_ready(i, now);
         }
         Self::transmit(w, i, now);
     }
@@ -312,9 +330,27 @@ fn drive(w: &mut Worker<'_, H3<'_>>, i: usize, now: u64) {
     H3::transmit(w, i, now);
 }
 
-/// The handshake completed: it is counted, and requests start.
+/// The handshake completed: it is counted, and requests start. Requests sent in 0-RTT that the
+/// server rejected are sent again (quinn-proto forgot their streams).
 fn connected(w: &mut Worker<'_, H3<'_>>, i: usize, now: u64) {
-    let started = w.proto.conns[i].as_deref().map_or(now, |q| q.started);
+    let Some(q) = w.proto.conns[i].as_deref_mut() else {
+        return;
+    };
+    let started = q.started;
+    let accepted = q.early && q.conn.accepted_0rtt();
+    let mut rejected = Vec::new();
+    if q.early && !accepted {
+        while !q.streams.is_empty() {
+            rejected.push(q.retire(0).req);
+        }
+        q.open_control();
+    }
+    for req in rejected {
+        forget(w, i, req);
+        w.issued -= 1;
+    }
+    let measuring = w.stats.measuring(now);
+    w.stats.h3.zero_rtt_accepted += (accepted && measuring) as u64;
     let ns = now.saturating_sub(started);
     let negotiated = Negotiated {
         version: TlsVersion::V1_3,
@@ -323,7 +359,7 @@ fn connected(w: &mut Worker<'_, H3<'_>>, i: usize, now: u64) {
         alpn: Some("h3"),
     };
     w.stats.connected(now, ns);
-    w.stats.handshake(now, ns, false, negotiated);
+    w.stats.handshake(now, ns, accepted, negotiated);
     w.conns[i].state = State::Ready;
     w.on_ready(i, now);
 }

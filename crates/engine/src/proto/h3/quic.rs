@@ -84,8 +84,10 @@ pub(crate) struct QConn {
     pub started: u64,
     /// A datagram came from the server.
     pub heard: bool,
-    /// The handshake is confirmed and the control stream open.
+    /// The handshake is confirmed (or 0-RTT started) and the control stream open.
     pub up: bool,
+    /// Requests went out in 0-RTT.
+    pub early: bool,
     /// No stream credit left: requests wait for the server's MAX_STREAMS.
     pub blocked: bool,
     /// The server sent GOAWAY: no new request on this connection.
@@ -129,6 +131,7 @@ impl QConn {
             started: now,
             heard: false,
             up: false,
+            early: false,
             blocked: false,
             goaway: false,
             deadline: u64::MAX,

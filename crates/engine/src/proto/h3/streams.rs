@@ -76,7 +76,7 @@ impl QConn {
     }
 
     /// Opens this client's control stream with its SETTINGS (no QPACK dynamic table).
-    fn open_control(&mut self) {
+    pub fn open_control(&mut self) {
         if let Some(id) = self.conn.streams().open(Dir::Uni) {
             let _ = self
                 .conn
@@ -99,7 +99,9 @@ impl QConn {
         while let Some(ev) = self.conn.poll() {
             let found = match ev {
                 Event::Connected => {
-                    self.open_control();
+                    if !self.early {
+                        self.open_control(); // 0-RTT opened it, or reopens it if rejected
+                    }
                     self.up = true;
                     fate = Fate::Connected;
                     Ok(())
