@@ -49,12 +49,11 @@
 //! worker keeps the rest:
 //!
 //! - **Sockets**: one UDP socket per connection (`connect`ed, so the kernel demultiplexes and
-//!   each connection keeps its own 4-tuple), or one shared per thread with connection IDs
-//!   telling them apart. The driver opens them when the worker asks it to open connection `i`
-//!   and registers them with the worker's backend under connection `i`'s token (epoll) or
-//!   user data (io_uring), as the TCP connect does today.
-//! - **Datagrams in**: the worker's poll (or a multishot `recvmsg` on the ring) says socket `i`
-//!   is readable; the driver drains it with `recvmmsg` (with UDP GRO, `UDP_GRO`, one call
+//!   each connection keeps its own 4-tuple); one shared per thread, with connection IDs
+//!   telling them apart, is not built. The driver opens them when the worker asks it to open
+//!   connection `i` and registers them with the worker's epoll under connection `i`'s token,
+//!   as the TCP connect does.
+//! - **Datagrams in**: the worker's poll says socket `i` is readable; the driver drains it with `recvmmsg` (with UDP GRO, `UDP_GRO`, one call
 //!   returns many coalesced datagrams and a segment size) and feeds each datagram to the
 //!   QUIC connection, whose stream events then complete requests as HTTP/2's do
 //!   (`Worker::complete`, `Worker::fail` into the same stats).
@@ -63,17 +62,19 @@
 //!   `sendmsg` + `UDP_SEGMENT` (GSO: one call, many datagrams of one size), paced as it asks.
 //! - **Timers**: after each step the QUIC connection names its next deadline (loss detection,
 //!   ack delay, idle timeout, pacing). The worker already wakes at least every 10 ms and on
-//!   the `-R` timerfd; the QUIC driver keeps its connections' deadlines in a min-heap and the
-//!   worker's wait is cut to the earliest (its housekeeping tick calls the driver's timers).
-//! - **What stays the worker's**: the schedule, the stop, the gate, the live view, TLS is not
-//!   (QUIC carries TLS 1.3 inside: the driver keeps its own rustls QUIC session, and the
-//!   handshake figures go to the same stats), and `--io uring` where the ring supports
-//!   `recvmsg`/`sendmsg`.
+//!   the `-R` timerfd; its wait is cut to the earliest of the QUIC driver's deadlines (a scan
+//!   of its connections': a thread holds tens) and the driver's timers run after each wait.
+//! - **What stays the worker's**: the schedule, the stop, the gate, the live view, the stats;
+//!   TLS is not (QUIC carries TLS 1.3 inside: the driver keeps its own rustls QUIC session,
+//!   and the handshake figures go to the same stats). `--io uring` runs on epoll with a note:
+//!   the driver has no ring path.
 //!
-//! The hooks below that name bytes (`consume`, `issue`) are transport-neutral already; the
-//! QUIC driver adds, as default methods of this trait that the TCP drivers never override,
-//! `open` (make connection `i`'s socket), `readable` (drain it) and `next_timer`, without
-//! touching the TCP drivers.
+//! The hooks below that name bytes (`issue`, `consume`) are transport-neutral already; the
+//! QUIC driver adds, as default methods of this trait that the TCP drivers never override and
+//! that the worker calls only under `if D::UDP` (a constant, so the TCP loops compile without
+//! them): `open` (make connection `i`'s socket), `start` (its first flight), `event` (drain
+//! it), `transmit` (the worker's flush), `next_timer` and `timers`, `on_close`, and
+//! `handshake_timeout`.
 
 pub mod grpc;
 pub mod h3;
