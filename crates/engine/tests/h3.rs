@@ -177,3 +177,19 @@ fn zero_rtt_sends_requests_early_on_resumed_connections_and_counts_them() {
     assert!(z.attempted >= 30 && z.accepted == z.attempted, "{z:?}");
     assert_eq!(r.tls.clone().unwrap().handshakes_resumed, z.accepted);
 }
+
+#[test]
+fn a_server_allowing_2_streams_makes_8_wait_for_its_credit() {
+    let pki = Pki::new();
+    let (addr, _) = h3_server_with(&pki, b"h3", false, 2, hello());
+    let mut cfg = h3_config(&format!("https://127.0.0.1:{}/hello", addr.port()), 8, &pki);
+    cfg.spec.connections = 1;
+    cfg.stop = Stop::Requests(100);
+    let r = run(&cfg);
+    assert_eq!((r.requests, r.errors.total()), (100, 0), "{:?}", r.errors);
+    assert_eq!(
+        r.tls.clone().unwrap().handshakes,
+        1,
+        "one connection throughout"
+    );
+}

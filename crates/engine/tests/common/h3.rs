@@ -32,7 +32,7 @@ pub fn h3_server<F>(pki: &Pki, alpn: &[u8], handler: F) -> (SocketAddr, Arc<H3Se
 where
     F: Fn(u64, &str) -> H3Reply + Send + Sync + 'static,
 {
-    h3_server_early(pki, alpn, false, handler)
+    h3_server_with(pki, alpn, false, 100, handler)
 }
 
 /// [`h3_server`], taking 0-RTT data on resumed connections when `early`.
@@ -40,6 +40,21 @@ pub fn h3_server_early<F>(
     pki: &Pki,
     alpn: &[u8],
     early: bool,
+    handler: F,
+) -> (SocketAddr, Arc<H3Seen>)
+where
+    F: Fn(u64, &str) -> H3Reply + Send + Sync + 'static,
+{
+    h3_server_with(pki, alpn, early, 100, handler)
+}
+
+/// [`h3_server`], taking 0-RTT data when `early`, allowing `streams` concurrent requests per
+/// connection (its `initial_max_streams_bidi`).
+pub fn h3_server_with<F>(
+    pki: &Pki,
+    alpn: &[u8],
+    early: bool,
+    streams: u32,
     handler: F,
 ) -> (SocketAddr, Arc<H3Seen>)
 where
@@ -58,7 +73,10 @@ where
         tls.max_early_data_size = u32::MAX; // what QUIC asks for 0-RTT
     }
     let quic = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
-    let config = quinn::ServerConfig::with_crypto(Arc::new(quic));
+    let mut config = quinn::ServerConfig::with_crypto(Arc::new(quic));
+    let mut transport = quinn::TransportConfig::default();
+    transport.max_concurrent_bidi_streams(streams.into());
+    config.transport_config(Arc::new(transport));
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = udp.local_addr().unwrap();
     let seen = Arc::new(H3Seen::default());
