@@ -197,13 +197,15 @@ impl QConn {
             q.totals.recv_calls += 1;
             for (m, buf) in meta.iter().zip(q.rx.chunks(RX_BUF)).take(n) {
                 read += m.len;
+                self.heard |= m.len > 0;
                 let stride = m.stride.max(1);
-                for seg in buf[..m.len].chunks(stride) {
-                    self.heard = true;
-                    let ecn = m
-                        .ecn
-                        .and_then(|e| quinn_proto::EcnCodepoint::from_bits(e as u8));
-                    let data = BytesMut::from(seg);
+                let ecn = m
+                    .ecn
+                    .and_then(|e| quinn_proto::EcnCodepoint::from_bits(e as u8));
+                // One copy per GRO batch (quinn-proto owns what it is handed), cut per datagram.
+                let mut batch = BytesMut::from(&buf[..m.len]);
+                while !batch.is_empty() {
+                    let data = batch.split_to(stride.min(batch.len()));
                     let ev = q
                         .endpoint
                         .handle(at, m.addr, m.dst_ip, ecn, data, &mut q.scratch);
