@@ -193,3 +193,26 @@ fn a_server_allowing_2_streams_makes_8_wait_for_its_credit() {
         "one connection throughout"
     );
 }
+
+#[test]
+fn a_connection_closed_with_an_h3_code_is_counted_by_name_and_replaced() {
+    let pki = Pki::new();
+    let (addr, seen) = h3_server(&pki, b"h3", |n, _| match n % 50 {
+        49 => H3Reply::Close(0x102), // H3_INTERNAL_ERROR
+        _ => H3Reply::Answer(200, b"ok"),
+    });
+    let mut cfg = h3_config(&format!("https://127.0.0.1:{}/", addr.port()), 1, &pki);
+    cfg.spec.connections = 1;
+    cfg.stop = Stop::Requests(300);
+    let r = run(&cfg);
+    let h3 = r.http3().unwrap().clone();
+    let closes = h3.h3_errors.get("H3_INTERNAL_ERROR").copied().unwrap_or(0);
+    assert!(closes >= 3, "{h3:?}");
+    let opened = seen.connections.load(Ordering::SeqCst) as u64;
+    assert!(
+        opened >= closes,
+        "a new connection after each close: {opened}"
+    );
+    assert_eq!(r.errors.protocol, closes, "{:?}", r.errors);
+    assert!(r.status["200"] >= 250, "{:?}", r.status);
+}

@@ -17,6 +17,8 @@ pub enum H3Reply {
     Answer(u16, &'static [u8]),
     /// Resets the stream with this HTTP/3 error code.
     Reset(u64),
+    /// Closes the whole connection with this HTTP/3 error code.
+    Close(u64),
 }
 
 /// What the server saw.
@@ -95,7 +97,7 @@ where
                 tokio::spawn(async move {
                     let Ok(conn) = incoming.await else { return };
                     seen.connections.fetch_add(1, Ordering::SeqCst);
-                    connection(conn, seen, handler).await;
+                    connection(conn.clone(), conn, seen, handler).await;
                 });
             }
         });
@@ -103,8 +105,12 @@ where
     (addr, seen)
 }
 
-async fn connection<F>(conn: quinn::Connection, seen: Arc<H3Seen>, handler: Arc<F>)
-where
+async fn connection<F>(
+    quic: quinn::Connection,
+    conn: quinn::Connection,
+    seen: Arc<H3Seen>,
+    handler: Arc<F>,
+) where
     F: Fn(u64, &str) -> H3Reply + Send + Sync + 'static,
 {
     let Ok(mut h3) = h3::server::builder()
@@ -114,7 +120,7 @@ where
         return;
     };
     while let Ok(Some(resolver)) = h3.accept().await {
-        let (seen, handler) = (seen.clone(), handler.clone());
+        let (seen, handler, quic) = (seen.clone(), handler.clone(), quic.clone());
         tokio::spawn(async move {
             let Ok((req, mut stream)) = resolver.resolve_request().await else {
                 return;
@@ -126,6 +132,9 @@ where
             match handler(n, req.uri().path()) {
                 H3Reply::Reset(code) => {
                     stream.stop_stream(h3::error::Code::from(code));
+                }
+                H3Reply::Close(code) => {
+                    quic.close(quinn::VarInt::from_u64(code).unwrap(), b"test");
                 }
                 H3Reply::Answer(status, body) => {
                     let resp = http::Response::builder()
