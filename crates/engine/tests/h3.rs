@@ -208,7 +208,7 @@ fn a_connection_closed_with_an_h3_code_is_counted_by_name_and_replaced() {
     let h3 = r.http3().unwrap().clone();
     let closes = h3.h3_errors.get("H3_INTERNAL_ERROR").copied().unwrap_or(0);
     assert!(closes >= 3, "{h3:?}");
-    let opened = seen.connections.load(Ordering::SeqCst) as u64;
+    let opened = seen.connections.load(Ordering::SeqCst);
     assert!(
         opened >= closes,
         "a new connection after each close: {opened}"
