@@ -93,7 +93,8 @@ impl<'a> H3<'a> {
 }
 
 /// The QUIC client configuration from the worker's TLS one (TLS 1.3, ALPN h3, the thread's
-/// session cache): the server may open no bidirectional stream.
+/// session cache, early data with `--0rtt`): the server may open no bidirectional stream, and
+/// an idle connection sends a PING every 5 s.
 fn client_config(
     tls: &Arc<rustls::ClientConfig>,
     zero_rtt: bool,
@@ -105,6 +106,8 @@ fn client_config(
     let mut c = quinn_proto::ClientConfig::new(Arc::new(crypto));
     let mut transport = quinn_proto::TransportConfig::default();
     transport.max_concurrent_bidi_streams(0u32.into());
+    // A connection kept idle (a gate's pause, a slow -R) is not closed by an idle timeout.
+    transport.keep_alive_interval(Some(std::time::Duration::from_secs(5)));
     c.transport_config(Arc::new(transport));
     Ok(c)
 }
