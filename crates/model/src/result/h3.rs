@@ -46,7 +46,8 @@ pub struct ZeroRttResult {
     pub accepted: u64,
 }
 
-/// The UDP and QUIC counters of a run, over the measured window.
+/// The UDP and QUIC counters of a run: quinn-proto's totals of each connection, so the whole
+/// run, warm-up included (not only the measured window the request counts cover).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QuicCounters {
     /// UDP datagrams sent and received.

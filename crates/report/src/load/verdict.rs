@@ -61,7 +61,10 @@ pub fn tls_failure(r: &LoadResult) -> Option<String> {
             listed.join(", ")
         ));
     }
-    if tls.resume != "off" && tls.handshakes > 0 && tls.handshakes_resumed == 0 {
+    // HTTP/3 sees a resumption only when its 0-RTT was accepted (quinn-proto does not say
+    // whether a handshake resumed): without --0rtt it cannot tell "none" from "unseen".
+    let unseen = r.http3().is_some_and(|h| h.zero_rtt.is_none());
+    if tls.resume != "off" && tls.handshakes > 0 && tls.handshakes_resumed == 0 && !unseen {
         return Some(format!(
             "--tls-resume {}: the server resumed none of {} handshakes (it issues no session \
              tickets{} and keeps no session cache, or refuses to resume)",
@@ -204,5 +207,24 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(tls_failure(&result(some, 0)), None);
+    }
+
+    #[test]
+    fn an_http3_load_resuming_without_0rtt_is_not_said_to_have_resumed_none() {
+        use serverbench_model::result::{Http3Result, ProtocolResult, TlsResult};
+        let mut r = LoadResult {
+            requests: 40,
+            protocol: ProtocolResult::Http3(Http3Result::default()),
+            tls: Some(TlsResult {
+                resume: "tickets".into(),
+                handshakes: 40,
+                handshakes_full: 40,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(tls_failure(&r), None);
+        r.protocol = ProtocolResult::Http2(Default::default());
+        assert!(tls_failure(&r).is_some_and(|w| w.contains("resumed none of 40")));
     }
 }
