@@ -41,14 +41,7 @@ const HOP_BY_HOP: [&str; 6] = [
 /// The spec's `https://` URLs as an HTTP/3 load: the address (UDP), the requests, and TLS 1.3
 /// with ALPN `h3`. The spec's protocol field is not read: the caller chose HTTP/3.
 pub fn h3_target(spec: &LoadSpec) -> Result<HttpTarget, ConfigError> {
-    let urls = spec.urls();
-    if urls.is_empty() {
-        return Err(ConfigError::NoTarget);
-    }
-    let parsed = urls
-        .iter()
-        .map(|u| Url::parse(u))
-        .collect::<Result<Vec<_>, _>>()?;
+    let parsed = super::parsed_urls(spec)?;
     let first = &parsed[0];
     if !first.tls {
         return Err(ConfigError::flag(
@@ -57,14 +50,6 @@ pub fn h3_target(spec: &LoadSpec) -> Result<HttpTarget, ConfigError> {
         ));
     }
     let method = spec.work.method.unwrap_or(Method::Get).as_str();
-    for h in &spec.http.headers {
-        if !h.contains(':') || h.contains(['\r', '\n']) {
-            return Err(ConfigError::flag(
-                "-H/--header",
-                format!("`{h}` is not `Name: value`"),
-            ));
-        }
-    }
     let body = spec::body_of(spec)?;
     let mix = spec.work.mix_requests.as_ref();
     let wanted = wanted(method, &parsed, &spec.http.headers, body.as_deref(), mix)?;

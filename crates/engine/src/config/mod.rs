@@ -202,6 +202,27 @@ pub struct Config {
     pub mix: Option<MixPlan>,
 }
 
+/// The spec's URLs parsed (at least one), its `-H` headers checked: what every HTTP driver's
+/// target starts from.
+pub(crate) fn parsed_urls(spec: &LoadSpec) -> Result<Vec<Url>, ConfigError> {
+    let urls = spec.urls();
+    if urls.is_empty() {
+        return Err(ConfigError::NoTarget);
+    }
+    for h in &spec.http.headers {
+        if !h.contains(':') || h.contains(['\r', '\n']) {
+            return Err(ConfigError::flag(
+                "-H/--header",
+                format!("`{h}` is not `Name: value`"),
+            ));
+        }
+    }
+    Ok(urls
+        .iter()
+        .map(|u| Url::parse(u))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
 /// A resolved HTTP target: where to connect, the serialized requests, and TLS for `https://`.
 #[derive(Debug, Clone)]
 pub struct HttpTarget {
@@ -214,25 +235,10 @@ pub struct HttpTarget {
 /// resolves the host, builds the TLS configuration and serializes one request per URL (or per
 /// `--mix` entry). Reads `--body-file`; everything else comes from the spec as it is.
 pub fn http_target(spec: &LoadSpec) -> Result<HttpTarget, ConfigError> {
-    let urls = spec.urls();
-    if urls.is_empty() {
-        return Err(ConfigError::NoTarget);
-    }
-    let parsed = urls
-        .iter()
-        .map(|u| Url::parse(u))
-        .collect::<Result<Vec<_>, _>>()?;
+    let parsed = parsed_urls(spec)?;
     let first = &parsed[0];
     let method = spec.work.method.unwrap_or(Method::Get).as_str();
     let headers = &spec.http.headers;
-    for h in headers {
-        if !h.contains(':') || h.contains(['\r', '\n']) {
-            return Err(ConfigError::flag(
-                "-H/--header",
-                format!("`{h}` is not `Name: value`"),
-            ));
-        }
-    }
     let body = spec::body_of(spec)?;
     let mix = spec.work.mix_requests.as_ref();
     let wanted = wanted(method, &parsed, headers, body.as_deref(), mix)?;
