@@ -5,7 +5,7 @@
 //! by another cause (`no trailers ×3`). The CSV form ([`grpc_csv`]) adds the profile, the
 //! method and the streams, with the statuses and causes as `name=count` lists.
 
-use super::protocol::{max_streams, rows_by_profile};
+use super::protocol::{counts_cell, max_streams, rows_by_profile, rows_with};
 use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::text::grouped;
 use serverbench_analysis::grpc_calls::GrpcCalls;
@@ -126,34 +126,12 @@ fn failed_by(g: &GrpcCalls) -> Cell {
     statuses.sort();
     let statuses = statuses.into_iter().map(|(_, c, n)| (c, n));
     let causes = g.failures.iter().map(|(c, n)| (c.clone(), *n));
-    let all: Vec<(String, u64)> = statuses.chain(causes).filter(|(_, n)| *n > 0).collect();
-    if all.is_empty() {
-        return Cell {
-            text: "-".into(),
-            ..Cell::default()
-        };
-    }
-    let text: Vec<String> = all.iter().map(|(w, n)| format!("{w} ×{n}")).collect();
-    let raw: Vec<String> = all.iter().map(|(w, n)| format!("{w}={n}")).collect();
-    Cell {
-        text: text.join(", "),
-        raw: raw.join(";"),
-        hint: None,
-    }
-}
-
-/// Every gRPC row with its calls, by server and profile.
-fn grpc_rows(summary: &Summary) -> Vec<(ProtocolRow, GrpcCalls)> {
-    let mut rows: Vec<(ProtocolRow, GrpcCalls)> = (summary.protocols.iter())
-        .filter_map(|r| Some((r.clone(), r.grpc.clone()?)))
-        .collect();
-    rows.sort_by(|(a, _), (b, _)| (&a.profile, &a.server).cmp(&(&b.profile, &b.server)));
-    rows
+    counts_cell(statuses.chain(causes))
 }
 
 /// The gRPC tables, one per load profile, each with its heading; none without gRPC laps.
 pub fn grpc_tables(summary: &Summary) -> Vec<(String, Grid)> {
-    let rows = grpc_rows(summary);
+    let rows = rows_with(summary, |r| r.grpc.clone());
     rows_by_profile(rows, |(r, _)| r.profile.clone())
         .into_iter()
         .map(|(profile, rows)| {
@@ -165,7 +143,7 @@ pub fn grpc_tables(summary: &Summary) -> Vec<(String, Grid)> {
 
 /// The gRPC rows for CSV; `None` without a gRPC lap.
 pub fn grpc_csv(summary: &Summary) -> Option<Grid> {
-    let rows = grpc_rows(summary);
+    let rows = rows_with(summary, |r| r.grpc.clone());
     (!rows.is_empty()).then(|| build(&CSV, &rows, |_| (None, false)))
 }
 

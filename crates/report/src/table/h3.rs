@@ -5,7 +5,7 @@
 //! and the server's limit, the partners' req/s, GSO and GRO, and the closes and resets by code
 //! as `name=count` lists.
 
-use super::protocol::{max_streams, rows_by_profile};
+use super::protocol::{counts_cell, max_streams, rows_by_profile, rows_with};
 use super::{build, Align, Cell, ColumnDef, Grid};
 use crate::text::grouped;
 use serverbench_analysis::h3_figures::H3Figures;
@@ -172,45 +172,26 @@ fn zero_rtt(h: &H3Figures) -> Cell {
 
 /// `H3_MESSAGE_ERROR ×3` for people (`-` for none), `H3_MESSAGE_ERROR=3` for machines.
 fn by_code(m: &BTreeMap<String, u64>) -> Cell {
-    if m.is_empty() {
-        return Cell {
-            text: "-".into(),
-            ..Cell::default()
-        };
-    }
-    let text: Vec<String> = m.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
-    let raw: Vec<String> = m.iter().map(|(c, n)| format!("{c}={n}")).collect();
-    Cell {
-        text: text.join(", "),
-        raw: raw.join(";"),
-        hint: None,
-    }
-}
-
-/// Every HTTP/3 row with its figures, by profile and server.
-fn h3_rows(summary: &Summary) -> Vec<(ProtocolRow, H3Figures)> {
-    let mut rows: Vec<(ProtocolRow, H3Figures)> = (summary.protocols.iter())
-        .filter_map(|r| Some((r.clone(), r.h3.clone()?)))
-        .collect();
-    rows.sort_by(|(a, _), (b, _)| (&a.profile, &a.server).cmp(&(&b.profile, &b.server)));
-    rows
+    counts_cell(m.iter().map(|(c, n)| (c.clone(), *n)))
 }
 
 /// The HTTP/3 tables, one per load profile, each with its heading; none without HTTP/3 laps.
 pub fn h3_tables(summary: &Summary) -> Vec<(String, Grid)> {
-    rows_by_profile(h3_rows(summary), |(r, _)| r.profile.clone())
-        .into_iter()
-        .map(|(profile, rows)| {
-            let grid = build(&TABLE, &rows, |_| (None, false));
-            let heading = format!("HTTP/3 beside HTTP/2 and HTTP/1.1 over TLS, {profile}");
-            (heading, grid)
-        })
-        .collect()
+    rows_by_profile(rows_with(summary, |r| r.h3.clone()), |(r, _)| {
+        r.profile.clone()
+    })
+    .into_iter()
+    .map(|(profile, rows)| {
+        let grid = build(&TABLE, &rows, |_| (None, false));
+        let heading = format!("HTTP/3 beside HTTP/2 and HTTP/1.1 over TLS, {profile}");
+        (heading, grid)
+    })
+    .collect()
 }
 
 /// The HTTP/3 rows for CSV; `None` without an HTTP/3 lap.
 pub fn h3_csv(summary: &Summary) -> Option<Grid> {
-    let rows = h3_rows(summary);
+    let rows = rows_with(summary, |r| r.h3.clone());
     (!rows.is_empty()).then(|| build(&CSV, &rows, |_| (None, false)))
 }
 

@@ -433,6 +433,37 @@ pub fn protocol_legend(summary: &Summary) -> Vec<String> {
     out
 }
 
+/// Each row of `summary` that `pick` finds a block in, with that block, by profile and server.
+pub(super) fn rows_with<T>(
+    summary: &Summary,
+    pick: impl Fn(&ProtocolRow) -> Option<T>,
+) -> Vec<(ProtocolRow, T)> {
+    let mut rows: Vec<(ProtocolRow, T)> = (summary.protocols.iter())
+        .filter_map(|r| Some((r.clone(), pick(r)?)))
+        .collect();
+    rows.sort_by(|(a, _), (b, _)| (&a.profile, &a.server).cmp(&(&b.profile, &b.server)));
+    rows
+}
+
+/// Counts by name: `H3_MESSAGE_ERROR ×3, …` for people (`-` for none), `H3_MESSAGE_ERROR=3;…`
+/// for machines.
+pub(super) fn counts_cell(counts: impl Iterator<Item = (String, u64)>) -> Cell {
+    let all: Vec<(String, u64)> = counts.filter(|(_, n)| *n > 0).collect();
+    if all.is_empty() {
+        return Cell {
+            text: "-".into(),
+            ..Cell::default()
+        };
+    }
+    let text: Vec<String> = all.iter().map(|(w, n)| format!("{w} ×{n}")).collect();
+    let raw: Vec<String> = all.iter().map(|(w, n)| format!("{w}={n}")).collect();
+    Cell {
+        text: text.join(", "),
+        raw: raw.join(";"),
+        hint: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
