@@ -112,7 +112,7 @@ fn the_grpc_suite_runs_sum_and_echo_over_h2c_and_tls_with_16_streams() {
     );
     assert!(features.contains(&Feature::Tls), "{features:?}");
     let conns: Vec<u32> = s.profiles.iter().map(|p| p.connections).collect();
-    assert_eq!(conns, [16, 256]);
+    assert_eq!(conns, [16, 64]);
     for sc in s.scenarios.iter().filter(|sc| sc.work.mode == Mode::Grpc) {
         assert_eq!(sc.transport.streams, Some(16), "{}", sc.name);
     }
