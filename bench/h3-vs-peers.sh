@@ -269,6 +269,8 @@ done
 python3 - "$TMP/results" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
+if not rows:
+    sys.exit("h3-vs-peers: no client gave figures")
 med = lambda rs, k: statistics.median(float(r[k]) for r in rs)
 spread = lambda rs, k: (max(float(r[k]) for r in rs) - min(float(r[k]) for r in rs)) / med(rs, k)
 print()
