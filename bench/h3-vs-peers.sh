@@ -13,7 +13,7 @@
 #                status and, with --verify, its body against the contract's.
 #   h2load       `--alpn-list=h3 -t 1 -c CONNS -m STREAMS -D DURATION` (HttpArena's flags, at
 #                2-core sizes: it runs -c 64 -m 64 -t 64): counts status classes only (2xx or
-#                3xx is "succeeded"); reads no body.
+#                3xx is "succeeded"); compares no body.
 #   oha          `--http-version 3 --insecure -c CONNS -p STREAMS -z DURATION --no-tui
 #                --output-format json`: counts status codes (statusCodeDistribution); reads
 #                each body, compares none. After -z it waits out QUIC's 30 s idle timeout
