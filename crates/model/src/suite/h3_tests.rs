@@ -85,3 +85,35 @@ fn the_built_in_h3_scenarios_are_over_tls_and_need_h3() {
         assert!(s.needs().contains(&Feature::H3), "{name}");
     }
 }
+
+#[test]
+fn the_h3_suite_sets_https_h2_and_h3_side_by_side_on_the_h3_servers() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites");
+    let s = Suite::load(&dir.join("h3.toml")).unwrap();
+    let over = |p: Protocol| {
+        let of_p = s.scenarios.iter().filter(|sc| sc.transport.protocol == p);
+        of_p.map(|sc| sc.transport.streams).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        over(Protocol::H1),
+        [None, None],
+        "https-hello, https-static"
+    );
+    for p in [Protocol::H2, Protocol::H3] {
+        assert_eq!(
+            over(p),
+            [None, Some(16), Some(16)],
+            "{p:?}: hello, hello-m16, static-m16"
+        );
+    }
+    assert!(
+        s.scenarios.iter().all(|sc| sc.transport.tls),
+        "every scenario over TLS"
+    );
+    let statics = s.scenarios.iter().filter(|sc| sc.work.mix.is_some());
+    assert_eq!(statics.count(), 3, "the static tree over the three");
+    let ServerSelection::List(servers) = &s.servers else {
+        panic!("the h3 servers by name, not all: {:?}", s.servers)
+    };
+    assert_eq!(servers.len(), 5, "{servers:?}");
+}
