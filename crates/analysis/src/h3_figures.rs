@@ -86,10 +86,14 @@ pub fn h3_figures(
     })
 }
 
-/// A keep-alive lap over TLS with protocol `p` on the same server, profile and paths as `h3`.
+/// A keep-alive lap over TLS with protocol `p` on the same server, profile and paths as `h3`;
+/// over h2, with as many streams per connection (h3 at 16 streams beside h2 at 16, not at 1).
 fn is_partner(o: &LapRecord, h3: &LapRecord, p: Protocol) -> bool {
     let (a, b) = (&o.params, &h3.params);
-    o.server == h3.server
+    let streams = |t: &serverbench_model::Transport| t.streams.unwrap_or(1);
+    let same_streams = p != Protocol::H2 || streams(&a.transport) == streams(&b.transport);
+    same_streams
+        && o.server == h3.server
         && o.profile == h3.profile
         && a.work.paths == b.work.paths
         && a.work.mode == b.work.mode
@@ -183,6 +187,26 @@ mod tests {
         assert!(f.gso && !f.gro);
         assert_eq!(f.h3_errors["H3_REQUEST_REJECTED"], 2);
         assert_eq!(h3_figures(&[&h2], None, &all, median), None);
+    }
+
+    #[test]
+    fn http3_at_16_streams_stands_beside_h2_at_16_streams_not_at_one() {
+        let with = |mut r: LapRecord, streams: u32| {
+            r.params.transport.streams = Some(streams);
+            r
+        };
+        let h3 = with(
+            lap("s", Protocol::H3, 30_000.0, Some(block(4, 0, None))),
+            16,
+        );
+        let h2_one = lap("s", Protocol::H2, 10_000.0, None);
+        let h2_16 = with(lap("s", Protocol::H2, 60_000.0, None), 16);
+        let all = vec![vec![&h3], vec![&h2_one], vec![&h2_16]];
+        let f = h3_figures(&[&h3], Some(30_000.0), &all, median).unwrap();
+        assert_eq!((f.h2_rps, f.ratio_to_h2), (Some(60_000.0), Some(0.5)));
+        let only_one = vec![vec![&h3], vec![&h2_one]];
+        let f = h3_figures(&[&h3], Some(30_000.0), &only_one, median).unwrap();
+        assert_eq!(f.h2_rps, None);
     }
 
     #[test]
