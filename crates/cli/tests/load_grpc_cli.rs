@@ -71,7 +71,7 @@ fn a_server_answering_200_with_grpc_status_13_gives_100_percent_errors_code_13()
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
     );
-    assert!(text.contains("grpc 100 (grpc-status 100)"), "{text}");
+    assert!(text.contains("verdict 100 (grpc-status 100)"), "{text}");
     assert_eq!(out.status.code(), Some(6), "{err}");
     assert!(
         err.contains("no call succeeded: every answered call failed (100 x INTERNAL)"),
@@ -82,8 +82,8 @@ fn a_server_answering_200_with_grpc_status_13_gives_100_percent_errors_code_13()
 #[test]
 fn resets_and_missing_trailers_are_counted_by_cause_and_the_run_ends_on_time() {
     for (fault, key, path) in [
-        (Fault::Reset, "RST_STREAM CANCEL", "h2"),
-        (Fault::NoTrailers, "no trailers", "grpc"),
+        (Fault::Reset, "RST_STREAM CANCEL", "protocol"),
+        (Fault::NoTrailers, "no trailers", "verdict"),
     ] {
         let (addr, _) = grpc_server(fault, 2);
         let url = format!("grpc://{addr}/serverbench.Bench/Sum");
