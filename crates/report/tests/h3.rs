@@ -1,6 +1,7 @@
 //! HTTP/3 laps in every format: the `protocols` fixture (a real run of c/nginx and go/net-http
 //! over HTTP/1.1, TLS and HTTP/2) with c/nginx's two `h2-hello` laps copied as `h3-hello` laps
-//! (protocol `h3`, ALPN `h3`, an `http3` block instead of `http2`, 0.8 times the req/s): the
+//! (protocol `h3`, 16 streams, ALPN `h3`, an `http3` block instead of `http2`, 0.8 times the
+//! req/s) and as `h2-hello-m16` laps (h2 at 16 streams, the h3 laps' partner): the
 //! HTTP/3 table stands beside HTTP/2 and HTTP/1.1 over TLS of the same server, paths and profile
 //! in the terminal, Markdown, HTML, CSV and JSON.
 
@@ -22,6 +23,12 @@ fn laps() -> Vec<LapRecord> {
         .collect();
     assert_eq!(h2.len(), 2, "the fixture's two h2-hello laps of c/nginx");
     for (i, mut v) in h2.into_iter().enumerate() {
+        // The same lap at 16 streams over h2: the h3 laps' partner (h3 stands beside h2 at
+        // as many streams per connection).
+        let mut h2_16 = v.clone();
+        h2_16["scenario"] = "h2-hello-m16".into();
+        h2_16["params"]["streams"] = 16.into();
+        lines.push(h2_16);
         v["scenario"] = "h3-hello".into();
         v["params"]["protocol"] = "h3".into();
         v["params"]["streams"] = 16.into();
