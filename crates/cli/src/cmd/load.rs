@@ -9,7 +9,7 @@ mod find_max;
 use crate::exit::Exit;
 pub use crate::flags::load::Args;
 use anyhow::Context;
-use serverbench_engine::{Config, EngineError, Event, Lifetime, Protocol, Stop};
+use serverbench_engine::{Config, EngineError, Event, Lifetime, Stop};
 use serverbench_hosts::distributed::released_by_go;
 use serverbench_model::LoadResult;
 use serverbench_report::load::live::{LiveLine, Shape};
@@ -110,21 +110,22 @@ fn draw(text: &str) {
     let _ = std::io::stderr().flush();
 }
 
-/// What the live line shows for this run.
+/// What the live line shows for this run, from the workload the spec names.
 fn shape(c: &Config) -> Shape {
-    let h3 = c.spec.workload() == serverbench_model::Workload::Http3;
+    use serverbench_model::Workload;
+    let w = c.spec.workload();
     Shape {
         warmup: c.spec.warmup,
         duration: match c.stop {
             Stop::Duration(d) => Some(d),
             Stop::Requests(_) => None,
         },
-        stream: matches!(c.protocol, Protocol::TcpStream { .. }),
+        stream: w == Workload::TcpStream,
         // QUIC's handshake is inside its transport: HTTP/3 has no TLS layer of the worker's.
-        handshakes: (c.tls.is_some() || h3) && c.lifetime == Lifetime::PerRequest,
-        streams: matches!(c.protocol, Protocol::Http2(_)) || h3,
-        messages: matches!(c.protocol, Protocol::WebSocket(_)),
-        calls: matches!(c.protocol, Protocol::Grpc(_)),
-        call_messages: matches!(&c.protocol, Protocol::Grpc(g) if g.stream.is_some()),
+        handshakes: (c.tls.is_some() || w == Workload::Http3) && c.lifetime == Lifetime::PerRequest,
+        streams: matches!(w, Workload::Http2 | Workload::Http3),
+        messages: w == Workload::WebSocket,
+        calls: w == Workload::Grpc,
+        call_messages: w == Workload::Grpc && c.spec.work.stream.is_some(),
     }
 }

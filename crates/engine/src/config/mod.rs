@@ -217,10 +217,7 @@ pub(crate) fn parsed_urls(spec: &LoadSpec) -> Result<Vec<Url>, ConfigError> {
             ));
         }
     }
-    Ok(urls
-        .iter()
-        .map(|u| Url::parse(u))
-        .collect::<Result<Vec<_>, _>>()?)
+    urls.iter().map(|u| Url::parse(u)).collect()
 }
 
 /// A resolved HTTP target: where to connect, the serialized requests, and TLS for `https://`.
