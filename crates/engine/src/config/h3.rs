@@ -27,17 +27,6 @@ pub struct H3Spec {
     pub zero_rtt: bool,
 }
 
-/// Headers that belong to one HTTP/1.1 connection and are not sent over HTTP/3 (RFC 9114
-/// §4.2); `Host` becomes `:authority`.
-const HOP_BY_HOP: [&str; 6] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-];
-
 /// The spec's `https://` URLs as an HTTP/3 load: the address (UDP), the requests, and TLS 1.3
 /// with ALPN `h3`. The spec's protocol field is not read: the caller chose HTTP/3.
 pub fn h3_target(spec: &LoadSpec) -> Result<HttpTarget, ConfigError> {
@@ -91,7 +80,7 @@ fn request(w: &Wanted<'_>, url: &Url) -> h3::Request {
         .unwrap_or_else(|| url.host_header());
     let mut headers: Vec<(String, String)> = given
         .into_iter()
-        .filter(|(n, _)| !HOP_BY_HOP.contains(&n.as_str()))
+        .filter(|(n, _)| !super::HOP_BY_HOP.contains(&n.as_str()))
         .collect();
     if let Some(body) = w.body {
         if !headers.iter().any(|(n, _)| n == "content-length") {

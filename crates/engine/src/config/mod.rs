@@ -303,8 +303,8 @@ pub fn http_target(spec: &LoadSpec) -> Result<HttpTarget, ConfigError> {
 }
 
 /// Headers that belong to one HTTP/1.1 connection and are not sent over HTTP/2 (RFC 9113
-/// section 8.2.2); `Host` becomes `:authority`.
-const HOP_BY_HOP: [&str; 6] = [
+/// section 8.2.2) or HTTP/3 (RFC 9114 section 4.2); `Host` becomes `:authority`.
+pub(crate) const HOP_BY_HOP: [&str; 6] = [
     "connection",
     "keep-alive",
     "proxy-connection",
